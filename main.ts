@@ -1,0 +1,114 @@
+/**
+ * mewcode's entry point: parse argv, wire the parts, run the command, set the exit code.
+ * This is the only place that decides the process's exit status.
+ *
+ * @module
+ */
+import denoConfig from "./deno.json" with { type: "json" };
+import { HELP, parseCli, UsageError } from "./src/cli/args.ts";
+import type { CliOptions } from "./src/cli/args.ts";
+import { EXIT } from "./src/cli/exit_codes.ts";
+import { renderTools } from "./src/cli/tools_command.ts";
+import { parseToolInput, runToolCommand } from "./src/cli/tool_command.ts";
+import { runDoctor } from "./src/cli/doctor_command.ts";
+import { runPrintMode } from "./src/cli/print_mode.ts";
+import { assertNever } from "./src/assert_never.ts";
+import { createToolRuntime } from "./src/execution/runtime.ts";
+import { APPROVE_ALL } from "./src/permissions/decision.ts";
+import { policyForMode } from "./src/permissions/modes.ts";
+
+async function main(argv: string[]): Promise<number> {
+  let options: CliOptions;
+  try {
+    options = parseCli(argv);
+  } catch (error) {
+    return usageFailure(error);
+  }
+  const command = options.command;
+  switch (command.kind) {
+    case "help":
+      console.log(HELP);
+      return EXIT.ok;
+    case "version":
+      console.log(`mewcode ${denoConfig.version} (deno ${Deno.version.deno})`);
+      return EXIT.ok;
+    default:
+      break;
+  }
+  const root = await resolveRoot(options.cd);
+  if (typeof root !== "string") return usageFailure(root.error);
+  const controller = new AbortController();
+  const onSignal = () => controller.abort(new DOMException("interrupted", "AbortError"));
+  Deno.addSignalListener("SIGINT", onSignal);
+  try {
+    switch (command.kind) {
+      case "tools":
+      case "tool": {
+        let input: unknown;
+        if (command.kind === "tool") {
+          try {
+            input = parseToolInput(command.input);
+          } catch (error) {
+            return usageFailure(error);
+          }
+        }
+        await using runtime = await createToolRuntime({
+          root,
+          readOnly: options.readOnly,
+          sandbox: options.sandbox,
+          sandboxNetwork: options.sandboxNetwork,
+          strictLinks: options.strictLinks,
+          // The user typed this call: "ask" counts as approved; deny rules and the sandbox still apply.
+          policy: policyForMode(options.permissionMode),
+          approver: APPROVE_ALL,
+          // ...and the user is the authority on the files they name: no "read it first" for their writes.
+          requireRead: false,
+          env: Deno.env.toObject(),
+        });
+        if (command.kind === "tools") {
+          console.log(renderTools(runtime.registry, { json: command.json }));
+          return EXIT.ok;
+        }
+        const { output, exitCode } = await runToolCommand(runtime.pipeline, { name: command.name, input }, {
+          signal: controller.signal,
+        });
+        console.log(JSON.stringify(output, null, 2));
+        return exitCode;
+      }
+      case "doctor":
+        return await runDoctor({ root, options });
+      case "print":
+        return await runPrintMode({ root, options, signal: controller.signal });
+      default:
+        return assertNever(command);
+    }
+  } finally {
+    Deno.removeSignalListener("SIGINT", onSignal);
+  }
+}
+
+async function resolveRoot(cd: string | null): Promise<string | { error: UsageError }> {
+  const wanted = cd ?? Deno.cwd();
+  try {
+    const root = await Deno.realPath(wanted);
+    const info = await Deno.stat(root);
+    if (!info.isDirectory) {
+      return { error: new UsageError(`Cannot use "${wanted}" as the workspace: not a directory`) };
+    }
+    return root;
+  } catch (error) {
+    const reason = error instanceof Deno.errors.NotFound ? "no such directory" : String(error);
+    return { error: new UsageError(`Cannot use "${wanted}" as the workspace: ${reason}`) };
+  }
+}
+
+function usageFailure(error: unknown): number {
+  if (!(error instanceof UsageError)) throw error;
+  console.error(`mewcode: ${error.message}\nRun "mewcode --help" for usage.`);
+  return EXIT.usage;
+}
+
+if (import.meta.main) {
+  // Exit explicitly: idle pooled workers must not keep the process alive.
+  Deno.exit(await main(Deno.args));
+}

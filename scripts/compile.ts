@@ -1,0 +1,80 @@
+/**
+ * `deno task compile`: builds dist/mewcode-<target> for every supported target with the runtime flags of
+ * scripts/runtime_flags.txt (the same ones scripts/mewcode uses) and the worker entry points included.
+ *
+ *   deno task compile                      all targets
+ *   deno task compile --target T [...]     only these targets
+ *   deno task compile --dry-run            print the commands instead of running them
+ *
+ * The first compile for a target downloads that target's Deno runtime from dl.deno.land.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+
+/** The targets mewcode is built for. */
+export const TARGETS = [
+  "x86_64-unknown-linux-gnu",
+  "aarch64-unknown-linux-gnu",
+  "x86_64-apple-darwin",
+  "aarch64-apple-darwin",
+  "x86_64-pc-windows-msvc",
+] as const;
+
+const ROOT = new URL("../", import.meta.url);
+
+/** Reads the runtime flags: one per line, `#` comments and blank lines skipped. */
+export async function readRuntimeFlags(): Promise<string[]> {
+  const text = await Deno.readTextFile(new URL("scripts/runtime_flags.txt", ROOT));
+  return text.split("\n").map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"));
+}
+
+/** The `deno compile` arguments for one target. */
+export function compileArguments(flags: readonly string[], target: string): string[] {
+  return [
+    "compile",
+    ...flags,
+    "--config",
+    "deno.json",
+    "--include",
+    "workers/",
+    "--target",
+    target,
+    "--output",
+    `dist/mewcode-${target}`,
+    "main.ts",
+  ];
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: { target: { type: "string", multiple: true }, "dry-run": { type: "boolean" } },
+  });
+  const targets = values.target ?? [...TARGETS];
+  for (const target of targets) {
+    if (!(TARGETS as readonly string[]).includes(target)) {
+      console.error(`compile: unknown target "${target}": use one of ${TARGETS.join(", ")}`);
+      return 2;
+    }
+  }
+  const flags = await readRuntimeFlags();
+  for (const target of targets) {
+    const args = compileArguments(flags, target);
+    if (values["dry-run"]) {
+      console.log(["deno", ...args].join(" "));
+      continue;
+    }
+    const status = await new Deno.Command(Deno.execPath(), { args, cwd: ROOT }).spawn().status;
+    if (!status.success) {
+      console.error(
+        `compile: building ${target} failed (exit ${status.code}); the first build of a target downloads ` +
+          "its Deno runtime, which needs access to dl.deno.land",
+      );
+      return status.code || 1;
+    }
+  }
+  return 0;
+}
+
+if (import.meta.main) Deno.exit(await main());

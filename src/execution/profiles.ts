@@ -1,0 +1,171 @@
+/**
+ * Permission profiles: the Deno permissions of a tool's worker, derived from the tool's metadata and never
+ * written per tool.
+ *
+ *   read-only (ReadFile, Glob, Grep)     read: [root]                 everything else false
+ *   writer (WriteFile, EditFile)         read: [root], write: [root]  everything else false
+ *   shell (destructive: Bash)            run: [the program Bash spawns: "bwrap", or the shell itself
+ *                                        in danger-full-access]       everything else false
+ *
+ * Every key is spelled out (an omitted key is denied today, but the intent must not depend on a default),
+ * and no key is ever `"inherit"` or `true`.
+ *
+ * @module
+ */
+import { posix } from "node:path";
+import type { ShellPlan } from "../tools/tool.ts";
+
+/** The class of a tool as far as its sandbox is concerned. */
+export type ProfileKind = "read-only" | "writer" | "shell";
+
+/** A `Deno.PermissionOptionsObject` with every key present and nothing inherited or fully granted. */
+export interface WorkerPermissions {
+  env: false;
+  net: false;
+  sys: false;
+  ffi: false;
+  import: false;
+  read: false | string[];
+  write: false | string[];
+  run: false | string[];
+}
+
+/** The permissions of one class of workers; workers are pooled by `key`. */
+export interface PermissionProfile {
+  kind: ProfileKind;
+  /** Identifies the profile: equal keys mean equal permissions. */
+  key: string;
+  permissions: WorkerPermissions;
+}
+
+/** The part of a tool the profile is derived from. */
+export interface ToolAccess {
+  readonly name: string;
+  isReadOnly(): boolean;
+  isDestructive(): boolean;
+}
+
+/** The permission names a worker is checked for, in the order of `WorkerPermissions`. */
+export const PERMISSION_NAMES = ["env", "net", "sys", "ffi", "import", "read", "write", "run"] as const;
+
+/** One of PERMISSION_NAMES. */
+export type PermissionName = typeof PERMISSION_NAMES[number];
+
+/** The class of a tool: read-only, non-destructive writer, or destructive (the shell). */
+export function profileKind(tool: ToolAccess): ProfileKind {
+  if (tool.isReadOnly()) return "read-only";
+  return tool.isDestructive() ? "shell" : "writer";
+}
+
+/**
+ * The narrowest permissions a tool's worker needs. `root` must be the real path of the workspace; `shell`
+ * is the session's plan, which says which program the shell tool spawns.
+ */
+export function profileFor(tool: ToolAccess, options: { root: string; shell: ShellPlan }): PermissionProfile {
+  const kind = profileKind(tool);
+  const none: WorkerPermissions = {
+    env: false,
+    net: false,
+    sys: false,
+    ffi: false,
+    import: false,
+    read: false,
+    write: false,
+    run: false,
+  };
+  switch (kind) {
+    case "read-only":
+      return makeProfile(kind, { ...none, read: [options.root] });
+    case "writer":
+      return makeProfile(kind, { ...none, read: [options.root], write: [options.root] });
+    case "shell": {
+      const program = shellProgram(options.shell);
+      return makeProfile(kind, { ...none, run: program === null ? false : [program] });
+    }
+  }
+}
+
+/**
+ * The program the shell tool spawns under this plan: the wrapper (bubblewrap) when there is one, else the
+ * shell itself; null when the plan says the shell cannot run (then the worker needs no `run` at all).
+ *
+ * Deno compares this name literally with the grants: a worker granted `bash` (resolved on PATH to
+ * `/usr/bin/bash`) is refused `/bin/bash`, and a grant of `/bin/bash` is refused as an escalation when
+ * the main process was started with `--allow-run=bash`. The plan must therefore name the program as the
+ * runtime flags do, or by the path PATH resolves them to.
+ */
+export function shellProgram(plan: ShellPlan): string | null {
+  if (plan.unavailable !== null) return null;
+  return plan.wrapper[0] ?? plan.shell;
+}
+
+/**
+ * Names the shell of an unwrapped plan (danger-full-access) as Deno resolved the main process's
+ * `--allow-run=bash,sh`: by the first match on PATH. Deno compares the program a worker spawns literally
+ * with its grant and a worker's grant with the parent's, so "/bin/bash" is refused when `bash` resolved to
+ * "/usr/bin/bash", although on a merged-/usr system both are the same file. Only that same file is
+ * substituted; any other plan is returned unchanged.
+ */
+export async function alignShellWithRunGrants(
+  plan: ShellPlan,
+  env: Record<string, string>,
+): Promise<ShellPlan> {
+  if (plan.wrapper.length > 0 || plan.unavailable !== null || !posix.isAbsolute(plan.shell)) return plan;
+  const name = posix.basename(plan.shell);
+  for (const directory of (env.PATH ?? "").split(":")) {
+    if (!posix.isAbsolute(directory)) continue;
+    const candidate = posix.join(directory, name);
+    const info = await statOrNull(candidate);
+    if (info === null || !info.isFile) continue;
+    // The first match is what Deno granted; use it only if it is the very shell the plan chose.
+    const [chosen, granted] = await Promise.all([realPathOrNull(plan.shell), realPathOrNull(candidate)]);
+    return chosen !== null && chosen === granted ? { ...plan, shell: candidate } : plan;
+  }
+  return plan;
+}
+
+async function statOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.stat(path);
+  } catch {
+    return null;
+  }
+}
+
+async function realPathOrNull(path: string): Promise<string | null> {
+  try {
+    return await Deno.realPath(path);
+  } catch {
+    return null;
+  }
+}
+
+/** The distinct profiles of a set of tools, in first-seen order: what the pool prewarms. */
+export function profilesForTools(
+  tools: readonly ToolAccess[],
+  options: { root: string; shell: ShellPlan },
+): PermissionProfile[] {
+  const profiles = new Map<string, PermissionProfile>();
+  for (const tool of tools) {
+    const profile = profileFor(tool, options);
+    if (!profiles.has(profile.key)) profiles.set(profile.key, profile);
+  }
+  return [...profiles.values()];
+}
+
+/**
+ * Checks what a worker reports about itself against its profile: no permission may be fully granted,
+ * since no profile grants anything without a list. Returns the names that are broader than the profile.
+ */
+export function broaderPermissions(
+  states: Readonly<Record<PermissionName, Deno.PermissionState>>,
+): PermissionName[] {
+  return PERMISSION_NAMES.filter((name) => states[name] === "granted");
+}
+
+function makeProfile(kind: ProfileKind, permissions: WorkerPermissions): PermissionProfile {
+  const key = `${kind} ${
+    PERMISSION_NAMES.map((name) => `${name}=${JSON.stringify(permissions[name])}`).join(" ")
+  }`;
+  return { kind, key, permissions };
+}

@@ -1,0 +1,192 @@
+/**
+ * The Anthropic provider: the official SDK sends the request (`messages.create({stream: true})`) and
+ * yields the raw stream events; our assembler (assemble.ts) turns them into ProviderEvents and our retry
+ * policy (retry.ts) retries, reporting each retry as an event. The SDK's own retries are off.
+ *
+ * ```ts
+ * const provider = AnthropicProvider.fromEnv(Deno.env); // throws MissingApiKeyError without ANTHROPIC_API_KEY
+ * for await (const event of provider.stream(request, { signal })) { … }
+ * ```
+ *
+ * Errors thrown by `stream`: ApiError subclasses (message as the API gave it), StreamInterruptedError
+ * (failure after content arrived), StreamProtocolError, or the signal's reason when aborted.
+ * A `retry` event means the previous attempt yielded nothing (see retry.ts). Needs `--allow-net` and
+ * `--allow-env` (SDK 1.14.0 reads ANTHROPIC_* variables in its constructor; it needs no `--allow-sys`).
+ *
+ * @module
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import { assembleStream } from "./assemble.ts";
+import { ApiError, ConnectionError, MissingApiKeyError, StreamProtocolError } from "./errors.ts";
+import type { Provider, ProviderEvent, ProviderRequest, ToolDefinitionParam } from "./provider.ts";
+import { type RetryOptions, streamWithRetry } from "./retry.ts";
+
+/** The API endpoint when ANTHROPIC_BASE_URL is not set. */
+export const DEFAULT_BASE_URL = "https://api.anthropic.com";
+
+/** Reads environment variables (`Deno.env` fits). */
+export interface EnvLookup {
+  get(name: string): string | undefined;
+}
+
+/** How to reach the API. */
+export interface AnthropicProviderOptions {
+  apiKey: string;
+  /** The API's base URL; {@link DEFAULT_BASE_URL} when omitted. */
+  baseUrl?: string;
+  /** The retry policy and its injectable clock and random source. */
+  retry?: RetryOptions;
+  /**
+   * How long the API may stay silent, in milliseconds: waiting for the response headers, and between two
+   * stream events (the API sends `ping`s while the model thinks). A silent connection is a ConnectionError
+   * (so it is retried when no content had arrived). {@link DEFAULT_IDLE_TIMEOUT_MS} by default.
+   */
+  idleTimeoutMs?: number;
+}
+
+/** Two minutes without a byte from the API ends the request. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+
+/** The SDK's stream: raw events, plus the controller that cancels its request. */
+type RawStream = AsyncIterable<unknown> & { controller: AbortController };
+
+/** A tool in the SDK's shape (whose schema type requires `type: "object"`, which ours always has). */
+function toToolParam(tool: ToolDefinitionParam): Anthropic.Tool {
+  return {
+    name: tool.name,
+    description: tool.description,
+    input_schema: { ...tool.input_schema, type: "object" },
+  };
+}
+
+/** A Provider backed by the Anthropic Messages API. */
+export class AnthropicProvider implements Provider {
+  /** The base URL requests go to. */
+  readonly baseUrl: string;
+  #client: Anthropic;
+  #retry: RetryOptions;
+  #idleTimeoutMs: number;
+
+  constructor(options: AnthropicProviderOptions) {
+    if (options.apiKey.trim() === "") throw new MissingApiKeyError();
+    this.baseUrl = options.baseUrl?.trim() || DEFAULT_BASE_URL;
+    this.#retry = options.retry ?? {};
+    this.#idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.#client = new Anthropic({
+      apiKey: options.apiKey,
+      baseURL: this.baseUrl,
+      maxRetries: 0,
+      timeout: this.#idleTimeoutMs,
+      logLevel: "off",
+    });
+  }
+
+  /**
+   * Builds the provider from ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; throws MissingApiKeyError
+   * (naming the variable) when the key is missing or empty, before any request.
+   */
+  static fromEnv(
+    env: EnvLookup,
+    options: Omit<AnthropicProviderOptions, "apiKey" | "baseUrl"> = {},
+  ): AnthropicProvider {
+    const apiKey = env.get("ANTHROPIC_API_KEY")?.trim() ?? "";
+    if (apiKey === "") throw new MissingApiKeyError();
+    const baseUrl = env.get("ANTHROPIC_BASE_URL")?.trim();
+    return new AnthropicProvider({ ...options, apiKey, ...(baseUrl ? { baseUrl } : {}) });
+  }
+
+  /** Streams one model turn, retrying per the policy; see the module doc for what it throws. */
+  stream(request: ProviderRequest, options: { signal: AbortSignal }): AsyncIterable<ProviderEvent> {
+    const { signal } = options;
+    return streamWithRetry(() => this.#attempt(request, signal), { ...this.#retry, signal });
+  }
+
+  async *#attempt(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+    let rawStream: RawStream;
+    try {
+      rawStream = await this.#client.messages.create({
+        model: request.model,
+        max_tokens: request.maxTokens,
+        messages: request.messages,
+        stream: true,
+        ...(request.system === "" ? {} : { system: request.system }),
+        ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toToolParam) }),
+      }, { signal });
+    } catch (error) {
+      throw this.#toOurError(error, signal);
+    }
+    yield* assembleStream(this.#translateErrors(rawStream, signal));
+  }
+
+  /**
+   * Passes the SDK's events through, turning its errors into ours and a silent stream into a
+   * ConnectionError; an abort surfaces as the signal's reason.
+   */
+  async *#translateErrors(rawStream: RawStream, signal: AbortSignal): AsyncGenerator<unknown> {
+    const iterator = rawStream[Symbol.asyncIterator]();
+    let done = false;
+    try {
+      while (true) {
+        const result = await this.#nextWithinIdleTimeout(iterator, rawStream.controller);
+        if (result.done) break;
+        yield result.value;
+      }
+      done = true;
+    } catch (error) {
+      throw this.#toOurError(error, signal);
+    } finally {
+      // Closing the SDK's iterator early cancels its HTTP request.
+      if (!done) {
+        rawStream.controller.abort();
+        try {
+          await iterator.return?.();
+        } catch {
+          // The request is cancelled either way; the error that brought us here matters more.
+        }
+      }
+    }
+    // The SDK ends the stream quietly when its request is aborted.
+    signal.throwIfAborted();
+  }
+
+  #nextWithinIdleTimeout(
+    iterator: AsyncIterator<unknown>,
+    controller: AbortController,
+  ): Promise<IteratorResult<unknown>> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const silence = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        const seconds = this.#idleTimeoutMs / 1000;
+        reject(new ConnectionError(`The API at "${this.baseUrl}" sent nothing for ${seconds} s`));
+      }, this.#idleTimeoutMs);
+    });
+    return Promise.race([iterator.next(), silence]).finally(() => clearTimeout(timer));
+  }
+
+  #toOurError(error: unknown, signal: AbortSignal): unknown {
+    if (signal.aborted) return signal.reason;
+    if (error instanceof ApiError || error instanceof StreamProtocolError) return error;
+    if (error instanceof Anthropic.APIConnectionError) {
+      const cause = error.cause instanceof Error ? error.cause.message : error.message;
+      return new ConnectionError(`Cannot reach the API at "${this.baseUrl}": ${cause}`, { cause: error });
+    }
+    if (error instanceof Anthropic.APIError) {
+      if (error.status === undefined) return ApiError.fromErrorEvent(error.error);
+      const body = error.error ?? error.message.replace(new RegExp(`^${error.status} `), "");
+      return ApiError.fromResponse(error.status, body, { headers: error.headers ?? null });
+    }
+    if (error instanceof SyntaxError) {
+      return new StreamProtocolError(`Cannot parse a stream event from the API: ${error.message}`, {
+        cause: error,
+      });
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return new ConnectionError(
+      `Connection to the API at "${this.baseUrl}" failed while streaming: ${message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+}

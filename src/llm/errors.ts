@@ -1,0 +1,218 @@
+/**
+ * The errors a provider stream throws. Callers branch on the class (or on `isRetryable`):
+ *
+ * - {@link ApiError} and its subclasses: the API (or the connection to it) failed. `message` is the API's
+ *   own message, unchanged; `status` (HTTP status, or the one implied by the error type of a mid-stream
+ *   `error` event) and `errorType` (`"overloaded_error"`, …) sit beside it.
+ * - {@link StreamInterruptedError} (an ApiError): the stream broke after content had arrived; never retried.
+ * - {@link StreamProtocolError}: the stream's events were out of order or malformed (a bug, never retried).
+ * - {@link MissingApiKeyError}: ANTHROPIC_API_KEY is not set; thrown before any request.
+ *
+ * @module
+ */
+
+/** Response headers as a plain lookup (a `Headers` object fits). */
+export interface HeaderLookup {
+  get(name: string): string | null;
+}
+
+/** What every ApiError carries besides its message. */
+export interface ApiErrorOptions {
+  /** HTTP status, or null for connection errors. */
+  status: number | null;
+  /** The API's `error.type` (`"rate_limit_error"`, …), or null when there was none. */
+  errorType: string | null;
+  /** Whether the request may be sent again unchanged. */
+  isRetryable: boolean;
+  /** How long the API asked to wait before retrying, in milliseconds (`retry-after-ms` / `retry-after`). */
+  retryAfterMs?: number | null;
+  /** The API's `request-id` header, for support requests. */
+  requestId?: string | null;
+  cause?: unknown;
+}
+
+/** The API or the connection to it failed. `message` is the API's own message. */
+export class ApiError extends Error {
+  /** HTTP status, or null for connection errors. */
+  readonly status: number | null;
+  /** The API's `error.type`, or null. */
+  readonly errorType: string | null;
+  /** Whether sending the same request again may succeed. */
+  readonly isRetryable: boolean;
+  /** How long the API asked to wait before a retry, in milliseconds, or null. */
+  readonly retryAfterMs: number | null;
+  /** The `request-id` response header, or null. */
+  readonly requestId: string | null;
+
+  constructor(message: string, options: ApiErrorOptions) {
+    super(message, { cause: options.cause });
+    this.name = new.target.name;
+    this.status = options.status;
+    this.errorType = options.errorType;
+    this.isRetryable = options.isRetryable;
+    this.retryAfterMs = options.retryAfterMs ?? null;
+    this.requestId = options.requestId ?? null;
+  }
+
+  /**
+   * Builds the error for an HTTP error response, picking the subclass by status. `body` is the parsed JSON
+   * body (`{type: "error", error: {type, message}}`) or its raw text. `x-should-retry` overrides the
+   * status's default retryability, as the API intends.
+   */
+  static fromResponse(
+    status: number,
+    body: unknown,
+    options: { headers?: HeaderLookup | null; now?: number } = {},
+  ): ApiError {
+    const headers = options.headers ?? null;
+    const { errorType, apiMessage } = readErrorBody(body);
+    const message = apiMessage ?? fallbackMessage(status, body);
+    const shouldRetry = headers?.get("x-should-retry");
+    const errorOptions: ApiErrorOptions = {
+      status,
+      errorType,
+      isRetryable: shouldRetry === "true"
+        ? true
+        : shouldRetry === "false"
+        ? false
+        : isRetryableStatus(status),
+      retryAfterMs: parseRetryAfter(headers, options.now ?? Date.now()),
+      requestId: headers?.get("request-id") ?? null,
+    };
+    return createBySubclass(message, errorOptions);
+  }
+
+  /** Builds the error for a mid-stream SSE `error` event (`{type: "error", error: {type, message}}`). */
+  static fromErrorEvent(data: unknown): ApiError {
+    const { errorType, apiMessage } = readErrorBody(data);
+    const status = errorType === null ? null : STATUS_BY_ERROR_TYPE[errorType] ?? null;
+    const message = apiMessage ?? `The API sent an error event: ${JSON.stringify(data)}`;
+    return createBySubclass(message, {
+      status,
+      errorType,
+      isRetryable: status === null ? false : isRetryableStatus(status),
+    });
+  }
+}
+
+/** 400: the request was invalid (the message says what). */
+export class InvalidRequestError extends ApiError {}
+/** 401 or 403: the API key is missing, wrong, or not allowed to do this. */
+export class AuthenticationError extends ApiError {}
+/** 429: too many requests or tokens; retried after `retry-after`. */
+export class RateLimitError extends ApiError {}
+/** 529: the API is overloaded; retried. */
+export class OverloadedError extends ApiError {}
+/** 5xx other than 529: the API failed; retried. */
+export class ServerError extends ApiError {}
+
+/** The API could not be reached, or the connection dropped; retried when no content had arrived yet. */
+export class ConnectionError extends ApiError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { status: null, errorType: null, isRetryable: true, cause: options.cause });
+  }
+}
+
+/**
+ * The stream broke (an `error` event, a dropped connection) after content had arrived. Never retried:
+ * the consumer keeps what it received and must not execute tool calls of the broken message.
+ * `cause` is the underlying ApiError.
+ */
+export class StreamInterruptedError extends ApiError {
+  constructor(cause: ApiError) {
+    super(`Response stream interrupted after content arrived: ${cause.message}`, {
+      status: cause.status,
+      errorType: cause.errorType,
+      isRetryable: false,
+      requestId: cause.requestId,
+      cause,
+    });
+  }
+}
+
+/** The stream's events broke the protocol (out of order, wrong delta type, malformed data). */
+export class StreamProtocolError extends Error {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, options);
+    this.name = "StreamProtocolError";
+  }
+}
+
+/** ANTHROPIC_API_KEY is not set (or empty). */
+export class MissingApiKeyError extends Error {
+  constructor() {
+    super(
+      "Cannot call the Anthropic API: ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=<your key> " +
+        "(and ANTHROPIC_BASE_URL for a proxy)",
+    );
+    this.name = "MissingApiKeyError";
+  }
+}
+
+/** Whether an HTTP status is worth retrying unchanged: 408, 409, 429 and every 5xx (529 included). */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/**
+ * Reads `retry-after-ms` (milliseconds) or `retry-after` (seconds, or an HTTP date) into milliseconds;
+ * null when absent, unparseable or negative.
+ */
+export function parseRetryAfter(headers: HeaderLookup | null, now: number): number | null {
+  const milliseconds = headers?.get("retry-after-ms");
+  if (milliseconds != null && milliseconds.trim() !== "") {
+    const value = Number(milliseconds);
+    if (Number.isFinite(value) && value >= 0) return value;
+  }
+  const retryAfter = headers?.get("retry-after")?.trim();
+  if (retryAfter == null || retryAfter === "") return null;
+  const seconds = Number(retryAfter);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : null;
+  const date = Date.parse(retryAfter);
+  if (Number.isNaN(date)) return null;
+  return Math.max(0, date - now);
+}
+
+/** The status each API error type stands for, so mid-stream errors classify like HTTP ones. */
+const STATUS_BY_ERROR_TYPE: Readonly<Record<string, number>> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+
+function createBySubclass(message: string, options: ApiErrorOptions): ApiError {
+  const status = options.status;
+  if (status === 400) return new InvalidRequestError(message, options);
+  if (status === 401 || status === 403) return new AuthenticationError(message, options);
+  if (status === 429) return new RateLimitError(message, options);
+  if (status === 529) return new OverloadedError(message, options);
+  if (status !== null && status >= 500) return new ServerError(message, options);
+  return new ApiError(message, options);
+}
+
+function readErrorBody(body: unknown): { errorType: string | null; apiMessage: string | null } {
+  if (!isRecord(body)) return { errorType: null, apiMessage: null };
+  const inner = isRecord(body.error) ? body.error : body;
+  return {
+    errorType: typeof inner.type === "string" && inner.type !== "error" ? inner.type : null,
+    apiMessage: typeof inner.message === "string" && inner.message !== "" ? inner.message : null,
+  };
+}
+
+function fallbackMessage(status: number, body: unknown): string {
+  const text = typeof body === "string" ? body.trim() : body == null ? "" : JSON.stringify(body);
+  if (text === "") return `The API answered with status ${status} and no error message`;
+  const excerpt = text.length > 300 ? `${text.slice(0, 300)}…` : text;
+  return `The API answered with status ${status}: ${excerpt}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

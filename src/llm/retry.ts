@@ -1,0 +1,144 @@
+/**
+ * The retry policy for model requests: retryable API errors (429, 408, 409, 5xx, 529 overloaded,
+ * connection errors; `x-should-retry` decides when present) that happen BEFORE any content arrived are
+ * retried with exponential backoff and full jitter, or after exactly the `retry-after(-ms)` the API asked
+ * for, at most `maxRetries` times. Each retry is reported as a `retry` ProviderEvent before the wait.
+ *
+ * Once content has been yielded, a failure is never retried: it is thrown as a StreamInterruptedError
+ * (the consumer keeps what it received). Non-retryable errors (400, 401, 403, 404, …), protocol errors and
+ * aborts are thrown unchanged. A `retry-after` longer than `maxRetryAfterMs` is not waited for: the error
+ * is thrown.
+ *
+ * `message-start` is held back until the attempt's next event, so a retry event never follows an event
+ * of the failed attempt: consumers may treat every event they receive as final.
+ *
+ * @module
+ */
+import { ApiError, StreamInterruptedError } from "./errors.ts";
+import type { ProviderEvent } from "./provider.ts";
+
+/** The numbers of the retry policy. */
+export interface RetryPolicy {
+  /** Retries after the first attempt (so at most maxRetries + 1 requests). */
+  maxRetries: number;
+  /** Upper bound of the first backoff; doubles with each retry. */
+  baseDelayMs: number;
+  /** Upper bound of any backoff. */
+  maxDelayMs: number;
+  /** The longest `retry-after` honoured; a longer one ends the retries. */
+  maxRetryAfterMs: number;
+}
+
+/** The defaults: 4 retries, backoff bounds 1 s, 2 s, 4 s, 8 s (capped at 32 s), retry-after up to 60 s. */
+export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = {
+  maxRetries: 4,
+  baseDelayMs: 1_000,
+  maxDelayMs: 32_000,
+  maxRetryAfterMs: 60_000,
+};
+
+/** Waits `ms` milliseconds, rejecting with the signal's reason when aborted. */
+export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
+
+/** The policy (any field may be overridden) plus the injectable clock and random source. */
+export interface RetryOptions extends Partial<RetryPolicy> {
+  /** A number in [0, 1); `Math.random` by default. */
+  random?: () => number;
+  /** `setTimeout`-based by default. */
+  sleep?: Sleep;
+}
+
+/** Whether to retry, and after how long. */
+export type RetryDecision = { retry: true; delayMs: number } | { retry: false };
+
+/**
+ * Decides about retry number `attempt` (1-based) after `error`: only ApiErrors marked retryable, within
+ * `maxRetries`; waits the API's `retry-after` when given (up to `maxRetryAfterMs`), otherwise a random
+ * delay in [0, min(maxDelayMs, baseDelayMs * 2^(attempt-1))) (full jitter).
+ */
+export function decideRetry(
+  error: unknown,
+  attempt: number,
+  options: { policy?: Partial<RetryPolicy>; random?: () => number } = {},
+): RetryDecision {
+  const policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
+  if (!(error instanceof ApiError) || !error.isRetryable || attempt > policy.maxRetries) {
+    return { retry: false };
+  }
+  if (error.retryAfterMs !== null) {
+    if (error.retryAfterMs > policy.maxRetryAfterMs) return { retry: false };
+    return { retry: true, delayMs: Math.ceil(error.retryAfterMs) };
+  }
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  const random = options.random ?? Math.random;
+  return { retry: true, delayMs: Math.floor(random() * ceiling) };
+}
+
+/**
+ * Runs `attempt` (one model request, streamed) and retries it per the policy. `attempt` receives the
+ * 1-based attempt number.
+ */
+export async function* streamWithRetry(
+  attempt: (attemptNumber: number) => AsyncIterable<ProviderEvent>,
+  options: RetryOptions & { signal: AbortSignal },
+): AsyncGenerator<ProviderEvent> {
+  const { signal, random, sleep = abortableSleep, ...policy } = options;
+  for (let attemptNumber = 1;; attemptNumber++) {
+    signal.throwIfAborted();
+    let heldStart: ProviderEvent | null = null;
+    let delivered = false;
+    try {
+      for await (const event of attempt(attemptNumber)) {
+        if (!delivered && event.type === "message-start") {
+          heldStart = event;
+          continue;
+        }
+        if (!delivered && heldStart !== null) yield heldStart;
+        delivered = true;
+        yield event;
+      }
+      if (!delivered && heldStart !== null) yield heldStart;
+      return;
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      if (!(error instanceof ApiError)) throw error;
+      if (delivered) {
+        throw error instanceof StreamInterruptedError ? error : new StreamInterruptedError(error);
+      }
+      const decision = decideRetry(error, attemptNumber, random ? { policy, random } : { policy });
+      if (!decision.retry) throw error;
+      yield {
+        type: "retry",
+        attempt: attemptNumber,
+        delayMs: decision.delayMs,
+        reason: describeApiError(error),
+      };
+      await sleep(decision.delayMs, signal);
+    }
+  }
+}
+
+/** A one-line description of an ApiError for logs and retry events: `Overloaded (529 overloaded_error)`. */
+export function describeApiError(error: ApiError): string {
+  const details = [error.status ?? "connection", error.errorType].filter((part) => part !== null).join(" ");
+  return `${error.message} (${details})`;
+}
+
+/** Waits `ms` milliseconds; rejects with the signal's reason when it aborts first. */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,211 @@
+/**
+ * The raw server-sent events of the Messages API stream, in the API's snake_case, and their narrowing
+ * from untrusted JSON. Only src/llm/ (and its tests and the fake server) use these shapes.
+ *
+ * @module
+ */
+import { StreamProtocolError } from "./errors.ts";
+import type { StopReason, Usage } from "./provider.ts";
+
+/** A content block as announced by `content_block_start`. */
+export type RawContentBlock =
+  | { type: "text"; text: string }
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string }
+  | { type: "tool_use"; id: string; name: string; input: unknown };
+
+/** A `content_block_delta` payload. */
+export type RawDelta =
+  | { type: "text_delta"; text: string }
+  | { type: "input_json_delta"; partial_json: string }
+  | { type: "thinking_delta"; thinking: string }
+  | { type: "signature_delta"; signature: string };
+
+/** Usage fields of `message_delta`: cumulative counts, any of which may be absent or null. */
+export interface RawDeltaUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
+/** One event of the stream. */
+export type RawStreamEvent =
+  | { type: "message_start"; message: { id: string; model: string; usage: Usage } }
+  | { type: "content_block_start"; index: number; content_block: RawContentBlock }
+  | { type: "content_block_delta"; index: number; delta: RawDelta }
+  | { type: "content_block_stop"; index: number }
+  | { type: "message_delta"; delta: { stop_reason: StopReason | null }; usage: RawDeltaUsage }
+  | { type: "message_stop" }
+  | { type: "ping" }
+  | { type: "error"; error: unknown };
+
+const KNOWN_EVENT_TYPES = new Set([
+  "message_start",
+  "content_block_start",
+  "content_block_delta",
+  "content_block_stop",
+  "message_delta",
+  "message_stop",
+  "ping",
+  "error",
+]);
+
+/**
+ * Narrows one parsed `data:` payload. Returns null for an event type this client does not know (the API
+ * may add event types, and asks clients to ignore them); throws StreamProtocolError for a known type with
+ * a malformed shape, or for a content block or delta type it cannot handle.
+ */
+export function parseRawEvent(value: unknown): RawStreamEvent | null {
+  if (!isRecord(value) || typeof value.type !== "string") {
+    throw new StreamProtocolError(`Cannot read stream event ${preview(value)}: it has no "type"`);
+  }
+  if (!KNOWN_EVENT_TYPES.has(value.type)) return null;
+  switch (value.type) {
+    case "message_start": {
+      const message = value.message;
+      if (!isRecord(message) || typeof message.id !== "string") return malformed(value, "message.id");
+      return {
+        type: "message_start",
+        message: {
+          id: message.id,
+          model: typeof message.model === "string" ? message.model : "",
+          usage: readUsage(message.usage),
+        },
+      };
+    }
+    case "content_block_start":
+      return { type: "content_block_start", index: readIndex(value), content_block: readBlock(value) };
+    case "content_block_delta":
+      return { type: "content_block_delta", index: readIndex(value), delta: readDelta(value) };
+    case "content_block_stop":
+      return { type: "content_block_stop", index: readIndex(value) };
+    case "message_delta": {
+      const delta = value.delta;
+      if (!isRecord(delta)) return malformed(value, "delta");
+      const stopReason = typeof delta.stop_reason === "string" ? delta.stop_reason : null;
+      return {
+        type: "message_delta",
+        delta: { stop_reason: stopReason },
+        usage: readDeltaUsage(value.usage),
+      };
+    }
+    case "message_stop":
+      return { type: "message_stop" };
+    case "ping":
+      return { type: "ping" };
+    case "error":
+      return { type: "error", error: value.error };
+    default:
+      return null;
+  }
+}
+
+function readIndex(event: Record<string, unknown>): number {
+  const index = event.index;
+  if (typeof index !== "number" || !Number.isInteger(index) || index < 0) return malformed(event, "index");
+  return index;
+}
+
+function readBlock(event: Record<string, unknown>): RawContentBlock {
+  const block = event.content_block;
+  if (!isRecord(block)) return malformed(event, "content_block");
+  switch (block.type) {
+    case "text":
+      return { type: "text", text: typeof block.text === "string" ? block.text : "" };
+    case "thinking":
+      return {
+        type: "thinking",
+        thinking: typeof block.thinking === "string" ? block.thinking : "",
+        signature: typeof block.signature === "string" ? block.signature : "",
+      };
+    case "redacted_thinking":
+      if (typeof block.data !== "string") return malformed(event, "content_block.data");
+      return { type: "redacted_thinking", data: block.data };
+    case "tool_use":
+      if (typeof block.id !== "string" || typeof block.name !== "string") {
+        return malformed(event, "content_block.id or content_block.name");
+      }
+      return { type: "tool_use", id: block.id, name: block.name, input: block.input ?? {} };
+    default:
+      throw new StreamProtocolError(
+        `Cannot handle content block type ${preview(block.type)} at index ${preview(event.index)}`,
+      );
+  }
+}
+
+function readDelta(event: Record<string, unknown>): RawDelta {
+  const delta = event.delta;
+  if (!isRecord(delta)) return malformed(event, "delta");
+  const field = DELTA_FIELDS[String(delta.type)];
+  if (field === undefined) {
+    throw new StreamProtocolError(
+      `Cannot handle delta type ${preview(delta.type)} at index ${preview(event.index)}`,
+    );
+  }
+  const text = delta[field];
+  if (typeof text !== "string") return malformed(event, `delta.${field}`);
+  switch (delta.type) {
+    case "text_delta":
+      return { type: "text_delta", text };
+    case "input_json_delta":
+      return { type: "input_json_delta", partial_json: text };
+    case "thinking_delta":
+      return { type: "thinking_delta", thinking: text };
+    default:
+      return { type: "signature_delta", signature: text };
+  }
+}
+
+const DELTA_FIELDS: Readonly<Record<string, string>> = {
+  text_delta: "text",
+  input_json_delta: "partial_json",
+  thinking_delta: "thinking",
+  signature_delta: "signature",
+};
+
+function readUsage(value: unknown): Usage {
+  const usage: Usage = { input_tokens: 0, output_tokens: 0 };
+  if (!isRecord(value)) return usage;
+  if (typeof value.input_tokens === "number") usage.input_tokens = value.input_tokens;
+  if (typeof value.output_tokens === "number") usage.output_tokens = value.output_tokens;
+  if (typeof value.cache_creation_input_tokens === "number") {
+    usage.cache_creation_input_tokens = value.cache_creation_input_tokens;
+  }
+  if (typeof value.cache_read_input_tokens === "number") {
+    usage.cache_read_input_tokens = value.cache_read_input_tokens;
+  }
+  return usage;
+}
+
+function readDeltaUsage(value: unknown): RawDeltaUsage {
+  if (!isRecord(value)) return {};
+  const usage: RawDeltaUsage = {};
+  for (const key of USAGE_KEYS) {
+    const count = value[key];
+    if (typeof count === "number") usage[key] = count;
+  }
+  return usage;
+}
+
+const USAGE_KEYS = [
+  "input_tokens",
+  "output_tokens",
+  "cache_creation_input_tokens",
+  "cache_read_input_tokens",
+] as const;
+
+function malformed(event: Record<string, unknown>, field: string): never {
+  throw new StreamProtocolError(
+    `Cannot read ${event.type} event: missing or invalid ${field}: ${preview(event)}`,
+  );
+}
+
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,212 @@
+/**
+ * `safePath`: the one check every file tool runs before touching a path the model gave.
+ *
+ * A path is inside the workspace only if its real path is: `..` is resolved, then symlinks are resolved
+ * (for a path that does not exist yet, the real path of its deepest existing ancestor). Deno's permission
+ * checks look at the path as named and then follow links, so this check is needed even inside a worker
+ * that may only read the root. Tools must operate on the canonical path returned here, never on the input.
+ *
+ * @module
+ */
+import { posix } from "node:path";
+
+/** Why a path was rejected, for callers that branch (tests, Glob/Grep) rather than show the message. */
+export type PathErrorReason =
+  | "not-absolute"
+  | "nul-byte"
+  | "outside-workspace"
+  | "dangling-symlink"
+  | "symlink-loop"
+  | "not-a-directory"
+  | "not-found"
+  | "permission-denied"
+  | "io-error";
+
+/** The outcome of `safePath`: the canonical path, or why the path cannot be used. */
+export type SafePathResult =
+  | {
+    ok: true;
+    /** Real path of the target (or, for a missing path, real path of its deepest existing ancestor + the rest). */
+    path: string;
+    /** Whether the canonical path exists. */
+    exists: boolean;
+    /** `Deno.lstat` of the canonical path when it exists (never a symlink), else null. */
+    info: Deno.FileInfo | null;
+    /** The canonical path shown relative to the root ("." for the root itself). */
+    relative: string;
+  }
+  | {
+    ok: false;
+    reason: PathErrorReason;
+    /** The state part of a message, to follow `Cannot <action> "<path>": `. */
+    message: string;
+  };
+
+/** Options of `safePath`. */
+export interface SafePathOptions {
+  /** Reject a path that does not exist yet with reason "not-found". */
+  mustExist?: boolean;
+}
+
+/** The outcome of `validatePathInput`: null when the string is acceptable, else a message for the model. */
+export type PathInputProblem = { reason: "not-absolute" | "nul-byte"; message: string } | null;
+
+/**
+ * Checks only the shape of a path (absolute, no NUL byte), without I/O: for tools' `validateInput`.
+ * The message is the state part, e.g. `path must be absolute: did you mean "/ws/src/a.ts"?`.
+ */
+export function validatePathInput(path: string, root: string): PathInputProblem {
+  if (path.includes("\0")) {
+    return { reason: "nul-byte", message: "path contains a NUL byte; paths cannot contain NUL bytes" };
+  }
+  if (path.trim() === "") {
+    return {
+      reason: "not-absolute",
+      message: `path is empty: give an absolute path inside the workspace "${root}"`,
+    };
+  }
+  if (!posix.isAbsolute(path)) {
+    return {
+      reason: "not-absolute",
+      message: `path must be absolute: did you mean "${posix.join(root, path)}"?`,
+    };
+  }
+  return null;
+}
+
+/** Whether `path` is `root` or below it, as strings of normalised absolute paths (`/ws-evil` is not in `/ws`). */
+export function isWithinRoot(root: string, path: string): boolean {
+  if (root === "/") return path.startsWith("/");
+  return path === root || path.startsWith(root + "/");
+}
+
+/** A path relative to the root, for messages and listings ("." for the root itself). */
+export function relativeToRoot(root: string, path: string): string {
+  const relative = posix.relative(root, path);
+  return relative === "" ? "." : relative;
+}
+
+/**
+ * Resolves a path the model gave to its canonical real path inside `root`, or explains why it cannot be used.
+ * `root` must be the real path of the workspace. Never throws for bad input.
+ */
+export async function safePath(
+  root: string,
+  path: string,
+  options: SafePathOptions = {},
+): Promise<SafePathResult> {
+  const problem = validatePathInput(path, root);
+  if (problem !== null) return { ok: false, reason: problem.reason, message: problem.message };
+  const canonicalRoot = await realRoot(root);
+  const normalized = posix.resolve(path);
+  if (!isWithinRoot(canonicalRoot, normalized)) return outside(canonicalRoot, normalized, null);
+
+  // Walk up from the full path to its deepest existing ancestor (lstat does not follow the last component).
+  const missing: string[] = [];
+  let existing = normalized;
+  let existingInfo: Deno.FileInfo | null = null;
+  while (true) {
+    try {
+      existingInfo = await Deno.lstat(existing);
+      break;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+        if (existing === canonicalRoot || existing === "/") {
+          return failure("io-error", `the workspace root is missing`);
+        }
+        missing.unshift(posix.basename(existing));
+        existing = posix.dirname(existing);
+        continue;
+      }
+      return fromError(error, canonicalRoot, existing);
+    }
+  }
+
+  let real: string;
+  try {
+    real = await Deno.realPath(existing);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound && existingInfo.isSymlink) {
+      return failure(
+        "dangling-symlink",
+        `${describeLink(existing, await readLinkTarget(existing))} whose target does not exist`,
+      );
+    }
+    if (error instanceof Deno.errors.NotADirectory) {
+      return failure("not-a-directory", `a parent of "${existing}" is not a directory`);
+    }
+    return fromError(error, canonicalRoot, existing);
+  }
+  if (!isWithinRoot(canonicalRoot, real)) return outside(canonicalRoot, normalized, real);
+
+  if (missing.length > 0) {
+    const info = real === existing ? existingInfo : await lstatOrNull(real);
+    if (info !== null && !info.isDirectory) {
+      return failure("not-a-directory", `"${existing}" is not a directory`);
+    }
+    if (options.mustExist) return failure("not-found", "no such file or directory");
+    const canonical = posix.join(real, ...missing);
+    return {
+      ok: true,
+      path: canonical,
+      exists: false,
+      info: null,
+      relative: relativeToRoot(canonicalRoot, canonical),
+    };
+  }
+  const info = real === existing && !existingInfo.isSymlink ? existingInfo : await lstatOrNull(real);
+  return { ok: true, path: real, exists: info !== null, info, relative: relativeToRoot(canonicalRoot, real) };
+}
+
+async function realRoot(root: string): Promise<string> {
+  try {
+    return await Deno.realPath(root);
+  } catch {
+    return posix.resolve(root);
+  }
+}
+
+async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(path);
+  } catch {
+    return null;
+  }
+}
+
+async function readLinkTarget(path: string): Promise<string | null> {
+  try {
+    return await Deno.readLink(path);
+  } catch {
+    return null;
+  }
+}
+
+function describeLink(path: string, target: string | null): string {
+  return target === null ? `"${path}" is a symlink` : `"${path}" is a symlink to "${target}"`;
+}
+
+function failure(reason: PathErrorReason, message: string): SafePathResult {
+  return { ok: false, reason, message };
+}
+
+function outside(root: string, normalized: string, real: string | null): SafePathResult {
+  const via = real !== null && real !== normalized ? ` (it resolves to "${real}" through a symlink)` : "";
+  return failure(
+    "outside-workspace",
+    `path is outside the workspace "${root}"${via}; file tools only work inside the workspace`,
+  );
+}
+
+function fromError(error: unknown, root: string, path: string): SafePathResult {
+  // A worker allowed only the root cannot even lstat what lies outside it: Deno's refusal means "outside".
+  if (error instanceof Deno.errors.NotCapable) return outside(root, path, null);
+  if (error instanceof Deno.errors.FilesystemLoop) {
+    return failure("symlink-loop", `"${path}" is part of a symlink loop (too many levels of symbolic links)`);
+  }
+  if (error instanceof Deno.errors.PermissionDenied) {
+    return failure("permission-denied", `permission denied while resolving "${path}"`);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return failure("io-error", `cannot resolve "${path}": ${message}`);
+}

@@ -1,0 +1,198 @@
+/**
+ * Glob: find files by path pattern, newest first.
+ *
+ * @module
+ */
+import { posix } from "node:path";
+import picomatch from "picomatch";
+import { z } from "zod";
+import { safePath, validatePathInput } from "./_paths.ts";
+import { compareStrings, skippedNotice, TimeSlicer, walkFiles, type WalkResult } from "./_walk.ts";
+import { defineTool, errorResult, textResult, type ToolResult } from "./tool.ts";
+
+/** Paths one Glob call returns at most; the rest are counted in a notice. */
+export const MAX_GLOB_RESULTS = 200;
+
+const GLOB_DESCRIPTION = `Find files whose path matches a glob pattern, newest first.
+
+When to use: to find files by name or location, for example every test file ("**/*_test.ts"), a file whose name you half remember ("**/*config*"), or what a directory holds ("src/tools/*"). Several Glob calls in one turn run in parallel.
+
+When not to use: to find files by their content (a definition, a call, a message), use Grep. To read a file you found, use ReadFile. For anything about files other than their paths (sizes, permissions, git history), use Bash.
+
+Pattern syntax (matched against paths relative to the search directory):
+- "*" matches within one path segment, "**" matches any number of directories: "*.ts" matches only files directly in the search directory, "**/*.ts" matches them at any depth, "src/**/*.ts" only under src.
+- "{a,b}" alternatives ("**/*.{ts,tsx}"), "?" one character, "[abc]" character classes.
+- "*" also matches names that start with a dot (".env", ".github/workflows/ci.yml").
+
+Parameters:
+- pattern: the glob, relative to the search directory.
+- path (optional): absolute path of the directory to search, inside the workspace; omit it to search the whole workspace.
+
+Output: one path per line, relative to the search directory, most recently modified first, at most ${MAX_GLOB_RESULTS} (a notice says how many more matched: then narrow the pattern or the path). Directories are not listed, only files. The directories .git, node_modules, vendor, .idea and __pycache__ and everything .gitignore files ignore are skipped; a notice says how many were. Symlinks are followed only to targets inside the workspace. When nothing matches, the result says so.`;
+
+const GlobInput = z.object({
+  pattern: z.string().min(1, { error: "pattern must not be empty" }).describe(
+    'Glob matched against paths relative to the search directory, e.g. "**/*.ts", "src/**/*.{ts,tsx}", "*.json"',
+  ),
+  path: z.string().optional().describe(
+    "Absolute path of the directory to search, inside the workspace; omit to search the workspace root",
+  ),
+}).strict();
+
+/** The input of Glob. */
+export type GlobInput = z.infer<typeof GlobInput>;
+
+/** Glob: lists the files under a directory whose relative path matches a pattern, newest first. */
+export const globTool = defineTool({
+  name: "Glob",
+  category: "search",
+  description: GLOB_DESCRIPTION,
+  inputSchema: GlobInput,
+  isReadOnly: true,
+  validateInput(input, context) {
+    if (input.pattern.includes("\0")) return `Invalid pattern: it contains a NUL byte`;
+    if (input.path === undefined) return null;
+    const problem = validatePathInput(input.path, context.root);
+    return problem === null ? null : `Cannot search "${input.path}": ${problem.message}`;
+  },
+  async execute(context, input) {
+    const started = performance.now();
+    const shownPath = input.path ?? context.root;
+    const resolved = await safePath(context.root, shownPath, { mustExist: true });
+    if (!resolved.ok) {
+      return errorResult(`Cannot search "${shownPath}": ${resolved.message}`, { reason: resolved.reason });
+    }
+    if (resolved.info === null || !resolved.info.isDirectory) {
+      return errorResult(
+        `Cannot search "${shownPath}": it is a file, not a directory; pass its directory as path, ` +
+          "or read the file with ReadFile",
+        { reason: "not-a-directory" },
+      );
+    }
+    const searchRoot = resolved.path;
+    const pattern = normalizePattern(input.pattern, [shownPath, searchRoot]);
+    if (pattern === null) {
+      return errorResult(
+        `Invalid pattern "${input.pattern}": an absolute pattern must lie inside the search directory ` +
+          `"${shownPath}"; give a pattern relative to it (for example "**/*.ts") and the directory as path`,
+        { reason: "invalid-pattern" },
+      );
+    }
+
+    // Walk only the pattern's literal leading directories ("src/tools" of "src/tools/**/*.ts").
+    const scan = picomatch.scan(pattern);
+    const literalBase = scan.isGlob ? scan.base : posix.dirname(pattern);
+    const base = literalBase === "." || literalBase.includes("\\") ? "" : literalBase;
+    let start = searchRoot;
+    if (base !== "") {
+      const baseResolved = await safePath(context.root, posix.join(searchRoot, base), { mustExist: true });
+      if (!baseResolved.ok && baseResolved.reason === "outside-workspace") {
+        return errorResult(`Invalid pattern "${input.pattern}": ${baseResolved.message}`, {
+          reason: "outside-workspace",
+        });
+      }
+      if (!baseResolved.ok || baseResolved.info === null || !baseResolved.info.isDirectory) {
+        return noMatch(input.pattern, shownPath, pattern, emptyWalk(), started);
+      }
+      start = baseResolved.path;
+    }
+    const prefix = base === "" ? "" : `${base}/`;
+    const matches = picomatch(pattern, { dot: true });
+    const walk = await walkFiles(start, {
+      root: context.root,
+      signal: context.signal,
+      filter: (relativePath) => matches(prefix + relativePath),
+    });
+    if (walk.aborted) return errorResult("Glob was cancelled", { reason: "aborted" });
+    if (walk.files.length === 0) return noMatch(input.pattern, shownPath, pattern, walk, started);
+
+    const slicer = new TimeSlicer(context.signal);
+    const dated: { path: string; mtime: number }[] = [];
+    for (const file of walk.files) {
+      if (slicer.due() && await slicer.pause()) {
+        return errorResult("Glob was cancelled", { reason: "aborted" });
+      }
+      dated.push({ path: prefix + file.relativePath, mtime: modificationTime(file.path) });
+    }
+    dated.sort((a, b) => b.mtime - a.mtime || compareStrings(a.path, b.path));
+    const shown = dated.slice(0, MAX_GLOB_RESULTS);
+    const lines = shown.map((entry) => entry.path);
+    const notices: string[] = [];
+    if (dated.length > shown.length) {
+      notices.push(
+        `(Showing the ${shown.length} most recently modified of ${dated.length} matching files. ` +
+          "Narrow the pattern or the path to see the others.)",
+      );
+    }
+    const ignored = skippedNotice(walk);
+    if (ignored !== null) notices.push(ignored);
+    if (notices.length > 0) lines.push("", ...notices);
+    return textResult(lines.join("\n"), {
+      ...walkMetadata(walk, started),
+      count: dated.length,
+      shown: shown.length,
+      truncated: dated.length > shown.length,
+    });
+  },
+});
+
+/**
+ * Makes a pattern relative: drops a leading "./", and turns an absolute pattern under one of `bases`
+ * into a relative one. Returns null for an absolute pattern elsewhere.
+ */
+function normalizePattern(pattern: string, bases: readonly string[]): string | null {
+  let result = pattern;
+  if (result.startsWith("/")) {
+    const base = bases.find((candidate) =>
+      result.startsWith(candidate.endsWith("/") ? candidate : `${candidate}/`)
+    );
+    if (base === undefined) return null;
+    result = result.slice(base.endsWith("/") ? base.length : base.length + 1);
+  }
+  while (result.startsWith("./")) result = result.slice(2);
+  return result === "" ? "**" : result;
+}
+
+function modificationTime(path: string): number {
+  try {
+    return Deno.statSync(path).mtime?.getTime() ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+function noMatch(
+  original: string,
+  shownPath: string,
+  pattern: string,
+  walk: WalkResult,
+  started: number,
+): ToolResult {
+  const lines = [`No files found matching "${original}" in "${shownPath}"`];
+  if (!pattern.includes("/") && !pattern.startsWith("**")) {
+    lines.push(
+      `("${pattern}" matches only files directly in that directory; use "**/${pattern}" to search subdirectories too.)`,
+    );
+  }
+  const ignored = skippedNotice(walk);
+  if (ignored !== null) lines.push(ignored);
+  return textResult(lines.join("\n"), {
+    ...walkMetadata(walk, started),
+    count: 0,
+    shown: 0,
+    truncated: false,
+  });
+}
+
+function emptyWalk(): WalkResult {
+  return { files: [], ignoredFiles: 0, ignoredDirectories: 0, skippedSymlinks: 0, aborted: false };
+}
+
+function walkMetadata(walk: WalkResult, started: number): Record<string, unknown> {
+  return {
+    ignoredFiles: walk.ignoredFiles,
+    ignoredDirectories: walk.ignoredDirectories,
+    skippedSymlinks: walk.skippedSymlinks,
+    durationMs: Math.round(performance.now() - started),
+  };
+}

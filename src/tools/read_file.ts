@@ -1,0 +1,242 @@
+/**
+ * ReadFile: a text file's lines with line numbers, a page at a time.
+ *
+ * @module
+ */
+import { posix } from "node:path";
+import { z } from "zod";
+import { describeMissing, type FsFailure, readVerified, sha256Hex } from "./_fs.ts";
+import { safePath, validatePathInput } from "./_paths.ts";
+import {
+  decodeLegacy,
+  decodeText,
+  isBinaryPath,
+  legacyEncodingName,
+  looksBinary,
+  type TextEncoding,
+} from "./_text.ts";
+import { defineTool, errorResult, type FileRecord, textResult, type ToolResult } from "./tool.ts";
+
+/** Lines returned when `limit` is not given. */
+export const DEFAULT_READ_LIMIT = 2000;
+
+/** Characters of one line shown before it is cut. */
+export const MAX_LINE_CHARACTERS = 2000;
+
+/** Characters of numbered text one call returns at most; a read stops early past it. */
+export const MAX_READ_CHARACTERS = 250_000;
+
+const READ_FILE_DESCRIPTION = `Read a text file from the workspace and return its lines with line numbers.
+
+When to use: to look at a file's contents before changing it or answering questions about it. You must read a file with this tool before overwriting it with WriteFile or changing it with EditFile. Reading several files in one turn is fine: reads run in parallel.
+
+When not to use: to find files, use Glob; to find where something is defined or used, use Grep, then read just the relevant range with offset/limit. Do not read binary files (images, archives, executables): this tool refuses them; inspect them with Bash (for example \`file\`, \`xxd | head\`). Do not read directories: use Glob.
+
+Parameters:
+- path must be an absolute path inside the workspace (for example "/home/me/project/src/main.ts"). Relative paths are rejected.
+- offset (optional) is the 1-based line number to start from; limit (optional) is how many lines to return (default ${DEFAULT_READ_LIMIT}). Both must be positive integers. Use them for large files.
+
+Output: each line as "<line number><TAB><text>", numbered from 1 and absolute (offset 10 shows 10, 11, ...). Tabs are kept; the \\r of CRLF line endings is not shown. Lines longer than ${MAX_LINE_CHARACTERS} characters are cut with a visible marker. When the read stops before the end of the file, a final notice gives the total number of lines and the offset to continue from. An empty file is reported as empty. A UTF-8 BOM is not shown; UTF-16 files with a BOM are decoded. A file that is not valid UTF-8 is shown decoded as Windows-1252/Latin-1 with a warning saying so. If the file does not exist, the error suggests similar names in the same directory.`;
+
+const ReadFileInput = z.object({
+  path: z.string().describe("Absolute path of the file to read, inside the workspace"),
+  offset: z.number({ error: "offset must be a positive integer (a 1-based line number)" })
+    .int({ error: "offset must be a positive integer (a 1-based line number)" })
+    .positive({ error: "offset must be a positive integer (a 1-based line number)" })
+    .optional()
+    .describe("1-based line number to start reading from; omit to start at line 1"),
+  limit: z.number({ error: "limit must be a positive integer (a number of lines)" })
+    .int({ error: "limit must be a positive integer (a number of lines)" })
+    .positive({ error: "limit must be a positive integer (a number of lines)" })
+    .optional()
+    .describe(`Maximum number of lines to return; omit for ${DEFAULT_READ_LIMIT}`),
+}).strict();
+
+/** The input of ReadFile. */
+export type ReadFileInput = z.infer<typeof ReadFileInput>;
+
+/** ReadFile: reads a text file with line numbers; records the file's hash for later writes. */
+export const readFileTool = defineTool({
+  name: "ReadFile",
+  category: "file",
+  description: READ_FILE_DESCRIPTION,
+  inputSchema: ReadFileInput,
+  isReadOnly: true,
+  validateInput(input, context) {
+    const problem = validatePathInput(input.path, context.root);
+    if (problem !== null) return `Cannot read file "${input.path}": ${problem.message}`;
+    for (const name of ["offset", "limit"] as const) {
+      const value = input[name];
+      if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
+        return `Invalid ${name} ${value}: ${name} must be a positive integer`;
+      }
+    }
+    return null;
+  },
+  async execute(context, input) {
+    const fail = (message: string, reason: string): ToolResult =>
+      errorResult(`Cannot read file "${input.path}": ${message}`, { reason });
+    for (const name of ["offset", "limit"] as const) {
+      const value = input[name];
+      if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
+        return errorResult(`Invalid ${name} ${value}: ${name} must be a positive integer`, {
+          reason: "invalid-input",
+        });
+      }
+    }
+    const resolved = await safePath(context.root, input.path);
+    if (!resolved.ok) return fail(resolved.message, resolved.reason);
+    const path = resolved.path;
+    if (!resolved.exists) {
+      return fail(await describeMissing(path), "not-found");
+    }
+    if (resolved.info?.isDirectory) {
+      return fail(
+        `it is a directory; use Glob to list its files (for example pattern "**/*" with path "${path}")`,
+        "is-directory",
+      );
+    }
+    if (isBinaryPath(path)) return fail(binaryMessage(posix.extname(path)), "binary");
+    const read = await readVerified(path, { strictLinks: context.strictLinks });
+    if (!read.ok) return fail(readFailureMessage(read), read.reason);
+    const { bytes } = read;
+    if (looksBinary(bytes)) return fail(binaryMessage(null), "binary");
+    const fileRecord: FileRecord = { path, hash: await sha256Hex(bytes) };
+
+    const notes: string[] = [];
+    if (read.links > 1) {
+      notes.push(
+        `Note: this file has ${read.links} hard links; its other names may be elsewhere, even outside the workspace. ` +
+          "WriteFile and EditFile replace this name only; the other links keep the old content.",
+      );
+    }
+    let text: string;
+    let encoding: TextEncoding;
+    const decoded = decodeText(bytes);
+    if (decoded.ok) {
+      text = decoded.text;
+      encoding = decoded.encoding;
+      if (encoding !== "utf-8") {
+        notes.push(`Note: the file is ${encoding.toUpperCase()} with a BOM; shown decoded.`);
+      }
+    } else if (decoded.reason === "invalid-utf-8") {
+      text = decodeLegacy(bytes);
+      encoding = "windows-1252";
+      notes.push(
+        `Warning: the file is not valid UTF-8 (first invalid byte at offset ${decoded.offset}); ` +
+          `it looks like ${legacyEncodingName(decoded.looksLike)} and is shown decoded as such. ` +
+          "EditFile keeps this encoding and every byte outside the edited text.",
+      );
+    } else {
+      return fail(
+        `the file starts with a ${decoded.encoding.toUpperCase()} byte order mark but is not valid ${decoded.encoding.toUpperCase()}; inspect it with Bash`,
+        "invalid-encoding",
+      );
+    }
+    const metadata = { fileRecord, path, encoding, links: read.links, bytes: bytes.length };
+    if (text === "") {
+      return textResult(
+        [
+          ...notes,
+          `File "${input.path}" is empty (0 lines${
+            bytes.length > 0 ? `, ${bytes.length} bytes of BOM` : ""
+          })`,
+        ]
+          .join("\n"),
+        { ...metadata, totalLines: 0 },
+      );
+    }
+    const offset = input.offset ?? 1;
+    const limit = input.limit ?? DEFAULT_READ_LIMIT;
+    const page = pageLines(text, offset, limit);
+    if (page.lines.length === 0) {
+      return textResult(
+        [
+          ...notes,
+          `File "${input.path}" has ${page.totalLines} line${page.totalLines === 1 ? "" : "s"}; ` +
+          `offset ${offset} is past the end. Use an offset from 1 to ${page.totalLines}`,
+        ].join("\n"),
+        { ...metadata, totalLines: page.totalLines, startLine: offset, endLine: offset - 1 },
+      );
+    }
+    const endLine = offset + page.lines.length - 1;
+    const parts = notes.length > 0 ? [notes.join("\n"), ""] : [];
+    parts.push(page.lines.join("\n"));
+    if (endLine < page.totalLines) {
+      const why = page.stoppedForSize
+        ? ` (stopped early to keep the output under ${MAX_READ_CHARACTERS} characters)`
+        : "";
+      parts.push(
+        "",
+        `[Showing lines ${offset}-${endLine} of ${page.totalLines}${why}. ` +
+          `To read more, call ReadFile with offset ${endLine + 1}.]`,
+      );
+    }
+    return textResult(parts.join("\n"), {
+      ...metadata,
+      totalLines: page.totalLines,
+      startLine: offset,
+      endLine,
+      truncated: endLine < page.totalLines,
+      cutLines: page.cutLines,
+    });
+  },
+});
+
+interface Page {
+  lines: string[];
+  totalLines: number;
+  stoppedForSize: boolean;
+  cutLines: number;
+}
+
+// Walks the text once: numbers the lines of the requested page and counts all lines.
+function pageLines(text: string, offset: number, limit: number): Page {
+  const lines: string[] = [];
+  let characters = 0;
+  let lineNumber = 0;
+  let start = 0;
+  let stoppedForSize = false;
+  let cutLines = 0;
+  while (start < text.length) {
+    const newline = text.indexOf("\n", start);
+    const end = newline === -1 ? text.length : newline;
+    lineNumber++;
+    if (lineNumber >= offset && lines.length < limit && !stoppedForSize) {
+      let line = text.slice(start, end);
+      if (line.endsWith("\r")) line = line.slice(0, -1);
+      if (line.length > MAX_LINE_CHARACTERS) {
+        line = `${line.slice(0, MAX_LINE_CHARACTERS)}… [line cut: ${line.length} characters, ` +
+          `first ${MAX_LINE_CHARACTERS} shown]`;
+        cutLines++;
+      }
+      const numbered = `${lineNumber}\t${line}`;
+      if (lines.length > 0 && characters + numbered.length > MAX_READ_CHARACTERS) stoppedForSize = true;
+      else {
+        lines.push(numbered);
+        characters += numbered.length + 1;
+      }
+    }
+    if (newline === -1) break;
+    start = newline + 1;
+  }
+  return { lines, totalLines: lineNumber, stoppedForSize, cutLines };
+}
+
+function binaryMessage(extension: string | null): string {
+  const kind = extension
+    ? `file is binary (${extension} files are binary)`
+    : "file is binary (it contains NUL bytes)";
+  return `${kind}; use Bash to inspect it (for example \`file\`, \`xxd | head\`, or a converter for its format)`;
+}
+
+function readFailureMessage(failure: FsFailure): string {
+  switch (failure.reason) {
+    case "is-directory":
+      return "it is a directory; use Glob to list its files";
+    case "too-large":
+      return `${failure.message}; use Grep to find the relevant lines, or Bash (\`head\`, \`sed -n\`) to read parts`;
+    default:
+      return failure.message;
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * The Tool contract: what every tool declares and how it is called.
+ *
+ * A tool is plain data plus two functions. Everything a tool receives at run time is
+ * structured-cloneable (it crosses into a worker), except the `signal`, which each side
+ * builds for itself.
+ *
+ * @module
+ */
+import { z } from "zod";
+
+/** What a tool is about; the UI groups by it. */
+export type ToolCategory = "file" | "shell" | "search" | "other";
+
+/** The outcome of one tool call. `metadata` is for the UI and the session, never for the model. */
+export interface ToolResult {
+  content: string;
+  isError: boolean;
+  metadata: Record<string, unknown>;
+}
+
+/** What a file tool reports about a file it read or wrote, so the session can remember its content hash. */
+export interface FileRecord {
+  /** Canonical (real) path of the file. */
+  path: string;
+  /** SHA-256 of the file's bytes, hex. */
+  hash: string;
+}
+
+/** The sandbox mode for the shell, as Codex users know it. */
+export type SandboxMode = "read-only" | "workspace-write" | "danger-full-access";
+
+/** How the Bash tool must start a shell: decided once by the main process, executed in the worker. */
+export interface ShellPlan {
+  mode: SandboxMode;
+  /** Whether the shell may use the network. */
+  network: boolean;
+  /**
+   * The program and arguments placed before `bash -c COMMAND` (for example `["bwrap", ...flags]`);
+   * empty to run the shell directly.
+   */
+  wrapper: string[];
+  /** Absolute path of the shell inside the sandbox (`/bin/bash`, or `/bin/sh` where bash is missing). */
+  shell: string;
+  /** The complete environment of the shell (after clearing): an allowlist, never the API key. */
+  env: Record<string, string>;
+  /** Set when the sandbox cannot run here; Bash calls then fail with this message instead of running. */
+  unavailable: string | null;
+}
+
+/** The structured-cloneable part of a tool's context: what crosses into a worker. */
+export interface ToolCallContext {
+  /** Real path of the workspace root. */
+  root: string;
+  /** The call's time limit in milliseconds, enforced by the executor (and by tools with their own, like Bash). */
+  timeoutMs: number;
+  /** Hashes of the files this session has read or written, by canonical path. */
+  fileRecords: Readonly<Record<string, string>>;
+  /**
+   * Whether overwriting or editing an existing file requires that this session read it first (default
+   * true). Off only for calls a person typed (`mewcode tool`), who is the authority on the file's content.
+   */
+  requireRead?: boolean;
+  /** Refuse to read files that have more than one hard link. */
+  strictLinks: boolean;
+  /** How to start a shell; only Bash uses it. */
+  shell: ShellPlan;
+}
+
+/** Everything `execute` receives. */
+export interface ToolContext extends ToolCallContext {
+  /** Aborted when the call is cancelled or times out. */
+  signal: AbortSignal;
+}
+
+/** What `validateInput` may look at: no I/O, only the input and the root. */
+export interface ValidationContext {
+  root: string;
+}
+
+/** JSON Schema of a tool's input as the Anthropic API expects it. */
+export interface InputJsonSchema {
+  type: "object";
+  properties: Record<string, unknown>;
+  required: string[];
+  additionalProperties?: boolean;
+  [key: string]: unknown;
+}
+
+/** A tool as the registry, the pipeline and the workers see it. */
+export interface Tool<Input = unknown> {
+  readonly name: string;
+  readonly description: string;
+  readonly category: ToolCategory;
+  /** The zod schema: the TypeScript type, the validation and the JSON Schema in one declaration. */
+  readonly inputSchema: z.ZodType<Input>;
+  /** The JSON Schema derived from `inputSchema`, sent to the API. */
+  readonly jsonSchema: InputJsonSchema;
+  isReadOnly(): boolean;
+  isDestructive(): boolean;
+  isConcurrencySafe(input: Input): boolean;
+  /** Semantic checks the schema cannot express; returns the message for the model, or null. */
+  validateInput(input: Input, context: ValidationContext): string | null;
+  /** The hard time limit of one call in milliseconds; the executor stops the call past it. */
+  timeoutMs(input: Input): number;
+  execute(context: ToolContext, input: Input): Promise<ToolResult>;
+}
+
+/** A tool whose input type has been erased, as stored in the registry. */
+// deno-lint-ignore no-explicit-any -- the registry holds tools of every input type; callers validate first
+export type AnyTool = Tool<any>;
+
+/** What `defineTool` accepts: the required parts plus optional overrides of the defaults. */
+export interface ToolDefinition<Input> {
+  name: string;
+  description: string;
+  category: ToolCategory;
+  inputSchema: z.ZodType<Input>;
+  /** Default false. */
+  isReadOnly?: boolean;
+  /** Default `!isReadOnly`. */
+  isDestructive?: boolean;
+  /** Default: true for read-only tools, false otherwise. */
+  isConcurrencySafe?: (input: Input) => boolean;
+  /** Default: no semantic checks. */
+  validateInput?: (input: Input, context: ValidationContext) => string | null;
+  /** Default `DEFAULT_TOOL_TIMEOUT_MS`. */
+  timeoutMs?: (input: Input) => number;
+  execute: (context: ToolContext, input: Input) => Promise<ToolResult>;
+}
+
+/** The hard time limit of a call whose tool does not set its own. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
+
+const TOOL_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+/**
+ * Builds a Tool from a definition, filling conservative defaults.
+ * Throws a TypeError at definition time for an invalid name, description or schema.
+ */
+export function defineTool<Input>(definition: ToolDefinition<Input>): Tool<Input> {
+  if (!TOOL_NAME.test(definition.name)) {
+    throw new TypeError(`Cannot define tool "${definition.name}": names are letters, digits and _`);
+  }
+  if (definition.description.trim() === "") {
+    throw new TypeError(`Cannot define tool "${definition.name}": the description is empty`);
+  }
+  const jsonSchema = toInputJsonSchema(definition.name, definition.inputSchema);
+  const readOnly = definition.isReadOnly ?? false;
+  const destructive = definition.isDestructive ?? !readOnly;
+  if (readOnly && destructive) {
+    throw new TypeError(`Cannot define tool "${definition.name}": a read-only tool cannot be destructive`);
+  }
+  const concurrencySafe = definition.isConcurrencySafe ?? (() => readOnly);
+  const validate = definition.validateInput ?? (() => null);
+  const timeoutMs = definition.timeoutMs ?? (() => DEFAULT_TOOL_TIMEOUT_MS);
+  return {
+    name: definition.name,
+    description: definition.description,
+    category: definition.category,
+    inputSchema: definition.inputSchema,
+    jsonSchema,
+    isReadOnly: () => readOnly,
+    isDestructive: () => destructive,
+    isConcurrencySafe: (input) => concurrencySafe(input),
+    validateInput: (input, context) => validate(input, context),
+    timeoutMs: (input) => timeoutMs(input),
+    execute: (context, input) => definition.execute(context, input),
+  };
+}
+
+function toInputJsonSchema(name: string, schema: z.ZodType): InputJsonSchema {
+  const converted = z.toJSONSchema(schema, { target: "draft-2020-12", io: "input" }) as Record<
+    string,
+    unknown
+  >;
+  if (
+    converted.type !== "object" || typeof converted.properties !== "object" || converted.properties === null
+  ) {
+    throw new TypeError(`Cannot define tool "${name}": the input schema must be a zod object`);
+  }
+  const { $schema: _ignored, ...rest } = converted;
+  return {
+    ...rest,
+    type: "object",
+    properties: converted.properties as Record<string, unknown>,
+    required: Array.isArray(converted.required) ? converted.required.map(String) : [],
+  };
+}
+
+/** A successful result with text for the model. */
+export function textResult(content: string, metadata: Record<string, unknown> = {}): ToolResult {
+  return { content, isError: false, metadata };
+}
+
+/** An error result: the message tells the model what failed and what to do instead. */
+export function errorResult(content: string, metadata: Record<string, unknown> = {}): ToolResult {
+  return { content, isError: true, metadata };
+}

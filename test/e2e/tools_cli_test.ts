@@ -1,0 +1,67 @@
+import { equal, match, ok } from "node:assert/strict";
+import { parseToolOutput, runMewcode } from "../_fakes/run_cli.ts";
+import { createTempWorkspace } from "../_fakes/tool_context.ts";
+
+async function tool(root: string, name: string, input: unknown, flags: string[] = []) {
+  const run = await runMewcode([...flags, "tool", name, JSON.stringify(input)], { cwd: root });
+  return { code: run.code, stderr: run.stderr, ...parseToolOutput(run) };
+}
+
+Deno.test("mewcode tool exercises all six tools from the command line", async (t) => {
+  await using workspace = await createTempWorkspace("mewcode-tools-cli-");
+  const root = workspace.root;
+  const file = `${root}/src/greet.ts`;
+
+  await t.step("WriteFile creates a file and its parent directories", async () => {
+    const result = await tool(root, "WriteFile", {
+      path: file,
+      content: "export const greeting = 'hello';\n",
+    });
+    equal(result.code, 0, result.content + result.stderr);
+    match(result.content, /^Created /);
+    equal(await Deno.readTextFile(file), "export const greeting = 'hello';\n");
+  });
+
+  await t.step("ReadFile prints numbered lines", async () => {
+    const result = await tool(root, "ReadFile", { path: file });
+    equal(result.code, 0, result.content);
+    equal(result.content.split("\n")[0], "1\texport const greeting = 'hello';");
+  });
+
+  await t.step("EditFile edits a file the user names directly", async () => {
+    const result = await tool(root, "EditFile", {
+      path: file,
+      old_string: "'hello'",
+      new_string: "'$& world'",
+    });
+    equal(result.code, 0, result.content);
+    equal(await Deno.readTextFile(file), "export const greeting = '$& world';\n");
+  });
+
+  await t.step("Glob finds the file relative to the workspace", async () => {
+    const result = await tool(root, "Glob", { pattern: "**/*.ts" });
+    equal(result.code, 0, result.content);
+    ok(result.content.split("\n").includes("src/greet.ts"), result.content);
+  });
+
+  await t.step("Grep finds the edited line", async () => {
+    const result = await tool(root, "Grep", { pattern: "greeting = '\\$&" });
+    equal(result.code, 0, result.content);
+    match(result.content, /src\/greet\.ts:1: export const greeting/);
+  });
+
+  await t.step("Bash runs in the workspace and a failing command is not a tool error", async () => {
+    const result = await tool(root, "Bash", { command: "cat src/greet.ts; pwd; exit 3" });
+    equal(result.code, 0, result.content + result.stderr);
+    equal(result.is_error, false);
+    ok(result.content.includes(`\n${root}`), result.content);
+    match(result.content, /<exit_code>3<\/exit_code>/);
+  });
+
+  await t.step("Bash under --sandbox read-only cannot write the workspace", async () => {
+    const result = await tool(root, "Bash", { command: "touch ok-file" }, ["--sandbox", "read-only"]);
+    match(result.content, /Read-only file system/);
+    match(result.content, /<exit_code>1<\/exit_code>/);
+    await Deno.stat(`${root}/ok-file`).then(() => ok(false, "the file must not exist"), () => undefined);
+  });
+});

@@ -1,0 +1,155 @@
+import { deepStrictEqual, equal, match } from "node:assert/strict";
+import { echoTool, noteTool, throwingTool } from "../_fakes/sample_tools.ts";
+import { recordingPipeline } from "../_fakes/pipeline.ts";
+
+const signal = new AbortController().signal;
+
+Deno.test("ToolPipeline runs every gate in order for a valid, permitted call", async () => {
+  const { pipeline, log } = recordingPipeline({ tools: [echoTool] });
+  const result = await pipeline.run({ id: "1", name: "Echo", input: { text: "hi", times: 2 } }, { signal });
+  equal(result.isError, false);
+  equal(result.content, "hihi");
+  equal(result.metadata.gate, "execute");
+  equal(result.metadata.echoed, true);
+  deepStrictEqual(log, ["hook:Echo", "permission:Echo", "execute:Echo"]);
+});
+
+Deno.test("ToolPipeline stops at the lookup gate for an unknown tool and lists the available ones", async () => {
+  const { pipeline, log } = recordingPipeline({ tools: [echoTool, noteTool] });
+  const result = await pipeline.run({ id: "1", name: "NoSuchTool", input: {} }, { signal });
+  equal(result.isError, true);
+  equal(result.metadata.gate, "lookup");
+  match(result.content, /Unknown tool "NoSuchTool"\. Available tools: Echo, Note/);
+  deepStrictEqual(log, []);
+});
+
+Deno.test("ToolPipeline stops at the schema gate and names each bad field", async (t) => {
+  const { pipeline, log } = recordingPipeline({ tools: [echoTool] });
+  const cases = [
+    { input: { text: 42 }, expected: /field "text" must be string: Text to echo, received a number \(42\)/ },
+    { input: {}, expected: /missing required field "text" \(expected string/ },
+    {
+      input: { text: "a", colour: "red" },
+      expected: /unknown field "colour" \(allowed fields: text, times\)/,
+    },
+    { input: { text: "a", times: 1.5 }, expected: /field "times"/ },
+    { input: "just a string", expected: /expected a JSON object, received a string/ },
+    { input: [1], expected: /expected a JSON object, received an array/ },
+  ];
+  for (const { input, expected } of cases) {
+    await t.step(JSON.stringify(input), async () => {
+      const result = await pipeline.run({ id: "1", name: "Echo", input }, { signal });
+      equal(result.isError, true);
+      equal(result.metadata.gate, "schema");
+      match(result.content, expected);
+      match(result.content, /^Invalid input for Echo: /);
+    });
+  }
+  deepStrictEqual(log, [], "no later gate ran");
+});
+
+Deno.test("ToolPipeline reports several schema problems at once", async () => {
+  const { pipeline } = recordingPipeline({ tools: [echoTool] });
+  const result = await pipeline.run({ id: "1", name: "Echo", input: { times: "two", extra: 1 } }, { signal });
+  match(result.content, /"text"/);
+  match(result.content, /"times"/);
+  match(result.content, /"extra"/);
+});
+
+Deno.test("ToolPipeline stops at the tool's validateInput before hooks run", async () => {
+  const { pipeline, log } = recordingPipeline({ tools: [echoTool] });
+  const result = await pipeline.run({ id: "1", name: "Echo", input: { text: "a\0b" } }, { signal });
+  equal(result.metadata.gate, "validate");
+  match(result.content, /NUL byte/);
+  deepStrictEqual(log, []);
+});
+
+Deno.test("ToolPipeline stops at a blocking hook before the permission decision", async () => {
+  const { pipeline, log } = recordingPipeline({
+    tools: [echoTool],
+    hook: { action: "block", reason: "echo is off today" },
+  });
+  const result = await pipeline.run({ id: "1", name: "Echo", input: { text: "a" } }, { signal });
+  equal(result.metadata.gate, "hook");
+  match(result.content, /recording hook blocked Echo: echo is off today/);
+  deepStrictEqual(log, ["hook:Echo"]);
+});
+
+Deno.test("ToolPipeline runs the input a hook rewrote, validated again", async () => {
+  const { pipeline } = recordingPipeline({
+    tools: [echoTool],
+    hook: { action: "continue", input: { text: "rewritten" } },
+  });
+  const result = await pipeline.run({ id: "1", name: "Echo", input: { text: "a" } }, { signal });
+  equal(result.content, "rewritten");
+  const invalid = recordingPipeline({ tools: [echoTool], hook: { action: "continue", input: { text: 1 } } });
+  const bad = await invalid.pipeline.run({ id: "1", name: "Echo", input: { text: "a" } }, { signal });
+  equal(bad.metadata.gate, "hook");
+  match(bad.content, /invalid one/);
+});
+
+Deno.test("ToolPipeline stops at a deny decision before execution", async () => {
+  const { pipeline, log } = recordingPipeline({
+    tools: [noteTool],
+    decision: { behavior: "deny", reason: "plan mode allows only read-only tools" },
+  });
+  const result = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
+  equal(result.metadata.gate, "permission");
+  equal(result.metadata.status, "denied");
+  match(result.content, /denied: plan mode allows only read-only tools/);
+  deepStrictEqual(log, ["hook:Note", "permission:Note"]);
+});
+
+Deno.test("ToolPipeline asks the approver on an ask decision and runs the call when approved", async () => {
+  const { pipeline, log } = recordingPipeline({
+    tools: [noteTool],
+    decision: { behavior: "ask", reason: "writes need approval" },
+  });
+  const result = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
+  equal(result.isError, false);
+  deepStrictEqual(log, ["hook:Note", "permission:Note", "approve:Note", "execute:Note"]);
+});
+
+Deno.test("ToolPipeline turns a refused approval into a denial carrying the user's feedback", async () => {
+  const { pipeline, log } = recordingPipeline({
+    tools: [noteTool],
+    decision: { behavior: "ask", reason: "writes need approval" },
+    approval: false,
+  });
+  const result = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
+  equal(result.metadata.gate, "permission");
+  match(result.content, /The user denied permission to use Note: use Echo instead/);
+  deepStrictEqual(log, ["hook:Note", "permission:Note", "approve:Note"]);
+});
+
+Deno.test("ToolPipeline denies an ask decision when no one can approve it", async () => {
+  const { pipeline, log } = recordingPipeline({
+    tools: [noteTool],
+    decision: { behavior: "ask", reason: "writes need approval" },
+    withApprover: false,
+  });
+  const result = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
+  equal(result.isError, true);
+  match(result.content, /writes need approval, and no one is present to approve it/);
+  deepStrictEqual(log, ["hook:Note", "permission:Note"]);
+});
+
+Deno.test("ToolPipeline turns a throwing tool into an error result carrying its message", async () => {
+  const { pipeline } = recordingPipeline({ tools: [throwingTool] });
+  const result = await pipeline.run({ id: "1", name: "Thrower", input: {} }, { signal });
+  equal(result.isError, true);
+  equal(result.metadata.gate, "execute");
+  match(result.content, /Thrower failed: RangeError: the dial goes to eleven/);
+});
+
+Deno.test("ToolPipeline does not run a call whose signal is already aborted", async () => {
+  const { pipeline, log } = recordingPipeline({ tools: [echoTool] });
+  const controller = new AbortController();
+  controller.abort();
+  const result = await pipeline.run({ id: "1", name: "Echo", input: { text: "a" } }, {
+    signal: controller.signal,
+  });
+  equal(result.isError, true);
+  equal(result.metadata.status, "cancelled");
+  deepStrictEqual(log, []);
+});

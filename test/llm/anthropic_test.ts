@@ -1,0 +1,357 @@
+import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
+import { AnthropicProvider } from "../../src/llm/anthropic.ts";
+import {
+  AuthenticationError,
+  ConnectionError,
+  InvalidRequestError,
+  MissingApiKeyError,
+  OverloadedError,
+  ServerError,
+  StreamInterruptedError,
+  StreamProtocolError,
+} from "../../src/llm/errors.ts";
+import type { ProviderEvent, ProviderRequest } from "../../src/llm/provider.ts";
+import { type FakeAnthropic, httpError, startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
+
+const REQUEST: ProviderRequest = {
+  model: "claude-test-1",
+  maxTokens: 1024,
+  system: "You are a test. The workspace root is /work.",
+  messages: [{ role: "user", content: "Read two files" }],
+  tools: [{
+    name: "ReadFile",
+    description: "Reads a file.",
+    input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  }],
+};
+
+/** A provider for the fake server whose backoffs are 0 ms (random() = 0). */
+function providerFor(
+  server: FakeAnthropic,
+  options: { apiKey?: string; maxRetries?: number; idleTimeoutMs?: number } = {},
+) {
+  return new AnthropicProvider({
+    apiKey: options.apiKey ?? server.apiKey,
+    baseUrl: server.url,
+    ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
+    retry: {
+      random: () => 0,
+      ...(options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries }),
+    },
+  });
+}
+
+async function collect(
+  stream: AsyncIterable<ProviderEvent>,
+  onEvent: (event: ProviderEvent) => void = () => {},
+): Promise<{ events: ProviderEvent[]; error: unknown }> {
+  const events: ProviderEvent[] = [];
+  try {
+    for await (const event of stream) {
+      events.push(event);
+      onEvent(event);
+    }
+  } catch (error) {
+    return { events, error };
+  }
+  return { events, error: null };
+}
+
+const signal = () => new AbortController().signal;
+
+Deno.test("AnthropicProvider streams a turn with text and two fragmented tool calls over HTTP", async () => {
+  const inputA = { path: '/work/"quoted" naïve 😀.ts' };
+  const inputB = { path: "/work/b\\c\n.ts" };
+  await using server = await startFakeAnthropic([
+    turn()
+      .text("Reading both.", { chunk: 4 })
+      .toolUse("ReadFile", inputA, { id: "toolu_a", fragment: [1, 3], asciiEscapes: true })
+      .toolUse("ReadFile", inputB, { id: "toolu_b", fragment: [1, 3], seed: 7 })
+      .usage({ input_tokens: 321, output_tokens: 54 })
+      .stop("tool_use"),
+  ]);
+  const { events, error } = await collect(providerFor(server).stream(REQUEST, { signal: signal() }));
+  equal(error, null);
+  deepStrictEqual(events.filter((event) => event.type === "tool-call"), [
+    { type: "tool-call", index: 1, id: "toolu_a", name: "ReadFile", input: inputA },
+    { type: "tool-call", index: 2, id: "toolu_b", name: "ReadFile", input: inputB },
+  ]);
+  const text = events.map((event) => event.type === "text-delta" ? event.text : "").join("");
+  equal(text, "Reading both.");
+  deepStrictEqual(events.at(-1), {
+    type: "message-end",
+    stopReason: "tool_use",
+    usage: {
+      input_tokens: 321,
+      output_tokens: 54,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    },
+    content: [
+      { type: "text", text: "Reading both." },
+      { type: "tool_use", id: "toolu_a", name: "ReadFile", input: inputA },
+      { type: "tool_use", id: "toolu_b", name: "ReadFile", input: inputB },
+    ],
+  });
+});
+
+Deno.test("AnthropicProvider decodes multi-byte characters split across 1-3 byte writes", async () => {
+  await using server = await startFakeAnthropic([
+    turn({ byteChunks: [1, 3] }).text("naïve 😀 漢字").toolUse("ReadFile", { path: "/é/😀" }, {
+      id: "toolu_1",
+    }),
+  ]);
+  const { events, error } = await collect(providerFor(server).stream(REQUEST, { signal: signal() }));
+  equal(error, null);
+  const end = events.at(-1);
+  deepStrictEqual(end?.type === "message-end" ? end.content : null, [
+    { type: "text", text: "naïve 😀 漢字" },
+    { type: "tool_use", id: "toolu_1", name: "ReadFile", input: { path: "/é/😀" } },
+  ]);
+});
+
+Deno.test("AnthropicProvider sends model, system, tools, messages, max_tokens and stream with the key", async () => {
+  await using server = await startFakeAnthropic([turn().text("Hi")], { apiKey: "sk-ant-exact" });
+  await collect(providerFor(server).stream(REQUEST, { signal: signal() }));
+  const [request] = server.requests;
+  deepStrictEqual(request?.body, {
+    model: "claude-test-1",
+    max_tokens: 1024,
+    messages: [{ role: "user", content: "Read two files" }],
+    stream: true,
+    system: "You are a test. The workspace root is /work.",
+    tools: REQUEST.tools,
+  });
+  equal(request?.path, "/v1/messages");
+  equal(request?.headers.authorization, "Bearer sk-ant-exact");
+  ok(request?.headers["anthropic-version"]);
+});
+
+Deno.test("AnthropicProvider retries a 529 once and then yields the answer", async () => {
+  await using server = await startFakeAnthropic([
+    httpError(529, "overloaded_error", "Overloaded"),
+    turn().text("Answer after retry"),
+  ]);
+  const { events, error } = await collect(providerFor(server).stream(REQUEST, { signal: signal() }));
+  equal(error, null);
+  deepStrictEqual(events.filter((event) => event.type === "retry"), [
+    { type: "retry", attempt: 1, delayMs: 0, reason: "Overloaded (529 overloaded_error)" },
+  ]);
+  equal(events.at(-1)?.type, "message-end");
+  equal(server.requests.length, 2);
+});
+
+Deno.test("AnthropicProvider honours a retry-after of 1 second", async () => {
+  await using server = await startFakeAnthropic([
+    httpError(429, "rate_limit_error", "Number of requests has exceeded your rate limit", {
+      headers: { "retry-after": "1" },
+    }),
+    turn().text("Done"),
+  ]);
+  const { events, error } = await collect(providerFor(server).stream(REQUEST, { signal: signal() }));
+  equal(error, null);
+  deepStrictEqual(events[0], {
+    type: "retry",
+    attempt: 1,
+    delayMs: 1000,
+    reason: "Number of requests has exceeded your rate limit (429 rate_limit_error)",
+  });
+  const [first, second] = server.requests;
+  ok(first && second && second.receivedAt - first.receivedAt >= 990, "the second request came too early");
+});
+
+Deno.test("AnthropicProvider does not retry 400 and 401 and keeps the API's message", async (t) => {
+  await t.step("400", async () => {
+    await using server = await startFakeAnthropic([
+      httpError(400, "invalid_request_error", "max_tokens: 999999 > 64000, the maximum for this model"),
+      turn().text("never sent"),
+    ]);
+    const { error } = await collect(providerFor(server).stream(REQUEST, { signal: signal() }));
+    ok(error instanceof InvalidRequestError);
+    equal(error.message, "max_tokens: 999999 > 64000, the maximum for this model");
+    equal(server.requests.length, 1);
+  });
+  await t.step("401", async () => {
+    await using server = await startFakeAnthropic([turn().text("never sent")], { apiKey: "sk-ant-right" });
+    const { error } = await collect(
+      providerFor(server, { apiKey: "sk-ant-wrong" }).stream(REQUEST, { signal: signal() }),
+    );
+    ok(error instanceof AuthenticationError);
+    equal(error.message, "invalid x-api-key");
+    deepStrictEqual([error.status, server.requests.length], [401, 1]);
+  });
+});
+
+Deno.test("AnthropicProvider describes an error response that is not JSON", async () => {
+  await using server = await startFakeAnthropic([
+    httpError(502, "api_error", "", { rawBody: "<html>Bad gateway</html>" }),
+  ]);
+  const { error } = await collect(
+    providerFor(server, { maxRetries: 0 }).stream(REQUEST, { signal: signal() }),
+  );
+  ok(error instanceof ServerError);
+  equal(error.message, "The API answered with status 502: <html>Bad gateway</html>");
+});
+
+Deno.test("AnthropicProvider reports events out of order or unparseable as StreamProtocolError, unretried", async (t) => {
+  await t.step("out of order", async () => {
+    await using server = await startFakeAnthropic([
+      turn().event("content_block_delta", {
+        type: "content_block_delta",
+        index: 4,
+        delta: { type: "text_delta", text: "x" },
+      }),
+      turn().text("never sent"),
+    ]);
+    const { error } = await collect(providerFor(server).stream(REQUEST, { signal: signal() }));
+    ok(error instanceof StreamProtocolError);
+    equal(
+      error.message,
+      'Unexpected content_block_delta in message "msg_fake_1": no block started at index 4',
+    );
+    equal(server.requests.length, 1);
+  });
+  await t.step("unparseable", async () => {
+    await using server = await startFakeAnthropic([turn().event("content_block_delta", "{not json")]);
+    const { error } = await collect(providerFor(server).stream(REQUEST, { signal: signal() }));
+    ok(error instanceof StreamProtocolError);
+    match(error.message, /^Cannot parse a stream event from the API: /);
+  });
+});
+
+Deno.test("AnthropicProvider ends with a clear error on a mid-stream error event, keeping the text", async () => {
+  await using server = await startFakeAnthropic([
+    turn().text("Partial answer").errorEvent("overloaded_error", "Overloaded"),
+    turn().text("never sent"),
+  ]);
+  const { events, error } = await collect(providerFor(server).stream(REQUEST, { signal: signal() }));
+  ok(error instanceof StreamInterruptedError);
+  equal(error.message, "Response stream interrupted after content arrived: Overloaded");
+  ok(error.cause instanceof OverloadedError);
+  deepStrictEqual(events.map((event) => event.type), ["message-start", "text-delta"]);
+  equal(server.requests.length, 1);
+});
+
+Deno.test("AnthropicProvider yields no tool call from a stream dropped inside a tool_use block", async () => {
+  await using server = await startFakeAnthropic([
+    turn()
+      .text("Let me edit.")
+      .event("content_block_start", {
+        type: "content_block_start",
+        index: 1,
+        content_block: { type: "tool_use", id: "toolu_x", name: "EditFile", input: {} },
+      })
+      .event("content_block_delta", {
+        type: "content_block_delta",
+        index: 1,
+        delta: { type: "input_json_delta", partial_json: '{"path": "/work/a' },
+      })
+      .drop(),
+  ]);
+  const { events, error } = await collect(providerFor(server).stream(REQUEST, { signal: signal() }));
+  ok(error instanceof StreamInterruptedError, String(error));
+  ok(error.cause instanceof ConnectionError);
+  match(
+    error.message,
+    /^Response stream interrupted after content arrived: Connection to the API at ".*" failed/,
+  );
+  deepStrictEqual(events.map((event) => event.type), ["message-start", "text-delta"]);
+  equal(server.requests.length, 1);
+});
+
+Deno.test("AnthropicProvider retries a connection dropped before any content", async () => {
+  await using server = await startFakeAnthropic([turn().drop(), turn().cut(), turn().text("Recovered")]);
+  const { events, error } = await collect(providerFor(server).stream(REQUEST, { signal: signal() }));
+  equal(error, null);
+  deepStrictEqual(events.map((event) => event.type), [
+    "retry",
+    "retry",
+    "message-start",
+    "text-delta",
+    "message-end",
+  ]);
+  match(events[1]?.type === "retry" ? events[1].reason : "", /ended before message_stop/);
+  equal(server.requests.length, 3);
+});
+
+Deno.test("AnthropicProvider treats a silent stream as a dropped connection", async (t) => {
+  await t.step("retried when no content had arrived", async () => {
+    await using server = await startFakeAnthropic([turn().delay(5_000).text("late"), turn().text("On time")]);
+    const { events, error } = await collect(
+      providerFor(server, { idleTimeoutMs: 100 }).stream(REQUEST, { signal: signal() }),
+    );
+    equal(error, null);
+    deepStrictEqual(events[0], {
+      type: "retry",
+      attempt: 1,
+      delayMs: 0,
+      reason: `The API at "${server.url}" sent nothing for 0.1 s (connection)`,
+    });
+    deepStrictEqual(events[2], { type: "text-delta", index: 0, text: "On time" });
+  });
+  await t.step("interrupted after content", async () => {
+    await using server = await startFakeAnthropic([turn().text("Early").delay(5_000).text("late")]);
+    const { events, error } = await collect(
+      providerFor(server, { idleTimeoutMs: 100 }).stream(REQUEST, { signal: signal() }),
+    );
+    ok(error instanceof StreamInterruptedError);
+    match(error.message, /sent nothing for 0\.1 s$/);
+    deepStrictEqual(events.map((event) => event.type), ["message-start", "text-delta"]);
+  });
+});
+
+Deno.test("AnthropicProvider gives up on an unreachable server after maxRetries", async () => {
+  const server = await startFakeAnthropic([]);
+  const provider = providerFor(server, { maxRetries: 2 });
+  await server.close();
+  const { events, error } = await collect(provider.stream(REQUEST, { signal: signal() }));
+  ok(error instanceof ConnectionError, String(error));
+  match(error.message, new RegExp(`^Cannot reach the API at "${server.url}"`));
+  deepStrictEqual(events.map((event) => event.type), ["retry", "retry"]);
+});
+
+Deno.test("AnthropicProvider stops promptly with the abort reason when aborted mid-stream", async () => {
+  await using server = await startFakeAnthropic([turn().text("First").delay(30_000).text("never")]);
+  const controller = new AbortController();
+  const reason = new DOMException("Interrupted by the user", "AbortError");
+  const { events, error } = await collect(
+    providerFor(server).stream(REQUEST, { signal: controller.signal }),
+    (event) => event.type === "text-delta" && controller.abort(reason),
+  );
+  equal(error, reason);
+  deepStrictEqual(events.map((event) => event.type), ["message-start", "text-delta"]);
+});
+
+Deno.test("AnthropicProvider.fromEnv throws MissingApiKeyError before any request", async () => {
+  await using server = await startFakeAnthropic([turn().text("never sent")]);
+  for (
+    const env of [{ ANTHROPIC_BASE_URL: server.url }, {
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_API_KEY: " ",
+    }]
+  ) {
+    let error: unknown = null;
+    try {
+      AnthropicProvider.fromEnv(new Map(Object.entries(env)));
+    } catch (thrown) {
+      error = thrown;
+    }
+    ok(error instanceof MissingApiKeyError);
+    match(error.message, /ANTHROPIC_API_KEY/);
+  }
+  equal(server.requests.length, 0);
+});
+
+Deno.test("AnthropicProvider.fromEnv honours ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY", async () => {
+  await using server = await startFakeAnthropic([turn().text("Hello from the proxy")], {
+    apiKey: "sk-ant-env",
+  });
+  const provider = AnthropicProvider.fromEnv(new Map(Object.entries(server.env())), {
+    retry: { maxRetries: 0 },
+  });
+  equal(provider.baseUrl, server.url);
+  const { events, error } = await collect(provider.stream(REQUEST, { signal: signal() }));
+  equal(error, null);
+  deepStrictEqual(events[1], { type: "text-delta", index: 0, text: "Hello from the proxy" });
+  equal(server.requests[0]?.headers.authorization, "Bearer sk-ant-env");
+});

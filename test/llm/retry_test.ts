@@ -1,0 +1,258 @@
+import { deepStrictEqual, equal, ok } from "node:assert/strict";
+import {
+  ApiError,
+  AuthenticationError,
+  ConnectionError,
+  InvalidRequestError,
+  OverloadedError,
+  RateLimitError,
+  ServerError,
+  StreamInterruptedError,
+  StreamProtocolError,
+} from "../../src/llm/errors.ts";
+import type { ProviderEvent } from "../../src/llm/provider.ts";
+import { abortableSleep, decideRetry, DEFAULT_RETRY_POLICY, streamWithRetry } from "../../src/llm/retry.ts";
+
+const overloaded = () =>
+  new OverloadedError("Overloaded", { status: 529, errorType: "overloaded_error", isRetryable: true });
+const rateLimited = (retryAfterMs: number | null) =>
+  new RateLimitError("Slow down", {
+    status: 429,
+    errorType: "rate_limit_error",
+    isRetryable: true,
+    retryAfterMs,
+  });
+
+const START: ProviderEvent = {
+  type: "message-start",
+  messageId: "msg_1",
+  model: "m",
+  usage: { input_tokens: 1, output_tokens: 1 },
+};
+const TEXT: ProviderEvent = { type: "text-delta", index: 0, text: "Hi" };
+const END: ProviderEvent = {
+  type: "message-end",
+  stopReason: "end_turn",
+  usage: { input_tokens: 1, output_tokens: 2 },
+  content: [{ type: "text", text: "Hi" }],
+};
+
+/** An attempt function that plays one script entry per attempt: events, then optionally an error. */
+function scriptedAttempts(script: { events?: ProviderEvent[]; error?: unknown }[]) {
+  const calls: number[] = [];
+  const attempt = async function* (attemptNumber: number): AsyncGenerator<ProviderEvent> {
+    calls.push(attemptNumber);
+    const entry = script[attemptNumber - 1];
+    if (entry === undefined) throw new Error(`No scripted attempt ${attemptNumber}`);
+    for (const event of entry.events ?? []) yield await Promise.resolve(event);
+    if (entry.error !== undefined) throw entry.error;
+  };
+  return { attempt, calls };
+}
+
+/** A sleep that records the delays and returns at once. */
+function recordingSleep() {
+  const delays: number[] = [];
+  return { delays, sleep: (ms: number) => Promise.resolve(void delays.push(ms)) };
+}
+
+async function collect(
+  stream: AsyncIterable<ProviderEvent>,
+): Promise<{ events: ProviderEvent[]; error: unknown }> {
+  const events: ProviderEvent[] = [];
+  try {
+    for await (const event of stream) events.push(event);
+  } catch (error) {
+    return { events, error };
+  }
+  return { events, error: null };
+}
+
+Deno.test("decideRetry grows the backoff ceiling exponentially up to maxDelayMs", () => {
+  const almostOne = () => 0.999999;
+  const delays = [1, 2, 3, 4, 5, 6, 7].map((attempt) =>
+    decideRetry(overloaded(), attempt, { random: almostOne, policy: { maxRetries: 10, maxDelayMs: 20_000 } })
+  );
+  deepStrictEqual(delays.map((decision) => decision.retry ? decision.delayMs : -1), [
+    999,
+    1999,
+    3999,
+    7999,
+    15999,
+    19999,
+    19999,
+  ]);
+});
+
+Deno.test("decideRetry keeps the jittered delay within [0, ceiling)", () => {
+  for (const random of [0, 0.25, 0.5, 0.75, 0.999999]) {
+    const decision = decideRetry(overloaded(), 3, { random: () => random });
+    ok(decision.retry);
+    ok(decision.delayMs >= 0 && decision.delayMs < 4_000, `delay ${decision.delayMs} for random ${random}`);
+    equal(decision.delayMs, Math.floor(random * 4_000));
+  }
+});
+
+Deno.test("decideRetry waits exactly the retry-after the API asked for, and gives up when it is too long", () => {
+  deepStrictEqual(decideRetry(rateLimited(1_000), 1, { random: () => 0 }), { retry: true, delayMs: 1_000 });
+  deepStrictEqual(decideRetry(rateLimited(250.4), 4), { retry: true, delayMs: 251 });
+  deepStrictEqual(decideRetry(rateLimited(DEFAULT_RETRY_POLICY.maxRetryAfterMs + 1), 1), { retry: false });
+  deepStrictEqual(decideRetry(rateLimited(5_000), 1, { policy: { maxRetryAfterMs: 4_000 } }), {
+    retry: false,
+  });
+});
+
+Deno.test("decideRetry does not retry errors that are not retryable", async (t) => {
+  const cases: [string, unknown][] = [
+    ["400", ApiError.fromResponse(400, { error: { type: "invalid_request_error", message: "bad" } })],
+    [
+      "401",
+      ApiError.fromResponse(401, { error: { type: "authentication_error", message: "invalid x-api-key" } }),
+    ],
+    ["403", ApiError.fromResponse(403, { error: { type: "permission_error", message: "no" } })],
+    ["404", ApiError.fromResponse(404, { error: { type: "not_found_error", message: "no model" } })],
+    ["a protocol error", new StreamProtocolError("Unexpected message_stop")],
+    ["a plain error", new Error("bug")],
+  ];
+  for (const [name, error] of cases) {
+    await t.step(name, () => deepStrictEqual(decideRetry(error, 1), { retry: false }));
+  }
+});
+
+Deno.test("decideRetry retries 429, 500, 503, 529 and connection errors within maxRetries", () => {
+  const errors = [
+    ApiError.fromResponse(429, {}),
+    ApiError.fromResponse(500, {}),
+    ApiError.fromResponse(503, {}),
+    ApiError.fromResponse(529, {}),
+    new ConnectionError("Cannot reach the API"),
+  ];
+  for (const error of errors) {
+    equal(decideRetry(error, 4).retry, true, error.message);
+    equal(decideRetry(error, 5).retry, false, error.message);
+  }
+});
+
+Deno.test("streamWithRetry retries before content, reporting each retry, then yields the answer", async () => {
+  const { attempt, calls } = scriptedAttempts([
+    { error: overloaded() },
+    { events: [START], error: new ConnectionError("Connection reset") },
+    { events: [START, TEXT, END] },
+  ]);
+  const { delays, sleep } = recordingSleep();
+  const { events, error } = await collect(
+    streamWithRetry(attempt, { signal: new AbortController().signal, random: () => 0.5, sleep }),
+  );
+  equal(error, null);
+  deepStrictEqual(calls, [1, 2, 3]);
+  deepStrictEqual(delays, [500, 1000]);
+  deepStrictEqual(events, [
+    { type: "retry", attempt: 1, delayMs: 500, reason: "Overloaded (529 overloaded_error)" },
+    { type: "retry", attempt: 2, delayMs: 1000, reason: "Connection reset (connection)" },
+    START,
+    TEXT,
+    END,
+  ]);
+});
+
+Deno.test("streamWithRetry stops after maxRetries and throws the last error", async () => {
+  const last = overloaded();
+  const { attempt, calls } = scriptedAttempts([{ error: overloaded() }, { error: overloaded() }, {
+    error: last,
+  }]);
+  const { sleep } = recordingSleep();
+  const { events, error } = await collect(
+    streamWithRetry(attempt, { signal: new AbortController().signal, maxRetries: 2, sleep }),
+  );
+  equal(error, last);
+  deepStrictEqual(calls, [1, 2, 3]);
+  deepStrictEqual(events.map((event) => event.type), ["retry", "retry"]);
+});
+
+Deno.test("streamWithRetry does not retry 400, 401 or protocol errors", async (t) => {
+  const cases: [string, unknown][] = [
+    [
+      "400",
+      new InvalidRequestError("max_tokens: too large", { status: 400, errorType: null, isRetryable: false }),
+    ],
+    [
+      "401",
+      new AuthenticationError("invalid x-api-key", { status: 401, errorType: null, isRetryable: false }),
+    ],
+    ["protocol", new StreamProtocolError("Unexpected message_stop")],
+  ];
+  for (const [name, thrown] of cases) {
+    await t.step(name, async () => {
+      const { attempt, calls } = scriptedAttempts([{ error: thrown }, { events: [START, END] }]);
+      const { events, error } = await collect(
+        streamWithRetry(attempt, { signal: new AbortController().signal, sleep: recordingSleep().sleep }),
+      );
+      equal(error, thrown);
+      deepStrictEqual(calls, [1]);
+      deepStrictEqual(events, []);
+    });
+  }
+});
+
+Deno.test("streamWithRetry does not retry once content arrived and keeps what arrived", async () => {
+  const cause = new ServerError("Internal error", { status: 500, errorType: "api_error", isRetryable: true });
+  const { attempt, calls } = scriptedAttempts([{ events: [START, TEXT], error: cause }, {
+    events: [START, END],
+  }]);
+  const { events, error } = await collect(
+    streamWithRetry(attempt, { signal: new AbortController().signal, sleep: recordingSleep().sleep }),
+  );
+  deepStrictEqual(calls, [1]);
+  deepStrictEqual(events, [START, TEXT]);
+  ok(error instanceof StreamInterruptedError);
+  equal(error.cause, cause);
+  equal(error.isRetryable, false);
+  equal(error.message, "Response stream interrupted after content arrived: Internal error");
+});
+
+Deno.test("streamWithRetry holds message-start back so a retried attempt leaves no trace", async () => {
+  const { attempt } = scriptedAttempts([
+    { events: [{ ...START, messageId: "msg_failed" }], error: overloaded() },
+    { events: [START, END] },
+  ]);
+  const { events } = await collect(
+    streamWithRetry(attempt, {
+      signal: new AbortController().signal,
+      sleep: recordingSleep().sleep,
+      random: () => 0,
+    }),
+  );
+  deepStrictEqual(events.map((event) => event.type === "message-start" ? event.messageId : event.type), [
+    "retry",
+    "msg_1",
+    "message-end",
+  ]);
+});
+
+Deno.test("streamWithRetry stops waiting and throws the abort reason when aborted during a backoff", async () => {
+  const controller = new AbortController();
+  const { attempt, calls } = scriptedAttempts([{ error: overloaded() }, { events: [START, END] }]);
+  const reason = new DOMException("The user pressed Ctrl-C", "AbortError");
+  const { events, error } = await collect(
+    streamWithRetry(attempt, {
+      signal: controller.signal,
+      random: () => 0.999,
+      baseDelayMs: 60_000,
+      sleep: (ms, signal) => {
+        controller.abort(reason);
+        return abortableSleep(ms, signal);
+      },
+    }),
+  );
+  equal(error, reason);
+  deepStrictEqual(calls, [1]);
+  deepStrictEqual(events.map((event) => event.type), ["retry"]);
+});
+
+Deno.test("abortableSleep rejects at once with the reason of an aborted signal", async () => {
+  const controller = new AbortController();
+  const sleeping = abortableSleep(60_000, controller.signal);
+  controller.abort(new Error("stop"));
+  const error = await sleeping.then(() => null, (reason: unknown) => reason);
+  equal(error instanceof Error ? error.message : null, "stop");
+});

@@ -1,0 +1,63 @@
+import { deepStrictEqual, equal, ok } from "node:assert/strict";
+import { TARGETS } from "../../scripts/compile.ts";
+import { LAUNCHER } from "../_fakes/run_cli.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+async function launcherCommand(): Promise<string[]> {
+  const output = await new Deno.Command(LAUNCHER, {
+    args: ["--version"],
+    env: { MEWCODE_PRINT_COMMAND: "1" },
+    stdout: "piped",
+  }).output();
+  equal(output.code, 0);
+  return new TextDecoder().decode(output.stdout).trimEnd().split("\n");
+}
+
+async function compileCommands(): Promise<string[][]> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "compile", "--dry-run"],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  return new TextDecoder().decode(output.stdout).trim().split("\n").map((line) => line.split(" "));
+}
+
+function flagsBetween(argv: string[], after: string, before: string): string[] {
+  const start = argv.indexOf(after);
+  const end = argv.indexOf(before, start);
+  ok(start >= 0 && end > start, `found ${after} … ${before} in ${argv.join(" ")}`);
+  return argv.slice(start + 1, end);
+}
+
+Deno.test("deno task compile bakes in exactly the runtime flags scripts/mewcode runs with", async () => {
+  const launcherFlags = flagsBetween(await launcherCommand(), "run", "--quiet");
+  const commands = await compileCommands();
+  deepStrictEqual(commands.map((argv) => argv[argv.indexOf("--target") + 1]), [...TARGETS]);
+  for (const argv of commands) {
+    deepStrictEqual(flagsBetween(argv, "compile", "--config"), launcherFlags);
+    ok(
+      argv.includes("--include") && argv[argv.indexOf("--include") + 1] === "workers/",
+      "workers are included",
+    );
+  }
+});
+
+Deno.test("the runtime flags never prompt, enable worker permissions and grant nothing wholesale", async () => {
+  const flags = flagsBetween(await launcherCommand(), "run", "--quiet");
+  ok(flags.includes("--no-prompt"));
+  ok(flags.includes("--unstable-worker-options"));
+  for (const broad of ["-A", "--allow-all", "--allow-run", "--allow-ffi", "--allow-sys", "--allow-import"]) {
+    ok(!flags.includes(broad), `${broad} is not granted`);
+  }
+  ok(flags.includes("--allow-run=bwrap,bash,sh"));
+});
+
+Deno.test("scripts/mewcode runs main.ts of its own checkout with the workspace as the caller's cwd", async () => {
+  const argv = await launcherCommand();
+  equal(argv.at(-2), `${ROOT}main.ts`);
+  equal(argv.at(-1), "--version");
+  equal(argv[argv.indexOf("--config") + 1], `${ROOT}deno.json`);
+});

@@ -1,0 +1,277 @@
+import { deepStrictEqual, equal } from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { EXCLUDED_DIRECTORY_NAMES, skippedNotice, Walker, walkFiles } from "../../src/tools/_walk.ts";
+import { createTempWorkspace } from "../_fakes/tool_context.ts";
+
+/** Writes files (path relative to root → content), creating parent directories. */
+async function writeTree(root: string, files: Record<string, string>): Promise<void> {
+  for (const [path, content] of Object.entries(files)) {
+    await Deno.mkdir(dirname(join(root, path)), { recursive: true });
+    await Deno.writeTextFile(join(root, path), content);
+  }
+}
+
+async function relativePaths(
+  start: string,
+  root: string,
+  filter?: (path: string) => boolean,
+): Promise<string[]> {
+  const result = await walkFiles(start, filter === undefined ? { root } : { root, filter });
+  return result.files.map((file) => file.relativePath);
+}
+
+Deno.test("walkFiles lists files only, depth first with entries sorted by name", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, {
+    "b.ts": "",
+    "a/z.ts": "",
+    "a/b/c.ts": "",
+    "a-b.ts": "",
+    ".env": "",
+  });
+  await Deno.mkdir(join(workspace.root, "empty"));
+  const result = await walkFiles(workspace.root, { root: workspace.root });
+  deepStrictEqual(result.files.map((file) => file.relativePath), [
+    ".env",
+    "a/b/c.ts",
+    "a/z.ts",
+    "a-b.ts",
+    "b.ts",
+  ]);
+  equal(result.files[1]!.path, join(workspace.root, "a/b/c.ts"));
+  equal(result.aborted, false);
+});
+
+Deno.test("walkFiles skips the default excluded directories at any depth and counts them", async () => {
+  await using workspace = await createTempWorkspace();
+  const files: Record<string, string> = { "src/keep.ts": "" };
+  for (const name of EXCLUDED_DIRECTORY_NAMES) {
+    files[`${name}/top.ts`] = "";
+    files[`src/${name}/nested.ts`] = "";
+  }
+  await writeTree(workspace.root, files);
+  const result = await walkFiles(workspace.root, { root: workspace.root });
+  deepStrictEqual(result.files.map((file) => file.relativePath), ["src/keep.ts"]);
+  equal(result.ignoredDirectories, EXCLUDED_DIRECTORY_NAMES.size * 2);
+  equal(result.ignoredFiles, 0);
+});
+
+Deno.test("walkFiles applies the root .gitignore: files, directories, negation, anchors, case", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, {
+    ".gitignore": "# comment\n*.log\n!keep.log\ndist/\n/build\n*.TMP\n",
+    "a.log": "",
+    "keep.log": "",
+    "sub/b.log": "",
+    "dist/x.js": "",
+    "sub/dist/y.js": "",
+    "build/out.js": "",
+    "sub/build/kept.js": "",
+    "files/dist": "a file: directory-only patterns do not match it",
+    "x.tmp": "",
+    "main.ts": "",
+  });
+  const result = await walkFiles(workspace.root, { root: workspace.root });
+  deepStrictEqual(result.files.map((file) => file.relativePath), [
+    ".gitignore",
+    "files/dist",
+    "keep.log",
+    "main.ts",
+    "sub/build/kept.js",
+    "x.tmp",
+  ]);
+  equal(result.ignoredFiles, 2); // a.log, sub/b.log
+  equal(result.ignoredDirectories, 3); // dist, sub/dist, build
+});
+
+Deno.test("walkFiles applies nested .gitignore files below their directory only, deeper rules winning", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, {
+    ".gitignore": "*.gen.ts\n",
+    "pkg/.gitignore": "generated/\n!special.gen.ts\n/local.ts\n",
+    "pkg/generated/a.ts": "",
+    "generated/b.ts": "",
+    "pkg/special.gen.ts": "",
+    "other.gen.ts": "",
+    "pkg/local.ts": "",
+    "pkg/deep/local.ts": "",
+    "local.ts": "",
+  });
+  const result = await walkFiles(workspace.root, { root: workspace.root });
+  deepStrictEqual(result.files.map((file) => file.relativePath), [
+    ".gitignore",
+    "generated/b.ts",
+    "local.ts",
+    "pkg/.gitignore",
+    "pkg/deep/local.ts",
+    "pkg/special.gen.ts",
+  ]);
+  equal(result.ignoredFiles, 2); // other.gen.ts, pkg/local.ts
+  equal(result.ignoredDirectories, 1); // pkg/generated
+});
+
+Deno.test("walkFiles applies .gitignore patterns that name paths with slashes", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, {
+    ".gitignore": "docs/_build/\nsrc/**/*.snap\n",
+    "docs/_build/index.html": "",
+    "docs/guide.md": "",
+    "other/docs/_build/kept.html": "",
+    "src/a/b/c.snap": "",
+    "src/a/c.ts": "",
+    "lib/c.snap": "",
+  });
+  deepStrictEqual(await relativePaths(workspace.root, workspace.root), [
+    ".gitignore",
+    "docs/guide.md",
+    "lib/c.snap",
+    "other/docs/_build/kept.html",
+    "src/a/c.ts",
+  ]);
+});
+
+Deno.test("walkFiles honours .git/info/exclude", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, { ".git/info/exclude": "secret.txt\n", "secret.txt": "", "open.txt": "" });
+  deepStrictEqual(await relativePaths(workspace.root, workspace.root), ["open.txt"]);
+});
+
+Deno.test("walkFiles never reads ignore files through symlinks that leave the workspace", async () => {
+  await using workspace = await createTempWorkspace();
+  await using outside = await createTempWorkspace("mewcode-outside-");
+  await writeTree(outside.root, { "rules": "*\n", "git/info/exclude": "*\n" });
+  await writeTree(workspace.root, { "a.ts": "", "sub/b.ts": "" });
+  await Deno.symlink(join(outside.root, "rules"), join(workspace.root, "sub/.gitignore"));
+  await Deno.symlink(join(outside.root, "git"), join(workspace.root, ".git"));
+  const result = await walkFiles(workspace.root, { root: workspace.root });
+  deepStrictEqual(result.files.map((file) => file.relativePath), ["a.ts", "sub/b.ts"]);
+  // Walking sub/ reads the root's .git/info/exclude as an ancestor rule set: also refused.
+  deepStrictEqual(await relativePaths(join(workspace.root, "sub"), workspace.root), ["b.ts"]);
+});
+
+Deno.test("walkFiles below the root applies the ignore files of the directories above", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, {
+    ".gitignore": "*.log\nsub/inner/gen/\n/sub/top.ts\n",
+    "sub/.gitignore": "cache/\n",
+    "sub/inner/gen/x.ts": "",
+    "sub/inner/a.log": "",
+    "sub/inner/cache/c.ts": "",
+    "sub/inner/keep.ts": "",
+    "sub/top.ts": "",
+  });
+  const start = join(workspace.root, "sub", "inner");
+  const result = await walkFiles(start, { root: workspace.root });
+  deepStrictEqual(result.files.map((file) => file.relativePath), ["keep.ts"]);
+  equal(result.ignoredFiles, 1);
+  equal(result.ignoredDirectories, 2);
+  deepStrictEqual(await relativePaths(join(workspace.root, "sub"), workspace.root), [
+    ".gitignore",
+    "inner/keep.ts",
+  ]);
+});
+
+Deno.test("walkFiles lists the files of an ignored directory when asked to walk it", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, {
+    ".gitignore": "dist/\n",
+    "dist/bundle.js": "",
+    "node_modules/x/index.js": "",
+  });
+  deepStrictEqual(await relativePaths(join(workspace.root, "dist"), workspace.root), ["bundle.js"]);
+  deepStrictEqual(await relativePaths(join(workspace.root, "node_modules"), workspace.root), ["x/index.js"]);
+});
+
+Deno.test("walkFiles ends on symlink loops and lists each directory once", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, { "a/b/file.ts": "" });
+  await Deno.symlink("..", join(workspace.root, "a/b/up")); // a/b/up -> a
+  await Deno.symlink(workspace.root, join(workspace.root, "a/root")); // a/root -> the root
+  await Deno.symlink("self", join(workspace.root, "self")); // self -> self (ELOOP)
+  const result = await walkFiles(workspace.root, { root: workspace.root });
+  deepStrictEqual(result.files.map((file) => file.relativePath), ["a/b/file.ts"]);
+  equal(result.skippedSymlinks, 1);
+});
+
+Deno.test("walkFiles does not follow symlinks whose target is outside the workspace", async () => {
+  await using workspace = await createTempWorkspace();
+  await using outside = await createTempWorkspace("mewcode-outside-");
+  await writeTree(outside.root, { "secret.ts": "", "dir/inner.ts": "" });
+  await writeTree(workspace.root, { "own.ts": "" });
+  await Deno.symlink(outside.root, join(workspace.root, "out-dir"));
+  await Deno.symlink(join(outside.root, "secret.ts"), join(workspace.root, "out-file.ts"));
+  await Deno.symlink(join(workspace.root, "missing"), join(workspace.root, "dangling.ts"));
+  const result = await walkFiles(workspace.root, { root: workspace.root });
+  deepStrictEqual(result.files.map((file) => file.relativePath), ["own.ts"]);
+  equal(result.skippedSymlinks, 3);
+});
+
+Deno.test("walkFiles follows symlinks to files and directories inside the workspace", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, { "shared/lib.ts": "", "app/main.ts": "" });
+  await Deno.symlink(join(workspace.root, "shared"), join(workspace.root, "app/shared"));
+  await Deno.symlink("main.ts", join(workspace.root, "app/alias.ts"));
+  // From app/, the linked directory lies outside the walk: it is listed through the link.
+  deepStrictEqual(await relativePaths(join(workspace.root, "app"), workspace.root), [
+    "alias.ts",
+    "main.ts",
+    "shared/lib.ts",
+  ]);
+  // From the root, shared/ is walked directly, and not a second time through app/shared.
+  deepStrictEqual(await relativePaths(workspace.root, workspace.root), [
+    "app/alias.ts",
+    "app/main.ts",
+    "shared/lib.ts",
+  ]);
+});
+
+Deno.test("walkFiles keeps only files the filter accepts and counts only those as ignored", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, {
+    ".gitignore": "old.*\n",
+    "a.ts": "",
+    "b.md": "",
+    "old.ts": "",
+    "old.md": "",
+    "sub/c.ts": "",
+  });
+  const result = await walkFiles(workspace.root, {
+    root: workspace.root,
+    filter: (path) => path.endsWith(".ts"),
+  });
+  deepStrictEqual(result.files.map((file) => file.relativePath), ["a.ts", "sub/c.ts"]);
+  equal(result.ignoredFiles, 1);
+});
+
+Deno.test("Walker yields files lazily so a caller can stop the walk early", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, { "a/1.ts": "", "b/2.ts": "", "c/3.ts": "", "d/node_modules/x.js": "" });
+  const walker = new Walker(workspace.root, { root: workspace.root });
+  const seen: string[] = [];
+  for (const file of walker.files()) {
+    seen.push(file.relativePath);
+    if (seen.length === 2) break;
+  }
+  deepStrictEqual(seen, ["a/1.ts", "b/2.ts"]);
+  equal(walker.ignoredDirectories, 0); // d/ was never reached
+});
+
+Deno.test("walkFiles stops with aborted set when the signal is aborted", async () => {
+  await using workspace = await createTempWorkspace();
+  const files: Record<string, string> = {};
+  for (let index = 0; index < 300; index++) files[`f${index}.ts`] = "";
+  await writeTree(workspace.root, files);
+  const controller = new AbortController();
+  controller.abort();
+  const result = await walkFiles(workspace.root, { root: workspace.root, signal: controller.signal });
+  equal(result.aborted, true);
+  equal(result.files.length < 300, true);
+});
+
+Deno.test("skippedNotice describes what a walk skipped, or nothing", () => {
+  equal(skippedNotice({ ignoredFiles: 0, ignoredDirectories: 0, skippedSymlinks: 0 }), null);
+  const notice = skippedNotice({ ignoredFiles: 2, ignoredDirectories: 1, skippedSymlinks: 1 })!;
+  equal(notice.includes("2 files were ignored by .gitignore"), true);
+  equal(notice.includes("1 directory was not entered"), true);
+  equal(notice.includes("1 symlink was not followed"), true);
+});

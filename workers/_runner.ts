@@ -1,0 +1,105 @@
+/**
+ * The body of every tool worker: receives run requests, runs the tool with its own AbortController,
+ * turns anything thrown into an error result, and posts the result back. The entry points
+ * (`tool_worker.ts`, and test-only entries) only choose the tools.
+ *
+ * @module
+ */
+import { assertNever } from "../src/assert_never.ts";
+import { checkResult, thrownResult } from "../src/execution/executor.ts";
+import { PERMISSION_NAMES, type PermissionName } from "../src/execution/profiles.ts";
+import type { FromWorker, ToWorker } from "../src/execution/worker_protocol.ts";
+import type { AnyTool, ToolResult } from "../src/tools/tool.ts";
+
+/** The part of a dedicated worker's global scope the runner uses. */
+export interface WorkerScope {
+  onmessage: ((event: MessageEvent<ToWorker>) => void) | null;
+  postMessage(message: FromWorker): void;
+  addEventListener(type: "error", listener: (event: ErrorEvent) => void): void;
+  addEventListener(type: "unhandledrejection", listener: (event: PromiseRejectionEvent) => void): void;
+}
+
+/**
+ * Serves tool calls on `scope`. Registers `onmessage` synchronously (messages that arrive while the
+ * worker is still starting are not lost), then announces `ready` with the worker's permissions.
+ */
+export function serveTools(scope: WorkerScope, tools: readonly AnyTool[]): void {
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const running = new Map<string, AbortController>();
+
+  scope.onmessage = (event) => {
+    const message = event.data;
+    switch (message.type) {
+      case "run-request":
+        void run(message);
+        return;
+      case "cancel-request":
+        running.get(message.callId)?.abort(new DOMException("the call was cancelled", "AbortError"));
+        return;
+      default:
+        assertNever(message);
+    }
+  };
+
+  async function run(request: ToWorker & { type: "run-request" }): Promise<void> {
+    const tool = byName.get(request.toolName);
+    if (tool === undefined) {
+      scope.postMessage({
+        type: "run-error",
+        callId: request.callId,
+        message: `this worker has no tool "${request.toolName}" (it has ${[...byName.keys()].join(", ")})`,
+      });
+      return;
+    }
+    const controller = new AbortController();
+    running.set(request.callId, controller);
+    let result: ToolResult;
+    try {
+      result = checkResult(
+        await tool.execute({ ...request.context, signal: controller.signal }, request.input),
+      );
+    } catch (error) {
+      result = thrownResult(tool.name, error);
+    } finally {
+      running.delete(request.callId);
+    }
+    post(scope, tool.name, request.callId, result);
+  }
+
+  // A tool that throws from a timer or leaves a rejected promise behind has left the worker in an unknown
+  // state: report it (instead of letting the runtime print it) so the executor replaces the worker.
+  scope.addEventListener("error", (event) => {
+    event.preventDefault();
+    scope.postMessage({ type: "worker-error", message: describe(event.error ?? event.message) });
+  });
+  scope.addEventListener("unhandledrejection", (event) => {
+    event.preventDefault();
+    scope.postMessage({ type: "worker-error", message: `unhandled rejection: ${describe(event.reason)}` });
+  });
+
+  scope.postMessage({ type: "ready", tools: [...byName.keys()], permissions: queryPermissions() });
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function post(scope: WorkerScope, toolName: string, callId: string, result: ToolResult): void {
+  try {
+    scope.postMessage({ type: "run-result", callId, result });
+  } catch (error) {
+    // Metadata that cannot be cloned (a function, a class instance with private state) is a tool bug.
+    const reason = error instanceof Error ? error.message : String(error);
+    scope.postMessage({
+      type: "run-result",
+      callId,
+      result: thrownResult(toolName, new TypeError(`the result cannot be sent from its worker: ${reason}`)),
+    });
+  }
+}
+
+function queryPermissions(): Record<PermissionName, Deno.PermissionState> {
+  const states = {} as Record<PermissionName, Deno.PermissionState>;
+  for (const name of PERMISSION_NAMES) states[name] = Deno.permissions.querySync({ name }).state;
+  return states;
+}

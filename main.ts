@@ -8,6 +8,7 @@ import denoConfig from "./deno.json" with { type: "json" };
 import { HELP, parseCli, UsageError } from "./src/cli/args.ts";
 import type { CliOptions } from "./src/cli/args.ts";
 import { EXIT } from "./src/cli/exit_codes.ts";
+import { runtimeOptionsFrom } from "./src/cli/runtime_options.ts";
 import { renderTools } from "./src/cli/tools_command.ts";
 import { parseToolInput, runToolCommand } from "./src/cli/tool_command.ts";
 import { runDoctor } from "./src/cli/doctor_command.ts";
@@ -15,7 +16,6 @@ import { runPrintMode } from "./src/cli/print_mode.ts";
 import { assertNever } from "./src/assert_never.ts";
 import { createToolRuntime } from "./src/execution/runtime.ts";
 import { APPROVE_ALL } from "./src/permissions/decision.ts";
-import { policyForMode } from "./src/permissions/modes.ts";
 
 async function main(argv: string[]): Promise<number> {
   let options: CliOptions;
@@ -53,17 +53,11 @@ async function main(argv: string[]): Promise<number> {
           }
         }
         await using runtime = await createToolRuntime({
-          root,
-          readOnly: options.readOnly,
-          sandbox: options.sandbox,
-          sandboxNetwork: options.sandboxNetwork,
-          strictLinks: options.strictLinks,
+          ...runtimeOptionsFrom(root, options, Deno.env.toObject()),
           // The user typed this call: "ask" counts as approved; deny rules and the sandbox still apply.
-          policy: policyForMode(options.permissionMode),
           approver: APPROVE_ALL,
           // ...and the user is the authority on the files they name: no "read it first" for their writes.
           requireRead: false,
-          env: Deno.env.toObject(),
         });
         if (command.kind === "tools") {
           console.log(renderTools(runtime.registry, { json: command.json }));

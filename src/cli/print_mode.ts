@@ -17,9 +17,9 @@ import { resolveMewcodeHome } from "../config/home.ts";
 import { createToolRuntime, type ExecutorKind } from "../execution/runtime.ts";
 import { AnthropicProvider } from "../llm/anthropic.ts";
 import type { Provider } from "../llm/provider.ts";
-import { policyForMode } from "../permissions/modes.ts";
 import type { CliOptions } from "./args.ts";
 import { EXIT } from "./exit_codes.ts";
+import { runtimeOptionsFrom } from "./runtime_options.ts";
 
 /** What `runPrintMode` needs; `provider` and the streams are injectable for tests. */
 export interface PrintModeInput {
@@ -80,14 +80,8 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
   }
   try {
     await using runtime = await createToolRuntime({
-      root,
-      readOnly: options.readOnly,
-      sandbox: options.sandbox,
-      sandboxNetwork: options.sandboxNetwork,
-      strictLinks: options.strictLinks,
-      policy: policyForMode(options.permissionMode),
       // No approver: in -p no one can answer, so "ask" is a denial with its reason.
-      env,
+      ...runtimeOptionsFrom(root, options, env),
       ...(input.executor === undefined ? {} : { executor: input.executor }),
     });
     const platform = `${Deno.build.os} ${Deno.build.arch}`;

@@ -155,26 +155,31 @@ type CompileResult = { ok: true; matcher: Matcher } | { ok: false; message: stri
 
 const REGEX_SYNTAX = /[\\^$.|?*+()[\]{}]/;
 
+/** Escapes whose meaning needs the `u` flag (without it, `\\p{L}` would silently match "p{L}"). */
+const UNICODE_ESCAPES = /\\[pP]\{|\\u\{/;
+
 /**
- * Builds the matcher for a pattern: `indexOf` for a literal, else one global multiline regex, with the
- * `u` flag when the pattern allows it (for `\p{…}` and astral characters) and without it otherwise.
+ * Builds the matcher for a pattern: `indexOf` for a literal, else one global multiline regex. The `u` flag
+ * is used only when the pattern needs it (`\p{…}`, `\u{…}`) or only parses with it: V8's linear-time
+ * fallback for catastrophic backtracking (enabled in scripts/runtime_flags.txt) does not cover `u` regexes.
  */
 function compileMatcher(pattern: string, caseInsensitive: boolean): CompileResult {
   if (!caseInsensitive && !REGEX_SYNTAX.test(pattern) && !pattern.includes("\n")) {
     return { ok: true, matcher: { next: (text, from) => text.indexOf(pattern, from), normalizeCrlf: false } };
   }
   const flags = caseInsensitive ? "gmi" : "gm";
-  let regex: RegExp;
-  try {
-    regex = new RegExp(pattern, `${flags}u`);
-  } catch {
+  const attempts = UNICODE_ESCAPES.test(pattern) ? [`${flags}u`] : [flags, `${flags}u`];
+  let regex: RegExp | null = null;
+  let failure = "";
+  for (const attempt of attempts) {
     try {
-      regex = new RegExp(pattern, flags);
+      regex = new RegExp(pattern, attempt);
+      break;
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      return { ok: false, message: `Invalid pattern "${pattern}": ${reason}` };
+      failure ||= error instanceof Error ? error.message : String(error);
     }
   }
+  if (regex === null) return { ok: false, message: `Invalid pattern "${pattern}": ${failure}` };
   const lineRegex = new RegExp(regex.source, regex.flags.replace("g", ""));
   return {
     ok: true,

@@ -183,9 +183,25 @@ function toInputJsonSchema(name: string, schema: z.ZodType): InputJsonSchema {
   return {
     ...rest,
     type: "object",
-    properties: converted.properties as Record<string, unknown>,
+    properties: withoutSafeIntegerBounds(converted.properties as Record<string, unknown>),
     required: Array.isArray(converted.required) ? converted.required.map(String) : [],
   };
+}
+
+/** Drops the ±2^53 bounds zod adds to every `.int()`: noise for the model, not a real constraint. */
+function withoutSafeIntegerBounds(properties: Record<string, unknown>): Record<string, unknown> {
+  const cleaned: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(properties)) {
+    if (typeof property !== "object" || property === null) {
+      cleaned[name] = property;
+      continue;
+    }
+    const copy = { ...property as Record<string, unknown> };
+    if (copy.maximum === Number.MAX_SAFE_INTEGER) delete copy.maximum;
+    if (copy.minimum === Number.MIN_SAFE_INTEGER) delete copy.minimum;
+    cleaned[name] = copy;
+  }
+  return cleaned;
 }
 
 /** A successful result with text for the model. */

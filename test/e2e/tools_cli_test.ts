@@ -65,3 +65,15 @@ Deno.test("mewcode tool exercises all six tools from the command line", async (t
     await Deno.stat(`${root}/ok-file`).then(() => ok(false, "the file must not exist"), () => undefined);
   });
 });
+
+Deno.test("mewcode tool Grep survives a catastrophically backtracking pattern", async () => {
+  await using workspace = await createTempWorkspace("mewcode-redos-");
+  await Deno.writeTextFile(`${workspace.root}/input.txt`, `${"a".repeat(48)}!\n`);
+  // Without V8's linear-time fallback this never finishes: the process is killed after 30 s and fails.
+  const run = await runMewcode(["tool", "Grep", JSON.stringify({ pattern: "(a+)+$" })], {
+    cwd: workspace.root,
+    signal: AbortSignal.timeout(30_000),
+  });
+  equal(run.code, 0, run.stderr);
+  match(parseToolOutput(run).content, /^No matches found/);
+});

@@ -52,6 +52,13 @@ Deno.test("defineTool derives an API JSON Schema with type, properties, required
   equal("$schema" in echoTool.jsonSchema, false);
 });
 
+Deno.test("defineTool leaves out zod's safe-integer bounds but keeps real ones", () => {
+  const times = echoTool.jsonSchema.properties.times as Record<string, unknown>;
+  equal(times.type, "integer");
+  equal(times.exclusiveMinimum, 0);
+  equal("maximum" in times, false);
+});
+
 Deno.test("defineTool rejects invalid definitions at definition time", async (t) => {
   const base = {
     description: "d",

@@ -15,7 +15,7 @@ export type PermissionMode = typeof PERMISSION_MODES[number];
 export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;
 
 /** The model used when `--model` is not given. */
-export const DEFAULT_MODEL = "claude-sonnet-4-5";
+export const DEFAULT_MODEL = "claude-sonnet-5-5";
 /** The response token limit used when `--max-tokens` is not given. */
 export const DEFAULT_MAX_TOKENS = 16_000;
 

@@ -109,6 +109,7 @@ Deno.test("e2e: text + two tool_use blocks in 1-3 character fragments run with t
     const run = await box.run(server, []);
     equal(run.code, 0, explain(run));
     equal(run.stdout, "Both files read.\n");
+    equal(run.stderr, "", "without --verbose a successful run prints nothing on stderr");
     equal(server.requests.length, 2);
     const messages = messagesOf(server, 2);
     deepStrictEqual(messages[1], {

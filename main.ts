@@ -11,10 +11,8 @@ import { EXIT } from "./src/cli/exit_codes.ts";
 import { runtimeOptionsFrom } from "./src/cli/runtime_options.ts";
 import { renderTools } from "./src/cli/tools_command.ts";
 import { parseToolInput, runToolCommand } from "./src/cli/tool_command.ts";
-import { runDoctor } from "./src/cli/doctor_command.ts";
-import { runPrintMode } from "./src/cli/print_mode.ts";
 import { assertNever } from "./src/assert_never.ts";
-import { createToolRuntime } from "./src/execution/runtime.ts";
+import { createToolRuntime, sessionRegistry } from "./src/execution/runtime.ts";
 import { APPROVE_ALL } from "./src/permissions/decision.ts";
 
 async function main(argv: string[]): Promise<number> {
@@ -43,14 +41,14 @@ async function main(argv: string[]): Promise<number> {
   try {
     switch (command.kind) {
       case "tools":
+        console.log(renderTools(sessionRegistry({ readOnly: options.readOnly }), { json: command.json }));
+        return EXIT.ok;
       case "tool": {
         let input: unknown;
-        if (command.kind === "tool") {
-          try {
-            input = parseToolInput(command.input);
-          } catch (error) {
-            return usageFailure(error);
-          }
+        try {
+          input = parseToolInput(command.input);
+        } catch (error) {
+          return usageFailure(error);
         }
         await using runtime = await createToolRuntime({
           ...runtimeOptionsFrom(root, options, Deno.env.toObject()),
@@ -59,20 +57,21 @@ async function main(argv: string[]): Promise<number> {
           // ...and the user is the authority on the files they name: no "read it first" for their writes.
           requireRead: false,
         });
-        if (command.kind === "tools") {
-          console.log(renderTools(runtime.registry, { json: command.json }));
-          return EXIT.ok;
-        }
         const { output, exitCode } = await runToolCommand(runtime.pipeline, { name: command.name, input }, {
           signal: controller.signal,
         });
         console.log(JSON.stringify(output, null, 2));
         return exitCode;
       }
-      case "doctor":
+      // Loaded on demand: the SDK alone costs ~150 ms of start-up that `tools` and `tool` do not need.
+      case "doctor": {
+        const { runDoctor } = await import("./src/cli/doctor_command.ts");
         return await runDoctor({ root, options });
-      case "print":
+      }
+      case "print": {
+        const { runPrintMode } = await import("./src/cli/print_mode.ts");
         return await runPrintMode({ root, options, signal: controller.signal });
+      }
       default:
         return assertNever(command);
     }

@@ -53,12 +53,17 @@ export interface ToolRuntime extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** Builds the registry, plans the shell sandbox, starts the executor and assembles the pipeline. */
-export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRuntime> {
-  const registry = createRegistry(options.tools ?? BUILTIN_TOOLS, {
+/** The tools a session offers: everything, or only the read-only tools with `readOnly`. */
+export function sessionRegistry(options: { readOnly: boolean; tools?: readonly AnyTool[] }): ToolRegistry {
+  return createRegistry(options.tools ?? BUILTIN_TOOLS, {
     allowWrite: !options.readOnly,
     allowBash: !options.readOnly,
   });
+}
+
+/** Builds the registry, plans the shell sandbox, starts the executor and assembles the pipeline. */
+export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRuntime> {
+  const registry = sessionRegistry(options);
   const plan = await planShell({
     root: options.root,
     mode: options.sandbox,

@@ -5,13 +5,12 @@
  * @module
  */
 import denoConfig from "./deno.json" with { type: "json" };
-import { HELP, parseCli, UsageError } from "./src/cli/args.ts";
-import type { CliOptions } from "./src/cli/args.ts";
+import { type CliOptions, HELP, parseCli, UsageError } from "./src/cli/args.ts";
 import { EXIT } from "./src/cli/exit_codes.ts";
 import { runtimeOptionsFrom } from "./src/cli/runtime_options.ts";
 import { renderTools } from "./src/cli/tools_command.ts";
 import { parseToolInput, runToolCommand } from "./src/cli/tool_command.ts";
-import { assertNever } from "./src/assert_never.ts";
+import { assertNever } from "./src/tools/errors.ts";
 import { createToolRuntime, sessionRegistry } from "./src/execution/runtime.ts";
 import { APPROVE_ALL } from "./src/permissions/decision.ts";
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { assertNever } from "../src/assert_never.ts";
+import { assertNever, describeError } from "../src/tools/errors.ts";
 import { checkResult, thrownResult } from "../src/execution/executor.ts";
 import { PERMISSION_NAMES, type PermissionName } from "../src/execution/profiles.ts";
 import type { FromWorker, ToWorker } from "../src/execution/worker_protocol.ts";
@@ -70,18 +70,17 @@ export function serveTools(scope: WorkerScope, tools: readonly AnyTool[]): void 
   // state: report it (instead of letting the runtime print it) so the executor replaces the worker.
   scope.addEventListener("error", (event) => {
     event.preventDefault();
-    scope.postMessage({ type: "worker-error", message: describe(event.error ?? event.message) });
+    scope.postMessage({ type: "worker-error", message: describeError(event.error ?? event.message) });
   });
   scope.addEventListener("unhandledrejection", (event) => {
     event.preventDefault();
-    scope.postMessage({ type: "worker-error", message: `unhandled rejection: ${describe(event.reason)}` });
+    scope.postMessage({
+      type: "worker-error",
+      message: `unhandled rejection: ${describeError(event.reason)}`,
+    });
   });
 
   scope.postMessage({ type: "ready", tools: [...byName.keys()], permissions: queryPermissions() });
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 function post(scope: WorkerScope, toolName: string, callId: string, result: ToolResult): void {

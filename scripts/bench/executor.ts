@@ -43,11 +43,11 @@ export async function benchExecutor(options: { workDir: string; quick: boolean }
   await Deno.mkdir(directory, { recursive: true });
   const root = await Deno.realPath(directory);
   const file = `${root}/small.ts`;
-  await Deno.writeTextFile(
-    file,
-    Array.from({ length: 40 }, (_, index) => `export const value${index} = ${index}; // a small source file`)
-      .join("\n") + "\n",
-  );
+  const source = Array.from(
+    { length: 40 },
+    (_, index) => `export const value${index} = ${index}; // a small source file`,
+  ).join("\n") + "\n";
+  await Deno.writeTextFile(file, source);
   const env = Deno.env.toObject();
   const sandboxed = await shellPlan(root, "workspace-write", env);
   const unsandboxed = await shellPlan(root, "danger-full-access", env);
@@ -105,7 +105,7 @@ export async function benchExecutor(options: { workDir: string; quick: boolean }
     "Per-call time of one tool call through the executor interface (the pipeline's gates excluded). " +
     "The warm pool is what mewcode uses: a worker per permission profile, started before the first call. " +
     `${sizes.calls} ReadFile calls per variant on a ${
-      (new TextEncoder().encode(await Deno.readTextFile(file))).length
+      new TextEncoder().encode(source).length
     }-byte file, ${sizes.coldCalls} cold ones, ${sizes.shellCalls} Bash calls per variant.`,
     "",
     table([directRead, warmRead, coldRead], directRead),

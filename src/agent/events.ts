@@ -74,6 +74,3 @@ export type AgentEvent =
     message: string | null;
     totals: UsageTotals;
   };
-
-/** The `type`s of AgentEvent. */
-export type AgentEventType = AgentEvent["type"];

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { assertNever } from "../assert_never.ts";
+import { assertNever } from "../tools/errors.ts";
 import type { ToolCall, ToolPipeline } from "../execution/pipeline.ts";
 import { type ExecutionMode, type ScheduledOutcome, ToolScheduler } from "../execution/scheduler.ts";
 import { ApiError } from "../llm/errors.ts";
@@ -18,7 +18,7 @@ import type {
 } from "../llm/provider.ts";
 import type { ToolResult } from "../tools/tool.ts";
 import { AsyncQueue } from "./_queue.ts";
-import { type CallOutcome, Conversation, type ToolUseBlock } from "./conversation.ts";
+import { Conversation, type ToolUseBlock } from "./conversation.ts";
 import type { AgentEvent, ToolCallStatus, TurnEndReason, UsageTotals } from "./events.ts";
 import {
   DEFAULT_MAX_RESULT_CHARS,
@@ -28,7 +28,7 @@ import {
   RepeatGuard,
 } from "./guards.ts";
 import { CONTINUING_STOP_REASONS, decideStop, unrunResult } from "./stop_reasons.ts";
-import type { Transcript } from "./transcript.ts";
+import type { Transcript, TranscriptEntry } from "./transcript.ts";
 
 /** Everything one run needs. */
 export interface RunAgentOptions {
@@ -75,8 +75,6 @@ type Item =
   | { kind: "fault"; error: unknown };
 
 type TurnOutcome = { kind: "continue" } | { kind: "end"; reason: TurnEndReason; message: string | null };
-
-type InvalidCall = { id: string; name: string; error: string };
 
 class AgentRun {
   #options: RunAgentOptions;
@@ -170,7 +168,8 @@ class AgentRun {
     })();
 
     const texts = new Map<number, string>();
-    const invalid = new Map<string, InvalidCall>();
+    /** The JSON parse error of each tool_use whose input could not be read, by id. */
+    const invalid = new Map<string, string>();
     const results = new Map<string, ToolResult>();
     let end: Extract<ProviderEvent, { type: "message-end" }> | null = null;
     let streamError: { error: unknown } | null = null;
@@ -199,23 +198,16 @@ class AgentRun {
               }
               case "tool-call-invalid":
                 this.#repeat.reset();
-                invalid.set(event.id, { id: event.id, name: event.name, error: event.error });
+                invalid.set(event.id, event.error);
                 break;
               case "retry":
-                this.#transcript?.append({
+                yield this.#record({
                   type: "retry",
                   turn,
                   attempt: event.attempt,
                   delayMs: event.delayMs,
                   reason: event.reason,
                 });
-                yield {
-                  type: "retry",
-                  turn,
-                  attempt: event.attempt,
-                  delayMs: event.delayMs,
-                  reason: event.reason,
-                };
                 break;
               case "message-end":
                 end = event;
@@ -232,7 +224,7 @@ class AgentRun {
               scheduler.cancel("the model's response broke off before it was complete");
               break;
             }
-            yield* this.#usage(turn, end.usage);
+            yield this.#usage(turn, end.usage);
             this.#conversation.addAssistant(end.content);
             this.#transcript?.append({
               type: "assistant-message",
@@ -313,14 +305,14 @@ class AgentRun {
   async *#afterStop(
     turn: number,
     stopReason: StopReason | null,
-    invalid: ReadonlyMap<string, InvalidCall>,
+    invalid: ReadonlyMap<string, string>,
     results: Map<string, ToolResult>,
   ): AsyncGenerator<AgentEvent, TurnOutcome> {
     const pending = this.#conversation.pendingToolUses();
     for (const block of pending) {
       if (results.has(block.id)) continue;
       const result = unrunResult(
-        { name: block.name, input: block.input, invalidJson: invalid.get(block.id)?.error ?? null },
+        { name: block.name, input: block.input, invalidJson: invalid.get(block.id) ?? null },
         { stopReason, maxTokens: this.#options.maxTokens },
       );
       const now = performance.timeOrigin + performance.now();
@@ -337,7 +329,8 @@ class AgentRun {
     this.#truncatedBefore = stopReason === "max_tokens";
     const note = decision.action === "continue" ? decision.note : null;
     if (pending.length > 0 || note !== null) {
-      const blocks = this.#conversation.addToolResults(toOutcomes(results), {
+      // A ToolResult is a CallOutcome (content, isError); metadata stays out of the conversation.
+      const blocks = this.#conversation.addToolResults(results, {
         missing: (block: ToolUseBlock) => ({ content: `${block.name} was not run`, isError: true }),
         ...(note === null ? {} : { note }),
       });
@@ -352,7 +345,7 @@ class AgentRun {
     return { kind: "end", reason: decision.reason, message: decision.message };
   }
 
-  async *#usage(turn: number, usage: Usage): AsyncGenerator<AgentEvent> {
+  #usage(turn: number, usage: Usage): AgentEvent {
     this.#totals = {
       inputTokens: this.#totals.inputTokens + usage.input_tokens,
       outputTokens: this.#totals.outputTokens + usage.output_tokens,
@@ -361,14 +354,18 @@ class AgentRun {
       cacheReadInputTokens: this.#totals.cacheReadInputTokens + (usage.cache_read_input_tokens ?? 0),
       requests: this.#totals.requests + 1,
     };
-    this.#transcript?.append({ type: "usage", turn, usage, totals: this.#totals });
-    yield { type: "usage", turn, usage, totals: this.#totals };
+    return this.#record({ type: "usage", turn, usage, totals: this.#totals });
+  }
+
+  /** Appends an event that the transcript records as is, and returns it. */
+  #record<E extends AgentEvent & TranscriptEntry>(event: E): E {
+    this.#transcript?.append(event);
+    return event;
   }
 
   #toolStart(turn: number, call: ToolCall, startedAt: number): AgentEvent {
     const { id, name, input } = call;
-    this.#transcript?.append({ type: "tool-call-start", turn, id, name, input, startedAt });
-    return { type: "tool-call-start", turn, id, name, input, startedAt };
+    return this.#record({ type: "tool-call-start", turn, id, name, input, startedAt });
   }
 
   #toolEnd(turn: number, call: ToolCall, result: ToolResult, startedAt: number, endedAt: number): AgentEvent {
@@ -403,8 +400,7 @@ class AgentRun {
   }
 
   #warn(message: string): AgentEvent {
-    this.#transcript?.append({ type: "warning", message });
-    return { type: "warning", message };
+    return this.#record({ type: "warning", message });
   }
 
   #end(reason: TurnEndReason, message: string | null): AgentEvent {
@@ -439,12 +435,6 @@ function statusOf(result: ToolResult): ToolCallStatus {
   const status = result.metadata.status;
   if (status === "denied" || status === "cancelled") return status;
   return result.isError ? "failed" : "completed";
-}
-
-function toOutcomes(results: ReadonlyMap<string, ToolResult>): Map<string, CallOutcome> {
-  return new Map(
-    [...results].map(([id, result]) => [id, { content: result.content, isError: result.isError }]),
-  );
 }
 
 function textOf(content: readonly ContentBlock[]): string {

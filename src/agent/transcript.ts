@@ -7,8 +7,11 @@
  */
 import { join } from "node:path";
 import { projectDir } from "../config/home.ts";
-import type { ContentBlock, StopReason, Usage } from "../llm/provider.ts";
-import type { ToolCallStatus, TurnEndReason, UsageTotals } from "./events.ts";
+import type { ContentBlock, StopReason } from "../llm/provider.ts";
+import type { AgentEvent, TurnEndReason, UsageTotals } from "./events.ts";
+
+/** The AgentEvent of this type, recorded unchanged. */
+type RecordedEvent<T extends AgentEvent["type"]> = Extract<AgentEvent, { type: T }>;
 
 /** One line of the transcript, without its timestamp. */
 export type TranscriptEntry =
@@ -27,7 +30,7 @@ export type TranscriptEntry =
     tools: string[];
     system?: string;
   }
-  | { type: "retry"; turn: number; attempt: number; delayMs: number; reason: string }
+  | RecordedEvent<"retry">
   /** `partial` when the stream broke: the text that had arrived, no tool calls. */
   | {
     type: "assistant-message";
@@ -36,26 +39,18 @@ export type TranscriptEntry =
     stopReason: StopReason | null;
     partial: boolean;
   }
-  | { type: "tool-call-start"; turn: number; id: string; name: string; input: unknown; startedAt: number }
-  | {
-    type: "tool-call-end";
-    turn: number;
-    id: string;
-    name: string;
-    input: unknown;
-    startedAt: number;
-    endedAt: number;
-    durationMs: number;
+  | RecordedEvent<"tool-call-start">
+  /** The tool-call-end event with its result's fields inline. */
+  | Omit<RecordedEvent<"tool-call-end">, "result"> & {
     isError: boolean;
-    status: ToolCallStatus;
     /** What the model received. */
     content: string;
     metadata: Record<string, unknown>;
   }
   /** The user message of tool_results sent back to the model. */
   | { type: "tool-results"; turn: number; content: ContentBlock[] }
-  | { type: "usage"; turn: number; usage: Usage; totals: UsageTotals }
-  | { type: "warning"; message: string }
+  | RecordedEvent<"usage">
+  | RecordedEvent<"warning">
   | { type: "error"; turn: number; name: string; message: string }
   | { type: "turn-end"; reason: TurnEndReason; turns: number; totals: UsageTotals; durationMs: number };
 

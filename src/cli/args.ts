@@ -4,12 +4,8 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { PERMISSION_MODES, type PermissionMode } from "../permissions/modes.ts";
 import type { SandboxMode } from "../tools/tool.ts";
-
-/** The permission modes of the agent loop. */
-export const PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions"] as const;
-/** One of PERMISSION_MODES. */
-export type PermissionMode = typeof PERMISSION_MODES[number];
 
 /** The shell sandbox modes. */
 export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;

@@ -9,14 +9,9 @@
  * @module
  */
 import { describeShellPlan, planShell } from "../execution/os_sandbox.ts";
-import {
-  alignShellWithRunGrants,
-  type PermissionProfile,
-  profilesForTools,
-  shellProgram,
-} from "../execution/profiles.ts";
-import { BUILTIN_TOOLS } from "../tools/mod.ts";
-import { createRegistry } from "../tools/registry.ts";
+import { type PermissionProfile, profilesForTools, shellProgram } from "../execution/profiles.ts";
+import { sessionRegistry } from "../execution/runtime.ts";
+import { describeError } from "../tools/errors.ts";
 import type { ShellPlan } from "../tools/tool.ts";
 import type { PermissionCheck, PermissionCheckOutcome } from "../../workers/permission_check_worker.ts";
 import type { CliOptions } from "./args.ts";
@@ -46,10 +41,13 @@ export async function runDoctor(input: { root: string; options: CliOptions }): P
     "  trust: not configured (every folder is treated as untrusted; folder trust arrives with the permissions issue)",
   );
 
-  const plan = await alignShellWithRunGrants(
-    await planShell({ root, mode: options.sandbox, network: options.sandboxNetwork, home: env.HOME, env }),
+  const plan = await planShell({
+    root,
+    mode: options.sandbox,
+    network: options.sandboxNetwork,
+    home: env.HOME,
     env,
-  );
+  });
   lines.push(describeShellPlan(plan));
   if (options.readOnly) {
     lines.push("  note: --read-only offers no Bash, so this session does not need the shell sandbox");
@@ -60,10 +58,7 @@ export async function runDoctor(input: { root: string; options: CliOptions }): P
   }
 
   lines.push("Tool workers (permissions derived from each tool's metadata):");
-  const registry = createRegistry(BUILTIN_TOOLS, {
-    allowWrite: !options.readOnly,
-    allowBash: !options.readOnly,
-  });
+  const registry = sessionRegistry({ readOnly: options.readOnly });
   for (const profile of profilesForTools(registry.listEnabled(), { root, shell: plan })) {
     for (const finding of await checkProfile(profile, { root, plan })) {
       lines.push(`  ${profile.kind}: ${finding.ok ? "ok" : "FAILED"}: ${finding.text}`);
@@ -178,10 +173,6 @@ function describeGrants(profile: PermissionProfile): string {
 function describeOutcome(outcome: PermissionCheckOutcome | undefined): string {
   if (outcome === undefined) return "no answer";
   return outcome.ok ? "it succeeded" : `${outcome.name}: ${outcome.message}`;
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 function readEnvironment(): Record<string, string> {

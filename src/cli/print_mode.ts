@@ -8,11 +8,11 @@
  *
  * @module
  */
-import type { AgentEvent, TurnEndReason } from "../agent/events.ts";
+import type { AgentEvent } from "../agent/events.ts";
 import { describeError, runAgent } from "../agent/loop.ts";
 import { buildSystemPrompt } from "../agent/system_prompt.ts";
 import { Transcript } from "../agent/transcript.ts";
-import { assertNever } from "../assert_never.ts";
+import { assertNever } from "../tools/errors.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
 import { createToolRuntime, type ExecutorKind } from "../execution/runtime.ts";
 import { AnthropicProvider } from "../llm/anthropic.ts";
@@ -119,7 +119,7 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
         out(event.text.endsWith("\n") ? event.text : `${event.text}\n`);
       }
       if (options.verbose) err(`[session] transcript: ${transcript.path}\n`);
-      return exitFor(event.reason, event, err, options.maxTurns);
+      return exitFor(event, err, options.maxTurns);
     }
     err("mewcode: The agent stopped without a result\n");
     return EXIT.error;
@@ -132,11 +132,11 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
 }
 
 function exitFor(
-  reason: TurnEndReason,
   event: Extract<AgentEvent, { type: "turn-end" }>,
   err: (text: string) => void,
   maxTurns: number | null,
 ): number {
+  const { reason } = event;
   switch (reason) {
     case "end_turn":
     case "unknown_stop_reason":

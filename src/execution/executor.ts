@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { describeError } from "../tools/errors.ts";
 import { type AnyTool, errorResult, type ToolCallContext, type ToolResult } from "../tools/tool.ts";
 
 /** One validated, permitted call, ready to run. */
@@ -77,8 +78,7 @@ export function timeoutResult(toolName: string, timeoutMs: number): ToolResult {
 
 /** Turns anything a tool threw into an error result carrying its message. */
 export function thrownResult(toolName: string, error: unknown): ToolResult {
-  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return errorResult(`${toolName} failed: ${message}`, { status: "failed" });
+  return errorResult(`${toolName} failed: ${describeError(error)}`, { status: "failed" });
 }
 
 /** Checks that a tool returned a well-formed ToolResult, throwing a TypeError otherwise. */

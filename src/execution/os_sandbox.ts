@@ -8,6 +8,7 @@
  * @module
  */
 import type { SandboxMode, ShellPlan } from "../tools/tool.ts";
+import { shellAsGranted } from "./profiles.ts";
 
 /** What `planShell` needs to know about the session. */
 export interface PlanShellOptions {
@@ -110,7 +111,10 @@ export async function planShell(options: PlanShellOptions): Promise<ShellPlan> {
       unavailable: `Cannot run Bash: no shell found (tried ${tried}): install bash`,
     };
   }
-  if (options.mode === "danger-full-access") return { ...base, wrapper: [], shell, unavailable: null };
+  if (options.mode === "danger-full-access") {
+    // The worker spawns the shell itself, so it must bear the name the runtime flags granted.
+    return { ...base, wrapper: [], shell: await shellAsGranted(shell, options.env.PATH), unavailable: null };
+  }
   const wrapper = await bubblewrapWrapper(options, env);
   const preflight = await preflightSandbox({
     wrapper,

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { describeError } from "../tools/errors.ts";
 import type { ToolCallContext, ToolResult } from "../tools/tool.ts";
 import { broaderPermissions, type PermissionProfile } from "./profiles.ts";
 import { type FromWorker, isFromWorker, type ToWorker } from "./worker_protocol.ts";
@@ -238,10 +239,6 @@ export class PooledWorker {
     this.#ready.resolve({ ok: false, message });
     this.terminate();
   }
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 function assertNeverMessage(value: never): never {

@@ -100,28 +100,23 @@ export function shellProgram(plan: ShellPlan): string | null {
 }
 
 /**
- * Names the shell of an unwrapped plan (danger-full-access) as Deno resolved the main process's
- * `--allow-run=bash,sh`: by the first match on PATH. Deno compares the program a worker spawns literally
- * with its grant and a worker's grant with the parent's, so "/bin/bash" is refused when `bash` resolved to
- * "/usr/bin/bash", although on a merged-/usr system both are the same file. Only that same file is
- * substituted; any other plan is returned unchanged.
+ * Names a shell as Deno resolved the main process's `--allow-run=bash,sh`: by the first match on PATH.
+ * Deno compares the program a worker spawns literally with its grant and a worker's grant with the
+ * parent's, so "/bin/bash" is refused when `bash` resolved to "/usr/bin/bash", although on a merged-/usr
+ * system both are the same file. Only that same file is substituted; otherwise the shell is kept.
  */
-export async function alignShellWithRunGrants(
-  plan: ShellPlan,
-  env: Record<string, string>,
-): Promise<ShellPlan> {
-  if (plan.wrapper.length > 0 || plan.unavailable !== null || !posix.isAbsolute(plan.shell)) return plan;
-  const name = posix.basename(plan.shell);
-  for (const directory of (env.PATH ?? "").split(":")) {
+export async function shellAsGranted(shell: string, path: string | undefined): Promise<string> {
+  if (!posix.isAbsolute(shell)) return shell;
+  const name = posix.basename(shell);
+  for (const directory of (path ?? "").split(":")) {
     if (!posix.isAbsolute(directory)) continue;
     const candidate = posix.join(directory, name);
-    const info = await statOrNull(candidate);
-    if (info === null || !info.isFile) continue;
-    // The first match is what Deno granted; use it only if it is the very shell the plan chose.
-    const [chosen, granted] = await Promise.all([realPathOrNull(plan.shell), realPathOrNull(candidate)]);
-    return chosen !== null && chosen === granted ? { ...plan, shell: candidate } : plan;
+    if (!(await statOrNull(candidate))?.isFile) continue;
+    // The first match is what Deno granted; use it only if it is the very shell found.
+    const [found, granted] = await Promise.all([realPathOrNull(shell), realPathOrNull(candidate)]);
+    return found !== null && found === granted ? candidate : shell;
   }
-  return plan;
+  return shell;
 }
 
 async function statOrNull(path: string): Promise<Deno.FileInfo | null> {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { assertNever } from "../assert_never.ts";
+import { assertNever } from "../tools/errors.ts";
 import type { Approver, PermissionPolicy } from "../permissions/decision.ts";
 import type { PreToolUseHook } from "../permissions/hooks.ts";
 import { BUILTIN_TOOLS } from "../tools/mod.ts";
@@ -13,7 +13,7 @@ import { DirectExecutor, type ToolExecutor } from "./executor.ts";
 import { FileRecordStore } from "./file_records.ts";
 import { planShell } from "./os_sandbox.ts";
 import { ToolPipeline } from "./pipeline.ts";
-import { alignShellWithRunGrants, profilesForTools } from "./profiles.ts";
+import { profilesForTools } from "./profiles.ts";
 import { WorkerExecutor, type WorkerExecutorOptions } from "./worker_executor.ts";
 
 /** Where tool calls run: permission-scoped workers (the sandbox), or in-process for benchmarks. */
@@ -64,14 +64,13 @@ export function sessionRegistry(options: { readOnly: boolean; tools?: readonly A
 /** Builds the registry, plans the shell sandbox, starts the executor and assembles the pipeline. */
 export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRuntime> {
   const registry = sessionRegistry(options);
-  const plan = await planShell({
+  const shell = await planShell({
     root: options.root,
     mode: options.sandbox,
     network: options.sandboxNetwork,
     home: options.env.HOME,
     env: options.env,
   });
-  const shell = await alignShellWithRunGrants(plan, options.env);
   const executor = createExecutor(options);
   if (executor instanceof WorkerExecutor) {
     // Not awaited: the workers start while the caller goes on (for the agent, its first API request).

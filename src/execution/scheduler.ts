@@ -56,7 +56,6 @@ type Entry = {
   safe: boolean;
   prepared: PreparedCall;
   state: "pending" | "running" | "done";
-  run?: Promise<void>;
 };
 
 /** Schedules one turn's calls: `add` them in the model's order, `close` when the stream ends, await `settled`. */
@@ -96,7 +95,7 @@ export class ToolScheduler {
     if (this.#closed && this.#cancelled === null) {
       throw new TypeError(`Cannot add call ${call.id}: the scheduler is closed`);
     }
-    if (this.#outcomes.has(call.id) || this.#entries.some((entry) => entry.call.id === call.id)) {
+    if (this.#entries.some((entry) => entry.call.id === call.id)) {
       throw new TypeError(`Cannot add call ${call.id}: a call with that id was already added`);
     }
     const prepared: PreparedCall = options.result
@@ -181,7 +180,7 @@ export class ToolScheduler {
     entry.state = "running";
     const startedAt = this.#clock();
     this.#options.onStart?.(entry.call, startedAt);
-    entry.run = this.#pipeline.runPrepared(entry.call, prepared, { signal: this.#controller.signal }).then(
+    void this.#pipeline.runPrepared(entry.call, prepared, { signal: this.#controller.signal }).then(
       (result) => this.#record(entry, result, startedAt),
       (error: unknown) => {
         entry.state = "done";

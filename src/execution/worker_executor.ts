@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { assertNever } from "../assert_never.ts";
+import { assertNever } from "../tools/errors.ts";
 import { errorResult, type ToolResult } from "../tools/tool.ts";
 import {
   abortedResult,

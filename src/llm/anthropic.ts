@@ -89,8 +89,8 @@ export class AnthropicProvider implements Provider {
     env: EnvLookup,
     options: Omit<AnthropicProviderOptions, "apiKey" | "baseUrl"> = {},
   ): AnthropicProvider {
+    // The constructor throws MissingApiKeyError for an empty key.
     const apiKey = env.get("ANTHROPIC_API_KEY")?.trim() ?? "";
-    if (apiKey === "") throw new MissingApiKeyError();
     const baseUrl = env.get("ANTHROPIC_BASE_URL")?.trim();
     return new AnthropicProvider({ ...options, apiKey, ...(baseUrl ? { baseUrl } : {}) });
   }

@@ -18,7 +18,7 @@
  */
 import { ApiError, ConnectionError, StreamProtocolError } from "./errors.ts";
 import type { ContentBlock, ProviderEvent, StopReason, Usage } from "./provider.ts";
-import { parseRawEvent, type RawDelta, type RawDeltaUsage, type RawStreamEvent } from "./wire.ts";
+import { parseRawEvent, type RawDelta, type RawDeltaUsage, type RawStreamEvent, USAGE_KEYS } from "./wire.ts";
 
 /** Whether a block still receives deltas. */
 export type BlockStatus = "open" | "stopped";
@@ -128,7 +128,7 @@ export function accumulateMessage(snapshot: MessageSnapshot, event: RawStreamEve
  * rejects them), thinking with its signature, redacted thinking, tool_use with its parsed input
  * (`{}` when the JSON was invalid).
  */
-export function assistantContent(snapshot: MessageSnapshot): ContentBlock[] {
+function assistantContent(snapshot: MessageSnapshot): ContentBlock[] {
   const content: ContentBlock[] = [];
   for (const block of snapshot.blocks) {
     switch (block.type) {
@@ -307,14 +307,13 @@ function outOfOrder(type: string, snapshot: MessageSnapshot, reason: string): St
   return new StreamProtocolError(`Unexpected ${type}${where}: ${reason}`);
 }
 
+/** message_delta counts are cumulative: each one present replaces the count so far. */
 function mergeUsage(usage: Usage, delta: RawDeltaUsage): Usage {
   const merged: Usage = { ...usage };
-  if (delta.input_tokens != null) merged.input_tokens = delta.input_tokens;
-  if (delta.output_tokens != null) merged.output_tokens = delta.output_tokens;
-  if (delta.cache_creation_input_tokens != null) {
-    merged.cache_creation_input_tokens = delta.cache_creation_input_tokens;
+  for (const key of USAGE_KEYS) {
+    const count = delta[key];
+    if (count != null) merged[key] = count;
   }
-  if (delta.cache_read_input_tokens != null) merged.cache_read_input_tokens = delta.cache_read_input_tokens;
   return merged;
 }
 

@@ -150,7 +150,7 @@ export class MissingApiKeyError extends Error {
 }
 
 /** Whether an HTTP status is worth retrying unchanged: 408, 409, 429 and every 5xx (529 included). */
-export function isRetryableStatus(status: number): boolean {
+function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 

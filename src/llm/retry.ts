@@ -119,7 +119,7 @@ export async function* streamWithRetry(
 }
 
 /** A one-line description of an ApiError for logs and retry events: `Overloaded (529 overloaded_error)`. */
-export function describeApiError(error: ApiError): string {
+function describeApiError(error: ApiError): string {
   const details = [error.status ?? "connection", error.errorType].filter((part) => part !== null).join(" ");
   return `${error.message} (${details})`;
 }

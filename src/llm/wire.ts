@@ -164,36 +164,27 @@ const DELTA_FIELDS: Readonly<Record<string, string>> = {
   signature_delta: "signature",
 };
 
+/** The token counts of Usage (and RawDeltaUsage), for code that treats them alike. */
+export const USAGE_KEYS = [
+  "input_tokens",
+  "output_tokens",
+  "cache_creation_input_tokens",
+  "cache_read_input_tokens",
+] as const satisfies readonly (keyof Usage & keyof RawDeltaUsage)[];
+
 function readUsage(value: unknown): Usage {
-  const usage: Usage = { input_tokens: 0, output_tokens: 0 };
-  if (!isRecord(value)) return usage;
-  if (typeof value.input_tokens === "number") usage.input_tokens = value.input_tokens;
-  if (typeof value.output_tokens === "number") usage.output_tokens = value.output_tokens;
-  if (typeof value.cache_creation_input_tokens === "number") {
-    usage.cache_creation_input_tokens = value.cache_creation_input_tokens;
-  }
-  if (typeof value.cache_read_input_tokens === "number") {
-    usage.cache_read_input_tokens = value.cache_read_input_tokens;
-  }
-  return usage;
+  return { input_tokens: 0, output_tokens: 0, ...readDeltaUsage(value) };
 }
 
-function readDeltaUsage(value: unknown): RawDeltaUsage {
+function readDeltaUsage(value: unknown): Partial<Usage> {
   if (!isRecord(value)) return {};
-  const usage: RawDeltaUsage = {};
+  const usage: Partial<Usage> = {};
   for (const key of USAGE_KEYS) {
     const count = value[key];
     if (typeof count === "number") usage[key] = count;
   }
   return usage;
 }
-
-const USAGE_KEYS = [
-  "input_tokens",
-  "output_tokens",
-  "cache_creation_input_tokens",
-  "cache_read_input_tokens",
-] as const;
 
 function malformed(event: Record<string, unknown>, field: string): never {
   throw new StreamProtocolError(

@@ -7,11 +7,13 @@
  *
  * @module
  */
-import type { PermissionMode } from "../cli/args.ts";
-import { assertNever } from "../assert_never.ts";
+import { assertNever } from "../tools/errors.ts";
 import type { PermissionDecision, PermissionPolicy, PermissionRequest } from "./decision.ts";
 
-export type { PermissionMode };
+/** The permission modes of the agent loop. */
+export const PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions"] as const;
+/** One of PERMISSION_MODES. */
+export type PermissionMode = typeof PERMISSION_MODES[number];
 
 /** The policy of a permission mode. Pure: the decision depends only on the mode and the tool's metadata. */
 export function policyForMode(mode: PermissionMode): PermissionPolicy {

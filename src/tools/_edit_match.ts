@@ -5,11 +5,10 @@
  *
  * @module
  */
-import type { LineEnding } from "./_text.ts";
+import { type LineEnding, numbered } from "./_text.ts";
 
 /** Tab widths tried when indentation mixes tabs and spaces. */
 const TAB_WIDTHS = [4, 2, 8] as const;
-const MAX_SHOWN_LINE_CHARACTERS = 2000;
 
 /** A replacement of `text.slice(start, end)` by `text`. */
 export interface Replacement {
@@ -209,12 +208,4 @@ function dice(a: Map<string, number>, b: Map<string, number>): number {
   let shared = 0;
   for (const [pair, count] of a) shared += Math.min(count, b.get(pair) ?? 0);
   return (2 * shared) / (sizeA + sizeB);
-}
-
-/** A line as ReadFile shows it: number, tab, text (cut past 2000 characters). */
-export function numbered(lineNumber: number, line: string): string {
-  const shown = line.length > MAX_SHOWN_LINE_CHARACTERS
-    ? `${line.slice(0, MAX_SHOWN_LINE_CHARACTERS)}… [line cut: ${line.length} characters]`
-    : line;
-  return `${lineNumber}\t${shown}`;
 }

@@ -191,8 +191,7 @@ export async function writeAtomic(
     if (!(error instanceof Deno.errors.NotFound)) return describeFsError(error);
   }
   if (previous !== null) {
-    if (previous.isSymlink) return changed("the path became a symlink after it was checked; try again");
-    const kind = checkKind(previous);
+    const kind = checkKind(previous); // a symlink here means the path changed after safePath checked it
     if (kind !== null) return kind;
   }
   const mode = previous?.mode != null ? previous.mode & 0o7777 : options.newFileMode ?? NEW_FILE_MODE;
@@ -391,8 +390,8 @@ export async function describeMissing(path: string): Promise<string> {
   return `file not found. Did you mean ${similar.join(", ")}?`;
 }
 
-/** Up to 3 names close to `wanted` (edit distance, same stem, or case), closest first. */
-export function similarNames(wanted: string, names: readonly string[]): string[] {
+// Up to 3 names close to `wanted` (edit distance, same stem, or case), closest first.
+function similarNames(wanted: string, names: readonly string[]): string[] {
   const target = wanted.toLowerCase();
   const stem = stemOf(target);
   const scored: { name: string; score: number }[] = [];

@@ -133,28 +133,28 @@ export class Walker {
   *files(): Generator<WalkedFile, void, undefined> {
     const root = this.#root;
     const filter = this.#filter;
-    const visited = new Set<string>([this.#start]);
+    const visited = new Set<string>();
     const stack: Frame[] = [];
-    const first = this.#open({
+    const enter = (directory: Directory): void => {
+      if (visited.has(directory.realPath)) return;
+      visited.add(directory.realPath);
+      const frame = this.#open(directory);
+      if (frame !== null) stack.push(frame);
+    };
+    enter({
       path: this.#start,
       relativePath: "",
       realPath: this.#start,
       depth: 0,
       ruleSets: ancestorRuleSets(root, this.#start),
     });
-    if (first !== null) stack.push(first);
     // Directories reached through a symlink are entered after every real directory, so which path lists
     // a directory reachable both ways does not depend on the order of directory entries.
     let symlinked: Directory[] = [];
     while (stack.length > 0 || symlinked.length > 0) {
       if (stack.length === 0) {
         symlinked.sort((a, b) => compareStrings(b.relativePath, a.relativePath));
-        for (const directory of symlinked) {
-          if (visited.has(directory.realPath)) continue;
-          visited.add(directory.realPath);
-          const frame = this.#open(directory);
-          if (frame !== null) stack.push(frame);
-        }
+        for (const directory of symlinked) enter(directory);
         symlinked = [];
         continue;
       }
@@ -191,11 +191,7 @@ export class Walker {
         }
         const child = { path, relativePath, realPath, depth, ruleSets };
         if (entry.isSymlink) symlinked.push(child);
-        else if (!visited.has(realPath)) {
-          visited.add(realPath);
-          const childFrame = this.#open(child);
-          if (childFrame !== null) stack.push(childFrame);
-        }
+        else enter(child);
         continue;
       }
       if (!isFile) continue;
@@ -306,7 +302,7 @@ export class TimeSlicer {
 
   /** Yields when the current slice is used up; resolves to true when the signal is aborted. */
   async pause(): Promise<boolean> {
-    if (performance.now() - this.#sliceStart >= SLICE_MS) {
+    if (this.due()) {
       // setImmediate, not setTimeout(0): nested timers are clamped to 4 ms, which cost 10% of a search.
       await new Promise((resolve) => setImmediate(resolve));
       this.#sliceStart = performance.now();

@@ -9,6 +9,7 @@
  * @module
  */
 import { z } from "zod";
+import { assertNever, describeError } from "./errors.ts";
 import { defineTool, errorResult, type ShellPlan, textResult, type ToolResult } from "./tool.ts";
 
 /** Default time limit of one command in milliseconds. */
@@ -376,12 +377,4 @@ function clean(text: string): string {
   if (text.includes("\x1b") || text.includes("\x9b")) text = text.replace(ANSI_SEQUENCE, "");
   if (text.includes("\r")) text = text.replace(/\r\n?/g, "\n");
   return text.replace(CONTROL_CHARACTERS, "");
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
-function assertNever(value: never): never {
-  throw new TypeError(`Unexpected value: ${JSON.stringify(value)}`);
 }

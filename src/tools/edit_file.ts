@@ -14,17 +14,18 @@ import {
   withPathLock,
   writeAtomic,
 } from "./_fs.ts";
-import { flexibleMatch, notFoundMessage, numbered, type Replacement } from "./_edit_match.ts";
+import { flexibleMatch, notFoundMessage, type Replacement } from "./_edit_match.ts";
 import { safePath, validatePathInput } from "./_paths.ts";
 import {
+  codePointLabel,
   countLines,
-  decodeLegacy,
+  decodeFile,
   decodeText,
-  detectLineEnding,
   encodeText,
   isBinaryPath,
   type LineEnding,
   looksBinary,
+  numbered,
   type TextFormat,
   withLineEnding,
 } from "./_text.ts";
@@ -123,9 +124,16 @@ export const editFileTool = defineTool({
       if (looksBinary(existing.bytes)) {
         return fail("file is binary; EditFile only edits text files", "binary");
       }
-      const loaded = loadText(existing.bytes);
-      if (!loaded.ok) return fail(loaded.message, "invalid-encoding");
-      const { text, format } = loaded;
+      const decoded = decodeFile(existing.bytes);
+      if (!decoded.ok) {
+        const encoding = decoded.encoding.toUpperCase();
+        return fail(
+          `the file has a ${encoding} byte order mark but is not valid ${encoding}; ` +
+            "refusing to edit it rather than corrupt it",
+          "invalid-encoding",
+        );
+      }
+      const { text, format } = decoded;
 
       const edit = input.old_string === ""
         ? {
@@ -192,35 +200,8 @@ async function create(path: string, content: string, root: string, shown: string
   );
 }
 
-type Loaded = { ok: true; text: string; format: TextFormat } | { ok: false; message: string };
-
-function loadText(bytes: Uint8Array): Loaded {
-  const decoded = decodeText(bytes);
-  if (decoded.ok) {
-    return {
-      ok: true,
-      text: decoded.text,
-      format: { encoding: decoded.encoding, bom: decoded.bom, lineEnding: decoded.lineEnding },
-    };
-  }
-  if (decoded.reason === "invalid-utf-8") {
-    // Windows-1252 maps every byte to one character and back, so bytes outside the edit stay identical.
-    const text = decodeLegacy(bytes);
-    return {
-      ok: true,
-      text,
-      format: { encoding: "windows-1252", bom: false, lineEnding: detectLineEnding(text) },
-    };
-  }
-  return {
-    ok: false,
-    message: `the file has a ${decoded.encoding.toUpperCase()} byte order mark but is not valid ` +
-      `${decoded.encoding.toUpperCase()}; refusing to edit it rather than corrupt it`,
-  };
-}
-
 function unencodableMessage(character: string, format: TextFormat | null): string {
-  const code = `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+  const code = codePointLabel(character);
   if (format?.encoding === "windows-1252") {
     return `new_string contains "${character}" (${code}), which the file's encoding cannot represent: the file ` +
       "is not UTF-8 (it looks like Windows-1252/Latin-1), and EditFile keeps its encoding rather than corrupt " +

@@ -14,7 +14,8 @@ import { posix } from "node:path";
 import picomatch from "picomatch";
 import { z } from "zod";
 import { safePath, validatePathInput } from "./_paths.ts";
-import { isBinaryPath, looksBinary } from "./_text.ts";
+import { isBinaryPath, looksBinary, utf16Bom } from "./_text.ts";
+import { assertNever } from "./errors.ts";
 import { skippedNotice, TimeSlicer, type WalkCounts, Walker } from "./_walk.ts";
 import { defineTool, errorResult, textResult, type ToolResult } from "./tool.ts";
 
@@ -326,11 +327,7 @@ class Search {
       return null;
     }
     // A UTF-16 BOM makes looksBinary say text; the default decoder drops a UTF-8 BOM.
-    const wide = bytes[0] === 0xff && bytes[1] === 0xfe
-      ? "utf-16le"
-      : bytes[0] === 0xfe && bytes[1] === 0xff
-      ? "utf-16be"
-      : null;
+    const wide = utf16Bom(bytes);
     const text = wide === null ? this.#decoder.decode(bytes) : new TextDecoder(wide).decode(bytes);
     return this.#matcher.normalizeCrlf && text.includes("\r\n") ? text.replaceAll("\r\n", "\n") : text;
   }
@@ -501,8 +498,4 @@ function shorten(text: string, start: number, end: number, focus: number): strin
   return `${head}${text.slice(windowStart, windowEnd)}${tail} [line of ${
     lineEnd - start
   } characters shortened]`;
-}
-
-function assertNever(value: never): never {
-  throw new TypeError(`Unexpected output mode: ${String(value)}`);
 }

@@ -8,20 +8,17 @@ import { z } from "zod";
 import { describeMissing, type FsFailure, readVerified, sha256Hex } from "./_fs.ts";
 import { safePath, validatePathInput } from "./_paths.ts";
 import {
-  decodeLegacy,
-  decodeText,
+  decodeFile,
   isBinaryPath,
   legacyEncodingName,
   looksBinary,
-  type TextEncoding,
+  MAX_LINE_CHARACTERS,
+  numbered,
 } from "./_text.ts";
 import { defineTool, errorResult, type FileRecord, textResult, type ToolResult } from "./tool.ts";
 
 /** Lines returned when `limit` is not given. */
 export const DEFAULT_READ_LIMIT = 2000;
-
-/** Characters of one line shown before it is cut. */
-export const MAX_LINE_CHARACTERS = 2000;
 
 /** Characters of numbered text one call returns at most; a read stops early past it. */
 export const MAX_READ_CHARACTERS = 250_000;
@@ -65,25 +62,13 @@ export const readFileTool = defineTool({
   validateInput(input, context) {
     const problem = validatePathInput(input.path, context.root);
     if (problem !== null) return `Cannot read file "${input.path}": ${problem.message}`;
-    for (const name of ["offset", "limit"] as const) {
-      const value = input[name];
-      if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
-        return `Invalid ${name} ${value}: ${name} must be a positive integer`;
-      }
-    }
-    return null;
+    return pagingProblem(input);
   },
   async execute(context, input) {
     const fail = (message: string, reason: string): ToolResult =>
       errorResult(`Cannot read file "${input.path}": ${message}`, { reason });
-    for (const name of ["offset", "limit"] as const) {
-      const value = input[name];
-      if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
-        return errorResult(`Invalid ${name} ${value}: ${name} must be a positive integer`, {
-          reason: "invalid-input",
-        });
-      }
-    }
+    const paging = pagingProblem(input);
+    if (paging !== null) return errorResult(paging, { reason: "invalid-input" });
     const resolved = await safePath(context.root, input.path);
     if (!resolved.ok) return fail(resolved.message, resolved.reason);
     const path = resolved.path;
@@ -110,28 +95,23 @@ export const readFileTool = defineTool({
           "WriteFile and EditFile replace this name only; the other links keep the old content.",
       );
     }
-    let text: string;
-    let encoding: TextEncoding;
-    const decoded = decodeText(bytes);
-    if (decoded.ok) {
-      text = decoded.text;
-      encoding = decoded.encoding;
-      if (encoding !== "utf-8") {
-        notes.push(`Note: the file is ${encoding.toUpperCase()} with a BOM; shown decoded.`);
-      }
-    } else if (decoded.reason === "invalid-utf-8") {
-      text = decodeLegacy(bytes);
-      encoding = "windows-1252";
-      notes.push(
-        `Warning: the file is not valid UTF-8 (first invalid byte at offset ${decoded.offset}); ` +
-          `it looks like ${legacyEncodingName(decoded.looksLike)} and is shown decoded as such. ` +
-          "EditFile keeps this encoding and every byte outside the edited text.",
-      );
-    } else {
+    const decoded = decodeFile(bytes);
+    if (!decoded.ok) {
       return fail(
         `the file starts with a ${decoded.encoding.toUpperCase()} byte order mark but is not valid ${decoded.encoding.toUpperCase()}; inspect it with Bash`,
         "invalid-encoding",
       );
+    }
+    const { text, invalidUtf8 } = decoded;
+    const encoding = decoded.format.encoding;
+    if (invalidUtf8 !== null) {
+      notes.push(
+        `Warning: the file is not valid UTF-8 (first invalid byte at offset ${invalidUtf8.offset}); ` +
+          `it looks like ${legacyEncodingName(invalidUtf8.looksLike)} and is shown decoded as such. ` +
+          "EditFile keeps this encoding and every byte outside the edited text.",
+      );
+    } else if (encoding !== "utf-8") {
+      notes.push(`Note: the file is ${encoding.toUpperCase()} with a BOM; shown decoded.`);
     }
     const metadata = { fileRecord, path, encoding, links: read.links, bytes: bytes.length };
     if (text === "") {
@@ -203,24 +183,30 @@ function pageLines(text: string, offset: number, limit: number): Page {
     const end = newline === -1 ? text.length : newline;
     lineNumber++;
     if (lineNumber >= offset && lines.length < limit && !stoppedForSize) {
-      let line = text.slice(start, end);
-      if (line.endsWith("\r")) line = line.slice(0, -1);
-      if (line.length > MAX_LINE_CHARACTERS) {
-        line = `${line.slice(0, MAX_LINE_CHARACTERS)}… [line cut: ${line.length} characters, ` +
-          `first ${MAX_LINE_CHARACTERS} shown]`;
-        cutLines++;
-      }
-      const numbered = `${lineNumber}\t${line}`;
-      if (lines.length > 0 && characters + numbered.length > MAX_READ_CHARACTERS) stoppedForSize = true;
+      const lineEnd = end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end;
+      if (lineEnd - start > MAX_LINE_CHARACTERS) cutLines++;
+      const shown = numbered(lineNumber, text.slice(start, lineEnd));
+      if (lines.length > 0 && characters + shown.length > MAX_READ_CHARACTERS) stoppedForSize = true;
       else {
-        lines.push(numbered);
-        characters += numbered.length + 1;
+        lines.push(shown);
+        characters += shown.length + 1;
       }
     }
     if (newline === -1) break;
     start = newline + 1;
   }
   return { lines, totalLines: lineNumber, stoppedForSize, cutLines };
+}
+
+// Shared by validateInput and execute (which direct callers such as tests reach without validation).
+function pagingProblem(input: ReadFileInput): string | null {
+  for (const name of ["offset", "limit"] as const) {
+    const value = input[name];
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
+      return `Invalid ${name} ${value}: ${name} must be a positive integer`;
+    }
+  }
+  return null;
 }
 
 function binaryMessage(extension: string | null): string {

@@ -6,7 +6,14 @@
 import { z } from "zod";
 import { linkNote, readForWrite, sha256Hex, withPathLock, writeAtomic } from "./_fs.ts";
 import { safePath, validatePathInput } from "./_paths.ts";
-import { countLines, decodeText, encodeText, type TextFormat, withLineEnding } from "./_text.ts";
+import {
+  codePointLabel,
+  countLines,
+  decodeText,
+  encodeText,
+  type TextFormat,
+  withLineEnding,
+} from "./_text.ts";
 import { defineTool, errorResult, type FileRecord, textResult, type ToolResult } from "./tool.ts";
 
 const WRITE_FILE_DESCRIPTION =
@@ -75,9 +82,9 @@ export const writeFileTool = defineTool({
       }
       const encoded = encodeText(content, format);
       if (!encoded.ok) {
-        const code = encoded.character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+        const code = codePointLabel(encoded.character);
         return fail(
-          `content contains U+${code} at index ${encoded.index}, which cannot be written as ${format.encoding.toUpperCase()}`,
+          `content contains ${code} at index ${encoded.index}, which cannot be written as ${format.encoding.toUpperCase()}`,
           "unencodable",
         );
       }

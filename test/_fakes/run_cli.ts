@@ -23,25 +23,40 @@ export interface CliRunOptions {
   signal?: AbortSignal;
 }
 
-/** Runs `scripts/mewcode ...args` to completion. */
+/** No run of the CLI in a test may take longer: a hang fails the test instead of stalling the suite. */
+export const CLI_RUN_LIMIT_MS = 120_000;
+
+/** Runs `scripts/mewcode ...args` to completion; kills it after CLI_RUN_LIMIT_MS or on `options.signal`. */
 export async function runMewcode(args: string[], options: CliRunOptions = {}): Promise<CliRun> {
-  const child = new Deno.Command(LAUNCHER, {
-    args,
-    cwd: options.cwd ?? Deno.cwd(),
-    env: options.env ?? {},
-    stdin: options.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-    ...(options.signal ? { signal: options.signal } : {}),
-  }).spawn();
-  if (options.stdin !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(options.stdin));
-    await writer.close();
+  const limit = new AbortController();
+  const timer = setTimeout(() => limit.abort(), CLI_RUN_LIMIT_MS);
+  const signal = options.signal ? AbortSignal.any([options.signal, limit.signal]) : limit.signal;
+  try {
+    const child = new Deno.Command(LAUNCHER, {
+      args,
+      cwd: options.cwd ?? Deno.cwd(),
+      env: options.env ?? {},
+      stdin: options.stdin === undefined ? "null" : "piped",
+      stdout: "piped",
+      stderr: "piped",
+      signal,
+    }).spawn();
+    if (options.stdin !== undefined) {
+      const writer = child.stdin.getWriter();
+      await writer.write(new TextEncoder().encode(options.stdin));
+      await writer.close();
+    }
+    const output = await child.output();
+    const decoder = new TextDecoder();
+    const stderr = decoder.decode(output.stderr);
+    return {
+      code: output.code,
+      stdout: decoder.decode(output.stdout),
+      stderr: limit.signal.aborted ? `${stderr}\n[killed after ${CLI_RUN_LIMIT_MS} ms]` : stderr,
+    };
+  } finally {
+    clearTimeout(timer);
   }
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
 }
 
 /** Parses the JSON that `mewcode tool` prints. */

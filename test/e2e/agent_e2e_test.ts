@@ -199,9 +199,11 @@ Deno.test("e2e: a change made by someone else between the read and the edit fail
     turn().delay(700).toolUse("EditFile", { path: file, old_string: "original", new_string: "mine" }),
     turn().text("It changed under me.").stop("end_turn"),
   ], async (server) => {
-    const running = box.run(server, ["--permission-mode", "acceptEdits"]);
+    let finished = false;
+    const running = box.run(server, ["--permission-mode", "acceptEdits"]).finally(() => finished = true);
     // The second request means the read is done; the server holds the EditFile back for 700 ms meanwhile.
-    while (server.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    // A run that ends early fails the assertions below instead of leaving this loop waiting forever.
+    while (server.requests.length < 2 && !finished) await new Promise((resolve) => setTimeout(resolve, 10));
     await Deno.writeTextFile(file, "original, edited by someone else\n");
     const run = await running;
     equal(run.code, 0, explain(run));

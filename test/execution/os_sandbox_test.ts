@@ -355,7 +355,13 @@ Deno.test("planShell falls back to /bin/sh where bash is missing, and fails with
   const shells = ["/nonexistent/mewcode/bash", "/bin/sh"];
   for (const mode of ["workspace-write", "danger-full-access"] as const) {
     const shell = await plan(workspace.root, mode, { shells });
-    assertEquals(shell.shell, "/bin/sh");
+    // danger-full-access may name the same file as PATH resolves `sh` (/usr/bin/sh on merged-/usr systems).
+    if (mode === "danger-full-access") {
+      assertEquals(await Deno.realPath(shell.shell), await Deno.realPath("/bin/sh"));
+      assertEquals(shell.shell.endsWith("/sh"), true, shell.shell);
+    } else {
+      assertEquals(shell.shell, "/bin/sh");
+    }
     assertEquals(shell.unavailable, null);
     const result = await run(workspace.root, shell, "echo out; echo err >&2; exit 4");
     assertEquals(result.content, "<output>out\nerr</output>\n<exit_code>4</exit_code>");
@@ -363,6 +369,43 @@ Deno.test("planShell falls back to /bin/sh where bash is missing, and fails with
   const none = await plan(workspace.root, "workspace-write", { shells: ["/nonexistent/mewcode/bash"] });
   assert(none.unavailable !== null);
   assertStringIncludes(none.unavailable, "no shell found");
+});
+
+Deno.test("planShell names an unsandboxed shell by its first match on PATH when that is the same file", async (t) => {
+  await using workspace = await createTempWorkspace();
+  const real = `${workspace.root}/usr/bin`;
+  await Deno.mkdir(real, { recursive: true });
+  await Deno.writeTextFile(`${real}/bash`, "#!/bin/sh\n");
+  await Deno.symlink(real, `${workspace.root}/bin`);
+  const other = `${workspace.root}/other`;
+  await Deno.mkdir(other);
+  await Deno.writeTextFile(`${other}/bash`, "#!/bin/sh\n");
+  const shells = [`${workspace.root}/bin/bash`];
+  const planWith = (mode: SandboxMode, path: string | undefined) =>
+    planShell({
+      root: workspace.root,
+      mode,
+      network: false,
+      home: undefined,
+      env: path === undefined ? {} : { PATH: path },
+      shells,
+      bwrap: "/nonexistent/mewcode/bwrap",
+    });
+  await t.step("the first match is the same file under another name: use that name", async () => {
+    const shell = await planWith("danger-full-access", `relative:${workspace.root}/none:${real}`);
+    assertEquals(shell.shell, `${real}/bash`);
+    assertEquals(shell.unavailable, null);
+  });
+  await t.step("the first match is another bash: keep the shell found", async () => {
+    assertEquals((await planWith("danger-full-access", `${other}:${real}`)).shell, shells[0]);
+  });
+  await t.step("no match on PATH: keep the shell found", async () => {
+    assertEquals((await planWith("danger-full-access", `${workspace.root}/none`)).shell, shells[0]);
+    assertEquals((await planWith("danger-full-access", undefined)).shell, shells[0]);
+  });
+  await t.step("a sandboxed shell is not renamed: the worker spawns bubblewrap, not the shell", async () => {
+    assertEquals((await planWith("workspace-write", real)).shell, shells[0]);
+  });
 });
 
 Deno.test("describeShellPlan reports the backend, mode, network and preflight result for doctor", async () => {

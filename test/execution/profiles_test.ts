@@ -1,6 +1,5 @@
 import { deepEqual, equal, notEqual } from "node:assert/strict";
 import {
-  alignShellWithRunGrants,
   broaderPermissions,
   PERMISSION_NAMES,
   type PermissionName,
@@ -10,7 +9,6 @@ import {
 } from "../../src/execution/profiles.ts";
 import type { ShellPlan } from "../../src/tools/tool.ts";
 import { probeReadOnlyTool, probeShellTool, probeWriterTool } from "../_fakes/sandbox_probes.ts";
-import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
 const ROOT = "/ws";
 
@@ -114,29 +112,4 @@ Deno.test("broaderPermissions names every permission a worker reports as fully g
   deepEqual(broaderPermissions({ ...states }), []);
   deepEqual(broaderPermissions({ ...states, read: "granted", env: "granted" }), ["env", "read"]);
   deepEqual(broaderPermissions({ ...states, net: "denied" }), []);
-});
-
-Deno.test("alignShellWithRunGrants names an unwrapped shell by its first match on PATH when it is the same file", async (t) => {
-  await using workspace = await createTempWorkspace();
-  const real = `${workspace.root}/usr/bin`;
-  await Deno.mkdir(real, { recursive: true });
-  await Deno.writeTextFile(`${real}/bash`, "#!/bin/sh\n");
-  await Deno.symlink(real, `${workspace.root}/bin`);
-  const other = `${workspace.root}/other`;
-  await Deno.mkdir(other);
-  await Deno.writeTextFile(`${other}/bash`, "#!/bin/sh\n");
-  const plan: ShellPlan = { ...DIRECT_PLAN, shell: `${workspace.root}/bin/bash` };
-  await t.step("the first match is the same file under another name: use that name", async () => {
-    const aligned = await alignShellWithRunGrants(plan, { PATH: `relative:${workspace.root}/none:${real}` });
-    equal(aligned.shell, `${real}/bash`);
-  });
-  await t.step("the first match is another bash: keep the plan's own", async () => {
-    deepEqual(await alignShellWithRunGrants(plan, { PATH: `${other}:${real}` }), plan);
-  });
-  await t.step("no match on PATH, or a plan with a wrapper: unchanged", async () => {
-    deepEqual(await alignShellWithRunGrants(plan, { PATH: `${workspace.root}/none` }), plan);
-    deepEqual(await alignShellWithRunGrants(plan, {}), plan);
-    const wrapped = { ...plan, wrapper: ["bwrap"] };
-    deepEqual(await alignShellWithRunGrants(wrapped, { PATH: real }), wrapped);
-  });
 });

@@ -139,21 +139,6 @@ export function chunk(bytes: Uint8Array): Uint8Array {
   return framed;
 }
 
-/** Splits bytes into pieces of the given sizes (seeded), ignoring character boundaries on purpose. */
-export function splitBytes(
-  bytes: Uint8Array,
-  size: number | readonly [number, number],
-  random: () => number,
-): Uint8Array[] {
-  const pieces: Uint8Array[] = [];
-  for (let offset = 0; offset < bytes.length;) {
-    const length = typeof size === "number" ? size : size[0] + Math.floor(random() * (size[1] - size[0] + 1));
-    pieces.push(bytes.subarray(offset, offset + Math.max(1, length)));
-    offset += Math.max(1, length);
-  }
-  return pieces;
-}
-
 /** Writes all bytes, looping over partial writes. */
 export async function writeAll(connection: Deno.TcpConn, bytes: Uint8Array): Promise<void> {
   for (let offset = 0; offset < bytes.length;) offset += await connection.write(bytes.subarray(offset));

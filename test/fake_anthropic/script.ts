@@ -297,7 +297,7 @@ export function splitFragments(text: string, size: FragmentSize, seed = 1): stri
   const next = seededRandom(seed);
   const fragments: string[] = [];
   for (let offset = 0; offset < text.length;) {
-    const length = typeof size === "number" ? size : size[0] + Math.floor(next() * (size[1] - size[0] + 1));
+    const length = drawSize(size, next);
     if (!Number.isInteger(length) || length < 1) {
       throw new RangeError(`Fragment size must be at least 1, got ${length}`);
     }
@@ -305,6 +305,22 @@ export function splitFragments(text: string, size: FragmentSize, seed = 1): stri
     offset += length;
   }
   return fragments.length === 0 ? [""] : fragments;
+}
+
+/** Splits bytes into pieces of the given sizes (at least 1), ignoring character boundaries on purpose. */
+export function splitBytes(bytes: Uint8Array, size: FragmentSize, random: () => number): Uint8Array[] {
+  const pieces: Uint8Array[] = [];
+  for (let offset = 0; offset < bytes.length;) {
+    const length = Math.max(1, drawSize(size, random));
+    pieces.push(bytes.subarray(offset, offset + length));
+    offset += length;
+  }
+  return pieces;
+}
+
+/** The next piece length: the fixed size, or a random one in [min, max]. */
+function drawSize(size: FragmentSize, random: () => number): number {
+  return typeof size === "number" ? size : size[0] + Math.floor(random() * (size[1] - size[0] + 1));
 }
 
 /** mulberry32: a small deterministic PRNG in [0, 1). */

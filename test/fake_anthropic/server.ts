@@ -48,12 +48,11 @@ import {
   isDisconnect,
   type RawRequest,
   readRequest,
-  splitBytes,
   writeAll,
   writeError,
 } from "./_http.ts";
 import { checkMessagesRequest } from "./conversation_rules.ts";
-import { type HttpErrorResponse, seededRandom, type Step, TurnBuilder } from "./script.ts";
+import { type HttpErrorResponse, seededRandom, splitBytes, type Step, TurnBuilder } from "./script.ts";
 
 export { httpError, splitFragments, turn, TurnBuilder } from "./script.ts";
 export type {

@@ -1,6 +1,6 @@
 import { equal, match } from "node:assert/strict";
 import { z } from "zod";
-import { PERMISSION_MODES, type PermissionMode } from "../../src/cli/args.ts";
+import { PERMISSION_MODES, type PermissionMode } from "../../src/permissions/modes.ts";
 import { policyForMode } from "../../src/permissions/modes.ts";
 import { type AnyTool, defineTool, textResult } from "../../src/tools/tool.ts";
 

@@ -1,7 +1,9 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import {
   BINARY_SNIFF_BYTES,
+  codePointLabel,
   countLines,
+  decodeFile,
   decodeLegacy,
   decodeText,
   detectLineEnding,
@@ -13,7 +15,10 @@ import {
   hasUtf8Bom,
   isBinaryPath,
   looksBinary,
+  MAX_LINE_CHARACTERS,
+  numbered,
   splitLines,
+  utf16Bom,
   withLineEnding,
 } from "../../src/tools/_text.ts";
 
@@ -178,4 +183,56 @@ Deno.test("splitLines adds no phantom line after a final break and drops the \\r
   for (const text of ["", "a", "a\n", "a\n\n", "a\r\nb", "\n"]) {
     assertEquals(countLines(text), splitLines(text).length);
   }
+});
+
+Deno.test("utf16Bom names the UTF-16 byte order of a BOM and nothing else", () => {
+  assertEquals(utf16Bom(bytes(0xff, 0xfe, 0x41, 0x00)), "utf-16le");
+  assertEquals(utf16Bom(bytes(0xfe, 0xff, 0x00, 0x41)), "utf-16be");
+  assertEquals(utf16Bom(utf8("\uFEFFa")), null);
+  assertEquals(utf16Bom(bytes(0xff)), null);
+  assertEquals(utf16Bom(new Uint8Array(0)), null);
+});
+
+Deno.test("decodeFile keeps valid text as decodeText does and decodes invalid UTF-8 as Windows-1252", () => {
+  assertEquals(decodeFile(utf8("a\r\nb\r\n")), {
+    ok: true,
+    text: "a\r\nb\r\n",
+    format: { encoding: "utf-8", bom: false, lineEnding: "\r\n" },
+    invalidUtf8: null,
+  });
+  assertEquals(decodeFile(bytes(0x41, 0x93, 0x42, 0x0d, 0x0a)), {
+    ok: true,
+    text: "A\u201cB\r\n",
+    format: { encoding: "windows-1252", bom: false, lineEnding: "\r\n" },
+    invalidUtf8: { offset: 1, looksLike: "windows-1252" },
+  });
+  assertEquals(decodeFile(bytes(0xe9, 0x0a)), {
+    ok: true,
+    text: "\u00e9\n",
+    format: { encoding: "windows-1252", bom: false, lineEnding: "\n" },
+    invalidUtf8: { offset: 0, looksLike: "latin-1" },
+  });
+  assertEquals(decodeFile(bytes(0xff, 0xfe, 0x00, 0xdc)), {
+    ok: false,
+    reason: "invalid-utf-16",
+    encoding: "utf-16le",
+  });
+});
+
+Deno.test("numbered shows a line as ReadFile does and cuts it past the limit with a marker", () => {
+  assertEquals(numbered(7, "\tconst a = 1;"), "7\t\tconst a = 1;");
+  assertEquals(numbered(1, "x".repeat(MAX_LINE_CHARACTERS)), `1\t${"x".repeat(MAX_LINE_CHARACTERS)}`);
+  const long = "y".repeat(MAX_LINE_CHARACTERS + 14);
+  assertEquals(
+    numbered(3, long),
+    `3\t${
+      "y".repeat(MAX_LINE_CHARACTERS)
+    }… [line cut: ${long.length} characters, first ${MAX_LINE_CHARACTERS} shown]`,
+  );
+});
+
+Deno.test("codePointLabel pads to four hex digits and shows astral characters whole", () => {
+  assertEquals(codePointLabel("\u00e9"), "U+00E9");
+  assertEquals(codePointLabel("\uDC80"), "U+DC80");
+  assertEquals(codePointLabel("😀"), "U+1F600");
 });

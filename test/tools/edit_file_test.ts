@@ -419,3 +419,16 @@ Deno.test("EditFile writes nothing when its call is already cancelled", async ()
   assertIncludes(result.content, "cancelled");
   equal(await file.text(), "one\n");
 });
+
+Deno.test("EditFile shows a long changed line cut with the same marker as ReadFile", async () => {
+  await using workspace = await createTempWorkspace();
+  const long = `const data = "${"z".repeat(2100)}";`;
+  const file = await fileWith(workspace.root, "long.ts", "a\nb\n");
+  const result = await file.edit({ old_string: "b\n", new_string: `${long}\n` });
+  equal(result.isError, false, result.content);
+  assertIncludes(
+    result.content,
+    `2\t${long.slice(0, 2000)}… [line cut: ${long.length} characters, first 2000 shown]`,
+  );
+  equal(await file.text(), `a\n${long}\n`);
+});

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { cancelledResult } from "../execution/scheduler.ts";
 import type { StopReason } from "../llm/provider.ts";
 import { errorResult, type ToolResult } from "../tools/tool.ts";
 import type { TurnEndReason } from "./events.ts";
@@ -99,9 +100,7 @@ export function unrunResult(
       { status: "failed", gate: "json" },
     );
   }
-  return errorResult(`${call.name} was not run: ${notRunReason(context.stopReason)}`, {
-    status: "cancelled",
-  });
+  return cancelledResult(call.name, notRunReason(context.stopReason));
 }
 
 function end(reason: TurnEndReason, message: string | null, warning: string | null): StopDecision {

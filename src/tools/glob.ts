@@ -49,6 +49,8 @@ export const globTool = defineTool({
   description: GLOB_DESCRIPTION,
   inputSchema: GlobInput,
   isReadOnly: true,
+  // Reads only: any number may run at once, with each other and with other reads.
+  isConcurrencySafe: () => true,
   validateInput(input, context) {
     if (input.pattern.includes("\0")) return `Invalid pattern: it contains a NUL byte`;
     if (input.path === undefined) return null;

@@ -95,6 +95,8 @@ export const grepTool = defineTool({
   description: GREP_DESCRIPTION,
   inputSchema: GrepInput,
   isReadOnly: true,
+  // Reads only: any number may run at once, with each other and with other reads.
+  isConcurrencySafe: () => true,
   validateInput(input, context) {
     const compiled = compileMatcher(input.pattern, input.case_insensitive ?? false);
     if (!compiled.ok) return compiled.message;

@@ -59,6 +59,8 @@ export const readFileTool = defineTool({
   description: READ_FILE_DESCRIPTION,
   inputSchema: ReadFileInput,
   isReadOnly: true,
+  // Reads only: any number may run at once, with each other and with other reads.
+  isConcurrencySafe: () => true,
   validateInput(input, context) {
     const problem = validatePathInput(input.path, context.root);
     if (problem !== null) return `Cannot read file "${input.path}": ${problem.message}`;

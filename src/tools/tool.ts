@@ -120,7 +120,7 @@ export interface ToolDefinition<Input> {
   isReadOnly?: boolean;
   /** Default `!isReadOnly`. */
   isDestructive?: boolean;
-  /** Default: true for read-only tools, false otherwise. */
+  /** Default false: running alongside other calls is opt-in, even for read-only tools. */
   isConcurrencySafe?: (input: Input) => boolean;
   /** Default: no semantic checks. */
   validateInput?: (input: Input, context: ValidationContext) => string | null;
@@ -151,7 +151,7 @@ export function defineTool<Input>(definition: ToolDefinition<Input>): Tool<Input
   if (readOnly && destructive) {
     throw new TypeError(`Cannot define tool "${definition.name}": a read-only tool cannot be destructive`);
   }
-  const concurrencySafe = definition.isConcurrencySafe ?? (() => readOnly);
+  const concurrencySafe = definition.isConcurrencySafe ?? (() => false);
   const validate = definition.validateInput ?? (() => null);
   const timeoutMs = definition.timeoutMs ?? (() => DEFAULT_TOOL_TIMEOUT_MS);
   return {

@@ -31,7 +31,7 @@ export class Probes {
   #startWaiters: { label: string; resolve: () => void }[] = [];
 
   /** Read-only, concurrency-safe. */
-  readonly read: AnyTool = this.#define("ProbeRead", { isReadOnly: true });
+  readonly read: AnyTool = this.#define("ProbeRead", { isReadOnly: true, isConcurrencySafe: () => true });
   /** A non-destructive writer: not concurrency-safe. */
   readonly write: AnyTool = this.#define("ProbeWrite", { isReadOnly: false, isDestructive: false });
 
@@ -62,7 +62,10 @@ export class Probes {
     return gate;
   }
 
-  #define(name: string, metadata: { isReadOnly: boolean; isDestructive?: boolean }): AnyTool {
+  #define(
+    name: string,
+    metadata: { isReadOnly: boolean; isDestructive?: boolean; isConcurrencySafe?: () => boolean },
+  ): AnyTool {
     return defineTool({
       name,
       description: `${name}: a probe for scheduler tests`,

@@ -16,6 +16,7 @@ export const echoTool = defineTool({
     times: z.number().int().positive().optional().describe("How many times"),
   }).strict(),
   isReadOnly: true,
+  isConcurrencySafe: () => true,
   validateInput: (input) => input.text.includes("\0") ? 'Cannot echo "text": it contains a NUL byte' : null,
   execute: (_context, input) =>
     Promise.resolve(textResult(input.text.repeat(input.times ?? 1), { echoed: true })),

@@ -1,7 +1,7 @@
 import { deepStrictEqual, equal, throws } from "node:assert/strict";
 import { z } from "zod";
 import { DEFAULT_TOOL_TIMEOUT_MS, defineTool, errorResult, textResult } from "../../src/tools/tool.ts";
-import { echoTool, noteTool, nukeTool } from "../_fakes/sample_tools.ts";
+import { echoTool, hangingTool, noteTool, nukeTool } from "../_fakes/sample_tools.ts";
 
 Deno.test("defineTool fills conservative defaults for a tool that declares nothing", () => {
   const tool = defineTool({
@@ -18,10 +18,12 @@ Deno.test("defineTool fills conservative defaults for a tool that declares nothi
   equal(tool.timeoutMs({ a: "x" }), DEFAULT_TOOL_TIMEOUT_MS);
 });
 
-Deno.test("defineTool makes read-only tools concurrency-safe and non-destructive by default", () => {
+Deno.test("defineTool makes read-only tools non-destructive, and concurrency-safe only when they say so", () => {
   equal(echoTool.isReadOnly(), true);
   equal(echoTool.isDestructive(), false);
   equal(echoTool.isConcurrencySafe({ text: "x" }), true);
+  equal(hangingTool.isReadOnly(), true);
+  equal(hangingTool.isConcurrencySafe({}), false);
   equal(noteTool.isDestructive(), false);
   equal(noteTool.isConcurrencySafe({ note: "x" }), false);
   equal(nukeTool.isDestructive(), true);

@@ -1,0 +1,80 @@
+/**
+ * End to end: Ctrl-C (SIGINT) during `mewcode -p` ends the run promptly with exit 130, kills the running
+ * command with everything it started, and leaves a transcript that says what happened.
+ */
+import { equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { readTranscript, type TranscriptRecord } from "../../src/agent/transcript.ts";
+import { workspaceSlug } from "../../src/config/home.ts";
+import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
+import { LAUNCHER } from "../_fakes/run_cli.ts";
+import { createTempWorkspace } from "../_fakes/tool_context.ts";
+
+async function transcriptRecords(home: string, root: string): Promise<TranscriptRecord[]> {
+  const dir = join(home, "projects", await workspaceSlug(root));
+  try {
+    const files = (await Array.fromAsync(Deno.readDir(dir))).filter((entry) => entry.name.endsWith(".jsonl"));
+    if (files.length !== 1) return [];
+    return (await readTranscript(join(dir, files[0]!.name))).records;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+}
+
+async function processesWith(marker: string): Promise<number> {
+  let count = 0;
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    const commandLine = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
+    if (commandLine.includes(marker)) count += 1;
+  }
+  return count;
+}
+
+Deno.test("e2e: SIGINT during a Bash call exits 130, kills the command's processes and records the cancellation", async () => {
+  await using workspace = await createTempWorkspace("mewcode-e2e-int-");
+  await using home = await createTempWorkspace("mewcode-e2e-int-home-");
+  const marker = `300.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+  await using server = await startFakeAnthropic([
+    turn().toolUse("Bash", { command: `sleep ${marker} & sleep ${marker}` }, { id: "toolu_sleep" }).stop(
+      "tool_use",
+    ),
+  ]);
+  const child = new Deno.Command(LAUNCHER, {
+    args: ["-p", "wait", "--permission-mode", "bypassPermissions"],
+    cwd: workspace.root,
+    env: { ...server.env(), MEWCODE_HOME: home.root },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = child.output();
+  const deadline = Date.now() + 60_000;
+  while (
+    !(await transcriptRecords(home.root, workspace.root)).some((record) => record.type === "tool-call-start")
+  ) {
+    ok(Date.now() < deadline, "the Bash call never started");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  while ((await processesWith(marker)) === 0) {
+    ok(Date.now() < deadline, "the sleeps never started");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const interruptedAt = Date.now();
+  child.kill("SIGINT");
+  const result = await output;
+  const stderr = new TextDecoder().decode(result.stderr);
+  equal(result.code, 130, stderr);
+  ok(Date.now() - interruptedAt < 10_000, "the run ends promptly after Ctrl-C");
+  match(stderr, /interrupt/i);
+  equal(await processesWith(marker), 0, "no process of the command survives");
+  equal(server.requests.length, 1, "no further request after the interrupt");
+  const records = await transcriptRecords(home.root, workspace.root);
+  const end = records.find((record) => record.type === "tool-call-end");
+  ok(end !== undefined && end.type === "tool-call-end", JSON.stringify(records.map((record) => record.type)));
+  equal(end.isError, true);
+  equal(end.status, "cancelled");
+  const last = records.at(-1);
+  ok(last?.type === "turn-end" && last.reason === "aborted", JSON.stringify(last));
+});

@@ -11,7 +11,9 @@
  */
 import { parseArgs } from "node:util";
 import { DirectExecutor, type ToolExecutor } from "../../src/execution/executor.ts";
-import { planShell } from "../../src/execution/os_sandbox.ts";
+import { defaultLimits } from "../../src/sandbox/limits.ts";
+import { ShellSandbox } from "../../src/sandbox/shell_sandbox.ts";
+import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import { WorkerExecutor } from "../../src/execution/worker_executor.ts";
 import { bashTool } from "../../src/tools/bash.ts";
 import { readFileTool } from "../../src/tools/read_file.ts";
@@ -127,7 +129,17 @@ export async function benchExecutor(options: { workDir: string; quick: boolean }
 }
 
 async function shellPlan(root: string, mode: SandboxMode, env: Record<string, string>): Promise<ShellPlan> {
-  return await planShell({ root, mode, network: false, home: env.HOME, env });
+  const sandbox = await ShellSandbox.open({
+    root,
+    mode,
+    network: false,
+    env,
+    limits: defaultLimits(),
+    excluded: [],
+    protectedPaths: PROTECTED_PATHS,
+  });
+  // The plan of one call, as the pipeline would prepare it; its cgroups live until the process exits.
+  return (await sandbox.prepareCall()).plan;
 }
 
 function contextFor(root: string, shell: ShellPlan): ToolCallContext {

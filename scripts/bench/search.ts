@@ -352,6 +352,8 @@ const BENCH_SHELL: ShellPlan = {
   wrapper: [],
   shell: "/bin/sh",
   env: {},
+  prologue: [],
+  seccomp: null,
   unavailable: "the search benchmark runs no shell",
 };
 

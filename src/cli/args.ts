@@ -5,6 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { PERMISSION_MODES, type PermissionMode } from "../permissions/modes.ts";
+import { DEFAULT_MAX_PROCESSES, parseSize } from "../sandbox/limits.ts";
 import type { SandboxMode } from "../tools/tool.ts";
 
 /** The shell sandbox modes. */
@@ -38,6 +39,10 @@ export interface CliOptions {
   maxTurns: number | null;
   permissionMode: PermissionMode;
   verbose: boolean;
+  /** `--sandbox-max-processes`, or null for the default. */
+  sandboxMaxProcesses: number | null;
+  /** `--sandbox-max-memory` in bytes, or null for the default. */
+  sandboxMaxMemory: number | null;
 }
 
 /** A usage error: main prints it with a hint and exits 2. */
@@ -61,6 +66,8 @@ Options:
       --read-only              offer no WriteFile, EditFile or Bash
       --sandbox MODE           shell sandbox: read-only | workspace-write (default) | danger-full-access
       --sandbox-network        let the sandboxed shell use the network
+      --sandbox-max-processes N  processes a shell command may run at once (default: ${DEFAULT_MAX_PROCESSES})
+      --sandbox-max-memory SIZE  memory a shell command may use, e.g. 2G (default: half the RAM, at most 8G)
       --strict-links           refuse to read files that have more than one hard link
       --permission-mode MODE   default | acceptEdits | plan | bypassPermissions
       --model NAME             model (default: ${DEFAULT_MODEL})
@@ -93,6 +100,8 @@ export function parseCli(argv: readonly string[]): CliOptions {
         "read-only": { type: "boolean" },
         sandbox: { type: "string" },
         "sandbox-network": { type: "boolean" },
+        "sandbox-max-processes": { type: "string" },
+        "sandbox-max-memory": { type: "string" },
         "strict-links": { type: "boolean" },
         "permission-mode": { type: "string" },
         model: { type: "string" },
@@ -131,6 +140,8 @@ export function parseCli(argv: readonly string[]): CliOptions {
     maxTurns: positiveInteger("--max-turns", values["max-turns"]),
     permissionMode: permissionMode as PermissionMode,
     verbose: values.verbose ?? false,
+    sandboxMaxProcesses: positiveInteger("--sandbox-max-processes", values["sandbox-max-processes"]),
+    sandboxMaxMemory: sizeOption("--sandbox-max-memory", values["sandbox-max-memory"]),
   };
 }
 
@@ -170,6 +181,15 @@ function expectArguments(usage: string, rest: string[], count: number): void {
         rest.map((value) => JSON.stringify(value)).join(" ")
       }): usage: mewcode ${usage}`,
   );
+}
+
+function sizeOption(flag: string, value: string | undefined): number | null {
+  if (value === undefined) return null;
+  const bytes = parseSize(value);
+  if (bytes === null || bytes < 16 * 1024 * 1024) {
+    throw new UsageError(`Invalid ${flag} "${value}": expected a size of at least 16M, such as 512M or 4G`);
+  }
+  return bytes;
 }
 
 function positiveInteger(flag: string, value: string | undefined): number | null {

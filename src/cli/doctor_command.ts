@@ -8,13 +8,17 @@
  *
  * @module
  */
-import { describeShellPlan, planShell } from "../execution/os_sandbox.ts";
 import { type PermissionProfile, profilesForTools, shellProgram } from "../execution/profiles.ts";
 import { sessionRegistry } from "../execution/runtime.ts";
 import { describeError } from "../tools/errors.ts";
 import type { ShellPlan } from "../tools/tool.ts";
 import type { PermissionCheck, PermissionCheckOutcome } from "../../workers/permission_check_worker.ts";
+import { defaultLimits } from "../sandbox/limits.ts";
+import type { HelperPaths } from "../sandbox/helpers.ts";
+import { ShellSandbox } from "../sandbox/shell_sandbox.ts";
+import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
 import type { CliOptions } from "./args.ts";
+import { runtimeOptionsFrom, type Workspace } from "./runtime_options.ts";
 
 const CHECK_WORKER_URL = new URL("../../workers/permission_check_worker.ts", import.meta.url);
 const CHECK_TIMEOUT_MS = 30_000;
@@ -28,42 +32,69 @@ interface Finding {
   fix?: string;
 }
 
+/** What `runDoctor` checks; `helpers`, `env` and `print` are injectable for tests. */
+export interface DoctorInput {
+  workspace: Workspace;
+  options: CliOptions;
+  /** Default: resolved from the system directories. */
+  helpers?: HelperPaths;
+  /** Default: the process environment. */
+  env?: Record<string, string>;
+  /** Default: standard output. */
+  print?: (text: string) => void;
+}
+
 /** Runs the checks, prints the report on stdout, and returns 0 when everything works, else 1. */
-export async function runDoctor(input: { root: string; options: CliOptions }): Promise<number> {
-  const { root, options } = input;
-  const env = readEnvironment();
+export async function runDoctor(input: DoctorInput): Promise<number> {
+  const { workspace, options } = input;
+  const root = workspace.root;
+  const env = input.env ?? readEnvironment();
   const lines: string[] = ["mewcode doctor", ""];
   const problems: string[] = [];
 
   lines.push(`Deno: ${Deno.version.deno} (V8 ${Deno.version.v8}, TypeScript ${Deno.version.typescript})`);
-  lines.push(`Workspace: ${root}`);
+  lines.push(
+    `Workspace: ${root}${workspace.aliases.length ? ` (also named ${workspace.aliases.join(", ")})` : ""}`,
+  );
   lines.push(
     "  trust: not configured (every folder is treated as untrusted; folder trust arrives with the permissions issue)",
   );
+  const runtime = await runtimeOptionsFrom(workspace, options, env);
+  if ((runtime.excludedPaths ?? []).length > 0) {
+    lines.push(
+      `  mewcode's state (outside the workspace for every tool): ${runtime.excludedPaths!.join(", ")}`,
+    );
+  }
 
-  const plan = await planShell({
+  const sandbox = await ShellSandbox.open({
     root,
     mode: options.sandbox,
     network: options.sandboxNetwork,
-    home: env.HOME,
     env,
+    limits: runtime.limits ?? defaultLimits(),
+    excluded: runtime.excludedPaths ?? [],
+    protectedPaths: PROTECTED_PATHS,
+    ...(input.helpers === undefined ? {} : { helpers: input.helpers }),
   });
-  lines.push(describeShellPlan(plan));
-  if (options.readOnly) {
-    lines.push("  note: --read-only offers no Bash, so this session does not need the shell sandbox");
-  } else if (plan.unavailable !== null) {
-    problems.push(plan.unavailable);
-  } else if (plan.wrapper.length === 0) {
-    lines.push("  note: danger-full-access was chosen explicitly: shell commands run without a sandbox");
-  }
-
-  lines.push("Tool workers (permissions derived from each tool's metadata):");
-  const registry = sessionRegistry({ readOnly: options.readOnly });
-  for (const profile of profilesForTools(registry.listEnabled(), { root, shell: plan })) {
-    for (const finding of await checkProfile(profile, { root, plan })) {
-      lines.push(`  ${profile.kind}: ${finding.ok ? "ok" : "FAILED"}: ${finding.text}`);
-      if (!finding.ok) problems.push(`${profile.kind} tool worker: ${finding.text}: ${finding.fix ?? ""}`);
+  try {
+    const plan = sandbox.plan;
+    lines.push(...sandbox.describe());
+    if (options.readOnly) {
+      lines.push("  note: --read-only offers no Bash, so this session does not need the shell sandbox");
+    } else if (plan.unavailable !== null) {
+      problems.push(plan.unavailable);
     }
+
+    lines.push("Tool workers (permissions derived from each tool's metadata):");
+    const registry = sessionRegistry({ readOnly: options.readOnly });
+    for (const profile of profilesForTools(registry.listEnabled(), { root, shell: plan })) {
+      for (const finding of await checkProfile(profile, { root, plan })) {
+        lines.push(`  ${profile.kind}: ${finding.ok ? "ok" : "FAILED"}: ${finding.text}`);
+        if (!finding.ok) problems.push(`${profile.kind} tool worker: ${finding.text}: ${finding.fix ?? ""}`);
+      }
+    }
+  } finally {
+    await sandbox.close();
   }
 
   lines.push("");
@@ -73,7 +104,7 @@ export async function runDoctor(input: { root: string; options: CliOptions }): P
     lines.push(`${problems.length} problem${problems.length === 1 ? "" : "s"} to fix:`);
     for (const problem of problems) lines.push(`  - ${problem}`);
   }
-  console.log(lines.join("\n"));
+  (input.print ?? console.log)(lines.join("\n"));
   return problems.length === 0 ? 0 : 1;
 }
 
@@ -122,8 +153,8 @@ async function checkProfile(
         text: `${what} is refused (${describeOutcome(allowed)})`,
         fix: program === null
           ? "check that the workspace is readable by your user"
-          : `the shell tool spawns "${program}", which the main process's --allow-run must allow under the ` +
-            "same name or the path PATH resolves it to",
+          : `the shell tool spawns "${program}", which the main process's --allow-run must allow ` +
+            "(scripts/runtime_flags.txt)",
       },
     );
   }

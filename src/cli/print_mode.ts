@@ -19,12 +19,12 @@ import { AnthropicProvider } from "../llm/anthropic.ts";
 import type { Provider } from "../llm/provider.ts";
 import type { CliOptions } from "./args.ts";
 import { EXIT } from "./exit_codes.ts";
-import { runtimeOptionsFrom } from "./runtime_options.ts";
+import { runtimeOptionsFrom, type Workspace } from "./runtime_options.ts";
 
 /** What `runPrintMode` needs; `provider` and the streams are injectable for tests. */
 export interface PrintModeInput {
-  /** Real path of the workspace root. */
-  root: string;
+  /** The workspace: its real path and the other names the user gave it. */
+  workspace: Workspace;
   options: CliOptions;
   signal: AbortSignal;
   /** Default: AnthropicProvider from ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL. */
@@ -48,7 +48,8 @@ export interface PromptSource {
 
 /** Runs one prompt to completion; returns the exit status. Always closes the tool runtime. */
 export async function runPrintMode(input: PrintModeInput): Promise<number> {
-  const { root, options, signal } = input;
+  const { workspace, options, signal } = input;
+  const root = workspace.root;
   const env = input.env ?? Deno.env.toObject();
   const out = input.stdout ?? ((text: string) => writeAllSync(Deno.stdout, text));
   const err = input.stderr ?? ((text: string) => writeAllSync(Deno.stderr, text));
@@ -81,7 +82,7 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
   try {
     await using runtime = await createToolRuntime({
       // No approver: in -p no one can answer, so "ask" is a denial with its reason.
-      ...runtimeOptionsFrom(root, options, env),
+      ...await runtimeOptionsFrom(workspace, options, env),
       ...(input.executor === undefined ? {} : { executor: input.executor }),
     });
     const platform = `${Deno.build.os} ${Deno.build.arch}`;
@@ -100,6 +101,9 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
       permissionMode: options.permissionMode,
     });
     const reporter = new Reporter(options.verbose, err);
+    const warnEndOfSession = async () => {
+      for (const line of await runtime.finish()) err(`mewcode: warning: ${line}\n`);
+    };
     for await (
       const event of runAgent({
         provider,
@@ -119,6 +123,7 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
         out(event.text.endsWith("\n") ? event.text : `${event.text}\n`);
       }
       if (options.verbose) err(`[session] transcript: ${transcript.path}\n`);
+      await warnEndOfSession();
       return exitFor(event, err, options.maxTurns);
     }
     err("mewcode: The agent stopped without a result\n");

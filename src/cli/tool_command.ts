@@ -4,6 +4,7 @@
  * @module
  */
 import type { ToolPipeline } from "../execution/pipeline.ts";
+import { checkJsonBounds } from "../common/json_bounds.ts";
 import { UsageError } from "./args.ts";
 
 /** The JSON printed by `mewcode tool`. */
@@ -15,6 +16,8 @@ export interface ToolCommandOutput {
 
 /** Parses the JSON input argument; malformed JSON is a usage error (exit 2). */
 export function parseToolInput(text: string): unknown {
+  const bounds = checkJsonBounds(text);
+  if (bounds !== null) throw new UsageError(`Cannot use the tool input: ${bounds}`);
   try {
     return JSON.parse(text);
   } catch (error) {

@@ -10,7 +10,14 @@ import type { z } from "zod";
 import type { Approver, PermissionPolicy } from "../permissions/decision.ts";
 import type { PreToolUseHook } from "../permissions/hooks.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
-import { type AnyTool, errorResult, type ShellPlan, type ToolResult } from "../tools/tool.ts";
+import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
+import {
+  type AnyTool,
+  errorResult,
+  type ProtectedPath,
+  type ShellPlan,
+  type ToolResult,
+} from "../tools/tool.ts";
 import { abortedResult, type ToolExecutor } from "./executor.ts";
 import type { FileRecordStore } from "./file_records.ts";
 
@@ -24,6 +31,19 @@ export interface ToolCall {
 /** The gate that ended a call, recorded in `metadata.gate`. */
 export type PipelineGate = "lookup" | "schema" | "validate" | "hook" | "permission" | "execute";
 
+/** Where the shell tool's plan comes from: decided again before each call of a destructive tool. */
+export interface ShellProvider {
+  /** The plan as of the start of the session, for the other tools' context and the worker profiles. */
+  readonly plan: ShellPlan;
+  /** The plan of one call; `finish` runs after it and returns notes for the model (and the user). */
+  prepareCall(): Promise<{ plan: ShellPlan; finish(): Promise<string[]> }>;
+}
+
+/** A ShellProvider that always gives the same plan, with nothing to check after a call. */
+export function fixedShell(plan: ShellPlan): ShellProvider {
+  return { plan, prepareCall: () => Promise.resolve({ plan, finish: () => Promise.resolve([]) }) };
+}
+
 /** The parts the pipeline is assembled from. */
 export interface PipelineOptions {
   registry: ToolRegistry;
@@ -36,9 +56,15 @@ export interface PipelineOptions {
   /** Real path of the workspace root. */
   root: string;
   strictLinks: boolean;
-  shell: ShellPlan;
+  shell: ShellProvider;
   /** Whether writers require a prior read of an existing file (default true; see ToolCallContext). */
   requireRead?: boolean;
+  /** Other names of the root (see ToolCallContext). */
+  rootAliases?: readonly string[];
+  /** Real paths the tools treat as outside the workspace (see ToolCallContext). */
+  excludedPaths?: readonly string[];
+  /** What writers refuse to change; default PROTECTED_PATHS (see ToolCallContext). */
+  protectedPaths?: readonly ProtectedPath[];
 }
 
 /** Runs tool calls through the gates. Never throws for bad input; only system faults propagate. */
@@ -134,20 +160,37 @@ export class ToolPipeline {
       }
     }
     if (options.signal.aborted) return abortedResult(tool.name);
-    const result = await executor.execute({
-      tool,
-      input,
-      context: {
-        root: this.#options.root,
-        timeoutMs: tool.timeoutMs(input),
-        fileRecords: files.snapshot(),
-        strictLinks: this.#options.strictLinks,
-        shell: this.#options.shell,
-        requireRead: this.#options.requireRead ?? true,
-      },
-    }, options);
+    // The shell's plan is decided right before its call: protected paths may have appeared since.
+    const shellCall = tool.isDestructive() ? await this.#options.shell.prepareCall() : null;
+    let result: ToolResult;
+    let notes: string[] = [];
+    try {
+      result = await executor.execute({
+        tool,
+        input,
+        context: {
+          root: this.#options.root,
+          timeoutMs: tool.timeoutMs(input),
+          fileRecords: files.snapshot(),
+          strictLinks: this.#options.strictLinks,
+          shell: shellCall?.plan ?? this.#options.shell.plan,
+          requireRead: this.#options.requireRead ?? true,
+          rootAliases: this.#options.rootAliases ?? [],
+          excludedPaths: this.#options.excludedPaths ?? [],
+          protectedPaths: this.#options.protectedPaths ?? PROTECTED_PATHS,
+        },
+      }, options);
+    } finally {
+      if (shellCall !== null) notes = await shellCall.finish();
+    }
     files.recordFrom(result);
-    return { ...result, metadata: { ...result.metadata, gate: "execute" satisfies PipelineGate } };
+    const metadata = { ...result.metadata, gate: "execute" satisfies PipelineGate };
+    if (notes.length === 0) return { ...result, metadata };
+    return {
+      ...result,
+      content: `${result.content}\n\n${notes.map((note) => `Note from the sandbox: ${note}`).join("\n")}`,
+      metadata: { ...metadata, sandboxNotes: notes },
+    };
   }
 }
 

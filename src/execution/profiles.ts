@@ -12,7 +12,6 @@
  *
  * @module
  */
-import { posix } from "node:path";
 import type { ShellPlan } from "../tools/tool.ts";
 
 /** The class of a tool as far as its sandbox is concerned. */
@@ -88,51 +87,12 @@ export function profileFor(tool: ToolAccess, options: { root: string; shell: She
 /**
  * The program the shell tool spawns under this plan: the wrapper (bubblewrap) when there is one, else the
  * shell itself; null when the plan says the shell cannot run (then the worker needs no `run` at all).
- *
- * Deno compares this name literally with the grants: a worker granted `bash` (resolved on PATH to
- * `/usr/bin/bash`) is refused `/bin/bash`, and a grant of `/bin/bash` is refused as an escalation when
- * the main process was started with `--allow-run=bash`. The plan must therefore name the program as the
- * runtime flags do, or by the path PATH resolves them to.
+ * Both are absolute paths resolved once from the system directories (src/sandbox/helpers.ts), so the
+ * grant names exactly one file, whatever PATH says.
  */
 export function shellProgram(plan: ShellPlan): string | null {
   if (plan.unavailable !== null) return null;
   return plan.wrapper[0] ?? plan.shell;
-}
-
-/**
- * Names a shell as Deno resolved the main process's `--allow-run=bash,sh`: by the first match on PATH.
- * Deno compares the program a worker spawns literally with its grant and a worker's grant with the
- * parent's, so "/bin/bash" is refused when `bash` resolved to "/usr/bin/bash", although on a merged-/usr
- * system both are the same file. Only that same file is substituted; otherwise the shell is kept.
- */
-export async function shellAsGranted(shell: string, path: string | undefined): Promise<string> {
-  if (!posix.isAbsolute(shell)) return shell;
-  const name = posix.basename(shell);
-  for (const directory of (path ?? "").split(":")) {
-    if (!posix.isAbsolute(directory)) continue;
-    const candidate = posix.join(directory, name);
-    if (!(await statOrNull(candidate))?.isFile) continue;
-    // The first match is what Deno granted; use it only if it is the very shell found.
-    const [found, granted] = await Promise.all([realPathOrNull(shell), realPathOrNull(candidate)]);
-    return found !== null && found === granted ? candidate : shell;
-  }
-  return shell;
-}
-
-async function statOrNull(path: string): Promise<Deno.FileInfo | null> {
-  try {
-    return await Deno.stat(path);
-  } catch {
-    return null;
-  }
-}
-
-async function realPathOrNull(path: string): Promise<string | null> {
-  try {
-    return await Deno.realPath(path);
-  } catch {
-    return null;
-  }
 }
 
 /** The distinct profiles of a set of tools, in first-seen order: what the pool prewarms. */

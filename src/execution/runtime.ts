@@ -10,8 +10,11 @@ import { BUILTIN_TOOLS } from "../tools/mod.ts";
 import { createRegistry, type ToolRegistry } from "../tools/registry.ts";
 import type { AnyTool, SandboxMode, ShellPlan } from "../tools/tool.ts";
 import { DirectExecutor, type ToolExecutor } from "./executor.ts";
+import { defaultLimits, type ResourceLimits } from "../sandbox/limits.ts";
+import { ShellSandbox } from "../sandbox/shell_sandbox.ts";
+import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
+import type { ProtectedPath } from "../tools/tool.ts";
 import { FileRecordStore } from "./file_records.ts";
-import { planShell } from "./os_sandbox.ts";
 import { ToolPipeline } from "./pipeline.ts";
 import { profilesForTools } from "./profiles.ts";
 import { WorkerExecutor, type WorkerExecutorOptions } from "./worker_executor.ts";
@@ -41,6 +44,14 @@ export interface RuntimeOptions {
   worker?: WorkerExecutorOptions;
   /** Whether writers require a prior read of an existing file; default true (false for calls a person typed). */
   requireRead?: boolean;
+  /** Other names of the root, as the user gave it (`-C link`). */
+  rootAliases?: readonly string[];
+  /** Real paths the tools and the shell treat as outside the workspace (mewcode's state folder). */
+  excludedPaths?: readonly string[];
+  /** What writers refuse and the shell sees read-only; default PROTECTED_PATHS ([] for calls a person typed). */
+  protectedPaths?: readonly ProtectedPath[];
+  /** The shell's resource limits; default `defaultLimits()`. */
+  limits?: ResourceLimits;
 }
 
 /** The running tool side of a session. */
@@ -48,8 +59,12 @@ export interface ToolRuntime extends AsyncDisposable {
   registry: ToolRegistry;
   pipeline: ToolPipeline;
   executor: ToolExecutor;
+  /** The shell sandbox; its `plan` is the plan as of the start of the session. */
+  sandbox: ShellSandbox;
   shell: ShellPlan;
   files: FileRecordStore;
+  /** The end-of-session checks (git metadata that gained hooks or commands); lines for the user. */
+  finish(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -64,13 +79,17 @@ export function sessionRegistry(options: { readOnly: boolean; tools?: readonly A
 /** Builds the registry, plans the shell sandbox, starts the executor and assembles the pipeline. */
 export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRuntime> {
   const registry = sessionRegistry(options);
-  const shell = await planShell({
+  const protectedPaths = options.protectedPaths ?? PROTECTED_PATHS;
+  const sandbox = await ShellSandbox.open({
     root: options.root,
     mode: options.sandbox,
     network: options.sandboxNetwork,
-    home: options.env.HOME,
     env: options.env,
+    limits: options.limits ?? defaultLimits(),
+    excluded: options.excludedPaths ?? [],
+    protectedPaths: PROTECTED_PATHS,
   });
+  const shell = sandbox.plan;
   const executor = createExecutor(options);
   if (executor instanceof WorkerExecutor) {
     // Not awaited: the workers start while the caller goes on (for the agent, its first API request).
@@ -84,13 +103,29 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     files,
     root: options.root,
     strictLinks: options.strictLinks,
-    shell,
+    shell: sandbox,
     requireRead: options.requireRead ?? true,
+    rootAliases: options.rootAliases ?? [],
+    excludedPaths: options.excludedPaths ?? [],
+    protectedPaths,
     ...(options.approver ? { approver: options.approver } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
   });
-  const close = () => executor.close();
-  return { registry, pipeline, executor, shell, files, close, [Symbol.asyncDispose]: close };
+  const close = async () => {
+    await executor.close();
+    await sandbox.close();
+  };
+  return {
+    registry,
+    pipeline,
+    executor,
+    sandbox,
+    shell,
+    files,
+    finish: () => sandbox.endOfSession(),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
 }
 
 function createExecutor(options: RuntimeOptions): ToolExecutor {

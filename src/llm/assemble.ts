@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { checkJsonBounds } from "../common/json_bounds.ts";
 import { ApiError, ConnectionError, StreamProtocolError } from "./errors.ts";
 import type { ContentBlock, ProviderEvent, StopReason, Usage } from "./provider.ts";
 import { parseRawEvent, type RawDelta, type RawDeltaUsage, type RawStreamEvent, USAGE_KEYS } from "./wire.ts";
@@ -261,6 +262,10 @@ function parseToolInput(
   json: string,
 ): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
   if (json.trim() === "") return { ok: true, value: {} };
+  // Bounded before parsing: a deeply nested value would overflow the stack of every recursive consumer
+  // (serialisation, structured cloning into a worker, validation) and crash the run.
+  const bounds = checkJsonBounds(json);
+  if (bounds !== null) return { ok: false, error: bounds };
   let value: unknown;
   try {
     value = JSON.parse(json);

@@ -1,13 +1,13 @@
 /**
  * Hardened file I/O for the file tools, on canonical paths from `safePath`: verified reads (the opened file
- * is the one that was checked), atomic writes (temp file + fsync + rename, never writing a shared inode in
- * place), content hashes, error messages, and a per-path lock that serialises writes.
+ * is the one that was checked, and opening never blocks on a named pipe), content hashes, error messages,
+ * the checks shared with atomic writes (`_fs_write.ts`), and a per-path lock that serialises writes.
  *
  * @module
  */
-import { open } from "node:fs/promises";
+import { constants } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
 import { posix } from "node:path";
-import { isWithinRoot } from "./_paths.ts";
 
 /** Why a file operation failed, for callers that branch on it. */
 export type FsErrorReason =
@@ -38,8 +38,6 @@ export interface FsFailure {
 export interface ReadOutcome {
   ok: true;
   bytes: Uint8Array;
-  /** `fstat` of the opened file. */
-  info: Deno.FileInfo;
   /** Number of hard links of the file (1 for an ordinary file). */
   links: number;
 }
@@ -54,35 +52,26 @@ export interface ReadOptions {
   beforeOpen?: () => Promise<void>;
 }
 
-/** What `writeAtomic` did. */
-export interface WriteOutcome {
-  ok: true;
-  /** Whether the file did not exist before. */
-  created: boolean;
-  /** Hard links the old file had (0 for a new file); above 1, the other links keep the old content. */
-  previousLinks: number;
-  /** Permission bits of the written file. */
-  mode: number;
-}
-
-/** Options of `writeAtomic`. */
-export interface WriteOptions {
-  /** Real path of the workspace root: created directories and the parent must stay inside it. */
-  root: string;
-  /** Permission bits for a new file. Default 0o644. */
-  newFileMode?: number;
-  /** Test seam: runs after the temp file is written and synced, before the parent re-check and the rename. */
-  beforeRename?: () => Promise<void>;
+/** What identifies a file (device and inode), as both `Deno.lstat` and an open handle's `stat` give it. */
+export interface FileIdentity {
+  dev: number;
+  /** Null where the platform has no inode numbers (Windows); the size stands in, weakly. */
+  ino: number | null;
+  size: number;
 }
 
 /** The largest file the tools read into memory. */
 export const MAX_READ_BYTES = 256 * 1024 * 1024;
 
-/** Permission bits of directories created for a write. */
-export const NEW_DIRECTORY_MODE = 0o755;
+// Another process may swap the path for a named pipe before the open: without O_NONBLOCK, `open` would wait
+// for a writer forever. Deno 2.9's `Deno.open` ignores `customFlags` (checked with strace), so files are
+// opened with node:fs, whose constants carry the platform's value (0x800 on Linux, 0x4 on macOS).
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 
-/** Permission bits of a newly created file. */
-export const NEW_FILE_MODE = 0o644;
+// How many times `isOpenedAt` looks the path up again. Each look-up is two path resolutions that another
+// process could answer differently by swapping a directory for a symlink between them. Repeating makes a
+// lucky interleaving much rarer; it is no proof: without openat2 or a mount namespace, no path-based check is.
+const LOCATION_CHECKS = 4;
 
 /** SHA-256 of bytes, lowercase hex. */
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
@@ -92,7 +81,8 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
 
 /**
  * Reads a file at a canonical path, verifying before reading that the opened file is the one checked:
- * `fstat` identity (dev + inode) equals `lstat` of the path and the real path is unchanged.
+ * it is opened without blocking, and it must be a regular file whose identity (dev + inode) equals `lstat`
+ * of the path before the open and whose path still resolves to itself (`isOpenedAt`).
  */
 export async function readVerified(
   path: string,
@@ -107,19 +97,22 @@ export async function readVerified(
   const kind = checkKind(before);
   if (kind !== null) return kind;
   await options.beforeOpen?.();
-  let file: Deno.FsFile;
+  let handle: FileHandle;
   try {
-    file = await Deno.open(path, { read: true });
+    handle = await open(path, READ_FLAGS);
   } catch (error) {
     return describeFsError(error);
   }
   try {
-    const info = await file.stat();
-    if (!sameFile(before, info) || await realPathOrNull(path) !== path) {
+    const opened = await handle.stat();
+    if (!sameFile(before, opened)) {
       return changed("the file was replaced while it was being opened; try again");
     }
-    if (!info.isFile) return checkKind(info) ?? changed("the file is not a regular file");
-    const links = info.nlink ?? 1;
+    if (!opened.isFile()) return notRegular();
+    if (!await isOpenedAt(path, opened)) {
+      return changed("the file or a parent directory was replaced while it was being opened; try again");
+    }
+    const links = opened.nlink;
     if (links > 1 && options.strictLinks) {
       return {
         ok: false,
@@ -129,14 +122,14 @@ export async function readVerified(
       };
     }
     const maxBytes = options.maxBytes ?? MAX_READ_BYTES;
-    if (info.size > maxBytes) {
+    if (opened.size > maxBytes) {
       return {
         ok: false,
         reason: "too-large",
-        message: `the file is too large (${info.size} bytes, limit ${maxBytes})`,
+        message: `the file is too large (${opened.size} bytes, limit ${maxBytes})`,
       };
     }
-    const bytes = await readAll(file, info.size, maxBytes);
+    const bytes = await readAll(handle, opened.size, maxBytes);
     if (bytes === null) {
       return {
         ok: false,
@@ -144,15 +137,15 @@ export async function readVerified(
         message: `the file grew past ${maxBytes} bytes while being read`,
       };
     }
-    return { ok: true, bytes, info, links };
+    return { ok: true, bytes, links };
   } catch (error) {
     return describeFsError(error);
   } finally {
-    file.close();
+    await handle.close();
   }
 }
 
-async function readAll(file: Deno.FsFile, sizeHint: number, maxBytes: number): Promise<Uint8Array | null> {
+async function readAll(handle: FileHandle, sizeHint: number, maxBytes: number): Promise<Uint8Array | null> {
   let buffer = new Uint8Array(Math.max(sizeHint, 0) + 1);
   let length = 0;
   while (true) {
@@ -162,115 +155,25 @@ async function readAll(file: Deno.FsFile, sizeHint: number, maxBytes: number): P
       grown.set(buffer);
       buffer = grown;
     }
-    const read = await file.read(buffer.subarray(length));
-    if (read === null) break;
-    length += read;
+    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+    if (bytesRead === 0) break;
+    length += bytesRead;
   }
   return buffer.subarray(0, length);
 }
 
 /**
- * Writes bytes to a canonical path atomically: creates missing parent directories (0755) one at a time,
- * re-checking that each stays inside the root; writes a temp file created exclusively in the parent with the
- * old file's mode (0644 for a new file); fsyncs; renames it over the target. A hard-linked target is thus
- * replaced, never modified in place. The temp file is removed on every failure.
+ * Whether the file open as `opened` is the regular file at the canonical `path`, with the real path of
+ * `path` equal to itself: after a path resolved through a directory swapped for a symlink, the opened file
+ * lies elsewhere and the two disagree. Checked `LOCATION_CHECKS` times in a row (see there).
  */
-export async function writeAtomic(
-  path: string,
-  bytes: Uint8Array,
-  options: WriteOptions,
-): Promise<WriteOutcome | FsFailure> {
-  const parent = posix.dirname(path);
-  const made = await makeParents(parent, options.root);
-  if (!made.ok) return made;
-
-  let previous: Deno.FileInfo | null = null;
-  try {
-    previous = await Deno.lstat(path);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) return describeFsError(error);
+export async function isOpenedAt(path: string, opened: FileIdentity): Promise<boolean> {
+  for (let check = 0; check < LOCATION_CHECKS; check++) {
+    if (await realPathOrNull(path) !== path) return false;
+    const named = await lstatOrNull(path);
+    if (named === null || !named.isFile || !sameFile(named, opened)) return false;
   }
-  if (previous !== null) {
-    const kind = checkKind(previous); // a symlink here means the path changed after safePath checked it
-    if (kind !== null) return kind;
-  }
-  const mode = previous?.mode != null ? previous.mode & 0o7777 : options.newFileMode ?? NEW_FILE_MODE;
-  const temp = posix.join(parent, `.${posix.basename(path)}.${crypto.randomUUID().slice(0, 8)}.mewcode-tmp`);
-  let tempCreated = false;
-  try {
-    const handle = await open(temp, "wx", mode);
-    tempCreated = true;
-    try {
-      await handle.chmod(mode); // the umask may have narrowed the mode given to open
-      let written = 0;
-      while (written < bytes.length) {
-        const { bytesWritten } = await handle.write(bytes, written, bytes.length - written);
-        written += bytesWritten;
-      }
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await options.beforeRename?.();
-    if (await realPathOrNull(parent) !== parent) {
-      await removeQuietly(temp);
-      return changed("the parent directory was replaced during the write; try again");
-    }
-    await Deno.rename(temp, path);
-    tempCreated = false;
-  } catch (error) {
-    if (tempCreated) await removeQuietly(temp);
-    return describeFsError(error);
-  }
-  await syncDirectory(parent);
-  return { ok: true, created: previous === null, previousLinks: previous?.nlink ?? 0, mode };
-}
-
-// mkdir -p, one level at a time, so a directory swapped for a symlink mid-way is noticed before writing.
-async function makeParents(directory: string, root: string): Promise<{ ok: true } | FsFailure> {
-  const missing: string[] = [];
-  let existing = directory;
-  while (true) {
-    try {
-      const info = await Deno.lstat(existing);
-      if (info.isSymlink) {
-        return changed("a parent directory became a symlink after it was checked; try again");
-      }
-      if (!info.isDirectory) return describeFsError(new Deno.errors.NotADirectory());
-      break;
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) return describeFsError(error);
-      if (!isWithinRoot(root, existing) || existing === root) return describeFsError(error);
-      missing.unshift(posix.basename(existing));
-      existing = posix.dirname(existing);
-    }
-  }
-  let current = existing;
-  for (const name of missing) {
-    current = posix.join(current, name);
-    let created = false;
-    try {
-      await Deno.mkdir(current, { mode: NEW_DIRECTORY_MODE });
-      created = true;
-    } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) return describeFsError(error);
-    }
-    const real = await realPathOrNull(current);
-    if (real !== current || !isWithinRoot(root, real)) {
-      return changed("a parent directory was replaced while it was being created; try again");
-    }
-    if (created) {
-      try {
-        await Deno.chmod(current, NEW_DIRECTORY_MODE); // exact 0755, whatever the umask
-      } catch (error) {
-        return describeFsError(error);
-      }
-    }
-  }
-  if (await realPathOrNull(directory) !== directory) {
-    return changed("the parent directory no longer resolves to the checked path; try again");
-  }
-  return { ok: true };
+  return await realPathOrNull(path) === path;
 }
 
 /** Maps an error from Deno or node:fs to a reason and a message for the model. */
@@ -324,29 +227,35 @@ export async function withPathLock<T>(path: string, task: () => Promise<T>): Pro
   }
 }
 
-function checkKind(info: Deno.FileInfo): FsFailure | null {
+/** The failure for a path that is not a regular file (directory, symlink, pipe, device), or null. */
+export function checkKind(info: Deno.FileInfo): FsFailure | null {
   if (info.isDirectory) return { ok: false, reason: "is-directory", message: "it is a directory" };
   if (info.isSymlink) return changed("the path became a symlink after it was checked; try again");
-  if (!info.isFile) {
-    return {
-      ok: false,
-      reason: "not-regular-file",
-      message: "it is not a regular file (a device, socket or named pipe)",
-    };
-  }
+  if (!info.isFile) return notRegular();
   return null;
 }
 
-function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
+function notRegular(): FsFailure {
+  return {
+    ok: false,
+    reason: "not-regular-file",
+    message: "it is not a regular file (a device, socket or named pipe)",
+  };
+}
+
+/** Whether two identities name the same file (same device and inode). */
+export function sameFile(a: FileIdentity, b: FileIdentity): boolean {
   if (a.ino === null || b.ino === null) return a.dev === b.dev && a.size === b.size;
   return a.dev === b.dev && a.ino === b.ino;
 }
 
-function changed(message: string): FsFailure {
+/** The failure for a path that changed between a check and its use: the caller may simply try again. */
+export function changed(message: string): FsFailure {
   return { ok: false, reason: "changed", message };
 }
 
-async function realPathOrNull(path: string): Promise<string | null> {
+/** `Deno.realPath`, or null when the path cannot be resolved. */
+export async function realPathOrNull(path: string): Promise<string | null> {
   try {
     return await Deno.realPath(path);
   } catch {
@@ -354,20 +263,12 @@ async function realPathOrNull(path: string): Promise<string | null> {
   }
 }
 
-async function removeQuietly(path: string): Promise<void> {
+/** `Deno.lstat`, or null when the path cannot be examined. */
+export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
   try {
-    await Deno.remove(path);
+    return await Deno.lstat(path);
   } catch {
-    // Already gone, or not removable: nothing more to do.
-  }
-}
-
-async function syncDirectory(path: string): Promise<void> {
-  try {
-    using directory = await Deno.open(path, { read: true });
-    await directory.sync();
-  } catch {
-    // Some file systems cannot fsync a directory; the rename is done either way.
+    return null;
   }
 }
 
@@ -478,13 +379,4 @@ export async function readForWrite(
     };
   }
   return { ok: true, bytes: read.bytes, hash, links: read.links };
-}
-
-/** The note a writer adds when the file it replaced had other hard links. */
-export function linkNote(written: WriteOutcome): string[] {
-  if (written.previousLinks <= 1) return [];
-  return [
-    `Note: the old file had ${written.previousLinks} hard links; this replaced the link at this path, ` +
-    "and the other links keep the old content.",
-  ];
 }

@@ -5,6 +5,8 @@
  * (for a path that does not exist yet, the real path of its deepest existing ancestor). Deno's permission
  * checks look at the path as named and then follow links, so this check is needed even inside a worker
  * that may only read the root. Tools must operate on the canonical path returned here, never on the input.
+ * A path under another name of the root (an alias, such as the symlink the user named the workspace by) is
+ * first mapped to the same path under the root; excluded folders (mewcode's own state) count as outside.
  *
  * @module
  */
@@ -34,6 +36,8 @@ export type SafePathResult =
     info: Deno.FileInfo | null;
     /** The canonical path shown relative to the root ("." for the root itself). */
     relative: string;
+    /** The path as named, relative to the root: `..` resolved and an alias mapped, symlinks not followed. */
+    namedRelative: string;
   }
   | {
     ok: false;
@@ -46,6 +50,10 @@ export type SafePathResult =
 export interface SafePathOptions {
   /** Reject a path that does not exist yet with reason "not-found". */
   mustExist?: boolean;
+  /** Other absolute names of the root (not real paths): a path under one means the same path under the root. */
+  aliases?: readonly string[] | undefined;
+  /** Real paths of folders inside the root that count as outside the workspace (mewcode's state folder). */
+  excluded?: readonly string[] | undefined;
 }
 
 /** The outcome of `validatePathInput`: null when the string is acceptable, else a message for the model. */
@@ -80,6 +88,14 @@ export function isWithinRoot(root: string, path: string): boolean {
   return path === root || path.startsWith(root + "/");
 }
 
+/**
+ * Whether a real path lies in one of `excluded` (real paths the tools treat as outside the workspace, such as
+ * mewcode's own state folder when the workspace contains it).
+ */
+export function isExcludedPath(path: string, excluded: readonly string[] | undefined): boolean {
+  return excludedFolder(path, excluded) !== null;
+}
+
 /** A path relative to the root, for messages and listings ("." for the root itself). */
 export function relativeToRoot(root: string, path: string): string {
   const relative = posix.relative(root, path);
@@ -88,7 +104,7 @@ export function relativeToRoot(root: string, path: string): string {
 
 /**
  * Resolves a path the model gave to its canonical real path inside `root`, or explains why it cannot be used.
- * `root` must be the real path of the workspace. Never throws for bad input.
+ * `root` must be the real path of the workspace. Messages name the path as given. Never throws for bad input.
  */
 export async function safePath(
   root: string,
@@ -98,7 +114,14 @@ export async function safePath(
   const problem = validatePathInput(path, root);
   if (problem !== null) return { ok: false, reason: problem.reason, message: problem.message };
   const canonicalRoot = await realRoot(root);
-  const normalized = posix.resolve(path);
+  const given = posix.resolve(path);
+  const alias = isWithinRoot(canonicalRoot, given) ? null : aliasOf(given, options.aliases ?? []);
+  const normalized = alias === null ? given : posix.join(canonicalRoot, given.slice(alias.length));
+  // Inside messages, a path under the root is shown under the alias the model used.
+  const shown = (inside: string): string =>
+    alias === null || !isWithinRoot(canonicalRoot, inside)
+      ? inside
+      : alias + inside.slice(canonicalRoot.length);
   if (!isWithinRoot(canonicalRoot, normalized)) return outside(canonicalRoot, normalized, null);
 
   // Walk up from the full path to its deepest existing ancestor (lstat does not follow the last component).
@@ -118,7 +141,7 @@ export async function safePath(
         existing = posix.dirname(existing);
         continue;
       }
-      return fromError(error, canonicalRoot, existing);
+      return fromError(error, canonicalRoot, shown(existing));
     }
   }
 
@@ -129,33 +152,73 @@ export async function safePath(
     if (error instanceof Deno.errors.NotFound && existingInfo.isSymlink) {
       return failure(
         "dangling-symlink",
-        `${describeLink(existing, await readLinkTarget(existing))} whose target does not exist`,
+        `${describeLink(shown(existing), await readLinkTarget(existing))} whose target does not exist`,
       );
     }
     if (error instanceof Deno.errors.NotADirectory) {
-      return failure("not-a-directory", `a parent of "${existing}" is not a directory`);
+      return failure("not-a-directory", `a parent of "${shown(existing)}" is not a directory`);
     }
-    return fromError(error, canonicalRoot, existing);
+    return fromError(error, canonicalRoot, shown(existing));
   }
   if (!isWithinRoot(canonicalRoot, real)) return outside(canonicalRoot, normalized, real);
+  const canonical = posix.join(real, ...missing);
+  const excluded = excludedFolder(canonical, options.excluded);
+  if (excluded !== null) return inStateFolder(excluded);
+  const namedRelative = relativeToRoot(canonicalRoot, normalized);
 
   if (missing.length > 0) {
     const info = real === existing ? existingInfo : await lstatOrNull(real);
     if (info !== null && !info.isDirectory) {
-      return failure("not-a-directory", `"${existing}" is not a directory`);
+      return failure("not-a-directory", `"${shown(existing)}" is not a directory`);
     }
     if (options.mustExist) return failure("not-found", "no such file or directory");
-    const canonical = posix.join(real, ...missing);
     return {
       ok: true,
       path: canonical,
       exists: false,
       info: null,
       relative: relativeToRoot(canonicalRoot, canonical),
+      namedRelative,
     };
   }
   const info = real === existing && !existingInfo.isSymlink ? existingInfo : await lstatOrNull(real);
-  return { ok: true, path: real, exists: info !== null, info, relative: relativeToRoot(canonicalRoot, real) };
+  return {
+    ok: true,
+    path: real,
+    exists: info !== null,
+    info,
+    relative: relativeToRoot(canonicalRoot, real),
+    namedRelative,
+  };
+}
+
+// The longest alias that `path` is equal to or below, normalised, or null.
+function aliasOf(path: string, aliases: readonly string[]): string | null {
+  let found: string | null = null;
+  for (const alias of aliases) {
+    if (!posix.isAbsolute(alias)) continue;
+    const normalized = posix.resolve(alias);
+    if (normalized === "/" || !isWithinRoot(normalized, path)) continue;
+    if (found === null || normalized.length > found.length) found = normalized;
+  }
+  return found;
+}
+
+// The excluded folder that `path` is equal to or below, or null.
+function excludedFolder(path: string, excluded: readonly string[] | undefined): string | null {
+  for (const folder of excluded ?? []) {
+    const normalized = posix.resolve(folder);
+    if (isWithinRoot(normalized, path)) return normalized;
+  }
+  return null;
+}
+
+function inStateFolder(folder: string): SafePathResult {
+  return failure(
+    "outside-workspace",
+    `path is inside mewcode's state folder "${folder}", which file tools treat as outside the workspace; ` +
+      "it holds mewcode's sessions and settings, not project files",
+  );
 }
 
 async function realRoot(root: string): Promise<string> {

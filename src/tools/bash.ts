@@ -136,9 +136,10 @@ async function runShell(
   command: string,
   options: { timeoutMs: number; signal: AbortSignal },
 ): Promise<ShellRun> {
-  // `exec 2>&1` on its own line: stderr joins stdout in one pipe (exact order) before COMMAND is parsed,
-  // so even COMMAND's syntax errors land in the same stream.
-  const script = `exec 2>&1\n${command}`;
+  // The prologue (stdin from /dev/null, stderr joined to stdout in one pipe in exact order, the sandbox's
+  // resource limits) runs on its own lines before COMMAND is parsed, so even COMMAND's syntax errors land
+  // in the same stream and nothing of COMMAND runs outside the limits.
+  const script = [...plan.prologue, "exec 2>&1", command].join("\n");
   const program = plan.wrapper[0] ?? plan.shell;
   const args = plan.wrapper.length === 0
     ? ["-c", script]
@@ -151,7 +152,8 @@ async function runShell(
       cwd: root,
       clearEnv: true,
       env: plan.env,
-      stdin: "null",
+      // bubblewrap reads the seccomp program from standard input (`--seccomp 0`) and closes it.
+      stdin: plan.seccomp === null ? "null" : "piped",
       stdout: "piped",
       stderr: "piped",
       // A new session, so the shell's pid is also its process group: the group is what gets killed.
@@ -160,6 +162,7 @@ async function runShell(
   } catch (error) {
     return { status: "spawn-failed", message: `${program}: ${describeError(error)}` };
   }
+  if (plan.seccomp !== null) await writeAndClose(child.stdin, plan.seccomp);
   const collector = new OutputCollector();
   const readers = [child.stdout.getReader(), child.stderr.getReader()];
   const pumps = readers.map((reader) => pump(reader, collector));
@@ -188,6 +191,19 @@ async function runShell(
   const durationMs = Math.round(performance.now() - started);
   if (stopReason !== null) return { status: stopReason, output, durationMs };
   return { status: "exited", code: status.code, output, durationMs };
+}
+
+/** Hands bubblewrap the seccomp program and closes the pipe (it reads to the end before it starts). */
+async function writeAndClose(stdin: WritableStream<Uint8Array>, bytes: Uint8Array): Promise<void> {
+  const writer = stdin.getWriter();
+  try {
+    await writer.write(bytes);
+    await writer.close();
+  } catch {
+    // bubblewrap exited before reading everything: its exit status and output say why.
+  } finally {
+    writer.releaseLock();
+  }
 }
 
 async function pump(

@@ -5,17 +5,11 @@
  * @module
  */
 import { z } from "zod";
-import {
-  describeMissing,
-  linkNote,
-  readForWrite,
-  readVerified,
-  sha256Hex,
-  withPathLock,
-  writeAtomic,
-} from "./_fs.ts";
+import { describeMissing, readForWrite, readVerified, sha256Hex, withPathLock } from "./_fs.ts";
+import { linkNote, writeAtomic, type WriteOptions } from "./_fs_write.ts";
 import { flexibleMatch, notFoundMessage, type Replacement } from "./_edit_match.ts";
 import { safePath, validatePathInput } from "./_paths.ts";
+import { writeProtection } from "./protected_paths.ts";
 import {
   codePointLabel,
   countLines,
@@ -88,9 +82,15 @@ export const editFileTool = defineTool({
     if (input.old_string === input.new_string) {
       return errorResult(identicalMessage(input.path), { reason: "no-change" });
     }
-    const resolved = await safePath(context.root, input.path);
+    const resolved = await safePath(context.root, input.path, {
+      aliases: context.rootAliases,
+      excluded: context.excludedPaths,
+    });
     if (!resolved.ok) return fail(resolved.message, resolved.reason);
+    const protection = writeProtection(resolved, context);
+    if (protection !== null) return fail(protection.reason, "protected");
     const path = resolved.path;
+    const place: WriteOptions = { root: context.root, excluded: context.excludedPaths };
     if (resolved.info?.isDirectory) return fail("it is a directory; give the path of a file", "is-directory");
     if (isBinaryPath(path)) return fail("file is binary; EditFile only edits text files", "binary");
 
@@ -105,7 +105,7 @@ export const editFileTool = defineTool({
             "not-found",
           );
         }
-        return await create(path, input.new_string, context.root, input.path);
+        return await create(path, input.new_string, place, input.path);
       }
       if (input.old_string === "") {
         const peek = await readVerified(path);
@@ -151,7 +151,7 @@ export const editFileTool = defineTool({
       if (context.signal.aborted) {
         return fail("the call was cancelled before anything was written", "aborted");
       }
-      const written = await writeAtomic(path, encoded.bytes, { root: context.root });
+      const written = await writeAtomic(path, encoded.bytes, place);
       if (!written.ok) return fail(written.message, written.reason);
       const fileRecord: FileRecord = { path, hash: await sha256Hex(encoded.bytes) };
       const count = edit.changes.length;
@@ -178,14 +178,19 @@ function identicalMessage(path: string): string {
   return `Cannot edit file "${path}": old_string and new_string are identical, so there is nothing to change`;
 }
 
-async function create(path: string, content: string, root: string, shown: string): Promise<ToolResult> {
+async function create(
+  path: string,
+  content: string,
+  place: WriteOptions,
+  shown: string,
+): Promise<ToolResult> {
   const encoded = encodeText(content, { encoding: "utf-8", bom: false });
   if (!encoded.ok) {
     return errorResult(`Cannot edit file "${shown}": ${unencodableMessage(encoded.character, null)}`, {
       reason: "unencodable",
     });
   }
-  const written = await writeAtomic(path, encoded.bytes, { root });
+  const written = await writeAtomic(path, encoded.bytes, place);
   if (!written.ok) {
     return errorResult(`Cannot edit file "${shown}": ${written.message}`, { reason: written.reason });
   }

@@ -71,7 +71,10 @@ export const readFileTool = defineTool({
       errorResult(`Cannot read file "${input.path}": ${message}`, { reason });
     const paging = pagingProblem(input);
     if (paging !== null) return errorResult(paging, { reason: "invalid-input" });
-    const resolved = await safePath(context.root, input.path);
+    const resolved = await safePath(context.root, input.path, {
+      aliases: context.rootAliases,
+      excluded: context.excludedPaths,
+    });
     if (!resolved.ok) return fail(resolved.message, resolved.reason);
     const path = resolved.path;
     if (!resolved.exists) {

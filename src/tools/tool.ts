@@ -40,18 +40,57 @@ export interface ShellPlan {
    * empty to run the shell directly.
    */
   wrapper: string[];
-  /** Absolute path of the shell inside the sandbox (`/bin/bash`, or `/bin/sh` where bash is missing). */
+  /** Absolute path of the shell inside the sandbox (`/usr/bin/bash`, or `sh` where bash is missing). */
   shell: string;
   /** The complete environment of the shell (after clearing): an allowlist, never the API key. */
   env: Record<string, string>;
+  /**
+   * Shell lines run before the command, inside the sandbox: standard input from /dev/null, joining the
+   * sandbox's resource limits. A failing line ends the call before the command runs.
+   */
+  prologue: string[];
+  /** A seccomp program for bubblewrap's `--seccomp 0`, written to its standard input; null for none. */
+  seccomp: Uint8Array | null;
   /** Set when the sandbox cannot run here; Bash calls then fail with this message instead of running. */
   unavailable: string | null;
+}
+
+/**
+ * A path writers refuse: `path` relative to the workspace root, or with `anyDepth` a single name matched at
+ * any depth (".git"). `reason` completes "Cannot write \"x\": " for the model.
+ */
+export interface ProtectedPath {
+  path: string;
+  anyDepth: boolean;
+  /** The path names a folder (the shell sandbox can then make it read-only before it exists). */
+  folder?: boolean;
+  reason: string;
 }
 
 /** The structured-cloneable part of a tool's context: what crosses into a worker. */
 export interface ToolCallContext {
   /** Real path of the workspace root. */
   root: string;
+  /**
+   * Other absolute names of the root, as the user named it (for example through a symlink); a path under an
+   * alias means the same path under `root`. Default none.
+   */
+  rootAliases?: readonly string[];
+  /**
+   * Real paths inside the root that the tools treat as outside the workspace (mewcode's own state folder
+   * when the workspace contains it). Default none.
+   */
+  excludedPaths?: readonly string[];
+  /**
+   * What writers refuse to change (git metadata, mewcode's settings, editor folders). Default
+   * `PROTECTED_PATHS`; an empty list only for calls a person typed.
+   */
+  protectedPaths?: readonly ProtectedPath[];
+  /**
+   * Workspace-relative paths (a file, or a folder and everything under it) the user explicitly allowed
+   * writers to change although they are protected. Default none.
+   */
+  allowedProtectedPaths?: readonly string[];
   /** The call's time limit in milliseconds, enforced by the executor (and by tools with their own, like Bash). */
   timeoutMs: number;
   /** Hashes of the files this session has read or written, by canonical path. */

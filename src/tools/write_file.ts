@@ -4,8 +4,10 @@
  * @module
  */
 import { z } from "zod";
-import { linkNote, readForWrite, sha256Hex, withPathLock, writeAtomic } from "./_fs.ts";
+import { readForWrite, sha256Hex, withPathLock } from "./_fs.ts";
+import { linkNote, writeAtomic } from "./_fs_write.ts";
 import { safePath, validatePathInput } from "./_paths.ts";
+import { writeProtection } from "./protected_paths.ts";
 import {
   codePointLabel,
   countLines,
@@ -52,8 +54,13 @@ export const writeFileTool = defineTool({
   async execute(context, input) {
     const fail = (message: string, reason: string): ToolResult =>
       errorResult(`Cannot write file "${input.path}": ${message}`, { reason });
-    const resolved = await safePath(context.root, input.path);
+    const resolved = await safePath(context.root, input.path, {
+      aliases: context.rootAliases,
+      excluded: context.excludedPaths,
+    });
     if (!resolved.ok) return fail(resolved.message, resolved.reason);
+    const protection = writeProtection(resolved, context);
+    if (protection !== null) return fail(protection.reason, "protected");
     const path = resolved.path;
     if (resolved.info?.isDirectory) return fail("it is a directory; give the path of a file", "is-directory");
     return await withPathLock(path, async () => {
@@ -91,7 +98,10 @@ export const writeFileTool = defineTool({
       if (context.signal.aborted) {
         return fail("the call was cancelled before anything was written", "aborted");
       }
-      const written = await writeAtomic(path, encoded.bytes, { root: context.root });
+      const written = await writeAtomic(path, encoded.bytes, {
+        root: context.root,
+        excluded: context.excludedPaths,
+      });
       if (!written.ok) return fail(written.message, written.reason);
       const fileRecord: FileRecord = { path, hash: await sha256Hex(encoded.bytes) };
       const lines = countLines(content);

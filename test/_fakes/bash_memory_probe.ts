@@ -6,17 +6,24 @@
  *
  * @module
  */
-import { planShell } from "../../src/execution/os_sandbox.ts";
+import { defaultLimits } from "../../src/sandbox/limits.ts";
+import { ShellSandbox } from "../../src/sandbox/shell_sandbox.ts";
 import { bashTool } from "../../src/tools/bash.ts";
+import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import { toolContext } from "./tool_context.ts";
 
 const [root = "", command = ""] = Deno.args;
-const shell = await planShell({
+const sandbox = await ShellSandbox.open({
   root,
   mode: "workspace-write",
   network: false,
-  home: Deno.env.get("HOME"),
   env: Deno.env.toObject(),
+  limits: defaultLimits(),
+  excluded: [],
+  protectedPaths: PROTECTED_PATHS,
 });
-const result = await bashTool.execute(toolContext(root, { shell }), { command });
+const call = await sandbox.prepareCall();
+const result = await bashTool.execute(toolContext(root, { shell: call.plan }), { command });
+await call.finish();
+await sandbox.close();
 console.log(JSON.stringify(result));

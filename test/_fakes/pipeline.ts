@@ -5,7 +5,7 @@
  */
 import { DirectExecutor, type ExecutionRequest, type ToolExecutor } from "../../src/execution/executor.ts";
 import { FileRecordStore } from "../../src/execution/file_records.ts";
-import { ToolPipeline } from "../../src/execution/pipeline.ts";
+import { fixedShell, ToolPipeline } from "../../src/execution/pipeline.ts";
 import type { Approver, PermissionDecision, PermissionPolicy } from "../../src/permissions/decision.ts";
 import type { PreToolUseHook, PreToolUseOutcome } from "../../src/permissions/hooks.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
@@ -18,6 +18,8 @@ export const NO_SHELL: ShellPlan = {
   wrapper: [],
   shell: "/bin/sh",
   env: {},
+  prologue: [],
+  seccomp: null,
   unavailable: "no shell in this test",
 };
 
@@ -75,7 +77,7 @@ export function recordingPipeline(
     files: new FileRecordStore(),
     root: "/ws",
     strictLinks: false,
-    shell: NO_SHELL,
+    shell: fixedShell(NO_SHELL),
     ...(options.withApprover === false ? {} : { approver }),
   });
   return { pipeline, log };

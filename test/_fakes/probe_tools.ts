@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { DirectExecutor } from "../../src/execution/executor.ts";
 import { FileRecordStore } from "../../src/execution/file_records.ts";
-import { ToolPipeline } from "../../src/execution/pipeline.ts";
+import { fixedShell, ToolPipeline } from "../../src/execution/pipeline.ts";
 import { ALLOW_ALL, type PermissionPolicy } from "../../src/permissions/decision.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { type AnyTool, defineTool, textResult } from "../../src/tools/tool.ts";
@@ -108,6 +108,6 @@ export function probePipeline(tools: AnyTool[], policy: PermissionPolicy = ALLOW
     files: new FileRecordStore(),
     root: "/ws",
     strictLinks: false,
-    shell: NO_SHELL,
+    shell: fixedShell(NO_SHELL),
   });
 }

@@ -32,6 +32,8 @@ export const TEST_SHELL_PLAN: ShellPlan = {
   wrapper: [],
   shell: "/bin/bash",
   env: { PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8", TERM: "dumb" },
+  prologue: [],
+  seccomp: null,
   unavailable: null,
 };
 

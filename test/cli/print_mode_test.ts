@@ -27,7 +27,7 @@ async function print(
   };
   try {
     const code = await runPrintMode({
-      root,
+      workspace: { root, aliases: [] },
       options: parseCli(argv),
       signal: new AbortController().signal,
       provider,

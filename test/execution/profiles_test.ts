@@ -18,6 +18,8 @@ const BWRAP_PLAN: ShellPlan = {
   wrapper: ["bwrap", "--die-with-parent", "--ro-bind", "/", "/"],
   shell: "/bin/bash",
   env: { PATH: "/usr/bin:/bin" },
+  prologue: [],
+  seccomp: null,
   unavailable: null,
 };
 

@@ -161,8 +161,90 @@ Deno.test("safePath resolves a missing path through its deepest existing ancesto
     exists: false,
     info: null,
     relative: "a/b/c.txt",
+    namedRelative: "a/b/c.txt",
   });
   expectRejected(await safePath(root, `${root}/a/b/c.txt`, { mustExist: true }), "not-found");
+});
+
+Deno.test("safePath maps a path under a root alias to the same path under the real root", async () => {
+  await using workspace = await createTempWorkspace();
+  await using links = await createTempWorkspace("mewcode-links-");
+  const { root } = workspace;
+  const alias = `${links.root}/link-to-ws`;
+  await Deno.symlink(root, alias);
+  await Deno.writeTextFile(`${root}/a.txt`, "x");
+  expectRejected(await safePath(root, `${alias}/a.txt`), "outside-workspace");
+  const options = { aliases: [alias] };
+  const file = expectOk(await safePath(root, `${alias}/a.txt`, options));
+  assertEquals([file.path, file.relative, file.exists], [`${root}/a.txt`, "a.txt", true]);
+  const created = expectOk(await safePath(root, `${alias}/new/b.txt`, options));
+  assertEquals([created.path, created.exists], [`${root}/new/b.txt`, false]);
+  assertEquals(expectOk(await safePath(root, alias, options)).path, root);
+  const unnormalised = { aliases: [`${links.root}/./link-to-ws/`] };
+  assertEquals(expectOk(await safePath(root, `${alias}/a.txt`, unnormalised)).path, `${root}/a.txt`);
+  assertEquals(expectOk(await safePath(root, `${root}/a.txt`, options)).path, `${root}/a.txt`);
+});
+
+Deno.test("safePath checks real paths after mapping an alias, so an alias never widens what is reachable", async () => {
+  await using workspace = await createTempWorkspace();
+  await using links = await createTempWorkspace("mewcode-links-");
+  await using outside = await createTempWorkspace("mewcode-outside-");
+  const { root } = workspace;
+  const alias = `${links.root}/link-to-ws`;
+  await Deno.symlink(root, alias);
+  await Deno.writeTextFile(`${links.root}/beside.txt`, "beside");
+  await Deno.writeTextFile(`${outside.root}/secret.txt`, "secret");
+  await Deno.symlink(outside.root, `${root}/dir-link`);
+  const options = { aliases: [alias] };
+  expectRejected(await safePath(root, `${alias}/../beside.txt`, options), "outside-workspace");
+  expectRejected(await safePath(root, `${alias}-evil/a.txt`, options), "outside-workspace");
+  const message = expectRejected(
+    await safePath(root, `${alias}/dir-link/secret.txt`, options),
+    "outside-workspace",
+  );
+  assertIncludes(message, `resolves to "${outside.root}/secret.txt"`);
+  expectRejected(await safePath(root, `${alias}/dir-link/new.txt`, options), "outside-workspace");
+  // An alias that names another directory only ever leads into the root, never into that directory.
+  const other = expectOk(await safePath(root, `${outside.root}/secret.txt`, { aliases: [outside.root] }));
+  assertEquals([other.path, other.exists], [`${root}/secret.txt`, false]);
+});
+
+Deno.test("safePath shows a path given through an alias as the model gave it", async () => {
+  await using workspace = await createTempWorkspace();
+  await using links = await createTempWorkspace("mewcode-links-");
+  const { root } = workspace;
+  const alias = `${links.root}/link-to-ws`;
+  await Deno.symlink(root, alias);
+  await Deno.symlink("/nonexistent-mewcode/target.txt", `${root}/dangling`);
+  await Deno.writeTextFile(`${root}/file.txt`, "x");
+  const options = { aliases: [alias] };
+  const dangling = expectRejected(await safePath(root, `${alias}/dangling`, options), "dangling-symlink");
+  assertIncludes(dangling, `"${alias}/dangling"`);
+  const through = expectRejected(await safePath(root, `${alias}/file.txt/x/y`, options), "not-a-directory");
+  assertIncludes(through, `"${alias}/file.txt"`);
+});
+
+Deno.test("safePath treats an excluded folder inside the root as outside the workspace, also through a symlink", async () => {
+  await using workspace = await createTempWorkspace();
+  const { root } = workspace;
+  const state = `${root}/.mewcode-home`;
+  await Deno.mkdir(`${state}/sessions`, { recursive: true });
+  await Deno.writeTextFile(`${state}/sessions/a.jsonl`, "{}");
+  await Deno.mkdir(`${root}/.mewcode-home-other`);
+  await Deno.symlink(state, `${root}/state-link`);
+  const options = { excluded: [state] };
+  const message = expectRejected(
+    await safePath(root, `${state}/sessions/a.jsonl`, options),
+    "outside-workspace",
+  );
+  assertIncludes(message, "mewcode's state folder");
+  assertIncludes(message, `"${state}"`);
+  expectRejected(await safePath(root, state, options), "outside-workspace");
+  expectRejected(await safePath(root, `${state}/new/b.txt`, options), "outside-workspace");
+  expectRejected(await safePath(root, `${root}/state-link/sessions/a.jsonl`, options), "outside-workspace");
+  expectRejected(await safePath(root, `${root}/state-link`, options), "outside-workspace");
+  expectOk(await safePath(root, `${root}/.mewcode-home-other/x.txt`, options));
+  expectOk(await safePath(root, `${state}/sessions/a.jsonl`));
 });
 
 Deno.test("safePath rejects a path that goes through a regular file", async () => {

@@ -1,13 +1,22 @@
 import { deepStrictEqual as assertEquals, match as assertMatch, ok as assert } from "node:assert/strict";
-import { planShell } from "../../src/execution/os_sandbox.ts";
 import { BASH_DEFAULT_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS, bashTool } from "../../src/tools/bash.ts";
 import type { SandboxMode, ShellPlan, ToolResult } from "../../src/tools/tool.ts";
 import type { BashWorkerRequest, BashWorkerResponse } from "../_fakes/bash_worker.ts";
 import { createTempWorkspace, toolContext } from "../_fakes/tool_context.ts";
+import type { ShellSandbox } from "../../src/sandbox/shell_sandbox.ts";
+import { openSandbox } from "../sandbox/_sandbox.ts";
 
-/** Plans the shell as a session would, from this process's real environment. */
-function plan(root: string, mode: SandboxMode = "workspace-write"): Promise<ShellPlan> {
-  return planShell({ root, mode, network: false, home: Deno.env.get("HOME"), env: Deno.env.toObject() });
+/** Opens the shell sandbox as a session would, from this process's real environment. */
+function sandboxFor(
+  root: string,
+  mode: SandboxMode = "workspace-write",
+): Promise<ShellSandbox & AsyncDisposable> {
+  return openSandbox(root, mode, { env: Deno.env.toObject() });
+}
+
+/** The plan of one call (its resource limits live until the sandbox is closed). */
+async function planOf(sandbox: ShellSandbox): Promise<ShellPlan> {
+  return (await sandbox.prepareCall()).plan;
 }
 
 async function bash(
@@ -118,7 +127,8 @@ Deno.test("Bash rejects timeouts that are not integers from 1 to 600000 ms", asy
 
 Deno.test("Bash merges stdout and stderr in the order they were written", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root);
+  await using sandbox = await sandboxFor(workspace.root);
+  const shell = await planOf(sandbox);
   const result = await bash(workspace.root, shell, {
     command: "echo one; echo two >&2; echo three; echo four >&2; ls /nonexistent-mewcode",
   });
@@ -128,7 +138,8 @@ Deno.test("Bash merges stdout and stderr in the order they were written", async 
 
 Deno.test("Bash returns a non-zero exit code as a normal result in the output/exit_code format", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root);
+  await using sandbox = await sandboxFor(workspace.root);
+  const shell = await planOf(sandbox);
   const result = await bash(workspace.root, shell, { command: "echo failing; exit 7" });
   assertEquals(result.isError, false);
   assertEquals(result.content, "<output>failing</output>\n<exit_code>7</exit_code>");
@@ -137,7 +148,8 @@ Deno.test("Bash returns a non-zero exit code as a normal result in the output/ex
 
 Deno.test("Bash starts every call in the workspace root with no state from earlier calls", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root);
+  await using sandbox = await sandboxFor(workspace.root);
+  const shell = await planOf(sandbox);
   await Deno.mkdir(`${workspace.root}/sub`);
   const first = await bash(workspace.root, shell, { command: "cd sub && export MEWCODE_X=1 && pwd" });
   assertEquals(outputOf(first), `${workspace.root}/sub`);
@@ -147,7 +159,8 @@ Deno.test("Bash starts every call in the workspace root with no state from earli
 
 Deno.test("Bash gives commands an empty stdin so reading input does not hang", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root);
+  await using sandbox = await sandboxFor(workspace.root);
+  const shell = await planOf(sandbox);
   const result = await bash(workspace.root, shell, {
     command: 'cat; read -r line; echo "read=$?"',
     timeout: 20_000,
@@ -158,7 +171,8 @@ Deno.test("Bash gives commands an empty stdin so reading input does not hang", a
 
 Deno.test("Bash keeps the first 2000 and last 8000 characters of long output with a marker", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root);
+  await using sandbox = await sandboxFor(workspace.root);
+  const shell = await planOf(sandbox);
   const result = await bash(workspace.root, shell, {
     command: 'for i in $(seq 1 3000); do echo "line $i"; done',
   });
@@ -173,7 +187,8 @@ Deno.test("Bash keeps the first 2000 and last 8000 characters of long output wit
 
 Deno.test("Bash does not cut output of exactly 10000 characters and cuts one more", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root);
+  await using sandbox = await sandboxFor(workspace.root);
+  const shell = await planOf(sandbox);
   const exact = await bash(workspace.root, shell, { command: "head -c 10000 /dev/zero | tr '\\0' a" });
   assertEquals(outputOf(exact), "a".repeat(10_000));
   const over = await bash(workspace.root, shell, { command: "head -c 10001 /dev/zero | tr '\\0' a" });
@@ -183,7 +198,8 @@ Deno.test("Bash does not cut output of exactly 10000 characters and cuts one mor
 
 Deno.test("Bash never splits a surrogate pair where it cuts the output", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root);
+  await using sandbox = await sandboxFor(workspace.root);
+  const shell = await planOf(sandbox);
   // One ASCII character, then emoji: the 2000-character head boundary falls inside a pair.
   const result = await bash(workspace.root, shell, {
     command: "printf a; for i in $(seq 1 6001); do printf '\\360\\237\\230\\200'; done",
@@ -197,7 +213,8 @@ Deno.test("Bash never splits a surrogate pair where it cuts the output", async (
 
 Deno.test("Bash strips ANSI escape sequences and control characters, even split across writes", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root);
+  await using sandbox = await sandboxFor(workspace.root);
+  const shell = await planOf(sandbox);
   const result = await bash(workspace.root, shell, {
     command: String.raw`printf '\033[1;31mred\033[0m \033]0;title\007plain\033(B\n'; ` +
       String.raw`printf 'a\000b\007c\r\nd\rE\n'; ` +
@@ -208,7 +225,8 @@ Deno.test("Bash strips ANSI escape sequences and control characters, even split 
 
 Deno.test("Bash replaces invalid UTF-8 and survives binary output", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root);
+  await using sandbox = await sandboxFor(workspace.root);
+  const shell = await planOf(sandbox);
   const invalid = await bash(workspace.root, shell, {
     command: String.raw`printf 'ok\377\376 caf\303'; sleep 0.05; printf '\251 \303(\n'`,
   });
@@ -249,7 +267,8 @@ Deno.test("Bash bounds its memory and output for a command printing 200 MB", asy
 
 Deno.test("Bash times out, kills the command and returns the output so far", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root);
+  await using sandbox = await sandboxFor(workspace.root);
+  const shell = await planOf(sandbox);
   const marker = uniqueSleep();
   const result = await bash(workspace.root, shell, {
     command: `echo before; sleep ${marker}`,
@@ -274,7 +293,8 @@ for (const mode of ["workspace-write", "danger-full-access"] as const) {
   for (const [name, command] of cases) {
     Deno.test(`Bash (${mode}) ends the call within 3 s of a 1 s timeout and kills ${name}`, async () => {
       await using workspace = await createTempWorkspace();
-      const shell = await plan(workspace.root, mode);
+      await using sandbox = await sandboxFor(workspace.root, mode);
+      const shell = await planOf(sandbox);
       const marker = uniqueSleep();
       const started = performance.now();
       const result = await bash(workspace.root, shell, { command: command(marker), timeout: 1_000 });
@@ -288,7 +308,8 @@ for (const mode of ["workspace-write", "danger-full-access"] as const) {
 
   Deno.test(`Bash (${mode}) does not wait for a background child that holds stdout open`, async () => {
     await using workspace = await createTempWorkspace();
-    const shell = await plan(workspace.root, mode);
+    await using sandbox = await sandboxFor(workspace.root, mode);
+    const shell = await planOf(sandbox);
     const marker = uniqueSleep();
     const started = performance.now();
     const result = await bash(workspace.root, shell, {
@@ -304,7 +325,8 @@ for (const mode of ["workspace-write", "danger-full-access"] as const) {
 
 Deno.test("Bash stops the command when the call is aborted and returns the output so far", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root);
+  await using sandbox = await sandboxFor(workspace.root);
+  const shell = await planOf(sandbox);
   const marker = uniqueSleep();
   const controller = new AbortController();
   const running = bash(
@@ -326,7 +348,8 @@ Deno.test("Bash stops the command when the call is aborted and returns the outpu
 
 Deno.test("Bash runs nothing when the call is already aborted", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root);
+  await using sandbox = await sandboxFor(workspace.root);
+  const shell = await planOf(sandbox);
   const result = await bash(workspace.root, shell, { command: "touch ran" }, AbortSignal.abort());
   assertEquals(result.isError, true);
   assertEquals(result.metadata.status, "cancelled");
@@ -335,7 +358,8 @@ Deno.test("Bash runs nothing when the call is already aborted", async () => {
 
 Deno.test("Bash returns an error result when the shell cannot be started", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = { ...await plan(workspace.root, "danger-full-access"), shell: "/nonexistent/mewcode-bash" };
+  await using sandbox = await sandboxFor(workspace.root, "danger-full-access");
+  const shell = { ...await planOf(sandbox), wrapper: [], shell: "/nonexistent/mewcode-bash" };
   const result = await bash(workspace.root, shell, { command: "true" });
   assertEquals(result.isError, true);
   assertMatch(result.content, /^Cannot run Bash command: \/nonexistent\/mewcode-bash: NotFound/);
@@ -379,7 +403,8 @@ function workerContext(root: string, shell: ShellPlan): BashWorkerRequest["conte
 
 Deno.test("Bash runs, times out and kills its processes in a worker allowed only to run bwrap", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root);
+  await using sandbox = await sandboxFor(workspace.root);
+  const shell = await planOf(sandbox);
   const context = workerContext(workspace.root, shell);
   const ran = await bashInWorker(["bwrap"], {
     context,
@@ -411,7 +436,9 @@ Deno.test("Bash runs, times out and kills its processes in a worker allowed only
 
 Deno.test("Bash without a sandbox kills its process group in a worker allowed only to run the shell", async () => {
   await using workspace = await createTempWorkspace();
-  const shell = await plan(workspace.root, "danger-full-access");
+  await using sandbox = await sandboxFor(workspace.root, "danger-full-access");
+  // The shell run directly, as danger-full-access does where bubblewrap is missing.
+  const shell = { ...await planOf(sandbox), wrapper: [] };
   const context = workerContext(workspace.root, shell);
   const marker = uniqueSleep();
   const timedOut = await bashInWorker([shell.shell], {

@@ -5,7 +5,6 @@
 import { deepStrictEqual as assertEquals, equal, ok as assert } from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
-import { readVerified, writeAtomic } from "../../src/tools/_fs.ts";
 import { editFileTool } from "../../src/tools/edit_file.ts";
 import { readFileTool } from "../../src/tools/read_file.ts";
 import type { ToolCallContext, ToolResult } from "../../src/tools/tool.ts";
@@ -89,15 +88,29 @@ interface Scene extends AsyncDisposable {
   root: string;
   outside: string;
   sibling: string;
+  /** mewcode's state folder inside the root, which the tools must treat as outside. */
+  state: string;
+  /** A symlink to the root outside it, the way a user may name the workspace. */
+  alias: string;
   /** Records that claim every relevant file was read, so the read-before-write rule is not what stops a write. */
   records: Record<string, string>;
-  state(): Promise<Record<string, string>>;
+  /** The context of a call in this scene: the records, the state folder excluded, the alias known. */
+  context(overrides?: Partial<ToolCallContext>): ToolCallContext;
+  disk(): Promise<Record<string, string>>;
 }
 
 async function createScene(): Promise<Scene> {
   const workspace: TempWorkspace = await createTempWorkspace();
   const outside: TempWorkspace = await createTempWorkspace("mewcode-outside-");
+  const links: TempWorkspace = await createTempWorkspace("mewcode-links-");
   const { root } = workspace;
+  const state = `${root}/.mewcode-home`;
+  const alias = `${links.root}/link-to-ws`;
+  await Deno.mkdir(`${state}/sessions`, { recursive: true });
+  await Deno.writeTextFile(`${state}/sessions/other.jsonl`, SECRET);
+  await Deno.symlink(state, `${root}/state-link`);
+  await Deno.symlink(root, alias);
+  await Deno.writeTextFile(`${links.root}/beside.txt`, SECRET);
   const sibling = `${root}-evil`;
   await Deno.mkdir(sibling);
   await Deno.writeTextFile(`${outside.root}/secret.txt`, SECRET);
@@ -117,6 +130,8 @@ async function createScene(): Promise<Scene> {
       `${root}/file-link`,
       `${root}/dir-link/secret.txt`,
       `${root}/../${posix.basename(outside.root)}/secret.txt`,
+      `${state}/sessions/other.jsonl`,
+      `${links.root}/beside.txt`,
       "/etc/passwd",
     ]
   ) records[path] = secretHash;
@@ -124,17 +139,29 @@ async function createScene(): Promise<Scene> {
     root,
     outside: outside.root,
     sibling,
+    state,
+    alias,
     records,
-    async state() {
+    context(overrides = {}) {
+      return callContext(root, {
+        fileRecords: records,
+        excludedPaths: [state],
+        rootAliases: [alias],
+        ...overrides,
+      });
+    },
+    async disk() {
       return {
         ...await snapshot(root),
         ...await snapshot(outside.root),
+        ...await snapshot(links.root),
         ...await snapshot(sibling),
         "/etc/passwd": sha256(await Deno.readFile("/etc/passwd")),
       };
     },
     async [Symbol.asyncDispose]() {
       await Deno.remove(sibling, { recursive: true }).catch(() => undefined);
+      await links.cleanup();
       await outside.cleanup();
       await workspace.cleanup();
     },
@@ -226,6 +253,48 @@ const ATTEMPTS: Attempt[] = [
     expect: "outside the workspace",
   },
   {
+    name: "mewcode's state folder inside the workspace",
+    path: (scene) => `${scene.state}/sessions/other.jsonl`,
+    operations: ["read", "overwrite", "edit"],
+    expect: "mewcode's state folder",
+  },
+  {
+    name: "a new file in mewcode's state folder",
+    path: (scene) => `${scene.state}/sessions/new.jsonl`,
+    operations: ["create", "edit-create"],
+    expect: "mewcode's state folder",
+  },
+  {
+    name: "a symlink to mewcode's state folder",
+    path: (scene) => `${scene.root}/state-link/sessions/other.jsonl`,
+    operations: ["read", "overwrite", "edit"],
+    expect: "mewcode's state folder",
+  },
+  {
+    name: "mewcode's state folder through a root alias",
+    path: (scene) => `${scene.alias}/.mewcode-home/sessions/other.jsonl`,
+    operations: ["read", "overwrite", "edit"],
+    expect: "mewcode's state folder",
+  },
+  {
+    name: "a .. path that leaves a root alias",
+    path: (scene) => `${scene.alias}/../beside.txt`,
+    operations: ["read", "overwrite", "edit"],
+    expect: "outside the workspace",
+  },
+  {
+    name: "a directory symlink to outside reached through a root alias",
+    path: (scene) => `${scene.alias}/dir-link/secret.txt`,
+    operations: ["read", "overwrite", "edit"],
+    expect: "outside the workspace",
+  },
+  {
+    name: "a new file through a directory symlink reached through a root alias",
+    path: (scene) => `${scene.alias}/dir-link/new.txt`,
+    operations: ["create", "edit-create"],
+    expect: "outside the workspace",
+  },
+  {
     name: "a NUL byte",
     path: (scene) => `${scene.root}/inside.txt\0/etc/passwd`,
     operations: ["read", "overwrite", "edit", "create"],
@@ -237,19 +306,19 @@ async function runAttempts(where: "in-process" | "worker", t: Deno.TestContext):
   await using scene = await createScene();
   using worker = workerRunner(scene.root);
   const runner: Runner = where === "worker" ? worker : directRunner;
-  const before = await scene.state();
+  const before = await scene.disk();
   for (const attempt of ATTEMPTS) {
     const operations = [...attempt.operations, ...(where === "worker" ? attempt.workerOnly ?? [] : [])];
     for (const operation of operations) {
       await t.step(`${operation} via ${attempt.name}`, async () => {
         const path = attempt.path(scene);
-        const result = await runner(operation, path, callContext(scene.root, { fileRecords: scene.records }));
+        const result = await runner(operation, path, scene.context());
         equal(result.isError, true, result.content);
         assertIncludes(result.content, attempt.expect);
         assertExcludes(result.content, SECRET.trim());
         assert(result.content.startsWith("Cannot "), result.content);
         equal(result.metadata.fileRecord, undefined);
-        assertEquals(await scene.state(), before, "no effect on disk");
+        assertEquals(await scene.disk(), before, "no effect on disk");
       });
     }
   }
@@ -261,6 +330,26 @@ Deno.test("File tools called directly refuse every escape attempt and leave the 
 
 Deno.test("File tools in workers with their Deno permission profile refuse every escape attempt", async (t) => {
   await runAttempts("worker", t);
+});
+
+Deno.test("File tools in workers reach a file named through a root alias at its real path", async () => {
+  await using scene = await createScene();
+  using worker = workerRunner(scene.root);
+  const path = `${scene.alias}/inside.txt`;
+  const read = await worker("read", path, scene.context());
+  equal(read.isError, false, read.content);
+  assertIncludes(read.content, "inside");
+  const record = read.metadata.fileRecord as { path: string; hash: string };
+  equal(record.path, `${scene.root}/inside.txt`);
+  const fileRecords = { [record.path]: record.hash };
+  const written = await worker("overwrite", path, scene.context({ fileRecords }));
+  equal(written.isError, false, written.content);
+  assertIncludes(written.content, `"${path}"`);
+  equal(await Deno.readTextFile(`${scene.root}/inside.txt`), "pwned\n");
+  const created = await worker("edit-create", `${scene.alias}/new/created.txt`, scene.context());
+  equal(created.isError, false, created.content);
+  equal(await Deno.readTextFile(`${scene.root}/new/created.txt`), "pwned\n");
+  assert((await Deno.lstat(scene.alias)).isSymlink, "the alias is still the user's symlink");
 });
 
 Deno.test("A hard link to an outside file is never written through, in process or in a worker", async (t) => {
@@ -307,61 +396,4 @@ Deno.test("ReadFile refuses a hard-linked file under strictLinks, in a worker", 
   equal(result.isError, true);
   assertIncludes(result.content, "hard links");
   assertExcludes(result.content, SECRET.trim());
-});
-
-Deno.test("A verified read refuses a file swapped for a symlink to outside between check and open", async () => {
-  await using scene = await createScene();
-  const path = `${scene.root}/inside.txt`;
-  const result = await readVerified(path, {
-    beforeOpen: async () => {
-      await Deno.remove(path);
-      await Deno.symlink(`${scene.outside}/secret.txt`, path);
-    },
-  });
-  assert(!result.ok);
-  equal(result.reason, "changed");
-});
-
-Deno.test("A verified read refuses a file replaced by another file between check and open", async () => {
-  await using scene = await createScene();
-  const path = `${scene.root}/inside.txt`;
-  const result = await readVerified(path, {
-    beforeOpen: async () => {
-      await Deno.remove(path);
-      await Deno.link(`${scene.outside}/secret.txt`, path);
-    },
-  });
-  assert(!result.ok);
-  equal(result.reason, "changed");
-});
-
-Deno.test("An atomic write refuses a parent swapped for a symlink to outside before the rename", async () => {
-  await using scene = await createScene();
-  await Deno.mkdir(`${scene.root}/dir`);
-  const outsideBefore = await snapshot(scene.outside);
-  const result = await writeAtomic(`${scene.root}/dir/file.txt`, new TextEncoder().encode("pwned"), {
-    root: scene.root,
-    beforeRename: async () => {
-      await Deno.rename(`${scene.root}/dir`, `${scene.root}/dir-moved`);
-      await Deno.symlink(scene.outside, `${scene.root}/dir`);
-    },
-  });
-  assert(!result.ok);
-  equal(result.reason, "changed");
-  assertEquals(await snapshot(scene.outside), outsideBefore);
-});
-
-Deno.test("An atomic write removes its temp file when it fails and leaves the target unchanged", async () => {
-  await using scene = await createScene();
-  const path = `${scene.root}/inside.txt`;
-  const before = await snapshot(scene.root);
-  await writeAtomic(path, new TextEncoder().encode("new"), {
-    root: scene.root,
-    beforeRename: () => Promise.reject(new Deno.errors.PermissionDenied("injected failure")),
-  }).then((result) => {
-    assert(!result.ok);
-    equal(result.reason, "permission-denied");
-  });
-  assertEquals(await snapshot(scene.root), before);
-  equal(await Deno.readTextFile(path), "inside\n");
 });

@@ -1,0 +1,286 @@
+/**
+ * Reads where git keeps a repository's metadata, starting from `.git` entries: the git directory a
+ * `gitdir:` file or symlink points to, its common directory (`commondir`), submodule git directories
+ * (`modules/**`, nested), linked worktree directories (`worktrees/*`) and the working trees they belong to,
+ * and the config files each one reads (`config`, `config.worktree`, `include.path` targets).
+ *
+ * Private to src/sandbox/: shared by the protection plan and the metadata scan. Never throws for a missing
+ * or unreadable file: what cannot be read is left out.
+ *
+ * @module
+ */
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { type ParsedGitConfig, parseGitConfig } from "./git_config.ts";
+
+/** Git directories read per layout, at most; beyond it `truncated` is set. */
+const MAX_DIRECTORIES = 1_000;
+/** Directory levels searched under a `modules` folder for submodule git directories (names may hold "/"). */
+const MAX_MODULE_NAME_DEPTH = 8;
+/** Nesting of `include.path` git follows at most. */
+const MAX_INCLUDE_DEPTH = 10;
+/** Config files larger than this are not parsed (an error is recorded instead). */
+const MAX_CONFIG_BYTES = 8 * 1024 * 1024;
+
+/** One config file a git directory reads. */
+export interface GitConfigFile {
+  /** Absolute path as git names it (not resolved through symlinks). */
+  path: string;
+  /** The parsed text, or null when the file does not exist or cannot be read. */
+  parsed: ParsedGitConfig | null;
+  /** Whether an `include.path` or `includeIf.*.path` of another file names it. */
+  included: boolean;
+}
+
+/** A git directory: a repository's own, a submodule's, or a linked worktree's administrative directory. */
+export interface GitDirectory {
+  /** Real path. */
+  path: string;
+  /** "worktree" for a linked worktree's directory (it has a `commondir` file), else "repository". */
+  kind: "repository" | "worktree";
+  /** The working tree git uses it for, when known. */
+  worktree: string | null;
+  /** The `.git` entry in that working tree (directory, `gitdir:` file or symlink), when known. */
+  dotGit: string | null;
+  /** `config`, then `config.worktree`, then included files, in the order git reads them. */
+  configFiles: GitConfigFile[];
+  /** Where git looks for this repository's hooks (`hooks`, or `core.hooksPath`), or null if not known. */
+  hooks: string | null;
+}
+
+/** A file that tells git where a git directory is: a `gitdir:` file, `commondir`, a worktree's `gitdir`. */
+export interface GitPointer {
+  /** Absolute path of the pointer file (or `.git` symlink). */
+  path: string;
+  /** Absolute path it points to, resolved as git resolves it, or its raw text when it is not a pointer. */
+  target: string;
+}
+
+/** Everything reachable from some `.git` entries. */
+export interface GitLayout {
+  directories: GitDirectory[];
+  pointers: GitPointer[];
+  /** Whether more git directories existed than were read. */
+  truncated: boolean;
+}
+
+/** Reads the git directories reachable from `.git` entries (absolute paths; missing ones are skipped). */
+export async function readGitLayout(dotGits: readonly string[]): Promise<GitLayout> {
+  const reader = new LayoutReader();
+  for (const dotGit of dotGits) await reader.fromDotGit(dotGit);
+  return reader.layout();
+}
+
+interface Origin {
+  worktree: string | null;
+  dotGit: string | null;
+}
+
+class LayoutReader {
+  #directories = new Map<string, GitDirectory>();
+  #pointers = new Map<string, GitPointer>();
+  #truncated = false;
+
+  layout(): GitLayout {
+    return {
+      directories: [...this.#directories.values()],
+      pointers: [...this.#pointers.values()],
+      truncated: this.#truncated,
+    };
+  }
+
+  async fromDotGit(dotGit: string): Promise<void> {
+    const info = await lstatOrNull(dotGit);
+    if (info === null) return;
+    const origin = { worktree: dirname(dotGit), dotGit };
+    if (info.isDirectory) return await this.#visit(dotGit, origin);
+    if (info.isSymlink) {
+      const target = await Deno.readLink(dotGit).catch(() => null);
+      if (target === null) return;
+      this.#addPointer(dotGit, resolve(dirname(dotGit), target));
+      return await this.#visit(dotGit, origin);
+    }
+    if (!info.isFile) return;
+    const text = await readPointerFile(dotGit);
+    if (text === null) return;
+    if (!text.startsWith("gitdir: ")) {
+      this.#addPointer(dotGit, text);
+      return;
+    }
+    const target = resolve(dirname(dotGit), text.slice("gitdir: ".length));
+    this.#addPointer(dotGit, target);
+    await this.#visit(target, origin);
+  }
+
+  #addPointer(path: string, target: string): void {
+    if (!this.#pointers.has(path)) this.#pointers.set(path, { path, target });
+  }
+
+  async #visit(path: string, origin: Origin): Promise<void> {
+    const real = await Deno.realPath(path).catch(() => null);
+    if (real === null) return;
+    const known = this.#directories.get(real);
+    if (known !== undefined) {
+      known.worktree ??= origin.worktree;
+      known.dotGit ??= origin.dotGit;
+      return;
+    }
+    if (this.#directories.size >= MAX_DIRECTORIES) {
+      this.#truncated = true;
+      return;
+    }
+    if ((await Deno.stat(real).catch(() => null))?.isDirectory !== true) return;
+    const commonDir = await readPointerFile(join(real, "commondir"));
+    const directory: GitDirectory = {
+      path: real,
+      kind: commonDir === null ? "repository" : "worktree",
+      worktree: origin.worktree,
+      dotGit: origin.dotGit,
+      configFiles: [],
+      hooks: null,
+    };
+    this.#directories.set(real, directory);
+    await this.#readConfig(directory);
+    if (commonDir !== null) {
+      const target = resolve(real, commonDir);
+      this.#addPointer(join(real, "commondir"), target);
+      await this.#visit(target, { worktree: null, dotGit: null });
+    }
+    const backPointer = await readPointerFile(join(real, "gitdir"));
+    if (backPointer !== null && commonDir !== null) {
+      const dotGit = resolve(real, backPointer);
+      this.#addPointer(join(real, "gitdir"), dotGit);
+      directory.dotGit ??= dotGit;
+      directory.worktree ??= dirname(dotGit);
+    }
+    if (directory.kind === "worktree") return;
+    directory.hooks = hooksDirectory(directory);
+    for (const module of await findModuleDirectories(join(real, "modules"))) {
+      await this.#visit(module, { worktree: null, dotGit: null });
+    }
+    for (const entry of await listDirectories(join(real, "worktrees"))) {
+      await this.#visit(entry, { worktree: null, dotGit: null });
+    }
+  }
+
+  /** Reads `config`, `config.worktree` and their includes, and the working tree `core.worktree` names. */
+  async #readConfig(directory: GitDirectory): Promise<void> {
+    const pending: Array<{ path: string; depth: number }> = [
+      { path: join(directory.path, "config"), depth: 0 },
+      { path: join(directory.path, "config.worktree"), depth: 0 },
+    ];
+    const seen = new Set<string>();
+    while (pending.length > 0) {
+      const { path, depth } = pending.shift()!;
+      if (seen.has(path)) continue;
+      seen.add(path);
+      const parsed = await readConfigFile(path);
+      if (parsed === null && depth === 0 && path.endsWith(".worktree")) continue;
+      directory.configFiles.push({ path, parsed, included: depth > 0 });
+      if (parsed === null || depth >= MAX_INCLUDE_DEPTH) continue;
+      for (const entry of parsed.entries) {
+        if (entry.key !== "path" || entry.value === null || entry.value === "") continue;
+        if (entry.section !== "include" && entry.section !== "includeif") continue;
+        const target = resolveConfigPath(dirname(path), entry.value);
+        if (target !== null) pending.push({ path: target, depth: depth + 1 });
+      }
+    }
+    const worktree = lastValue(directory, "core.worktree");
+    if (worktree !== null) {
+      const path = resolve(directory.path, worktree);
+      directory.worktree ??= path;
+      directory.dotGit ??= join(path, ".git");
+    }
+    if (directory.worktree === null && directory.path.endsWith("/.git")) {
+      directory.worktree = dirname(directory.path);
+    }
+  }
+}
+
+/** Where git takes hooks from: `core.hooksPath` (relative to the working tree), else `<gitdir>/hooks`. */
+function hooksDirectory(directory: GitDirectory): string | null {
+  const configured = lastValue(directory, "core.hookspath");
+  if (configured === null) return join(directory.path, "hooks");
+  if (configured.startsWith("~")) return null;
+  if (isAbsolute(configured)) return configured;
+  return directory.worktree === null ? null : resolve(directory.worktree, configured);
+}
+
+/** The last value of a config name across the directory's config files (git's "last one wins"). */
+function lastValue(directory: GitDirectory, name: string): string | null {
+  let value: string | null = null;
+  for (const file of directory.configFiles) {
+    for (const entry of file.parsed?.entries ?? []) {
+      if (entry.name === name && entry.value !== null) value = entry.value;
+    }
+  }
+  return value;
+}
+
+/** An include path resolved as git does, relative to the including file; null for `~` paths (outside). */
+function resolveConfigPath(base: string, value: string): string | null {
+  if (value.startsWith("~")) return null;
+  return resolve(base, value);
+}
+
+/** Submodule git directories under a `modules` folder: those holding `HEAD` and `config` or `objects`. */
+async function findModuleDirectories(modules: string): Promise<string[]> {
+  const found: string[] = [];
+  const pending = [{ path: modules, depth: 0 }];
+  while (pending.length > 0) {
+    const { path, depth } = pending.pop()!;
+    for (const child of await listDirectories(path)) {
+      if (await isGitDirectory(child)) found.push(child);
+      else if (depth + 1 < MAX_MODULE_NAME_DEPTH) pending.push({ path: child, depth: depth + 1 });
+    }
+  }
+  return found.sort();
+}
+
+/** Whether a directory looks like a git directory: `HEAD`, and `config` or `objects`. */
+export async function isGitDirectory(path: string): Promise<boolean> {
+  if (await lstatOrNull(join(path, "HEAD")) === null) return false;
+  return await lstatOrNull(join(path, "config")) !== null ||
+    await lstatOrNull(join(path, "objects")) !== null;
+}
+
+/** Real subdirectories of a directory (not symlinks), sorted; none when it cannot be listed. */
+async function listDirectories(path: string): Promise<string[]> {
+  const directories: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(path)) {
+      if (entry.isDirectory) directories.push(join(path, entry.name));
+    }
+  } catch {
+    return [];
+  }
+  return directories.sort();
+}
+
+/** A small pointer file's text without trailing line ends (as git reads it), or null when unreadable. */
+async function readPointerFile(path: string): Promise<string | null> {
+  const info = await Deno.stat(path).catch(() => null);
+  if (info === null || !info.isFile || info.size > 64 * 1024) return null;
+  const text = await Deno.readTextFile(path).catch(() => null);
+  return text === null ? null : text.replace(/[\r\n]+$/, "");
+}
+
+/** A config file parsed, or null when it does not exist or cannot be read. */
+async function readConfigFile(path: string): Promise<ParsedGitConfig | null> {
+  const info = await Deno.stat(path).catch(() => null);
+  if (info === null || !info.isFile) return null;
+  if (info.size > MAX_CONFIG_BYTES) {
+    return { entries: [], errors: [{ line: 0, message: `file is larger than ${MAX_CONFIG_BYTES} bytes` }] };
+  }
+  const text = await Deno.readTextFile(path).catch(() => null);
+  return text === null ? null : parseGitConfig(text);
+}
+
+/** `Deno.lstat`, or null when the path does not exist or cannot be read. */
+export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+  return await Deno.lstat(path).catch(() => null);
+}
+
+/** Whether `path` is `root` or below it (both absolute and normalised). */
+export function isInside(root: string, path: string): boolean {
+  return path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`);
+}

@@ -1,0 +1,161 @@
+/**
+ * The bubblewrap command line of the sandboxed shell, built from decisions made elsewhere (what to hide,
+ * what to protect, which limits to join). Pure: no file-system access here.
+ *
+ * The order of the mounts matters, since a later mount covers an earlier one:
+ *   1. the system read-only (`/`), fresh /dev, /proc (read-only, so no host sysctl can be written even
+ *      as root), private /tmp and /var/tmp, and an empty /run (no host sockets);
+ *   2. secrets of the system hidden (/dev/null over each file, an empty tmpfs over each folder);
+ *   3. every home folder replaced by an empty tmpfs, the user's home recreated empty, and the toolchain
+ *      folders under it bound back read-only;
+ *   4. the workspace (writable in workspace-write), and, where it contains a home folder, that folder
+ *      hidden again (credentials hidden when the workspace is the home itself);
+ *   5. protected paths inside the workspace: bound onto themselves read-only, or an empty read-only tmpfs
+ *      where a protected folder does not exist yet; `.git` bound onto itself so it cannot be replaced;
+ *   6. mewcode's own state folder hidden wherever it became visible again;
+ *   7. the cgroup files the shell joins its limits through, writable.
+ *
+ * @module
+ */
+
+/** Everything the command line is built from. */
+export interface BubblewrapOptions {
+  /** Absolute path of bwrap. */
+  bwrap: string;
+  /** Real path of the workspace root. */
+  root: string;
+  mode: "read-only" | "workspace-write";
+  network: boolean;
+  /** Files replaced by /dev/null (shadow files, ssh host keys). */
+  hiddenFiles: readonly string[];
+  /** Folders replaced by an empty tmpfs (/run, the user's runtime folder). */
+  hiddenDirectories: readonly string[];
+  /** Home folders replaced by an empty tmpfs (/home, /root, $HOME). */
+  homeRoots: readonly string[];
+  /** The user's home, recreated empty inside the sandbox; undefined when there is none. */
+  home: string | undefined;
+  /**
+   * Paths under the home roots or the hidden folders bound back read-only: toolchains (~/.cargo/bin,
+   * ~/.rustup, …), PATH entries, the target of /etc/resolv.conf.
+   */
+  exposed: readonly string[];
+  /** Paths hidden again after the workspace bind when the workspace contains them (credentials). */
+  hiddenInWorkspace: readonly { path: string; kind: "file" | "directory" }[];
+  /** Folders to bind onto themselves, writable, so they cannot be renamed away (`.git`). */
+  keepInPlace: readonly string[];
+  /** Existing protected paths inside the workspace, bound onto themselves read-only. */
+  readOnly: readonly string[];
+  /** Protected folders that do not exist yet: an empty read-only tmpfs is mounted there for the call. */
+  placeholders: readonly string[];
+  /** Real paths hidden by an empty tmpfs after everything else (mewcode's state folder). */
+  excluded: readonly string[];
+  /** Files bound writable (the cgroups' `cgroup.procs`). */
+  writableFiles: readonly string[];
+  /** Whether a seccomp program arrives on standard input (`--seccomp 0`). */
+  seccomp: boolean;
+  /** The complete environment of the shell. */
+  env: Readonly<Record<string, string>>;
+}
+
+/** The bwrap program and its arguments, ready to be followed by `SHELL -c SCRIPT`. */
+export function bubblewrapArguments(options: BubblewrapOptions): string[] {
+  const { root } = options;
+  const args = [
+    options.bwrap,
+    "--die-with-parent",
+    "--new-session",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    ...(options.network ? [] : ["--unshare-net"]),
+    // Run as root, bwrap keeps every capability, and CAP_SYS_ADMIN can remount "/" read-write.
+    "--cap-drop",
+    "ALL",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    // A fresh procfs still writes the host's /proc/sys (as root: any sysctl); read-only closes it.
+    "--remount-ro",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+    "--tmpfs",
+    "/var/tmp",
+  ];
+  for (const directory of options.hiddenDirectories) args.push("--tmpfs", directory);
+  // What the system needs from a hidden folder (NixOS's /run/current-system, resolv.conf's target) comes back.
+  for (const path of options.exposed) {
+    if (options.hiddenDirectories.some((directory) => isAtOrBelow(path, directory))) {
+      args.push("--ro-bind", path, path);
+    }
+  }
+  for (const file of options.hiddenFiles) args.push("--ro-bind", "/dev/null", file);
+  const hideHomes = (roots: readonly string[]) => {
+    for (const home of roots) args.push("--tmpfs", home);
+    if (options.home !== undefined && roots.some((home) => isAtOrBelow(options.home!, home))) {
+      args.push("--dir", options.home);
+    }
+    for (const path of options.exposed) {
+      if (roots.some((home) => isAtOrBelow(path, home))) args.push("--ro-bind", path, path);
+    }
+  };
+  hideHomes(options.homeRoots.filter((home) => !isAtOrBelow(home, root)));
+  args.push(options.mode === "read-only" ? "--ro-bind" : "--bind", root, root);
+  // A workspace that contains home folders (for example "/home") would show them again.
+  hideHomes(options.homeRoots.filter((home) => home !== root && isAtOrBelow(home, root)));
+  for (const hidden of options.hiddenInWorkspace) {
+    if (hidden.kind === "directory") args.push("--tmpfs", hidden.path);
+    else args.push("--ro-bind", "/dev/null", hidden.path);
+  }
+  if (options.mode === "workspace-write") {
+    for (const path of options.keepInPlace) args.push("--bind", path, path);
+    for (const path of options.readOnly) args.push("--ro-bind", path, path);
+    for (const path of options.placeholders) args.push("--tmpfs", path, "--remount-ro", path);
+  }
+  for (const path of options.excluded) args.push("--tmpfs", path);
+  for (const file of options.writableFiles) args.push("--bind", file, file);
+  if (options.seccomp) args.push("--seccomp", "0");
+  args.push("--clearenv");
+  for (const [name, value] of Object.entries(options.env)) args.push("--setenv", name, value);
+  args.push("--chdir", root);
+  return args;
+}
+
+/**
+ * The wrapper of `danger-full-access`: no file-system or network restriction, only a PID namespace with
+ * its own /proc, so that commands cannot read mewcode's environment or memory through /proc/<pid>, and
+ * background processes end with the call.
+ */
+export function processIsolationArguments(
+  options: { bwrap: string; root: string; env: Readonly<Record<string, string>> },
+): string[] {
+  const args = [
+    options.bwrap,
+    "--die-with-parent",
+    "--new-session",
+    "--unshare-pid",
+    "--bind",
+    "/",
+    "/",
+    "--dev-bind",
+    "/dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--clearenv",
+  ];
+  for (const [name, value] of Object.entries(options.env)) args.push("--setenv", name, value);
+  args.push("--chdir", options.root);
+  return args;
+}
+
+/** Whether `path` is `folder` or below it (normalised absolute paths). */
+export function isAtOrBelow(path: string, folder: string): boolean {
+  if (folder === "/") return true;
+  return path === folder || path.startsWith(`${folder}/`);
+}

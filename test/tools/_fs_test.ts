@@ -1,0 +1,376 @@
+/**
+ * Verified reads and atomic writes against another process that swaps paths while the tools run: the
+ * opened file must be the checked one, content must never land outside the workspace, and a named pipe
+ * swapped in must not block a read.
+ */
+import { deepStrictEqual as assertEquals, equal, ok as assert } from "node:assert/strict";
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
+import { posix } from "node:path";
+import { readVerified } from "../../src/tools/_fs.ts";
+import { writeAtomic } from "../../src/tools/_fs_write.ts";
+import type { ToolResult } from "../../src/tools/tool.ts";
+import {
+  assertExcludes,
+  callContext,
+  createTempWorkspace,
+  FILE_TOOL_MODULES,
+  startToolWorker,
+  workerPermissions,
+} from "../_fakes/tool_context.ts";
+
+const SECRET = "outside secret\n";
+const PAYLOAD = "written by the tool\n";
+/** Each race runs this many calls, or for this long, whichever comes first. */
+const RACE_CALLS = 300;
+const RACE_MILLISECONDS = 8_000;
+/** A call that takes longer than this is blocked (for example opening a named pipe). */
+const BLOCKED_MILLISECONDS = 5_000;
+// The swapper exchanges two names atomically with renameat2(RENAME_EXCHANGE), a Linux system call.
+const LINUX = Deno.build.os === "linux";
+
+/**
+ * Another process that swaps two paths in a tight loop with renameat2(RENAME_EXCHANGE), so each name is
+ * always one of the two (never missing), thousands of times a millisecond: the fastest adversary a
+ * sandboxed program could be. A shell loop of `mv`/`ln` is a thousand times slower and leaves gaps.
+ */
+async function startSwapper(first: string, second: string): Promise<AsyncDisposable> {
+  // renameat2(AT_FDCWD = -100, first, AT_FDCWD, second, RENAME_EXCHANGE = 2), through libc.
+  const script = `const libc = Deno.dlopen("libc.so.6", {
+  renameat2: { parameters: ["i32", "buffer", "i32", "buffer", "u32"], result: "i32" },
+});
+const encoder = new TextEncoder();
+const first = encoder.encode(Deno.args[0] + "\\0");
+const second = encoder.encode(Deno.args[1] + "\\0");
+while (true) libc.symbols.renameat2(-100, first, -100, second, 2);`;
+  const before = await Deno.lstat(first);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--no-config",
+      "--allow-ffi",
+      `data:text/javascript;base64,${btoa(script)}`,
+      first,
+      second,
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const stop = async (): Promise<void> => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already exited.
+    }
+    await child.status;
+  };
+  const deadline = Date.now() + 10_000;
+  while ((await Deno.lstat(first)).ino === before.ino) {
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error("The swapper process never swapped the paths");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return { [Symbol.asyncDispose]: stop };
+}
+
+/** Files under a directory that are not empty, and every name in it. */
+async function contentsOf(directory: string): Promise<{ names: string[]; nonEmpty: string[] }> {
+  const names: string[] = [];
+  const nonEmpty: string[] = [];
+  for await (const entry of Deno.readDir(directory)) {
+    names.push(entry.name);
+    const info = await Deno.lstat(posix.join(directory, entry.name)).catch(() => null);
+    if (info !== null && info.size > 0) nonEmpty.push(entry.name);
+  }
+  return { names: names.sort(), nonEmpty: nonEmpty.sort() };
+}
+
+function outcomeOf(result: ToolResult): string {
+  return result.isError ? String(result.metadata.reason) : "done";
+}
+
+/**
+ * Fails unless some calls got past `safePath` into the file operation: they succeeded, or a check of the
+ * operation itself noticed the swap ("changed", "not-regular-file"). Against so fast a swapper few calls
+ * succeed, since every check must see the same state.
+ */
+function assertExercised(outcomes: Set<string>): void {
+  const reached = ["done", "changed", "not-regular-file"].filter((outcome) => outcomes.has(outcome));
+  assert(reached.length > 0, `no call reached the file operation: ${[...outcomes].join(", ")}`);
+}
+
+/** Runs `call`; if it has not settled after BLOCKED_MILLISECONDS, runs `release` and fails. */
+async function promptly<T>(call: Promise<T>, release: () => Promise<void>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const blocked = new Promise<"blocked">((resolve) => {
+    timer = setTimeout(() => resolve("blocked"), BLOCKED_MILLISECONDS);
+  });
+  const outcome = await Promise.race([call, blocked]);
+  clearTimeout(timer);
+  if (outcome !== "blocked") return outcome;
+  await release();
+  await call.catch(() => undefined);
+  throw new Error(`The call was still blocked after ${BLOCKED_MILLISECONDS} ms`);
+}
+
+/** Opens the write end of every named pipe among `paths`, which lets a reader blocked in `open` go on. */
+async function releasePipes(...paths: string[]): Promise<void> {
+  for (const path of paths) {
+    try {
+      const handle = await open(path, constants.O_WRONLY | constants.O_NONBLOCK);
+      await handle.close();
+    } catch {
+      // Not a pipe, or no reader waiting: nothing to release.
+    }
+  }
+}
+
+async function makeFifo(path: string): Promise<void> {
+  const output = await new Deno.Command("mkfifo", { args: [path] }).output();
+  if (!output.success) throw new Error(`mkfifo "${path}" failed: ${new TextDecoder().decode(output.stderr)}`);
+}
+
+/** A workspace with one file, and an outside directory with a secret: for swaps between check and use. */
+async function createSwapScene(): Promise<AsyncDisposable & { root: string; outside: string }> {
+  const workspace = await createTempWorkspace();
+  const outside = await createTempWorkspace("mewcode-outside-");
+  await Deno.writeTextFile(`${workspace.root}/inside.txt`, "inside\n");
+  await Deno.writeTextFile(`${outside.root}/secret.txt`, SECRET);
+  return {
+    root: workspace.root,
+    outside: outside.root,
+    async [Symbol.asyncDispose]() {
+      await outside.cleanup();
+      await workspace.cleanup();
+    },
+  };
+}
+
+/** Everything under a directory (not following links): path → kind, content, inode, link target. */
+async function snapshot(directory: string): Promise<Record<string, string>> {
+  const state: Record<string, string> = {};
+  async function walk(path: string): Promise<void> {
+    const info = await Deno.lstat(path);
+    if (info.isSymlink) state[path] = `link -> ${await Deno.readLink(path)}`;
+    else if (info.isDirectory) {
+      state[path] = "dir";
+      for await (const entry of Deno.readDir(path)) await walk(posix.join(path, entry.name));
+    } else state[path] = `file ${await Deno.readTextFile(path)} ino ${info.ino} mode ${info.mode}`;
+  }
+  await walk(directory);
+  return state;
+}
+
+Deno.test("A verified read refuses a file swapped for a symlink to outside between check and open", async () => {
+  await using scene = await createSwapScene();
+  const path = `${scene.root}/inside.txt`;
+  const result = await readVerified(path, {
+    beforeOpen: async () => {
+      await Deno.remove(path);
+      await Deno.symlink(`${scene.outside}/secret.txt`, path);
+    },
+  });
+  assert(!result.ok);
+  equal(result.reason, "changed");
+});
+
+Deno.test("A verified read refuses a file replaced by another file between check and open", async () => {
+  await using scene = await createSwapScene();
+  const path = `${scene.root}/inside.txt`;
+  const result = await readVerified(path, {
+    beforeOpen: async () => {
+      await Deno.remove(path);
+      await Deno.link(`${scene.outside}/secret.txt`, path);
+    },
+  });
+  assert(!result.ok);
+  equal(result.reason, "changed");
+});
+
+Deno.test("An atomic write refuses a parent swapped for a symlink to outside before the rename", async () => {
+  await using scene = await createSwapScene();
+  await Deno.mkdir(`${scene.root}/dir`);
+  const outsideBefore = await snapshot(scene.outside);
+  const result = await writeAtomic(`${scene.root}/dir/file.txt`, new TextEncoder().encode("pwned"), {
+    root: scene.root,
+    beforeRename: async () => {
+      await Deno.rename(`${scene.root}/dir`, `${scene.root}/dir-moved`);
+      await Deno.symlink(scene.outside, `${scene.root}/dir`);
+    },
+  });
+  assert(!result.ok);
+  equal(result.reason, "changed");
+  assertEquals(await snapshot(scene.outside), outsideBefore);
+});
+
+Deno.test("An atomic write removes its temp file when it fails and leaves the target unchanged", async () => {
+  await using scene = await createSwapScene();
+  const path = `${scene.root}/inside.txt`;
+  const before = await snapshot(scene.root);
+  await writeAtomic(path, new TextEncoder().encode("new"), {
+    root: scene.root,
+    beforeRename: () => Promise.reject(new Deno.errors.PermissionDenied("injected failure")),
+  }).then((result) => {
+    assert(!result.ok);
+    equal(result.reason, "permission-denied");
+  });
+  assertEquals(await snapshot(scene.root), before);
+  equal(await Deno.readTextFile(path), "inside\n");
+});
+
+Deno.test("A verified read of a file swapped for a named pipe before the open returns an error promptly", async () => {
+  await using workspace = await createTempWorkspace();
+  const path = `${workspace.root}/file.txt`;
+  await Deno.writeTextFile(path, "inside\n");
+  const result = await promptly(
+    readVerified(path, {
+      beforeOpen: async () => {
+        await Deno.remove(path);
+        await makeFifo(path);
+      },
+    }),
+    () => releasePipes(path),
+  );
+  assert(!result.ok);
+  assert(result.reason === "changed" || result.reason === "not-regular-file", result.reason);
+});
+
+Deno.test("An atomic write never writes into a temp file created through a parent swapped for a symlink", async (t) => {
+  const payload = new TextEncoder().encode(PAYLOAD);
+  await t.step("the symlink stays: the empty temp file is removed", async () => {
+    await using workspace = await createTempWorkspace();
+    await using outside = await createTempWorkspace("mewcode-outside-");
+    const { root } = workspace;
+    await Deno.mkdir(`${root}/dir`);
+    const result = await writeAtomic(`${root}/dir/file.txt`, payload, {
+      root,
+      beforeCreate: async () => {
+        await Deno.rename(`${root}/dir`, `${root}/dir-moved`);
+        await Deno.symlink(outside.root, `${root}/dir`);
+      },
+    });
+    assert(!result.ok);
+    equal(result.reason, "changed");
+    assertEquals(await contentsOf(outside.root), { names: [], nonEmpty: [] });
+    assertEquals(await contentsOf(`${root}/dir-moved`), { names: [], nonEmpty: [] });
+  });
+  await t.step("the directory is swapped back before the check: nothing is written", async () => {
+    await using workspace = await createTempWorkspace();
+    await using outside = await createTempWorkspace("mewcode-outside-");
+    const { root } = workspace;
+    await Deno.mkdir(`${root}/dir`);
+    const result = await writeAtomic(`${root}/dir/file.txt`, payload, {
+      root,
+      beforeCreate: async () => {
+        await Deno.rename(`${root}/dir`, `${root}/dir-moved`);
+        await Deno.symlink(outside.root, `${root}/dir`);
+      },
+      afterCreate: async () => {
+        await Deno.remove(`${root}/dir`);
+        await Deno.rename(`${root}/dir-moved`, `${root}/dir`);
+      },
+    });
+    assert(!result.ok);
+    equal(result.reason, "changed");
+    // The temp file lies outside, beyond reach once the symlink is gone; it must at least be empty.
+    equal((await contentsOf(outside.root)).nonEmpty.length, 0);
+    assertEquals(await contentsOf(`${root}/dir`), { names: [], nonEmpty: [] });
+  });
+});
+
+Deno.test({
+  name: "WriteFile in a worker never puts content outside while another process swaps its directory",
+  ignore: !LINUX,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await using outside = await createTempWorkspace("mewcode-outside-");
+    const { root } = workspace;
+    await Deno.mkdir(`${root}/dir`);
+    await Deno.symlink(outside.root, `${root}/dir.alt`);
+    using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(root, "read-write"));
+    const watcher = Deno.watchFs(outside.root);
+    const modified: string[] = [];
+    const watching = (async () => {
+      for await (const event of watcher) if (event.kind === "modify") modified.push(...event.paths);
+    })();
+    const outcomes = new Set<string>();
+    {
+      await using _swapper = await startSwapper(`${root}/dir`, `${root}/dir.alt`);
+      const deadline = Date.now() + RACE_MILLISECONDS;
+      for (let index = 0; index < RACE_CALLS && Date.now() < deadline; index++) {
+        const result = await worker.execute("writeFileTool", callContext(root), {
+          path: `${root}/dir/file${index}.txt`,
+          content: PAYLOAD,
+        });
+        outcomes.add(outcomeOf(result));
+        equal((await contentsOf(outside.root)).nonEmpty.length, 0, `content outside after call ${index}`);
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    watcher.close();
+    await watching;
+    assertEquals(modified, [], "no file outside was ever written to");
+    assertEquals(await contentsOf(outside.root), { names: [], nonEmpty: [] });
+    assertExercised(outcomes);
+  },
+});
+
+Deno.test({
+  name: "ReadFile in a worker never returns an outside file while another process swaps its directory",
+  ignore: !LINUX,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await using outside = await createTempWorkspace("mewcode-outside-");
+    const { root } = workspace;
+    await Deno.mkdir(`${root}/dir`);
+    await Deno.writeTextFile(`${root}/dir/file.txt`, "inside\n");
+    await Deno.writeTextFile(`${outside.root}/file.txt`, SECRET);
+    await Deno.symlink(outside.root, `${root}/dir.alt`);
+    using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(root, "read"));
+    const outcomes = new Set<string>();
+    await using _swapper = await startSwapper(`${root}/dir`, `${root}/dir.alt`);
+    const deadline = Date.now() + RACE_MILLISECONDS;
+    for (let index = 0; index < RACE_CALLS && Date.now() < deadline; index++) {
+      const result = await worker.execute("readFileTool", callContext(root), {
+        path: `${root}/dir/file.txt`,
+      });
+      assertExcludes(result.content, SECRET.trim());
+      outcomes.add(outcomeOf(result));
+    }
+    assertExercised(outcomes);
+  },
+});
+
+Deno.test({
+  name: "ReadFile in a worker returns promptly while another process swaps its file for a named pipe",
+  ignore: !LINUX,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    const { root } = workspace;
+    const path = `${root}/file.txt`;
+    await Deno.writeTextFile(path, "inside\n");
+    await makeFifo(`${root}/file.txt.alt`);
+    using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(root, "read"));
+    const outcomes = new Set<string>();
+    {
+      await using swapper = await startSwapper(path, `${root}/file.txt.alt`);
+      const release = async (): Promise<void> => {
+        await swapper[Symbol.asyncDispose]();
+        await releasePipes(path, `${root}/file.txt.alt`);
+      };
+      const deadline = Date.now() + RACE_MILLISECONDS;
+      for (let index = 0; index < RACE_CALLS && Date.now() < deadline; index++) {
+        const result: ToolResult = await promptly(
+          worker.execute("readFileTool", callContext(root), { path }),
+          release,
+        );
+        outcomes.add(outcomeOf(result));
+      }
+    }
+    assertExercised(outcomes);
+  },
+});

@@ -263,6 +263,8 @@ class AgentRun {
             });
             results.set(call.id, result);
             yield this.#toolEnd(turn, call, result, timing.startedAt, timing.endedAt);
+            // What the sandbox undid after the call (a planted git file, a limit reached) is the user's news too.
+            for (const note of sandboxNotesOf(result)) yield this.#warn(`${call.name}: ${note}`);
             break;
           }
           case "fault":
@@ -435,6 +437,11 @@ function statusOf(result: ToolResult): ToolCallStatus {
   const status = result.metadata.status;
   if (status === "denied" || status === "cancelled") return status;
   return result.isError ? "failed" : "completed";
+}
+
+function sandboxNotesOf(result: ToolResult): string[] {
+  const notes = result.metadata.sandboxNotes;
+  return Array.isArray(notes) ? notes.filter((note): note is string => typeof note === "string") : [];
 }
 
 function textOf(content: readonly ContentBlock[]): string {

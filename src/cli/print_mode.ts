@@ -185,7 +185,8 @@ class Reporter {
         this.#err(`mewcode: ${event.message}\n`);
         return;
       case "warning":
-        if (this.#verbose) this.#err(`[warning] ${event.message}\n`);
+        // Warnings always reach stderr: a script's log should show what the sandbox stopped or undid.
+        this.#err(`mewcode: warning: ${event.message}\n`);
         return;
       case "retry":
         if (this.#verbose) {

@@ -6,10 +6,15 @@
  * @module
  */
 import { assertNever, describeError } from "../src/tools/errors.ts";
-import { checkResult, thrownResult } from "../src/execution/executor.ts";
-import { PERMISSION_NAMES, type PermissionName } from "../src/execution/profiles.ts";
-import type { FromWorker, ToWorker } from "../src/execution/worker_protocol.ts";
 import type { AnyTool, ToolResult } from "../src/tools/tool.ts";
+import {
+  checkResult,
+  type FromWorker,
+  PERMISSION_NAMES,
+  type PermissionName,
+  thrownResult,
+  type ToWorker,
+} from "../src/tools/worker_protocol.ts";
 
 /** The part of a dedicated worker's global scope the runner uses. */
 export interface WorkerScope {

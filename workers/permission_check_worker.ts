@@ -7,14 +7,7 @@
 /// <reference no-default-lib="true" />
 /// <reference lib="deno.worker" />
 
-/** One operation to try. */
-export type PermissionCheck =
-  | { kind: "read-file"; path: string }
-  | { kind: "read-dir"; path: string }
-  | { kind: "spawn"; program: string; args: string[] };
-
-/** How an operation went: "ok", or the name and message of the error Deno threw. */
-export type PermissionCheckOutcome = { ok: true } | { ok: false; name: string; message: string };
+import type { PermissionCheck, PermissionCheckOutcome } from "../src/tools/worker_protocol.ts";
 
 self.onmessage = async (event: MessageEvent<PermissionCheck[]>) => {
   const outcomes: PermissionCheckOutcome[] = [];

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { runAgent } from "../../src/agent/loop.ts";
 import type { ExecutionMode } from "../../src/execution/scheduler.ts";
 import { createToolRuntime, type ToolRuntime } from "../../src/execution/runtime.ts";
-import { AnthropicProvider } from "../../src/llm/anthropic.ts";
+import { AnthropicProvider } from "../../src/llm/anthropic_provider.ts";
 import { policyForMode } from "../../src/permissions/modes.ts";
 import { startFakeAnthropic, turn } from "../../test/fake_anthropic/server.ts";
 

@@ -163,7 +163,9 @@ async function callOrThrow(
   input: unknown,
   context: ToolCallContext,
 ): Promise<void> {
-  const result = await executor.execute({ tool, input, context }, { signal: new AbortController().signal });
+  const { result } = await executor.execute({ tool, input, context }, {
+    signal: new AbortController().signal,
+  });
   if (result.isError) throw new Error(`bench: ${tool.name} failed: ${result.content}`);
 }
 

@@ -1,18 +1,18 @@
 /**
  * The conversation and its pairing rules, kept valid for the Messages API at every step:
  * - an assistant message keeps its text, thinking and tool_use blocks together, in the model's order;
- * - the tool_results of a turn go back in ONE user message, first in its content, in the model's order,
- *   each paired with its tool_use_id, `is_error` set for errors;
- * - every tool_use gets exactly one tool_result, whatever happened to the call.
+ * - the tool results of a turn go back in ONE user message, first in its content, in the model's order,
+ *   each paired with its tool use's id, `isError` set for errors;
+ * - every tool use gets exactly one tool result, whatever happened to the call.
  *
  * @module
  */
 import type { ContentBlock, Message } from "../llm/provider.ts";
 
-/** One tool_use block of an assistant message. */
-export type ToolUseBlock = Extract<ContentBlock, { type: "tool_use" }>;
-/** One tool_result block of a user message. */
-export type ToolResultBlock = Extract<ContentBlock, { type: "tool_result" }>;
+/** One tool use block of an assistant message. */
+export type ToolUseBlock = Extract<ContentBlock, { type: "tool-use" }>;
+/** One tool result block of a user message. */
+export type ToolResultBlock = Extract<ContentBlock, { type: "tool-result" }>;
 
 /** The outcome of one call, as the model will see it. */
 export interface CallOutcome {
@@ -53,6 +53,22 @@ export class Conversation {
   }
 
   /**
+   * Adds user content as recorded (a transcript's tool results and notes): it must answer the pending
+   * tool uses exactly as `addToolResults` would have.
+   */
+  addUserContent(content: readonly ContentBlock[]): void {
+    const pending = this.pendingToolUses().map((block) => block.id);
+    const results = content.filter((block): block is ToolResultBlock => block.type === "tool-result");
+    if (results.map((block) => block.toolUseId).join("\n") !== pending.join("\n")) {
+      throw new TypeError(
+        `Cannot add user content: it answers [${results.map((block) => block.toolUseId).join(", ")}] but ` +
+          `the assistant asked for [${pending.join(", ")}]`,
+      );
+    }
+    if (content.length > 0) this.#appendUser(content.map((block) => ({ ...block })));
+  }
+
+  /**
    * Adds an assistant message as the model produced it. Empty text blocks (which the API rejects) are
    * dropped and a tool_use input that is not an object becomes `{}`; returns false when nothing is left.
    */
@@ -60,22 +76,22 @@ export class Conversation {
     const pending = this.pendingToolUses();
     if (pending.length > 0) {
       throw new TypeError(
-        `Cannot add an assistant message: tool_use ${
+        `Cannot add an assistant message: tool use ${
           pending.map((block) => block.id).join(", ")
-        } has no tool_result`,
+        } has no tool result`,
       );
     }
     const cleaned = content.flatMap((block): ContentBlock[] => {
       if (block.type === "text") return block.text === "" ? [] : [{ ...block }];
-      if (block.type === "tool_use") {
+      if (block.type === "tool-use") {
         return [{ ...block, input: isPlainObject(block.input) ? block.input : {} }];
       }
-      if (block.type === "tool_result") return [];
+      if (block.type === "tool-result") return [];
       return [{ ...block }];
     });
     if (cleaned.length === 0) return false;
     const last = this.#messages.at(-1);
-    if (last?.role === "assistant" && Array.isArray(last.content)) {
+    if (last?.role === "assistant") {
       // pause_turn: the model continues its own message; the API accepts the continuation merged in.
       last.content.push(...cleaned);
       return true;
@@ -84,15 +100,15 @@ export class Conversation {
     return true;
   }
 
-  /** The tool_use blocks of the last assistant message that have no tool_result yet, in order. */
+  /** The tool use blocks of the last assistant message that have no tool result yet, in order. */
   pendingToolUses(): ToolUseBlock[] {
     const last = this.#messages.at(-1);
-    if (last?.role !== "assistant" || typeof last.content === "string") return [];
-    return last.content.filter((block): block is ToolUseBlock => block.type === "tool_use");
+    if (last?.role !== "assistant") return [];
+    return last.content.filter((block): block is ToolUseBlock => block.type === "tool-use");
   }
 
   /**
-   * Answers every pending tool_use in one user message: results first, in the model's order, then
+   * Answers every pending tool use in one user message: results first, in the model's order, then
    * `note` as a text block. A call missing from `outcomes` gets `missing(block)`.
    */
   addToolResults(
@@ -109,17 +125,14 @@ export class Conversation {
   #appendUser(content: ContentBlock[]): void {
     const last = this.#messages.at(-1);
     if (last?.role === "user") {
-      const existing: ContentBlock[] = typeof last.content === "string"
-        ? [{ type: "text", text: last.content }]
-        : last.content;
-      last.content = [...existing, ...content];
+      last.content = [...last.content, ...content];
       return;
     }
     this.#messages.push({ role: "user", content });
   }
 }
 
-/** The tool_result blocks answering `toolUses`, in their order, one each. */
+/** The tool result blocks answering `toolUses`, in their order, one each. */
 export function pairToolResults(
   toolUses: readonly ToolUseBlock[],
   outcomes: ReadonlyMap<string, CallOutcome>,
@@ -127,9 +140,7 @@ export function pairToolResults(
 ): ToolResultBlock[] {
   return toolUses.map((block) => {
     const outcome = outcomes.get(block.id) ?? missing(block);
-    const result: ToolResultBlock = { type: "tool_result", tool_use_id: block.id, content: outcome.content };
-    if (outcome.isError) result.is_error = true;
-    return result;
+    return { type: "tool-result", toolUseId: block.id, content: outcome.content, isError: outcome.isError };
   });
 }
 
@@ -141,36 +152,34 @@ export function validateConversation(messages: readonly Message[]): string[] {
   const problems: string[] = [];
   const seen = new Set<string>();
   messages.forEach((message, index) => {
-    const blocks = typeof message.content === "string" ? [] : message.content;
-    if (typeof message.content !== "string" && blocks.length === 0) {
-      problems.push(`message ${index} is empty`);
-    }
+    const blocks = message.content;
+    if (blocks.length === 0) problems.push(`message ${index} is empty`);
     if (index > 0 && messages[index - 1]?.role === message.role) {
       problems.push(`messages ${index - 1} and ${index} are both from the ${message.role}`);
     }
     if (message.role === "assistant") {
-      if (blocks.some((block) => block.type === "tool_result")) {
-        problems.push(`message ${index} holds a tool_result`);
+      if (blocks.some((block) => block.type === "tool-result")) {
+        problems.push(`message ${index} holds a tool result`);
       }
       return;
     }
     const previous = messages[index - 1];
-    const expected = previous?.role === "assistant" && typeof previous.content !== "string"
-      ? previous.content.filter((block) => block.type === "tool_use").map((block) => block.id)
+    const expected = previous?.role === "assistant"
+      ? previous.content.filter((block) => block.type === "tool-use").map((block) => block.id)
       : [];
-    const results = blocks.filter((block) => block.type === "tool_result");
+    const results = blocks.filter((block) => block.type === "tool-result");
     const leading = blocks.slice(0, results.length);
-    if (leading.some((block) => block.type !== "tool_result")) {
-      problems.push(`message ${index} has tool_results after other content`);
+    if (leading.some((block) => block.type !== "tool-result")) {
+      problems.push(`message ${index} has tool results after other content`);
     }
-    const ids = results.map((block) => block.tool_use_id);
+    const ids = results.map((block) => block.toolUseId);
     if (ids.join("\n") !== expected.join("\n")) {
       problems.push(
         `message ${index} answers [${ids.join(", ")}] but the assistant asked for [${expected.join(", ")}]`,
       );
     }
     for (const id of ids) {
-      if (seen.has(id)) problems.push(`tool_use ${id} is answered twice`);
+      if (seen.has(id)) problems.push(`tool use ${id} is answered twice`);
       seen.add(id);
     }
   });
@@ -182,10 +191,5 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function copyMessage(message: Message): Message {
-  return {
-    role: message.role,
-    content: typeof message.content === "string"
-      ? message.content
-      : message.content.map((block) => ({ ...block })),
-  };
+  return { role: message.role, content: message.content.map((block) => ({ ...block })) };
 }

@@ -1,8 +1,13 @@
 /**
- * What `runAgent` yields: the single stream the UI layers (print mode, the terminal session) consume.
+ * What `runAgent` yields: the single stream every consumer reads — the one-shot output formats, the
+ * terminal session, and the session's transcript writer. The events that change the conversation
+ * (`user-message`, `request-end`, `tool-results`) carry enough to rebuild it.
  *
  * @module
  */
+import type { CallOutcome } from "../execution/call_outcome.ts";
+
+export type { CallOutcome, CallStatus, Denial, PipelineGate } from "../execution/call_outcome.ts";
 import type { ContentBlock, StopReason, Usage } from "../llm/provider.ts";
 import type { ToolResult } from "../tools/tool.ts";
 
@@ -24,27 +29,40 @@ export type TurnEndReason =
   | "unknown_stop_reason";
 
 /** Token usage summed over every request of the run. */
-export interface UsageTotals {
-  inputTokens: number;
-  outputTokens: number;
-  cacheCreationInputTokens: number;
-  cacheReadInputTokens: number;
+export interface UsageTotals extends Usage {
   requests: number;
 }
 
-/** How a tool call ended, as the UI shows it. */
-export type ToolCallStatus = "completed" | "failed" | "denied" | "cancelled";
-
 /** One event of an agent run. */
 export type AgentEvent =
+  /** The user's message for this run was added to the conversation. */
+  | { type: "user-message"; text: string }
   /** A model request is about to be sent; `turn` counts requests from 1. */
-  | { type: "request-start"; turn: number }
+  | {
+    type: "request-start";
+    turn: number;
+    model: string;
+    maxTokens: number;
+    system: string;
+    /** How many messages the request carries. */
+    messageCount: number;
+    tools: string[];
+  }
   | { type: "text-delta"; turn: number; text: string }
   | { type: "thinking-delta"; turn: number; thinking: string }
   /** The provider is retrying a failed request after `delayMs`. */
   | { type: "retry"; turn: number; attempt: number; delayMs: number; reason: string }
-  /** A model request finished; `content` is the assistant message as appended to the conversation. */
-  | { type: "request-end"; turn: number; stopReason: StopReason | null; content: ContentBlock[] }
+  /**
+   * A model request ended; `content` is the assistant message as appended to the conversation (only the
+   * text that had arrived, and `partial`, when the stream broke).
+   */
+  | {
+    type: "request-end";
+    turn: number;
+    stopReason: StopReason | null;
+    content: ContentBlock[];
+    partial: boolean;
+  }
   | { type: "usage"; turn: number; usage: Usage; totals: UsageTotals }
   /** A tool call starts running (calls that end at a gate before running start and end at once). */
   | { type: "tool-call-start"; turn: number; id: string; name: string; input: unknown; startedAt: number }
@@ -56,15 +74,17 @@ export type AgentEvent =
     name: string;
     input: unknown;
     result: ToolResult;
-    status: ToolCallStatus;
+    outcome: CallOutcome;
     startedAt: number;
     endedAt: number;
     durationMs: number;
   }
+  /** The user message answering a turn's tool uses was added: every result, in order, and any note. */
+  | { type: "tool-results"; turn: number; content: ContentBlock[] }
   /** Something the user should know that does not end the run by itself. */
   | { type: "warning"; message: string }
   /** What ended the run with reason "error". */
-  | { type: "error"; message: string; error: unknown }
+  | { type: "error"; turn: number; name: string; message: string; error: unknown }
   /** The run is over; `text` is the text of the last assistant message. */
   | {
     type: "turn-end";
@@ -73,4 +93,5 @@ export type AgentEvent =
     text: string;
     message: string | null;
     totals: UsageTotals;
+    durationMs: number;
   };

@@ -5,6 +5,7 @@
  * @module
  */
 import { join } from "node:path";
+import type { CallResult } from "../execution/call_outcome.ts";
 import { errorResult, type ToolResult } from "../tools/tool.ts";
 
 /** Calls with the same tool and input this many times in a row are not run again. */
@@ -28,19 +29,20 @@ export class RepeatGuard {
   }
 
   /** Records a call; returns the result to give instead of running it when it repeats too often, else null. */
-  check(name: string, input: unknown): ToolResult | null {
+  check(name: string, input: unknown): CallResult | null {
     const key = `${name}\u0000${canonicalJson(input)}`;
     this.#count = key === this.#last ? this.#count + 1 : 1;
     this.#last = key;
     if (this.#count < this.#limit) return null;
-    return errorResult(
+    const result = errorResult(
       `${name} was not run: this is the ${
         ordinal(this.#count)
       } identical ${name} call in a row, with the same ` +
         "input, and it would give the same result. Use the result you already have, or change the input or " +
         "the approach",
-      { status: "cancelled", guard: "repeat", repeats: this.#count },
+      { guard: "repeat", repeats: this.#count },
     );
+    return { result, outcome: { status: "cancelled", gate: "guard" } };
   }
 
   /** Breaks the streak (for example after a call whose input could not be read). */

@@ -12,9 +12,10 @@
  *
  * @module
  */
+import type { CallResult } from "../execution/call_outcome.ts";
+import { ended } from "../execution/pipeline.ts";
 import { cancelledResult } from "../execution/scheduler.ts";
 import type { StopReason } from "../llm/provider.ts";
-import { errorResult, type ToolResult } from "../tools/tool.ts";
 import type { TurnEndReason } from "./events.ts";
 
 /** Stop reasons after which the turn's tool calls run. */
@@ -83,21 +84,23 @@ export interface UnrunCall {
 export function unrunResult(
   call: UnrunCall,
   context: { stopReason: StopReason | null; maxTokens: number },
-): ToolResult {
+): CallResult {
   const incomplete = call.invalidJson !== null || !isPlainObject(call.input);
   if (context.stopReason === "max_tokens" && incomplete) {
-    return errorResult(
+    return ended(
+      "cancelled",
+      "json",
       `${call.name} was not run: your response hit the max_tokens limit (${context.maxTokens} tokens) while ` +
         "writing this call's input, so the input is incomplete. Send the call again with a smaller input, " +
         "for example split a large file into several edits",
-      { status: "cancelled" },
     );
   }
   if (call.invalidJson !== null) {
-    return errorResult(
+    return ended(
+      "invalid",
+      "json",
       `${call.name} was not run: its input is not valid JSON (${call.invalidJson}). Send the call again ` +
         "with the complete input as one JSON object",
-      { status: "failed", gate: "json" },
     );
   }
   return cancelledResult(call.name, notRunReason(context.stopReason));

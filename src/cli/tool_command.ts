@@ -3,7 +3,12 @@
  *
  * @module
  */
-import type { ToolPipeline } from "../execution/pipeline.ts";
+import type { CallOutcome } from "../agent/events.ts";
+import { APPROVE_ALL } from "../permissions/decision.ts";
+import { openSession } from "../session/session.ts";
+import type { Workspace } from "../session/workspace.ts";
+import type { CliOptions } from "./args.ts";
+import { sessionOptionsFrom } from "./session_options.ts";
 import { checkJsonBounds } from "../common/json_bounds.ts";
 import { UsageError } from "./args.ts";
 
@@ -11,6 +16,8 @@ import { UsageError } from "./args.ts";
 export interface ToolCommandOutput {
   content: string;
   is_error: boolean;
+  /** How the call ended and at which gate (and, for a denial, why and who decided). */
+  outcome: CallOutcome;
   metadata: Record<string, unknown>;
 }
 
@@ -28,15 +35,26 @@ export function parseToolInput(text: string): unknown {
   }
 }
 
-/** Runs one call and returns what to print and the exit status (0 success, 1 error result). */
+/** Runs one call in a session of its own and returns what to print and the exit status (0 success, 1 error). */
 export async function runToolCommand(
-  pipeline: ToolPipeline,
+  workspace: Workspace,
+  cli: CliOptions,
   call: { name: string; input: unknown },
   options: { signal: AbortSignal },
 ): Promise<{ output: ToolCommandOutput; exitCode: 0 | 1 }> {
-  const result = await pipeline.run({ id: `cli_${crypto.randomUUID()}`, ...call }, options);
+  await using session = await openSession({
+    ...sessionOptionsFrom(workspace, cli, Deno.env.toObject()),
+    persist: false,
+    // The user typed this call: "ask" counts as approved; deny rules and the sandbox still apply.
+    approver: APPROVE_ALL,
+    // ...and the user is the authority on the files they name: no "read it first" for their writes, and
+    // they may write protected paths by naming them (the shell still sees them read-only).
+    requireRead: false,
+    protectedPaths: [],
+  });
+  const { result, outcome } = await session.runTool({ id: `cli_${crypto.randomUUID()}`, ...call }, options);
   return {
-    output: { content: result.content, is_error: result.isError, metadata: result.metadata },
+    output: { content: result.content, is_error: result.isError, outcome, metadata: result.metadata },
     exitCode: result.isError ? 1 : 0,
   };
 }

@@ -3,15 +3,15 @@
  *
  * @module
  */
-import type { ToolRegistry } from "../tools/registry.ts";
+import { apiTools, toolSummaries } from "../session/tool_listing.ts";
 
 /** Renders the enabled tools: JSON exactly as sent to the API, or an aligned table for people. */
-export function renderTools(registry: ToolRegistry, options: { json: boolean }): string {
-  if (options.json) return JSON.stringify(registry.toAPIFormat(), null, 2);
-  const rows = registry.listEnabled().map((tool) => [
+export function renderTools(options: { json: boolean; readOnly: boolean }): string {
+  if (options.json) return JSON.stringify(apiTools(options), null, 2);
+  const rows = toolSummaries(options).map((tool) => [
     tool.name,
     tool.category,
-    tool.isReadOnly() ? "read-only" : tool.isDestructive() ? "destructive" : "writes",
+    tool.access,
     firstSentence(tool.description),
   ]);
   const header = ["TOOL", "CATEGORY", "ACCESS", "SUMMARY"];

@@ -1,10 +1,11 @@
 /**
- * The executor: the one boundary where a tool runs and where anything it throws becomes an error result.
+ * The executor: the one boundary where a tool runs and where anything it throws becomes an error result,
+ * with how the run ended as a typed status beside it.
  *
  * @module
  */
-import { describeError } from "../tools/errors.ts";
 import { type AnyTool, errorResult, type ToolCallContext, type ToolResult } from "../tools/tool.ts";
+import { checkResult, thrownResult } from "../tools/worker_protocol.ts";
 
 /** One validated, permitted call, ready to run. */
 export interface ExecutionRequest {
@@ -13,40 +14,49 @@ export interface ExecutionRequest {
   context: ToolCallContext;
 }
 
+/** How a run ended, from the executor's view. */
+export type ExecutionStatus = "completed" | "failed" | "timed-out" | "aborted";
+
+/** A tool's result and how its run ended. */
+export interface Execution {
+  result: ToolResult;
+  status: ExecutionStatus;
+}
+
 /**
  * Runs tool calls. Implementations never throw for a tool's failure, a timeout or an abort: those are
- * error results. They throw only for system faults (a broken worker pool, out of memory).
+ * results with their status. They throw only for system faults (a broken worker pool, out of memory).
  */
 export interface ToolExecutor {
-  execute(request: ExecutionRequest, options: { signal: AbortSignal }): Promise<ToolResult>;
+  execute(request: ExecutionRequest, options: { signal: AbortSignal }): Promise<Execution>;
   /** Releases workers and other resources; the executor is unusable afterwards. */
   close(): Promise<void>;
 }
 
 /** Runs tools in this process, with the same time limit and error boundary as the sandboxed executor. */
 export class DirectExecutor implements ToolExecutor {
-  async execute(request: ExecutionRequest, options: { signal: AbortSignal }): Promise<ToolResult> {
+  async execute(request: ExecutionRequest, options: { signal: AbortSignal }): Promise<Execution> {
     const { tool, input, context } = request;
-    if (options.signal.aborted) return abortedResult(tool.name);
+    if (options.signal.aborted) return abortedExecution(tool.name);
     const controller = new AbortController();
     const onAbort = () => controller.abort(options.signal.reason);
     options.signal.addEventListener("abort", onAbort, { once: true });
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const stopped = new Promise<ToolResult>((resolve) => {
+    const stopped = new Promise<Execution>((resolve) => {
       timer = setTimeout(() => {
         controller.abort(new DOMException("timed out", "TimeoutError"));
-        resolve(timeoutResult(tool.name, context.timeoutMs));
+        resolve(timeoutExecution(tool.name, context.timeoutMs));
       }, context.timeoutMs);
       controller.signal.addEventListener("abort", () => {
-        if (options.signal.aborted) resolve(abortedResult(tool.name));
+        if (options.signal.aborted) resolve(abortedExecution(tool.name));
       }, { once: true });
     });
     try {
-      const running = (async () => {
+      const running = (async (): Promise<Execution> => {
         try {
-          return checkResult(await tool.execute({ ...context, signal: controller.signal }, input));
+          return finished(checkResult(await tool.execute({ ...context, signal: controller.signal }, input)));
         } catch (error) {
-          return thrownResult(tool.name, error);
+          return { result: thrownResult(tool.name, error), status: "failed" };
         }
       })();
       return await Promise.race([running, stopped]);
@@ -61,33 +71,27 @@ export class DirectExecutor implements ToolExecutor {
   }
 }
 
-/** The result of a call the user or the loop cancelled. */
-export function abortedResult(toolName: string): ToolResult {
-  return errorResult(`${toolName} was cancelled before it finished: the user interrupted the call`, {
-    status: "cancelled",
-  });
+/** The execution of a result the tool returned: its own stop (Bash's time limit) or error decides. */
+export function finished(result: ToolResult): Execution {
+  if (result.stop === "timed-out") return { result, status: "timed-out" };
+  if (result.stop === "cancelled") return { result, status: "aborted" };
+  return { result, status: result.isError ? "failed" : "completed" };
 }
 
-/** The result of a call stopped at its hard time limit. */
-export function timeoutResult(toolName: string, timeoutMs: number): ToolResult {
-  return errorResult(
-    `${toolName} did not finish within ${timeoutMs} ms and was stopped: narrow the request or split it`,
-    { status: "timeout" },
-  );
+/** A call the user or the loop stopped before it finished. */
+export function abortedExecution(toolName: string): Execution {
+  return {
+    result: errorResult(`${toolName} was cancelled before it finished: the user interrupted the call`),
+    status: "aborted",
+  };
 }
 
-/** Turns anything a tool threw into an error result carrying its message. */
-export function thrownResult(toolName: string, error: unknown): ToolResult {
-  return errorResult(`${toolName} failed: ${describeError(error)}`, { status: "failed" });
-}
-
-/** Checks that a tool returned a well-formed ToolResult, throwing a TypeError otherwise. */
-export function checkResult(result: ToolResult): ToolResult {
-  if (
-    typeof result !== "object" || result === null || typeof result.content !== "string" ||
-    typeof result.isError !== "boolean"
-  ) {
-    throw new TypeError("the tool returned something that is not a ToolResult");
-  }
-  return { content: result.content, isError: result.isError, metadata: result.metadata ?? {} };
+/** A call stopped at its hard time limit. */
+export function timeoutExecution(toolName: string, timeoutMs: number): Execution {
+  return {
+    result: errorResult(
+      `${toolName} did not finish within ${timeoutMs} ms and was stopped: narrow the request or split it`,
+    ),
+    status: "timed-out",
+  };
 }

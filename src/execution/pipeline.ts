@@ -1,24 +1,20 @@
 /**
  * The call pipeline: every tool call passes these gates in order, and any gate may end it with an
- * error result that tells the model what to change.
+ * error result that tells the model what to change, and a typed outcome that says where and why.
  *
  *   lookup → schema → tool.validateInput → PreToolUse hooks → permission → executor
  *
  * @module
  */
-import type { z } from "zod";
 import type { Approver, PermissionPolicy } from "../permissions/decision.ts";
 import type { PreToolUseHook } from "../permissions/hooks.ts";
-import type { ToolRegistry } from "../tools/registry.ts";
 import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
-import {
-  type AnyTool,
-  errorResult,
-  type ProtectedPath,
-  type ShellPlan,
-  type ToolResult,
-} from "../tools/tool.ts";
-import { abortedResult, type ToolExecutor } from "./executor.ts";
+import type { ToolRegistry } from "../tools/registry.ts";
+import { assertNever } from "../common/errors.ts";
+import { type AnyTool, errorResult, type ProtectedPath, type ShellPlan } from "../tools/tool.ts";
+import { parseInput } from "./_input_check.ts";
+import type { CallOutcome, CallResult, CallStatus, Denial, PipelineGate } from "./call_outcome.ts";
+import { abortedExecution, type Execution, type ToolExecutor } from "./executor.ts";
 import type { FileRecordStore } from "./file_records.ts";
 
 /** A call as the model made it: the input is untrusted JSON. */
@@ -27,9 +23,6 @@ export interface ToolCall {
   name: string;
   input: unknown;
 }
-
-/** The gate that ended a call, recorded in `metadata.gate`. */
-export type PipelineGate = "lookup" | "schema" | "validate" | "hook" | "permission" | "execute";
 
 /** Where the shell tool's plan comes from: decided again before each call of a destructive tool. */
 export interface ShellProvider {
@@ -67,6 +60,11 @@ export interface PipelineOptions {
   protectedPaths?: readonly ProtectedPath[];
 }
 
+/** A call resolved and validated, or its result and outcome if a gate ended it. */
+export type PreparedCall =
+  | { ok: true; tool: AnyTool; input: unknown }
+  | { ok: false; tool?: AnyTool; ended: CallResult };
+
 /** Runs tool calls through the gates. Never throws for bad input; only system faults propagate. */
 export class ToolPipeline {
   #options: PipelineOptions;
@@ -88,7 +86,8 @@ export class ToolPipeline {
       const available = registry.enabledNames();
       return {
         ok: false,
-        result: stopped(
+        ended: ended(
+          "invalid",
           "lookup",
           `Unknown tool "${call.name}". Available tools: ${
             available.length ? available.join(", ") : "(none)"
@@ -97,16 +96,16 @@ export class ToolPipeline {
       };
     }
     const parsed = parseInput(tool, call.input);
-    if (!parsed.ok) return { ok: false, tool, result: stopped("schema", parsed.message) };
+    if (!parsed.ok) return { ok: false, tool, ended: ended("invalid", "schema", parsed.message) };
     const invalid = tool.validateInput(parsed.input, { root });
-    if (invalid !== null) return { ok: false, tool, result: stopped("validate", invalid) };
+    if (invalid !== null) return { ok: false, tool, ended: ended("invalid", "validate", invalid) };
     return { ok: true, tool, input: parsed.input };
   }
 
-  /** Runs one call through every gate and returns its result. */
-  async run(call: ToolCall, options: { signal: AbortSignal }): Promise<ToolResult> {
+  /** Runs one call through every gate. */
+  async run(call: ToolCall, options: { signal: AbortSignal }): Promise<CallResult> {
     const prepared = this.prepare(call);
-    if (!prepared.ok) return prepared.result;
+    if (!prepared.ok) return prepared.ended;
     return await this.runPrepared(call, prepared, options);
   }
 
@@ -115,57 +114,90 @@ export class ToolPipeline {
     call: ToolCall,
     prepared: PreparedCall & { ok: true },
     options: { signal: AbortSignal },
-  ): Promise<ToolResult> {
-    const { executor, policy, approver, hooks = [], files } = this.#options;
+  ): Promise<CallResult> {
     const { tool } = prepared;
-    let input = prepared.input;
-    for (const hook of hooks) {
-      if (options.signal.aborted) return abortedResult(tool.name);
+    const hooked = await this.#runHooks(call, tool, prepared.input, options);
+    if (!hooked.ok) return hooked.ended;
+    const input = hooked.input;
+    const permitted = await this.#decide(call, tool, input);
+    if (permitted !== null) return permitted;
+    if (options.signal.aborted) return executed(abortedExecution(tool.name));
+    return await this.#execute(tool, input, options);
+  }
+
+  async #runHooks(
+    call: ToolCall,
+    tool: AnyTool,
+    input: unknown,
+    options: { signal: AbortSignal },
+  ): Promise<{ ok: true; input: unknown } | { ok: false; ended: CallResult }> {
+    for (const hook of this.#options.hooks ?? []) {
+      if (options.signal.aborted) return { ok: false, ended: executed(abortedExecution(tool.name)) };
       const outcome = await hook.run({ toolName: tool.name, callId: call.id, input }, options);
       if (outcome.action === "block") {
-        return stopped("hook", `The ${hook.name} hook blocked ${tool.name}: ${outcome.reason}`);
+        const reason = `The ${hook.name} hook blocked ${tool.name}: ${outcome.reason}`;
+        return { ok: false, ended: denied("hook", reason, { kind: "hook", hook: hook.name }) };
       }
       if (outcome.input !== undefined) {
         const reparsed = parseInput(tool, outcome.input);
         if (!reparsed.ok) {
-          return stopped(
-            "hook",
-            `The ${hook.name} hook changed the input into an invalid one: ${reparsed.message}`,
-          );
+          return {
+            ok: false,
+            ended: ended(
+              "invalid",
+              "hook",
+              `The ${hook.name} hook changed the input into an invalid one: ${reparsed.message}`,
+            ),
+          };
         }
         input = reparsed.input;
       }
     }
+    return { ok: true, input };
+  }
+
+  /** The permission gate: null when the call may run, else how it ended. */
+  async #decide(call: ToolCall, tool: AnyTool, input: unknown): Promise<CallResult | null> {
+    const { policy, approver } = this.#options;
     const request = { tool, input, callId: call.id };
     const decision = policy.decide(request);
-    if (decision.behavior === "deny") {
-      return stopped("permission", `Permission to use ${tool.name} was denied: ${decision.reason}`, {
-        status: "denied",
-      });
-    }
-    if (decision.behavior === "ask") {
-      if (approver === undefined) {
-        return stopped(
+    switch (decision.behavior) {
+      case "allow":
+        return null;
+      case "deny":
+        return denied(
           "permission",
-          `Permission to use ${tool.name} was denied: ${decision.reason}, and no one is present to approve it`,
-          { status: "denied" },
+          `Permission to use ${tool.name} was denied: ${decision.reason}`,
+          decision.decidedBy,
         );
-      }
-      const approval = await approver.approve(request, decision.reason);
-      if (!approval.approved) {
+      case "ask": {
+        if (approver === undefined) {
+          return denied(
+            "permission",
+            `Permission to use ${tool.name} was denied: ${decision.reason}, and no one is present to approve it`,
+            decision.decidedBy,
+          );
+        }
+        const approval = await approver.approve(request, decision.reason);
+        if (approval.approved) return null;
         const feedback = approval.feedback ? `: ${approval.feedback}` : "";
-        return stopped("permission", `The user denied permission to use ${tool.name}${feedback}`, {
-          status: "denied",
+        return denied("permission", `The user denied permission to use ${tool.name}${feedback}`, {
+          kind: "user",
         });
       }
+      default:
+        return assertNever(decision);
     }
-    if (options.signal.aborted) return abortedResult(tool.name);
+  }
+
+  async #execute(tool: AnyTool, input: unknown, options: { signal: AbortSignal }): Promise<CallResult> {
+    const { executor, files } = this.#options;
     // The shell's plan is decided right before its call: protected paths may have appeared since.
     const shellCall = tool.isDestructive() ? await this.#options.shell.prepareCall() : null;
-    let result: ToolResult;
+    let execution: Execution;
     let notes: string[] = [];
     try {
-      result = await executor.execute({
+      execution = await executor.execute({
         tool,
         input,
         context: {
@@ -183,97 +215,30 @@ export class ToolPipeline {
     } finally {
       if (shellCall !== null) notes = await shellCall.finish();
     }
-    files.recordFrom(result);
-    const metadata = { ...result.metadata, gate: "execute" satisfies PipelineGate };
-    if (notes.length === 0) return { ...result, metadata };
-    return {
-      ...result,
-      content: `${result.content}\n\n${notes.map((note) => `Note from the sandbox: ${note}`).join("\n")}`,
-      metadata: { ...metadata, sandboxNotes: notes },
-    };
+    files.recordFrom(execution.result);
+    if (notes.length === 0) return executed(execution);
+    const { result } = execution;
+    return executed({
+      status: execution.status,
+      result: {
+        ...result,
+        content: `${result.content}\n\n${notes.map((note) => `Note from the sandbox: ${note}`).join("\n")}`,
+        metadata: { ...result.metadata, sandboxNotes: notes },
+      },
+    });
   }
 }
 
-/** A call resolved and validated, or the error result that ended it. */
-export type PreparedCall =
-  | { ok: true; tool: AnyTool; input: unknown }
-  | { ok: false; tool?: AnyTool; result: ToolResult };
-
-function stopped(gate: PipelineGate, message: string, metadata: Record<string, unknown> = {}): ToolResult {
-  return errorResult(message, { ...metadata, gate });
+/** A call that a gate ended, with its message for the model. */
+export function ended(status: CallStatus, gate: PipelineGate, message: string): CallResult {
+  return { result: errorResult(message), outcome: { status, gate } };
 }
 
-type Parsed = { ok: true; input: unknown } | { ok: false; message: string };
-
-function parseInput(tool: AnyTool, input: unknown): Parsed {
-  if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    return {
-      ok: false,
-      message: `Invalid input for ${tool.name}: expected a JSON object, received ${describeValue(input)}`,
-    };
-  }
-  const parsed = tool.inputSchema.safeParse(input, { reportInput: true });
-  if (parsed.success) return { ok: true, input: parsed.data };
-  const problems = parsed.error.issues.map((issue) => describeIssue(tool, issue));
-  return {
-    ok: false,
-    message: `Invalid input for ${tool.name}: ${problems.join("; ")}. Fix ${
-      problems.length > 1 ? "these fields" : "this field"
-    } and call ${tool.name} again`,
-  };
+function denied(gate: PipelineGate, reason: string, decidedBy: Denial["decidedBy"]): CallResult {
+  const outcome: CallOutcome = { status: "denied", gate, denial: { reason, decidedBy, hint: null } };
+  return { result: errorResult(reason), outcome };
 }
 
-function describeIssue(tool: AnyTool, issue: z.core.$ZodIssue): string {
-  const field = issue.path.length ? `"${issue.path.join(".")}"` : "the input";
-  switch (issue.code) {
-    case "invalid_type":
-      if (issue.input === undefined) {
-        return `missing required field ${field} (expected ${issue.expected}${fieldHint(tool, issue.path)})`;
-      }
-      return `field ${field} must be ${issue.expected}${fieldHint(tool, issue.path)}, received ${
-        describeValue(issue.input)
-      }`;
-    case "unrecognized_keys": {
-      const allowed = Object.keys(tool.jsonSchema.properties).join(", ");
-      const keys = issue.keys.map((key) => `"${key}"`).join(", ");
-      return `unknown field${issue.keys.length > 1 ? "s" : ""} ${keys} (allowed fields: ${allowed})`;
-    }
-    case "invalid_value":
-      return `field ${field} must be one of ${
-        issue.values.map((value) => JSON.stringify(value)).join(", ")
-      }, received ${describeValue(issue.input)}`;
-    default:
-      return `field ${field}: ${issue.message}${
-        issue.input === undefined ? "" : `, received ${describeValue(issue.input)}`
-      }`;
-  }
-}
-
-function fieldHint(tool: AnyTool, path: readonly PropertyKey[]): string {
-  if (path.length !== 1) return "";
-  const property = tool.jsonSchema.properties[String(path[0])];
-  if (typeof property !== "object" || property === null) return "";
-  const description = (property as Record<string, unknown>).description;
-  return typeof description === "string" ? `: ${description}` : "";
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return `an array (${truncate(JSON.stringify(value))})`;
-  switch (typeof value) {
-    case "string":
-      return `a string (${truncate(JSON.stringify(value))})`;
-    case "number":
-      return `a number (${value})`;
-    case "boolean":
-      return `a boolean (${value})`;
-    case "object":
-      return `an object (${truncate(JSON.stringify(value))})`;
-    default:
-      return typeof value;
-  }
-}
-
-function truncate(text: string): string {
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+function executed(execution: Execution): CallResult {
+  return { result: execution.result, outcome: { status: execution.status, gate: "execute" } };
 }

@@ -8,7 +8,7 @@
 import { describeError } from "../tools/errors.ts";
 import type { ToolCallContext, ToolResult } from "../tools/tool.ts";
 import { broaderPermissions, type PermissionProfile } from "./profiles.ts";
-import { type FromWorker, isFromWorker, type ToWorker } from "./worker_protocol.ts";
+import { type FromWorker, isFromWorker, type ToWorker } from "../tools/worker_protocol.ts";
 
 /** One call for a worker. */
 export interface WorkerCall {

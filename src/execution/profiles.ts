@@ -13,6 +13,7 @@
  * @module
  */
 import type { ShellPlan } from "../tools/tool.ts";
+import { PERMISSION_NAMES, type PermissionName } from "../tools/worker_protocol.ts";
 
 /** The class of a tool as far as its sandbox is concerned. */
 export type ProfileKind = "read-only" | "writer" | "shell";
@@ -43,12 +44,6 @@ export interface ToolAccess {
   isReadOnly(): boolean;
   isDestructive(): boolean;
 }
-
-/** The permission names a worker is checked for, in the order of `WorkerPermissions`. */
-export const PERMISSION_NAMES = ["env", "net", "sys", "ffi", "import", "read", "write", "run"] as const;
-
-/** One of PERMISSION_NAMES. */
-export type PermissionName = typeof PERMISSION_NAMES[number];
 
 /** The class of a tool: read-only, non-destructive writer, or destructive (the shell). */
 export function profileKind(tool: ToolAccess): ProfileKind {

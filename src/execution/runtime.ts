@@ -3,13 +3,14 @@
  *
  * @module
  */
-import { assertNever } from "../tools/errors.ts";
+import { assertNever } from "../common/errors.ts";
 import type { Approver, PermissionPolicy } from "../permissions/decision.ts";
 import type { PreToolUseHook } from "../permissions/hooks.ts";
 import { BUILTIN_TOOLS } from "../tools/mod.ts";
 import { createRegistry, type ToolRegistry } from "../tools/registry.ts";
 import type { AnyTool, SandboxMode, ShellPlan } from "../tools/tool.ts";
 import { DirectExecutor, type ToolExecutor } from "./executor.ts";
+import type { HelperPaths } from "../sandbox/helpers.ts";
 import { defaultLimits, type ResourceLimits } from "../sandbox/limits.ts";
 import { ShellSandbox } from "../sandbox/shell_sandbox.ts";
 import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
@@ -52,6 +53,8 @@ export interface RuntimeOptions {
   protectedPaths?: readonly ProtectedPath[];
   /** The shell's resource limits; default `defaultLimits()`. */
   limits?: ResourceLimits;
+  /** The helper programs; default: resolved from the system directories. Tests inject missing ones. */
+  helpers?: HelperPaths;
 }
 
 /** The running tool side of a session. */
@@ -88,6 +91,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     limits: options.limits ?? defaultLimits(),
     excluded: options.excludedPaths ?? [],
     protectedPaths: PROTECTED_PATHS,
+    ...(options.helpers === undefined ? {} : { helpers: options.helpers }),
   });
   const shell = sandbox.plan;
   const executor = createExecutor(options);

@@ -10,8 +10,9 @@
  *
  * @module
  */
-import { errorResult, type ToolResult } from "../tools/tool.ts";
-import type { PreparedCall, ToolCall, ToolPipeline } from "./pipeline.ts";
+import type { ToolResult } from "../tools/tool.ts";
+import type { CallOutcome, CallResult } from "./call_outcome.ts";
+import { ended, type PreparedCall, type ToolCall, type ToolPipeline } from "./pipeline.ts";
 
 /**
  * How calls are started: `streaming` starts safe calls while the model still streams; `batched` waits
@@ -26,10 +27,11 @@ export interface CallTiming {
   durationMs: number;
 }
 
-/** A finished call. */
+/** A finished call: what the model receives, how it ended, and when it ran. */
 export interface ScheduledOutcome {
   call: ToolCall;
   result: ToolResult;
+  outcome: CallOutcome;
   timing: CallTiming;
 }
 
@@ -88,25 +90,25 @@ export class ToolScheduler {
   }
 
   /**
-   * Adds the next call in the model's order. With `result`, the call is answered without running
+   * Adds the next call in the model's order. With `ended`, the call is answered without running
    * (for example by a guard); otherwise it is prepared and scheduled.
    */
-  add(call: ToolCall, options: { result?: ToolResult } = {}): void {
+  add(call: ToolCall, options: { ended?: CallResult } = {}): void {
     if (this.#closed && this.#cancelled === null) {
       throw new TypeError(`Cannot add call ${call.id}: the scheduler is closed`);
     }
     if (this.#entries.some((entry) => entry.call.id === call.id)) {
       throw new TypeError(`Cannot add call ${call.id}: a call with that id was already added`);
     }
-    const prepared: PreparedCall = options.result
-      ? { ok: false, result: options.result }
+    const prepared: PreparedCall = options.ended
+      ? { ok: false, ended: options.ended }
       : this.#cancelled !== null
-      ? { ok: false, result: cancelledResult(call.name, this.#cancelled) }
+      ? { ok: false, ended: cancelledResult(call.name, this.#cancelled) }
       : this.#pipeline.prepare(call);
     const safe = prepared.ok ? isSafe(prepared) : true;
     const entry: Entry = { call, safe, prepared, state: "pending" };
     this.#entries.push(entry);
-    if (!prepared.ok) this.#finishWithoutRunning(entry, prepared.result);
+    if (!prepared.ok) this.#finishWithoutRunning(entry, prepared.ended);
     this.#pump();
   }
 
@@ -181,7 +183,7 @@ export class ToolScheduler {
     const startedAt = this.#clock();
     this.#options.onStart?.(entry.call, startedAt);
     void this.#pipeline.runPrepared(entry.call, prepared, { signal: this.#controller.signal }).then(
-      (result) => this.#record(entry, result, startedAt),
+      (result) => this.#record(entry, this.#cancelledByTurn(result), startedAt),
       (error: unknown) => {
         entry.state = "done";
         this.#faults.push(error);
@@ -193,18 +195,27 @@ export class ToolScheduler {
     });
   }
 
-  #finishWithoutRunning(entry: Entry, result: ToolResult): void {
+  /** A call stopped because this scheduler cancelled the turn (not the user) was cancelled, not aborted. */
+  #cancelledByTurn(result: CallResult): CallResult {
+    if (result.outcome.status !== "aborted" || this.#options.signal.aborted || this.#cancelled === null) {
+      return result;
+    }
+    return { ...result, outcome: { ...result.outcome, status: "cancelled" } };
+  }
+
+  #finishWithoutRunning(entry: Entry, result: CallResult): void {
     const now = this.#clock();
     this.#options.onStart?.(entry.call, now);
     this.#record(entry, result, now);
   }
 
-  #record(entry: Entry, result: ToolResult, startedAt: number): void {
+  #record(entry: Entry, result: CallResult, startedAt: number): void {
     entry.state = "done";
     const endedAt = Math.max(this.#clock(), startedAt);
     const outcome: ScheduledOutcome = {
       call: entry.call,
-      result,
+      result: result.result,
+      outcome: result.outcome,
       timing: { startedAt, endedAt, durationMs: endedAt - startedAt },
     };
     this.#outcomes.set(entry.call.id, outcome);
@@ -228,6 +239,6 @@ function isSafe(prepared: PreparedCall & { ok: true }): boolean {
 }
 
 /** The result of a call that never ran because the turn ended first. */
-export function cancelledResult(toolName: string, reason: string): ToolResult {
-  return errorResult(`${toolName} was not run: ${reason}`, { status: "cancelled" });
+export function cancelledResult(toolName: string, reason: string): CallResult {
+  return ended("cancelled", "execute", `${toolName} was not run: ${reason}`);
 }

@@ -6,13 +6,14 @@
  * @module
  */
 import { assertNever } from "../tools/errors.ts";
-import { errorResult, type ToolResult } from "../tools/tool.ts";
+import { errorResult } from "../tools/tool.ts";
+import { checkResult, thrownResult } from "../tools/worker_protocol.ts";
 import {
-  abortedResult,
-  checkResult,
+  abortedExecution,
+  type Execution,
   type ExecutionRequest,
-  thrownResult,
-  timeoutResult,
+  finished,
+  timeoutExecution,
   type ToolExecutor,
 } from "./executor.ts";
 import { type PermissionProfile, profileFor } from "./profiles.ts";
@@ -39,43 +40,43 @@ export class WorkerExecutor implements ToolExecutor {
     return this.#pool.stats();
   }
 
-  async execute(request: ExecutionRequest, options: { signal: AbortSignal }): Promise<ToolResult> {
+  async execute(request: ExecutionRequest, options: { signal: AbortSignal }): Promise<Execution> {
     const { tool, input, context } = request;
-    if (options.signal.aborted) return abortedResult(tool.name);
+    if (options.signal.aborted) return abortedExecution(tool.name);
     const profile = profileFor(tool, { root: context.root, shell: context.shell });
     const outcome = await this.#pool.run(
       profile,
       { callId: crypto.randomUUID(), toolName: tool.name, input, context },
       { signal: options.signal, timeoutMs: context.timeoutMs },
     );
+    const failed = (content: string): Execution => ({ result: errorResult(content), status: "failed" });
     switch (outcome.type) {
       case "result":
         try {
-          return checkResult(outcome.result);
+          return finished(checkResult(outcome.result));
         } catch (error) {
-          return thrownResult(tool.name, error);
+          return { result: thrownResult(tool.name, error), status: "failed" };
         }
       case "run-error":
-        return errorResult(`Cannot run ${tool.name}: ${outcome.message}`, { status: "failed" });
+        return failed(`Cannot run ${tool.name}: ${outcome.message}`);
       case "crash":
-        return errorResult(
+        return failed(
           `${tool.name} failed: its worker stopped unexpectedly (${outcome.message}); the worker was replaced`,
-          { status: "failed" },
         );
       case "timeout":
-        return timeoutResult(tool.name, context.timeoutMs);
+        return timeoutExecution(tool.name, context.timeoutMs);
       case "aborted":
-        return abortedResult(tool.name);
+        return abortedExecution(tool.name);
       case "start-failed":
-        return errorResult(
+        return failed(
           `Cannot run ${tool.name}: its sandboxed worker could not start: ${outcome.message}: ` +
             'run "mewcode doctor" to check the sandbox',
-          { status: "failed" },
         );
       case "closed":
-        return errorResult(`${tool.name} was stopped before it finished: the session is shutting down`, {
-          status: "cancelled",
-        });
+        return {
+          result: errorResult(`${tool.name} was stopped before it finished: the session is shutting down`),
+          status: "aborted",
+        };
       default:
         return assertNever(outcome);
     }

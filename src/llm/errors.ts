@@ -54,6 +54,13 @@ export class ApiError extends Error {
     this.requestId = options.requestId ?? null;
   }
 
+  /** The API's message as it gave it, with the status beside it: "Overloaded (API status 529 overloaded_error)". */
+  describe(): string {
+    if (this.status === null) return this.message;
+    const kind = this.errorType === null ? "" : ` ${this.errorType}`;
+    return `${this.message} (API status ${this.status}${kind})`;
+  }
+
   /**
    * Builds the error for an HTTP error response, picking the subclass by status. `body` is the parsed JSON
    * body (`{type: "error", error: {type, message}}`) or its raw text. `x-should-retry` overrides the
@@ -136,6 +143,11 @@ export class StreamProtocolError extends Error {
     super(message, options);
     this.name = "StreamProtocolError";
   }
+
+  /** The message alone: it already says what broke. */
+  describe(): string {
+    return this.message;
+  }
 }
 
 /** ANTHROPIC_API_KEY is not set (or empty). */
@@ -146,6 +158,11 @@ export class MissingApiKeyError extends Error {
         "(and ANTHROPIC_BASE_URL for a proxy)",
     );
     this.name = "MissingApiKeyError";
+  }
+
+  /** The message alone: it already says what to do. */
+  describe(): string {
+    return this.message;
   }
 }
 

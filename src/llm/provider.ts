@@ -1,54 +1,64 @@
 /**
- * The provider interface: one model request in, a stream of assembled events out.
- * Wire types keep the API's snake_case and stay inside src/llm/; the agent sees ProviderEvent.
+ * The provider interface, in mewcode's own types: one model request in, a stream of assembled events out.
+ *
+ * These types are provider-neutral (camelCase fields, kebab-case block types). Each provider converts them
+ * to and from its wire format inside its own files (`anthropic_*.ts`); no wire shape leaves them. The
+ * session transcript stores messages in these types too, so a conversation can continue with another
+ * provider.
  *
  * @module
  */
 
-/** A content block of a message, in the Messages API's shape. */
+/** A content block of a message. */
 export type ContentBlock =
   | { type: "text"; text: string }
+  /** The model's visible reasoning; `signature` lets the provider verify it when it is sent back. */
   | { type: "thinking"; thinking: string; signature: string }
-  | { type: "redacted_thinking"; data: string }
-  | { type: "tool_use"; id: string; name: string; input: unknown }
-  | {
-    type: "tool_result";
-    tool_use_id: string;
-    content: string;
-    is_error?: boolean;
-  };
+  | { type: "redacted-thinking"; data: string }
+  | { type: "tool-use"; id: string; name: string; input: unknown }
+  | { type: "tool-result"; toolUseId: string; content: string; isError: boolean };
 
-/** A message of the conversation, in the Messages API's shape. */
+/** One of ContentBlock's types. */
+export type ContentBlockType = ContentBlock["type"];
+
+/** A message of the conversation. */
 export interface Message {
   role: "user" | "assistant";
-  content: string | ContentBlock[];
+  content: ContentBlock[];
 }
 
-/** Token usage as the API reports it. */
+/** Token usage of one request (or a sum of requests). */
 export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_creation_input_tokens?: number;
-  cache_read_input_tokens?: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Input tokens written to the provider's prompt cache. */
+  cacheCreationInputTokens: number;
+  /** Input tokens read from the provider's prompt cache. */
+  cacheReadInputTokens: number;
 }
 
-/** One tool as offered to the model. */
-export interface ToolDefinitionParam {
+/** Usage with every count at zero. */
+export function emptyUsage(): Usage {
+  return { inputTokens: 0, outputTokens: 0, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 };
+}
+
+/** One tool as offered to the model: the JSON Schema of its input and a description written for it. */
+export interface ToolSpec {
   name: string;
   description: string;
-  input_schema: Record<string, unknown>;
+  inputSchema: Record<string, unknown>;
 }
 
 /** One model request. */
-export interface ProviderRequest {
+export interface ModelRequest {
   model: string;
   maxTokens: number;
   system: string;
   messages: Message[];
-  tools: ToolDefinitionParam[];
+  tools: ToolSpec[];
 }
 
-/** Why the model stopped, as the API says; unknown values are passed through. */
+/** Why the model stopped; unknown values are passed through as the provider gave them. */
 export type StopReason =
   | "end_turn"
   | "tool_use"
@@ -59,8 +69,8 @@ export type StopReason =
   | (string & Record<never, never>);
 
 /**
- * What a provider stream yields, in order. `tool-call` is emitted at the tool_use block's
- * `content_block_stop`, with the input parsed; `tool-call-invalid` when its JSON was malformed.
+ * What a provider stream yields, in order. `tool-call` is emitted once a tool call's input is complete,
+ * with the input parsed; `tool-call-invalid` when its JSON was malformed, too large or too deep.
  */
 export type ProviderEvent =
   | { type: "message-start"; messageId: string; model: string; usage: Usage }
@@ -79,5 +89,7 @@ export type ProviderEvent =
 
 /** A model backend. Errors are thrown as ApiError / StreamProtocolError (see errors.ts). */
 export interface Provider {
-  stream(request: ProviderRequest, options: { signal: AbortSignal }): AsyncIterable<ProviderEvent>;
+  /** Which provider this is, for messages and the transcript ("anthropic"). */
+  readonly name: string;
+  stream(request: ModelRequest, options: { signal: AbortSignal }): AsyncIterable<ProviderEvent>;
 }

@@ -12,11 +12,18 @@ export interface PermissionRequest {
   callId: string;
 }
 
-/** The policy's answer. `ask` is resolved by an Approver; with none, it counts as a denial. */
+/** Who decided a permission question. */
+export type DecidedBy =
+  | { kind: "mode"; mode: string }
+  | { kind: "rule"; rule: string; source: string }
+  | { kind: "hook"; hook: string }
+  | { kind: "user" };
+
+/** The policy's answer, and who decided it. `ask` is resolved by an Approver; with none, it is a denial. */
 export type PermissionDecision =
-  | { behavior: "allow"; reason?: string }
-  | { behavior: "deny"; reason: string }
-  | { behavior: "ask"; reason: string };
+  | { behavior: "allow"; reason?: string; decidedBy?: DecidedBy }
+  | { behavior: "deny"; reason: string; decidedBy: DecidedBy }
+  | { behavior: "ask"; reason: string; decidedBy: DecidedBy };
 
 /** Decides, without side effects, whether a call may run. */
 export interface PermissionPolicy {

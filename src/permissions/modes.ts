@@ -22,7 +22,8 @@ export function policyForMode(mode: PermissionMode): PermissionPolicy {
 
 function decideForMode(mode: PermissionMode, request: PermissionRequest): PermissionDecision {
   const { tool } = request;
-  if (tool.isReadOnly()) return { behavior: "allow", reason: `${tool.name} only reads` };
+  const decidedBy = { kind: "mode", mode } as const;
+  if (tool.isReadOnly()) return { behavior: "allow", reason: `${tool.name} only reads`, decidedBy };
   const destructive = tool.isDestructive();
   const what = destructive
     ? `${tool.name} can run commands that change anything in the workspace`
@@ -32,18 +33,26 @@ function decideForMode(mode: PermissionMode, request: PermissionRequest): Permis
       return {
         behavior: "ask",
         reason: `${what}, which needs the user's approval in the default permission mode`,
+        decidedBy,
       };
     case "acceptEdits":
-      if (!destructive) return { behavior: "allow", reason: "file edits are accepted in acceptEdits mode" };
-      return { behavior: "ask", reason: `${what}, which needs the user's approval even in acceptEdits mode` };
+      if (!destructive) {
+        return { behavior: "allow", reason: "file edits are accepted in acceptEdits mode", decidedBy };
+      }
+      return {
+        behavior: "ask",
+        reason: `${what}, which needs the user's approval even in acceptEdits mode`,
+        decidedBy,
+      };
     case "plan":
       return {
         behavior: "deny",
         reason: `plan mode allows only read-only tools and ${what}: ` +
           "investigate with the read-only tools and present your plan instead of making changes",
+        decidedBy,
       };
     case "bypassPermissions":
-      return { behavior: "allow", reason: "every tool is allowed in bypassPermissions mode" };
+      return { behavior: "allow", reason: "every tool is allowed in bypassPermissions mode", decidedBy };
     default:
       return assertNever(mode);
   }

@@ -5,11 +5,11 @@
  */
 import type { AnyTool, InputJsonSchema } from "./tool.ts";
 
-/** One entry of the Anthropic `tools` request parameter. */
-export interface ApiToolDefinition {
+/** One tool as offered to the model, in mewcode's provider-neutral shape (each provider converts it). */
+export interface OfferedTool {
   name: string;
   description: string;
-  input_schema: InputJsonSchema;
+  inputSchema: InputJsonSchema;
 }
 
 /** Holds tools by name; a disabled tool stays registered but is not offered or callable. */
@@ -60,12 +60,12 @@ export class ToolRegistry {
     return this.listEnabled().map((tool) => tool.name);
   }
 
-  /** The `tools` array of an Anthropic Messages request, for the enabled tools. */
-  toAPIFormat(): ApiToolDefinition[] {
+  /** The enabled tools as offered to the model: name, description and the JSON Schema of the input. */
+  toolSpecs(): OfferedTool[] {
     return this.listEnabled().map((tool) => ({
       name: tool.name,
       description: tool.description,
-      input_schema: tool.jsonSchema,
+      inputSchema: tool.jsonSchema,
     }));
   }
 }

@@ -17,7 +17,12 @@ export interface ToolResult {
   content: string;
   isError: boolean;
   metadata: Record<string, unknown>;
+  /** Set when the tool stopped its own work early: at its time limit, or because the call was cancelled. */
+  stop?: ToolStop;
 }
+
+/** Why a tool stopped its own work before finishing it. */
+export type ToolStop = "timed-out" | "cancelled";
 
 /** What a file tool reports about a file it read or wrote, so the session can remember its content hash. */
 export interface FileRecord {
@@ -241,6 +246,15 @@ function withoutSafeIntegerBounds(properties: Record<string, unknown>): Record<s
     cleaned[name] = copy;
   }
   return cleaned;
+}
+
+/** A result of a tool that stopped early (`stop`), with what it had so far for the model. */
+export function stoppedResult(
+  content: string,
+  stop: ToolStop,
+  metadata: Record<string, unknown> = {},
+): ToolResult {
+  return { content, isError: true, metadata, stop };
 }
 
 /** A successful result with text for the model. */

@@ -3,13 +3,18 @@
  *
  * @module
  */
-import { DirectExecutor, type ExecutionRequest, type ToolExecutor } from "../../src/execution/executor.ts";
+import {
+  DirectExecutor,
+  type Execution,
+  type ExecutionRequest,
+  type ToolExecutor,
+} from "../../src/execution/executor.ts";
 import { FileRecordStore } from "../../src/execution/file_records.ts";
 import { fixedShell, ToolPipeline } from "../../src/execution/pipeline.ts";
 import type { Approver, PermissionDecision, PermissionPolicy } from "../../src/permissions/decision.ts";
 import type { PreToolUseHook, PreToolUseOutcome } from "../../src/permissions/hooks.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
-import type { AnyTool, ShellPlan, ToolResult } from "../../src/tools/tool.ts";
+import type { AnyTool, ShellPlan } from "../../src/tools/tool.ts";
 
 /** A shell plan that cannot run anything: for tests that never use Bash. */
 export const NO_SHELL: ShellPlan = {
@@ -63,7 +68,7 @@ export function recordingPipeline(
   };
   const direct = new DirectExecutor();
   const executor: ToolExecutor = {
-    execute: (request: ExecutionRequest, executeOptions): Promise<ToolResult> => {
+    execute: (request: ExecutionRequest, executeOptions): Promise<Execution> => {
       log.push(`execute:${request.tool.name}`);
       return direct.execute(request, executeOptions);
     },

@@ -7,9 +7,9 @@
  */
 import type {
   ContentBlock,
+  ModelRequest,
   Provider,
   ProviderEvent,
-  ProviderRequest,
   StopReason,
   Usage,
 } from "../../src/llm/provider.ts";
@@ -21,12 +21,13 @@ export type ScriptStep =
   | { type: "throw"; error: unknown };
 
 /** The steps of one model request, or a function of the request that returns them. */
-export type ScriptedTurn = ScriptStep[] | ((request: ProviderRequest) => ScriptStep[]);
+export type ScriptedTurn = ScriptStep[] | ((request: ModelRequest) => ScriptStep[]);
 
 /** Plays one scripted turn per request; past the end it throws, or repeats the last turn with `repeatLast`. */
 export class ScriptedProvider implements Provider {
+  readonly name = "scripted";
   /** Deep copies of every request received, in order. */
-  readonly requests: ProviderRequest[] = [];
+  readonly requests: ModelRequest[] = [];
   #turns: ScriptedTurn[];
   #repeatLast: boolean;
 
@@ -35,7 +36,7 @@ export class ScriptedProvider implements Provider {
     this.#repeatLast = options.repeatLast ?? false;
   }
 
-  async *stream(request: ProviderRequest, options: { signal: AbortSignal }): AsyncIterable<ProviderEvent> {
+  async *stream(request: ModelRequest, options: { signal: AbortSignal }): AsyncIterable<ProviderEvent> {
     this.requests.push(structuredClone(request));
     const index = this.requests.length - 1;
     const turn = this.#turns[index] ?? (this.#repeatLast ? this.#turns.at(-1) : undefined);
@@ -69,7 +70,12 @@ export interface ScriptedCall {
   input: unknown;
 }
 
-const USAGE: Usage = { input_tokens: 10, output_tokens: 5 };
+const USAGE: Usage = {
+  inputTokens: 10,
+  outputTokens: 5,
+  cacheCreationInputTokens: 0,
+  cacheReadInputTokens: 0,
+};
 
 /** A message-start event. */
 export function messageStart(id = "msg_1"): ProviderEvent {
@@ -77,7 +83,7 @@ export function messageStart(id = "msg_1"): ProviderEvent {
     type: "message-start",
     messageId: id,
     model: "claude-test",
-    usage: { input_tokens: 10, output_tokens: 1 },
+    usage: { inputTokens: 10, outputTokens: 1, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
   };
 }
 
@@ -125,7 +131,7 @@ export function toolTurn(
       name: call.name,
       input: call.input,
     });
-    content.push({ type: "tool_use", id: call.id, name: call.name, input: call.input });
+    content.push({ type: "tool-use", id: call.id, name: call.name, input: call.input });
   });
   steps.push(...(options.beforeEnd ?? []));
   steps.push(messageEnd(content, options.stopReason ?? "tool_use"));

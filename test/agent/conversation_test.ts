@@ -3,7 +3,7 @@ import { Conversation, pairToolResults, validateConversation } from "../../src/a
 import type { Message } from "../../src/llm/provider.ts";
 
 const toolUse = (id: string) => ({
-  type: "tool_use" as const,
+  type: "tool-use" as const,
   id,
   name: "ReadFile",
   input: { path: `/w/${id}` },
@@ -48,9 +48,9 @@ Deno.test("Conversation answers all tool_uses in one user message, results first
   deepStrictEqual(conversation.messages[2], {
     role: "user",
     content: [
-      { type: "tool_result", tool_use_id: "a", content: "A failed", is_error: true },
-      { type: "tool_result", tool_use_id: "b", content: "b was cancelled", is_error: true },
-      { type: "tool_result", tool_use_id: "c", content: "C" },
+      { type: "tool-result", toolUseId: "a", content: "A failed", isError: true },
+      { type: "tool-result", toolUseId: "b", content: "b was cancelled", isError: true },
+      { type: "tool-result", toolUseId: "c", content: "C", isError: false },
       { type: "text", text: "You were cut off." },
     ],
   });
@@ -62,13 +62,13 @@ Deno.test("Conversation refuses a new assistant message while tool_uses are unan
   const conversation = new Conversation();
   conversation.addUserText("hi");
   conversation.addAssistant([toolUse("a")]);
-  throws(() => conversation.addAssistant([{ type: "text", text: "again" }]), /tool_use a has no tool_result/);
+  throws(() => conversation.addAssistant([{ type: "text", text: "again" }]), /tool use a has no tool result/);
 });
 
 Deno.test("Conversation replaces a tool_use input that is not an object with {}", () => {
   const conversation = new Conversation();
   conversation.addUserText("hi");
-  conversation.addAssistant([{ type: "tool_use", id: "x", name: "ReadFile", input: '{"pa' }]);
+  conversation.addAssistant([{ type: "tool-use", id: "x", name: "ReadFile", input: '{"pa' }]);
   deepStrictEqual(conversation.pendingToolUses()[0]?.input, {});
 });
 
@@ -104,8 +104,8 @@ Deno.test("pairToolResults returns one result per tool_use, in order, is_error o
     () => ({ content: "missing", isError: true }),
   );
   deepStrictEqual(blocks, [
-    { type: "tool_result", tool_use_id: "a", content: "missing", is_error: true },
-    { type: "tool_result", tool_use_id: "b", content: "B" },
+    { type: "tool-result", toolUseId: "a", content: "missing", isError: true },
+    { type: "tool-result", toolUseId: "b", content: "B", isError: false },
   ]);
 });
 
@@ -113,36 +113,39 @@ Deno.test("validateConversation finds each broken pairing rule", async (t) => {
   const assistant: Message = { role: "assistant", content: [toolUse("a"), toolUse("b")] };
   const cases: [string, Message[], RegExp][] = [
     ["a missing result", [
-      { role: "user", content: "hi" },
+      { role: "user", content: [{ type: "text", text: "hi" }] },
       assistant,
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "a", content: "A" }] },
+      { role: "user", content: [{ type: "tool-result", toolUseId: "a", content: "A", isError: false }] },
     ], /answers \[a\] but the assistant asked for \[a, b\]/],
     ["results out of order", [
-      { role: "user", content: "hi" },
+      { role: "user", content: [{ type: "text", text: "hi" }] },
       assistant,
       {
         role: "user",
         content: [
-          { type: "tool_result", tool_use_id: "b", content: "B" },
-          { type: "tool_result", tool_use_id: "a", content: "A" },
+          { type: "tool-result", toolUseId: "b", content: "B", isError: false },
+          { type: "tool-result", toolUseId: "a", content: "A", isError: false },
         ],
       },
     ], /answers \[b, a\]/],
     ["text before the results", [
-      { role: "user", content: "hi" },
+      { role: "user", content: [{ type: "text", text: "hi" }] },
       assistant,
       {
         role: "user",
         content: [
           { type: "text", text: "first" },
-          { type: "tool_result", tool_use_id: "a", content: "A" },
-          { type: "tool_result", tool_use_id: "b", content: "B" },
+          { type: "tool-result", toolUseId: "a", content: "A", isError: false },
+          { type: "tool-result", toolUseId: "b", content: "B", isError: false },
         ],
       },
-    ], /tool_results after other content/],
+    ], /tool results after other content/],
     [
       "two user messages in a row",
-      [{ role: "user", content: "a" }, { role: "user", content: "b" }],
+      [{ role: "user", content: [{ type: "text", text: "a" }] }, {
+        role: "user",
+        content: [{ type: "text", text: "b" }],
+      }],
       /both from the user/,
     ],
   ];
@@ -153,13 +156,20 @@ Deno.test("validateConversation finds each broken pairing rule", async (t) => {
     });
   }
   await t.step("a trailing assistant message with tool_uses is still valid", () => {
-    deepStrictEqual(validateConversation([{ role: "user", content: "hi" }, assistant]), []);
+    deepStrictEqual(
+      validateConversation([{ role: "user", content: [{ type: "text", text: "hi" }] }, assistant]),
+      [],
+    );
   });
 });
 
 Deno.test("Conversation refuses to resume from invalid messages", () => {
   throws(
-    () => new Conversation([{ role: "user", content: "a" }, { role: "user", content: "b" }]),
+    () =>
+      new Conversation([{ role: "user", content: [{ type: "text", text: "a" }] }, {
+        role: "user",
+        content: [{ type: "text", text: "b" }],
+      }]),
     /Cannot resume/,
   );
 });

@@ -8,9 +8,10 @@ Deno.test("RepeatGuard refuses the third identical call in a row and every one a
   equal(guard.check("Grep", { path: "/w", pattern: "x" }), null, "key order does not matter");
   const third = guard.check("Grep", { pattern: "x", path: "/w" });
   ok(third);
-  equal(third.isError, true);
-  match(third.content, /3rd identical Grep call in a row/);
-  match(guard.check("Grep", { pattern: "x", path: "/w" })?.content ?? "", /4th identical/);
+  equal(third.result.isError, true);
+  deepStrictEqual(third.outcome, { status: "cancelled", gate: "guard" });
+  match(third.result.content, /3rd identical Grep call in a row/);
+  match(guard.check("Grep", { pattern: "x", path: "/w" })?.result.content ?? "", /4th identical/);
 });
 
 Deno.test("RepeatGuard resets the streak on a different call, a different tool or reset()", () => {

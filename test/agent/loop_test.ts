@@ -3,8 +3,8 @@ import { z } from "zod";
 import { Conversation, validateConversation } from "../../src/agent/conversation.ts";
 import type { AgentEvent } from "../../src/agent/events.ts";
 import { runAgent, type RunAgentOptions } from "../../src/agent/loop.ts";
-import { readTranscript, Transcript } from "../../src/agent/transcript.ts";
-import type { ContentBlock, Message, ProviderRequest } from "../../src/llm/provider.ts";
+import { readTranscript, Transcript } from "../../src/session/transcript.ts";
+import type { ContentBlock, Message, ModelRequest } from "../../src/llm/provider.ts";
 import { policyForMode } from "../../src/permissions/modes.ts";
 import { type AnyTool, defineTool, textResult } from "../../src/tools/tool.ts";
 import { probePipeline, Probes } from "../_fakes/probe_tools.ts";
@@ -26,13 +26,19 @@ interface Harness {
 
 async function run(
   turns: ScriptedTurn[],
-  options: Partial<RunAgentOptions> & { tools?: AnyTool[]; repeatLast?: boolean; probes?: Probes } = {},
+  options: Partial<RunAgentOptions> & {
+    tools?: AnyTool[];
+    repeatLast?: boolean;
+    probes?: Probes;
+    /** Records every event, as the session does. */
+    transcript?: Transcript;
+  } = {},
 ): Promise<Harness> {
   const probes = options.probes ?? new Probes();
   const provider = new ScriptedProvider(turns, { repeatLast: options.repeatLast ?? false });
   const conversation = options.conversation ?? new Conversation();
-  const { tools, repeatLast: _repeatLast, probes: _probes, ...rest } = options;
-  const events = await Array.fromAsync(runAgent({
+  const { tools, repeatLast: _repeatLast, probes: _probes, transcript, ...rest } = options;
+  const recorded = runAgent({
     provider,
     pipeline: probePipeline([...probes.tools, ...(tools ?? [])]),
     prompt: "do the thing",
@@ -43,7 +49,12 @@ async function run(
     resultDir: null,
     ...rest,
     conversation,
-  }));
+  });
+  const events: AgentEvent[] = [];
+  for await (const event of recorded) {
+    transcript?.record(event);
+    events.push(event);
+  }
   return { probes, provider, events, conversation };
 }
 
@@ -60,7 +71,7 @@ function turnEnd(events: AgentEvent[]): Extract<AgentEvent, { type: "turn-end" }
   return last;
 }
 
-function userBlocks(request: ProviderRequest | undefined): ContentBlock[] {
+function userBlocks(request: ModelRequest | undefined): ContentBlock[] {
   const last = request?.messages.at(-1);
   ok(
     last?.role === "user" && Array.isArray(last.content),
@@ -114,19 +125,19 @@ Deno.test("runAgent runs two tool calls and sends one user message with both res
     role: "assistant",
     content: [
       { type: "text", text: "Let me look." },
-      { type: "tool_use", id: "toolu_a", name: "ProbeRead", input: { label: "a" } },
-      { type: "tool_use", id: "toolu_b", name: "ProbeWrite", input: { label: "b" } },
+      { type: "tool-use", id: "toolu_a", name: "ProbeRead", input: { label: "a" } },
+      { type: "tool-use", id: "toolu_b", name: "ProbeWrite", input: { label: "b" } },
     ],
   });
   deepStrictEqual(second.messages[2], {
     role: "user",
     content: [
-      { type: "tool_result", tool_use_id: "toolu_a", content: "done a" },
-      { type: "tool_result", tool_use_id: "toolu_b", content: "done b" },
+      { type: "tool-result", toolUseId: "toolu_a", content: "done a", isError: false },
+      { type: "tool-result", toolUseId: "toolu_b", content: "done b", isError: false },
     ],
   });
   deepStrictEqual(probes.log, ["start a", "end a", "start b", "end b"]);
-  deepStrictEqual(ofType(events, "tool-call-end").map((event) => [event.id, event.status]), [
+  deepStrictEqual(ofType(events, "tool-call-end").map((event) => [event.id, event.outcome.status]), [
     ["toolu_a", "completed"],
     ["toolu_b", "completed"],
   ]);
@@ -145,18 +156,18 @@ Deno.test("runAgent answers a tool_use with malformed JSON with an is_error resu
         rawInput: '{"label": "x',
         error: "Unterminated string",
       },
-      messageEnd([{ type: "tool_use", id: "toolu_bad", name: "ProbeRead", input: {} }], "tool_use"),
+      messageEnd([{ type: "tool-use", id: "toolu_bad", name: "ProbeRead", input: {} }], "tool_use"),
     ],
     textTurn("Sorry."),
   ]);
   equal(provider.requests.length, 2);
   const [result] = userBlocks(provider.requests[1]);
-  ok(result?.type === "tool_result");
-  equal(result.tool_use_id, "toolu_bad");
-  equal(result.is_error, true);
+  ok(result?.type === "tool-result");
+  equal(result.toolUseId, "toolu_bad");
+  equal(result.isError, true);
   match(result.content, /not valid JSON \(Unterminated string\)/);
   deepStrictEqual(probes.log, []);
-  equal(ofType(events, "tool-call-end")[0]?.status, "failed");
+  deepStrictEqual(ofType(events, "tool-call-end")[0]?.outcome, { status: "invalid", gate: "json" });
   equal(turnEnd(events).reason, "end_turn");
 });
 
@@ -166,11 +177,11 @@ Deno.test("runAgent feeds gate errors back: unknown tool and invalid input becom
     textTurn("ok"),
   ]);
   const [first, second] = userBlocks(provider.requests[1]);
-  ok(first?.type === "tool_result" && second?.type === "tool_result");
+  ok(first?.type === "tool-result" && second?.type === "tool-result");
   match(first.content, /Unknown tool "Nope"\. Available tools: ProbeRead, ProbeWrite/);
   match(second.content, /field "label" must be string/);
-  equal(first.is_error, true);
-  equal(second.is_error, true);
+  equal(first.isError, true);
+  equal(second.isError, true);
 });
 
 Deno.test("runAgent refuses the third identical call in a row without running it", async () => {
@@ -178,8 +189,8 @@ Deno.test("runAgent refuses the third identical call in a row without running it
   const { provider, probes } = await run([same("t1"), same("t2"), same("t3"), textTurn("ok")]);
   equal(probes.log.filter((line) => line === "start same").length, 2);
   const [result] = userBlocks(provider.requests[3]);
-  ok(result?.type === "tool_result");
-  equal(result.is_error, true);
+  ok(result?.type === "tool-result");
+  equal(result.isError, true);
   match(result.content, /3rd identical ProbeRead call in a row/);
 });
 
@@ -225,7 +236,7 @@ Deno.test("runAgent saves a result above the size limit to the session folder an
       { tools: [bigTool, readFileLike], resultDir: dir },
     );
     const [big, page] = userBlocks(provider.requests[1]);
-    ok(big?.type === "tool_result" && page?.type === "tool_result");
+    ok(big?.type === "tool-result" && page?.type === "tool-result");
     ok(big.content.length < 10_000, `preview is short (${big.content.length})`);
     ok(big.content.startsWith("HEAD") && big.content.includes("TAIL"), "the preview keeps head and tail");
     const savedPath = `${dir}/tool-results/toolu_big.txt`;
@@ -267,17 +278,17 @@ Deno.test("runAgent does not run a tool_use cut off by max_tokens, tells the mod
         error: "Unexpected end of JSON input",
       },
       messageEnd([
-        { type: "tool_use", id: "t_ok", name: "ProbeRead", input: { label: "complete" } },
-        { type: "tool_use", id: "t_cut", name: "ProbeWrite", input: {} },
+        { type: "tool-use", id: "t_ok", name: "ProbeRead", input: { label: "complete" } },
+        { type: "tool-use", id: "t_cut", name: "ProbeWrite", input: {} },
       ], "max_tokens"),
     ],
     textTurn("ok"),
   ]);
   deepStrictEqual(probes.log, ["start complete", "end complete"]);
   const blocks = userBlocks(provider.requests[1]);
-  ok(blocks[0]?.type === "tool_result" && blocks[1]?.type === "tool_result" && blocks[2]?.type === "text");
+  ok(blocks[0]?.type === "tool-result" && blocks[1]?.type === "tool-result" && blocks[2]?.type === "text");
   equal(blocks[0].content, "done complete");
-  equal(blocks[1].is_error, true);
+  equal(blocks[1].isError, true);
   match(blocks[1].content, /ProbeWrite was not run: your response hit the max_tokens limit \(1000 tokens\)/);
   match(blocks[2].text, /cut off at the max_tokens limit/);
   assertValid(provider.requests[1]?.messages ?? []);
@@ -354,7 +365,7 @@ Deno.test("runAgent ends a broken stream with an error, keeps the partial text a
     ok(partial?.type === "assistant-message" && partial.partial);
     deepStrictEqual(partial.content, [{ type: "text", text: "I will write " }]);
     const ends = records.flatMap((record) =>
-      record.type === "tool-call-end" ? [[record.id, record.status]] : []
+      record.type === "tool-call-end" ? [[record.id, record.outcome.status]] : []
     );
     deepStrictEqual(ends.sort(), [["t_r", "cancelled"], ["t_w", "cancelled"]]);
     ok(
@@ -400,13 +411,13 @@ Deno.test("runAgent without an approver turns an ask into a denial the model see
     signal: new AbortController().signal,
   }));
   const [result] = userBlocks(provider.requests[1]);
-  ok(result?.type === "tool_result");
-  equal(result.is_error, true);
+  ok(result?.type === "tool-result");
+  equal(result.isError, true);
   match(
     result.content,
     /Permission to use ProbeWrite was denied: .*default permission mode.*no one is present/,
   );
-  equal(ofType(events, "tool-call-end")[0]?.status, "denied");
+  equal(ofType(events, "tool-call-end")[0]?.outcome.status, "denied");
   deepStrictEqual(probes.log, []);
 });
 
@@ -419,7 +430,7 @@ Deno.test("runAgent ends with reason aborted when the signal aborts during a too
     signal: controller.signal,
   });
   equal(turnEnd(events).reason, "aborted");
-  equal(ofType(events, "tool-call-end")[0]?.status, "cancelled");
+  equal(ofType(events, "tool-call-end")[0]?.outcome.status, "aborted");
   assertValid(conversation.messages);
   deepStrictEqual(conversation.pendingToolUses(), []);
 });
@@ -482,7 +493,7 @@ Deno.test("runAgent ends when two responses in a row are cut off by max_tokens",
       rawInput: "{",
       error: "Unexpected end",
     },
-    messageEnd([{ type: "tool_use", id, name: "ProbeWrite", input: {} }], "max_tokens"),
+    messageEnd([{ type: "tool-use", id, name: "ProbeWrite", input: {} }], "max_tokens"),
   ];
   const { provider, events, conversation } = await run([cut("t1"), cut("t2")]);
   equal(provider.requests.length, 2);

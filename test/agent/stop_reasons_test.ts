@@ -44,17 +44,19 @@ Deno.test("unrunResult explains why a call did not run", () => {
     stopReason: "max_tokens",
     maxTokens: 64,
   });
-  match(cut.content, /WriteFile was not run: your response hit the max_tokens limit \(64 tokens\)/);
-  equal(cut.metadata.status, "cancelled");
+  match(cut.result.content, /WriteFile was not run: your response hit the max_tokens limit \(64 tokens\)/);
+  equal(cut.outcome.status, "cancelled");
   const bad = unrunResult({ name: "Grep", input: {}, invalidJson: "Unexpected token" }, {
     stopReason: "tool_use",
     maxTokens: 64,
   });
-  match(bad.content, /Grep was not run: its input is not valid JSON \(Unexpected token\)/);
+  match(bad.result.content, /Grep was not run: its input is not valid JSON \(Unexpected token\)/);
+  deepStrictEqual(bad.outcome, { status: "invalid", gate: "json" });
   const ended = unrunResult({ name: "Grep", input: { pattern: "x" }, invalidJson: null }, {
     stopReason: "end_turn",
     maxTokens: 64,
   });
-  equal(ended.content, "Grep was not run: the model ended its turn before the call could run");
-  equal(ended.isError, true);
+  equal(ended.result.content, "Grep was not run: the model ended its turn before the call could run");
+  equal(ended.result.isError, true);
+  equal(ended.outcome.status, "cancelled");
 });

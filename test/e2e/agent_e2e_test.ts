@@ -4,8 +4,8 @@
  */
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import type { TranscriptRecord } from "../../src/agent/transcript.ts";
-import { readTranscript } from "../../src/agent/transcript.ts";
+import type { TranscriptRecord } from "../../src/session/transcript.ts";
+import { readTranscript } from "../../src/session/transcript.ts";
 import { workspaceSlug } from "../../src/config/home.ts";
 import {
   type FakeAnthropic,

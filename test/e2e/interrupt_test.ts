@@ -4,7 +4,7 @@
  */
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { readTranscript, type TranscriptRecord } from "../../src/agent/transcript.ts";
+import { readTranscript, type TranscriptRecord } from "../../src/session/transcript.ts";
 import { workspaceSlug } from "../../src/config/home.ts";
 import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
@@ -74,7 +74,7 @@ Deno.test("e2e: SIGINT during a Bash call exits 130, kills the command's process
   const end = records.find((record) => record.type === "tool-call-end");
   ok(end !== undefined && end.type === "tool-call-end", JSON.stringify(records.map((record) => record.type)));
   equal(end.isError, true);
-  equal(end.status, "cancelled");
+  equal(end.outcome.status, "aborted");
   const last = records.at(-1);
   ok(last?.type === "turn-end" && last.reason === "aborted", JSON.stringify(last));
 });

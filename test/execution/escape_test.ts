@@ -65,10 +65,11 @@ async function sessionFor(root: string): Promise<ToolRuntime> {
   });
 }
 
-function call(runtime: ToolRuntime, name: string, input: Record<string, unknown>): Promise<ToolResult> {
-  return runtime.pipeline.run({ id: `escape_${crypto.randomUUID()}`, name, input }, {
+async function call(runtime: ToolRuntime, name: string, input: Record<string, unknown>): Promise<ToolResult> {
+  const { result } = await runtime.pipeline.run({ id: `escape_${crypto.randomUUID()}`, name, input }, {
     signal: new AbortController().signal,
   });
+  return result;
 }
 
 Deno.test("escape attempts through the file tools fail with a clear error and change nothing on disk", async (t) => {

@@ -9,11 +9,11 @@ const context = { root: "/ws", timeoutMs: 200, fileRecords: {}, strictLinks: fal
 
 Deno.test("DirectExecutor stops a call at its time limit and aborts the tool's signal", async () => {
   const executor = new DirectExecutor();
-  const result = await executor.execute({ tool: hangingTool, input: {}, context }, {
+  const { result, status } = await executor.execute({ tool: hangingTool, input: {}, context }, {
     signal: new AbortController().signal,
   });
   equal(result.isError, true);
-  equal(result.metadata.status, "timeout");
+  equal(status, "timed-out");
   match(result.content, /Hang did not finish within 200 ms/);
 });
 
@@ -28,8 +28,8 @@ Deno.test("DirectExecutor returns a cancelled result when the caller aborts", as
     signal: controller.signal,
   });
   controller.abort();
-  const result = await running;
-  equal(result.metadata.status, "cancelled");
+  const { result, status } = await running;
+  equal(status, "aborted");
   match(result.content, /cancelled/);
 });
 
@@ -43,7 +43,7 @@ Deno.test("DirectExecutor turns a malformed tool result into an error result", a
     // deno-lint-ignore no-explicit-any -- deliberately breaking the contract
     execute: () => Promise.resolve({ content: 42 } as any),
   });
-  const result = await new DirectExecutor().execute({ tool: liar, input: {}, context }, {
+  const { result } = await new DirectExecutor().execute({ tool: liar, input: {}, context }, {
     signal: new AbortController().signal,
   });
   equal(result.isError, true);

@@ -6,19 +6,21 @@ const signal = new AbortController().signal;
 
 Deno.test("ToolPipeline runs every gate in order for a valid, permitted call", async () => {
   const { pipeline, log } = recordingPipeline({ tools: [echoTool] });
-  const result = await pipeline.run({ id: "1", name: "Echo", input: { text: "hi", times: 2 } }, { signal });
+  const { result, outcome } = await pipeline.run({ id: "1", name: "Echo", input: { text: "hi", times: 2 } }, {
+    signal,
+  });
   equal(result.isError, false);
   equal(result.content, "hihi");
-  equal(result.metadata.gate, "execute");
+  equal(outcome.gate, "execute");
   equal(result.metadata.echoed, true);
   deepStrictEqual(log, ["hook:Echo", "permission:Echo", "execute:Echo"]);
 });
 
 Deno.test("ToolPipeline stops at the lookup gate for an unknown tool and lists the available ones", async () => {
   const { pipeline, log } = recordingPipeline({ tools: [echoTool, noteTool] });
-  const result = await pipeline.run({ id: "1", name: "NoSuchTool", input: {} }, { signal });
+  const { result, outcome } = await pipeline.run({ id: "1", name: "NoSuchTool", input: {} }, { signal });
   equal(result.isError, true);
-  equal(result.metadata.gate, "lookup");
+  equal(outcome.gate, "lookup");
   match(result.content, /Unknown tool "NoSuchTool"\. Available tools: Echo, Note/);
   deepStrictEqual(log, []);
 });
@@ -38,9 +40,9 @@ Deno.test("ToolPipeline stops at the schema gate and names each bad field", asyn
   ];
   for (const { input, expected } of cases) {
     await t.step(JSON.stringify(input), async () => {
-      const result = await pipeline.run({ id: "1", name: "Echo", input }, { signal });
+      const { result, outcome } = await pipeline.run({ id: "1", name: "Echo", input }, { signal });
       equal(result.isError, true);
-      equal(result.metadata.gate, "schema");
+      equal(outcome.gate, "schema");
       match(result.content, expected);
       match(result.content, /^Invalid input for Echo: /);
     });
@@ -50,7 +52,10 @@ Deno.test("ToolPipeline stops at the schema gate and names each bad field", asyn
 
 Deno.test("ToolPipeline reports several schema problems at once", async () => {
   const { pipeline } = recordingPipeline({ tools: [echoTool] });
-  const result = await pipeline.run({ id: "1", name: "Echo", input: { times: "two", extra: 1 } }, { signal });
+  const { result } = await pipeline.run(
+    { id: "1", name: "Echo", input: { times: "two", extra: 1 } },
+    { signal },
+  );
   match(result.content, /"text"/);
   match(result.content, /"times"/);
   match(result.content, /"extra"/);
@@ -58,8 +63,10 @@ Deno.test("ToolPipeline reports several schema problems at once", async () => {
 
 Deno.test("ToolPipeline stops at the tool's validateInput before hooks run", async () => {
   const { pipeline, log } = recordingPipeline({ tools: [echoTool] });
-  const result = await pipeline.run({ id: "1", name: "Echo", input: { text: "a\0b" } }, { signal });
-  equal(result.metadata.gate, "validate");
+  const { result, outcome } = await pipeline.run({ id: "1", name: "Echo", input: { text: "a\0b" } }, {
+    signal,
+  });
+  equal(outcome.gate, "validate");
   match(result.content, /NUL byte/);
   deepStrictEqual(log, []);
 });
@@ -69,8 +76,8 @@ Deno.test("ToolPipeline stops at a blocking hook before the permission decision"
     tools: [echoTool],
     hook: { action: "block", reason: "echo is off today" },
   });
-  const result = await pipeline.run({ id: "1", name: "Echo", input: { text: "a" } }, { signal });
-  equal(result.metadata.gate, "hook");
+  const { result, outcome } = await pipeline.run({ id: "1", name: "Echo", input: { text: "a" } }, { signal });
+  equal(outcome.gate, "hook");
   match(result.content, /recording hook blocked Echo: echo is off today/);
   deepStrictEqual(log, ["hook:Echo"]);
 });
@@ -80,22 +87,30 @@ Deno.test("ToolPipeline runs the input a hook rewrote, validated again", async (
     tools: [echoTool],
     hook: { action: "continue", input: { text: "rewritten" } },
   });
-  const result = await pipeline.run({ id: "1", name: "Echo", input: { text: "a" } }, { signal });
+  const { result } = await pipeline.run({ id: "1", name: "Echo", input: { text: "a" } }, { signal });
   equal(result.content, "rewritten");
   const invalid = recordingPipeline({ tools: [echoTool], hook: { action: "continue", input: { text: 1 } } });
-  const bad = await invalid.pipeline.run({ id: "1", name: "Echo", input: { text: "a" } }, { signal });
-  equal(bad.metadata.gate, "hook");
+  const { result: bad, outcome: badOutcome } = await invalid.pipeline.run(
+    { id: "1", name: "Echo", input: { text: "a" } },
+    { signal },
+  );
+  deepStrictEqual(badOutcome, { status: "invalid", gate: "hook" });
   match(bad.content, /invalid one/);
 });
 
 Deno.test("ToolPipeline stops at a deny decision before execution", async () => {
   const { pipeline, log } = recordingPipeline({
     tools: [noteTool],
-    decision: { behavior: "deny", reason: "plan mode allows only read-only tools" },
+    decision: {
+      behavior: "deny",
+      reason: "plan mode allows only read-only tools",
+      decidedBy: { kind: "mode", mode: "plan" },
+    },
   });
-  const result = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
-  equal(result.metadata.gate, "permission");
-  equal(result.metadata.status, "denied");
+  const { result, outcome } = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
+  equal(outcome.gate, "permission");
+  equal(outcome.status, "denied");
+  deepStrictEqual(outcome.denial?.decidedBy, { kind: "mode", mode: "plan" });
   match(result.content, /denied: plan mode allows only read-only tools/);
   deepStrictEqual(log, ["hook:Note", "permission:Note"]);
 });
@@ -103,9 +118,13 @@ Deno.test("ToolPipeline stops at a deny decision before execution", async () => 
 Deno.test("ToolPipeline asks the approver on an ask decision and runs the call when approved", async () => {
   const { pipeline, log } = recordingPipeline({
     tools: [noteTool],
-    decision: { behavior: "ask", reason: "writes need approval" },
+    decision: {
+      behavior: "ask",
+      reason: "writes need approval",
+      decidedBy: { kind: "mode", mode: "default" },
+    },
   });
-  const result = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
+  const { result } = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
   equal(result.isError, false);
   deepStrictEqual(log, ["hook:Note", "permission:Note", "approve:Note", "execute:Note"]);
 });
@@ -113,11 +132,16 @@ Deno.test("ToolPipeline asks the approver on an ask decision and runs the call w
 Deno.test("ToolPipeline turns a refused approval into a denial carrying the user's feedback", async () => {
   const { pipeline, log } = recordingPipeline({
     tools: [noteTool],
-    decision: { behavior: "ask", reason: "writes need approval" },
+    decision: {
+      behavior: "ask",
+      reason: "writes need approval",
+      decidedBy: { kind: "mode", mode: "default" },
+    },
     approval: false,
   });
-  const result = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
-  equal(result.metadata.gate, "permission");
+  const { result, outcome } = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
+  equal(outcome.gate, "permission");
+  deepStrictEqual(outcome.denial?.decidedBy, { kind: "user" });
   match(result.content, /The user denied permission to use Note: use Echo instead/);
   deepStrictEqual(log, ["hook:Note", "permission:Note", "approve:Note"]);
 });
@@ -125,10 +149,14 @@ Deno.test("ToolPipeline turns a refused approval into a denial carrying the user
 Deno.test("ToolPipeline denies an ask decision when no one can approve it", async () => {
   const { pipeline, log } = recordingPipeline({
     tools: [noteTool],
-    decision: { behavior: "ask", reason: "writes need approval" },
+    decision: {
+      behavior: "ask",
+      reason: "writes need approval",
+      decidedBy: { kind: "mode", mode: "default" },
+    },
     withApprover: false,
   });
-  const result = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
+  const { result } = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
   equal(result.isError, true);
   match(result.content, /writes need approval, and no one is present to approve it/);
   deepStrictEqual(log, ["hook:Note", "permission:Note"]);
@@ -136,9 +164,9 @@ Deno.test("ToolPipeline denies an ask decision when no one can approve it", asyn
 
 Deno.test("ToolPipeline turns a throwing tool into an error result carrying its message", async () => {
   const { pipeline } = recordingPipeline({ tools: [throwingTool] });
-  const result = await pipeline.run({ id: "1", name: "Thrower", input: {} }, { signal });
+  const { result, outcome } = await pipeline.run({ id: "1", name: "Thrower", input: {} }, { signal });
   equal(result.isError, true);
-  equal(result.metadata.gate, "execute");
+  equal(outcome.gate, "execute");
   match(result.content, /Thrower failed: RangeError: the dial goes to eleven/);
 });
 
@@ -146,10 +174,10 @@ Deno.test("ToolPipeline does not run a call whose signal is already aborted", as
   const { pipeline, log } = recordingPipeline({ tools: [echoTool] });
   const controller = new AbortController();
   controller.abort();
-  const result = await pipeline.run({ id: "1", name: "Echo", input: { text: "a" } }, {
+  const { result, outcome } = await pipeline.run({ id: "1", name: "Echo", input: { text: "a" } }, {
     signal: controller.signal,
   });
   equal(result.isError, true);
-  equal(result.metadata.status, "cancelled");
+  equal(outcome.status, "aborted");
   deepStrictEqual(log, []);
 });

@@ -1,13 +1,12 @@
 import { deepEqual, equal, notEqual } from "node:assert/strict";
 import {
   broaderPermissions,
-  PERMISSION_NAMES,
-  type PermissionName,
   profileFor,
   profilesForTools,
   shellProgram,
 } from "../../src/execution/profiles.ts";
 import type { ShellPlan } from "../../src/tools/tool.ts";
+import { PERMISSION_NAMES, type PermissionName } from "../../src/tools/worker_protocol.ts";
 import { probeReadOnlyTool, probeShellTool, probeWriterTool } from "../_fakes/sandbox_probes.ts";
 
 const ROOT = "/ws";

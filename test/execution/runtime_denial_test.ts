@@ -51,7 +51,7 @@ async function checkClass(t: Deno.TestContext, { tool, shell, allowed }: ClassCa
     await t.step(`${tool.name} ${attempt}: ${expected}`, async () => {
       const input: Record<string, unknown> = { attempt, port: listener.addr.port };
       if (attempt === "write-outside") input.path = outsideFile;
-      const result = await executor.execute({
+      const { result } = await executor.execute({
         tool,
         input,
         context: { root: workspace.root, timeoutMs: 20_000, fileRecords: {}, strictLinks: false, shell },

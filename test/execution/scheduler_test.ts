@@ -125,8 +125,8 @@ Deno.test("ToolScheduler answers calls that fail prepare without running them or
   scheduler.close();
   const outcomes = await scheduler.settled();
   match(outcomes.get("x")?.result.content ?? "", /Unknown tool "NoSuchTool"/);
-  equal(outcomes.get("x")?.result.metadata.gate, "lookup");
-  equal(outcomes.get("y")?.result.metadata.gate, "schema");
+  equal(outcomes.get("x")?.outcome.gate, "lookup");
+  equal(outcomes.get("y")?.outcome.gate, "schema");
   equal(outcomes.get("r1")?.result.isError, false);
   deepStrictEqual(probes.log, ["start r1", "end r1"]);
   deepStrictEqual(ended.slice(0, 2).map((outcome) => outcome.call.id), ["x", "y"]);
@@ -134,7 +134,12 @@ Deno.test("ToolScheduler answers calls that fail prepare without running them or
 
 Deno.test("ToolScheduler gives a preset result without running the call", async () => {
   const { probes, scheduler } = setup("streaming");
-  scheduler.add(read("r1"), { result: { content: "you repeat yourself", isError: true, metadata: {} } });
+  scheduler.add(read("r1"), {
+    ended: {
+      result: { content: "you repeat yourself", isError: true, metadata: {} },
+      outcome: { status: "cancelled", gate: "guard" },
+    },
+  });
   scheduler.close();
   const outcomes = await scheduler.settled();
   equal(outcomes.get("r1")?.result.content, "you repeat yourself");
@@ -149,7 +154,7 @@ Deno.test("ToolScheduler cancel aborts running calls and answers pending ones wi
   scheduler.cancel("the stream failed");
   scheduler.add(read("late"));
   const outcomes = await scheduler.settled();
-  equal(outcomes.get("r1")?.result.metadata.status, "cancelled");
+  equal(outcomes.get("r1")?.outcome.status, "cancelled");
   equal(outcomes.get("w")?.result.content, "ProbeWrite was not run: the stream failed");
   equal(outcomes.get("late")?.result.isError, true);
   deepStrictEqual(probes.log, ["start r1", "end r1"]);

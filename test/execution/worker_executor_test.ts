@@ -1,5 +1,5 @@
 import { deepEqual, equal, match, notEqual, ok } from "node:assert/strict";
-import { DirectExecutor } from "../../src/execution/executor.ts";
+import { DirectExecutor, type Execution, type ExecutionStatus } from "../../src/execution/executor.ts";
 import { profileFor } from "../../src/execution/profiles.ts";
 import { createToolRuntime } from "../../src/execution/runtime.ts";
 import { WorkerExecutor } from "../../src/execution/worker_executor.ts";
@@ -46,11 +46,17 @@ function behave(
   root: string,
   input: Record<string, unknown>,
   options: { signal?: AbortSignal; timeoutMs?: number } = {},
-): Promise<ToolResult> {
-  return executor.execute(
+): Promise<ToolResult & { status: ExecutionStatus }> {
+  return flatten(executor.execute(
     { tool: probeBehaveTool, input, context: contextFor(root, { timeoutMs: options.timeoutMs ?? 10_000 }) },
     { signal: options.signal ?? NO_SIGNAL },
-  );
+  ));
+}
+
+/** The result with the execution's status beside its fields, for short assertions. */
+async function flatten(running: Promise<Execution>): Promise<ToolResult & { status: ExecutionStatus }> {
+  const { result, status } = await running;
+  return { ...result, status };
 }
 
 async function waitForFile(path: string): Promise<void> {
@@ -103,7 +109,7 @@ Deno.test("WorkerExecutor turns a tool's throw into an error result and keeps th
   const after = await behave(executor, workspace.root, { behavior: "echo" });
   equal(thrown.isError, true);
   equal(thrown.content, "ProbeBehave failed: RangeError: probe failure");
-  equal(thrown.metadata.status, "failed");
+  equal(thrown.status, "failed");
   equal(before.metadata.worker, after.metadata.worker);
 });
 
@@ -131,7 +137,7 @@ Deno.test("WorkerExecutor stops a hung tool at its time limit and replaces the w
   const before = await behave(executor, workspace.root, { behavior: "echo" });
   const hung = await behave(executor, workspace.root, { behavior: "hang-forever" }, { timeoutMs: 200 });
   equal(hung.isError, true);
-  equal(hung.metadata.status, "timeout");
+  equal(hung.status, "timed-out");
   equal(
     hung.content,
     "ProbeBehave did not finish within 200 ms and was stopped: narrow the request or split it",
@@ -161,9 +167,9 @@ Deno.test("WorkerExecutor returns a timeout for a tool stuck in a synchronous lo
   const stderr = new TextDecoder().decode(output.stderr);
   equal(output.code, 0, stderr);
   const report = JSON.parse(new TextDecoder().decode(output.stdout));
-  equal(report.hung.metadata.status, "timeout");
-  equal(report.next.content, "next");
-  equal(report.next.isError, false);
+  equal(report.hung.status, "timed-out");
+  equal(report.next.result.content, "next");
+  equal(report.next.result.isError, false);
   equal(report.stats.abandoned, 1);
   equal(report.stats.draining, 0);
 });
@@ -174,8 +180,8 @@ Deno.test("WorkerExecutor reports a crashed worker as an error result and replac
   const before = await behave(executor, workspace.root, { behavior: "echo" });
   const crashed = await behave(executor, workspace.root, { behavior: "crash" });
   equal(crashed.isError, true);
-  equal(crashed.metadata.status, "failed");
-  match(crashed.content, /^ProbeBehave failed: its worker stopped unexpectedly \(Error: probe crash\)/);
+  equal(crashed.status, "failed");
+  match(crashed.content, /^ProbeBehave failed: its worker stopped unexpectedly \(probe crash\)/);
   const after = await behave(executor, workspace.root, { behavior: "echo" });
   equal(after.isError, false);
   notEqual(after.metadata.worker, before.metadata.worker);
@@ -185,7 +191,7 @@ Deno.test("WorkerExecutor cancels an aborted call in its worker, then replaces t
   await using workspace = await createTempWorkspace();
   const executor = probeExecutor();
   const run = (tool: AnyTool, input: Record<string, unknown>, signal = NO_SIGNAL) =>
-    executor.execute({ tool, input, context: contextFor(workspace.root) }, { signal });
+    flatten(executor.execute({ tool, input, context: contextFor(workspace.root) }, { signal }));
   try {
     const before = await run(probeWriterTool, { attempt: "write-inside" });
     const controller = new AbortController();
@@ -194,7 +200,7 @@ Deno.test("WorkerExecutor cancels an aborted call in its worker, then replaces t
     controller.abort();
     const aborted = await running;
     equal(aborted.isError, true);
-    equal(aborted.metadata.status, "cancelled");
+    equal(aborted.status, "aborted");
     match(aborted.content, /^ProbeCancel was cancelled before it finished/);
     const after = await run(probeWriterTool, { attempt: "write-inside" });
     equal(after.isError, false);
@@ -213,26 +219,26 @@ Deno.test("WorkerExecutor returns a cancelled result without starting a worker w
   const controller = new AbortController();
   controller.abort();
   const result = await behave(executor, workspace.root, { behavior: "echo" }, { signal: controller.signal });
-  equal(result.metadata.status, "cancelled");
+  equal(result.status, "aborted");
   equal(executor.stats().started, 0);
 });
 
 Deno.test("WorkerExecutor cancels a running call and ends it with an error result when closed", async () => {
   await using workspace = await createTempWorkspace();
   const executor = probeExecutor();
-  const running = executor.execute(
+  const running = flatten(executor.execute(
     { tool: probeCancelTool, input: { label: "b" }, context: contextFor(workspace.root) },
     { signal: NO_SIGNAL },
-  );
+  ));
   await waitForFile(`${workspace.root}/started-b`);
   await executor.close();
   const result = await running;
   equal(result.isError, true);
-  equal(result.metadata.status, "cancelled");
+  equal(result.status, "aborted");
   match(result.content, /^ProbeCancel was stopped before it finished: the session is shutting down/);
   match(await Deno.readTextFile(`${workspace.root}/cancelled-b`), /AbortError/);
   const late = await behave(executor, workspace.root, { behavior: "echo" });
-  equal(late.metadata.status, "cancelled");
+  equal(late.status, "aborted");
   equal(executor.stats().started, 1);
 });
 
@@ -247,7 +253,11 @@ Deno.test("WorkerExecutor reports a tool its worker does not have as an error re
     isReadOnly: true,
     execute: () => Promise.resolve(textResult("never")),
   });
-  const result = await executor.execute({ tool: stranger, input: {}, context: contextFor(workspace.root) }, {
+  const { result } = await executor.execute({
+    tool: stranger,
+    input: {},
+    context: contextFor(workspace.root),
+  }, {
     signal: NO_SIGNAL,
   });
   equal(result.isError, true);
@@ -259,7 +269,7 @@ Deno.test("WorkerExecutor reports a worker that cannot start as an error result"
   await using executor = new WorkerExecutor({ workerUrl: new URL("./no_such_worker.ts", import.meta.url) });
   const result = await behave(executor, workspace.root, { behavior: "echo" });
   equal(result.isError, true);
-  equal(result.metadata.status, "failed");
+  equal(result.status, "failed");
   match(result.content, /^Cannot run ProbeBehave: its sandboxed worker could not start: .+mewcode doctor/s);
   ok(!result.content.includes("undefined"));
 });
@@ -283,7 +293,7 @@ Deno.test("createToolRuntime runs tools in prewarmed workers by default, in-proc
       profileFor(readFileTool, { root: workspace.root, shell: runtime.shell }),
     ]);
     equal(runtime.executor.stats().started, 1);
-    const result = await runtime.pipeline.run({
+    const { result } = await runtime.pipeline.run({
       id: "1",
       name: "ReadFile",
       input: { path: `${workspace.root}/a.txt` },

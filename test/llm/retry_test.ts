@@ -27,13 +27,13 @@ const START: ProviderEvent = {
   type: "message-start",
   messageId: "msg_1",
   model: "m",
-  usage: { input_tokens: 1, output_tokens: 1 },
+  usage: { inputTokens: 1, outputTokens: 1, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
 };
 const TEXT: ProviderEvent = { type: "text-delta", index: 0, text: "Hi" };
 const END: ProviderEvent = {
   type: "message-end",
   stopReason: "end_turn",
-  usage: { input_tokens: 1, output_tokens: 2 },
+  usage: { inputTokens: 1, outputTokens: 2, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
   content: [{ type: "text", text: "Hi" }],
 };
 

@@ -277,7 +277,7 @@ Deno.test("Bash times out, kills the command and returns the output so far", asy
   assertEquals(result.isError, true);
   assertStringIncludes(result.content, "timed out after 1000 ms");
   assertEquals(outputOf(result), "before");
-  assertEquals(result.metadata.status, "timeout");
+  assertEquals([result.stop, result.metadata.process], ["timed-out", "timed-out"]);
   await assertNoSurvivors(marker);
 });
 
@@ -340,7 +340,7 @@ Deno.test("Bash stops the command when the call is aborted and returns the outpu
   controller.abort();
   const result = await running;
   assertEquals(result.isError, true);
-  assertEquals(result.metadata.status, "cancelled");
+  assertEquals([result.stop, result.metadata.process], ["cancelled", "cancelled"]);
   assertStringIncludes(result.content, "cancelled");
   assertEquals(outputOf(result), "started");
   await assertNoSurvivors(marker);
@@ -352,7 +352,7 @@ Deno.test("Bash runs nothing when the call is already aborted", async () => {
   const shell = await planOf(sandbox);
   const result = await bash(workspace.root, shell, { command: "touch ran" }, AbortSignal.abort());
   assertEquals(result.isError, true);
-  assertEquals(result.metadata.status, "cancelled");
+  assertEquals(result.stop, "cancelled");
   assertEquals(await exists(`${workspace.root}/ran`), false);
 });
 
@@ -430,7 +430,7 @@ Deno.test("Bash runs, times out and kills its processes in a worker allowed only
     abortAfterMs: 200,
   });
   assert(aborted.ok, aborted.ok ? "" : aborted.error);
-  assertEquals(aborted.result.metadata.status, "cancelled");
+  assertEquals(aborted.result.stop, "cancelled");
   await assertNoSurvivors(abortMarker);
 });
 
@@ -468,3 +468,28 @@ async function exists(path: string): Promise<boolean> {
     return false;
   }
 }
+
+Deno.test("Bash stopped while bubblewrap still builds the sandbox leaves no process behind", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await sandboxFor(workspace.root);
+  // Abort at once and after a few milliseconds: bubblewrap is then still setting up the sandbox, whose
+  // first process arms its parent-death signal only at the end.
+  for (const delayMs of [0, 1, 2, 5, 10, 20, 40]) {
+    const marker = uniqueSleep();
+    const controller = new AbortController();
+    const running = bash(
+      workspace.root,
+      await planOf(sandbox),
+      { command: `sleep ${marker}` },
+      controller.signal,
+    );
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    controller.abort();
+    const result = await running;
+    assertEquals(result.stop, "cancelled", `after ${delayMs} ms`);
+    // The tree may need a moment to be reaped once bubblewrap is gone; the orphans of a sandbox killed
+    // too early would stay for good.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await assertNoSurvivors(marker);
+  }
+});

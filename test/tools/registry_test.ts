@@ -27,20 +27,20 @@ Deno.test("ToolRegistry hides a disabled tool from get, list and the API until r
   equal(registry.get("Echo"), undefined);
   equal(registry.isEnabled("Echo"), false);
   deepStrictEqual(registry.enabledNames(), ["Note"]);
-  deepStrictEqual(registry.toAPIFormat().map((tool) => tool.name), ["Note"]);
+  deepStrictEqual(registry.toolSpecs().map((tool) => tool.name), ["Note"]);
   equal(registry.enable("Echo"), true);
   deepStrictEqual(registry.enabledNames(), ["Echo", "Note"]);
   equal(registry.disable("Missing"), false);
   equal(registry.enable("Missing"), false);
 });
 
-Deno.test("ToolRegistry.toAPIFormat gives name, description and input_schema per enabled tool", () => {
+Deno.test("ToolRegistry.toolSpecs gives name, description and input schema per enabled tool", () => {
   const registry = new ToolRegistry();
   registry.register(echoTool);
-  deepStrictEqual(registry.toAPIFormat(), [{
+  deepStrictEqual(registry.toolSpecs(), [{
     name: "Echo",
     description: echoTool.description,
-    input_schema: echoTool.jsonSchema,
+    inputSchema: echoTool.jsonSchema,
   }]);
 });
 

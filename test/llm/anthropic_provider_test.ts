@@ -1,5 +1,5 @@
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
-import { AnthropicProvider } from "../../src/llm/anthropic.ts";
+import { AnthropicProvider } from "../../src/llm/anthropic_provider.ts";
 import {
   AuthenticationError,
   ConnectionError,
@@ -10,18 +10,19 @@ import {
   StreamInterruptedError,
   StreamProtocolError,
 } from "../../src/llm/errors.ts";
-import type { ProviderEvent, ProviderRequest } from "../../src/llm/provider.ts";
+import type { ModelRequest, ProviderEvent } from "../../src/llm/provider.ts";
+import { createProvider, providerConfigFromEnv } from "../../src/llm/create_provider.ts";
 import { type FakeAnthropic, httpError, startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 
-const REQUEST: ProviderRequest = {
+const REQUEST: ModelRequest = {
   model: "claude-test-1",
   maxTokens: 1024,
   system: "You are a test. The workspace root is /work.",
-  messages: [{ role: "user", content: "Read two files" }],
+  messages: [{ role: "user", content: [{ type: "text", text: "Read two files" }] }],
   tools: [{
     name: "ReadFile",
     description: "Reads a file.",
-    input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
   }],
 };
 
@@ -81,16 +82,11 @@ Deno.test("AnthropicProvider streams a turn with text and two fragmented tool ca
   deepStrictEqual(events.at(-1), {
     type: "message-end",
     stopReason: "tool_use",
-    usage: {
-      input_tokens: 321,
-      output_tokens: 54,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
-    },
+    usage: { inputTokens: 321, outputTokens: 54, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
     content: [
       { type: "text", text: "Reading both." },
-      { type: "tool_use", id: "toolu_a", name: "ReadFile", input: inputA },
-      { type: "tool_use", id: "toolu_b", name: "ReadFile", input: inputB },
+      { type: "tool-use", id: "toolu_a", name: "ReadFile", input: inputA },
+      { type: "tool-use", id: "toolu_b", name: "ReadFile", input: inputB },
     ],
   });
 });
@@ -106,7 +102,7 @@ Deno.test("AnthropicProvider decodes multi-byte characters split across 1-3 byte
   const end = events.at(-1);
   deepStrictEqual(end?.type === "message-end" ? end.content : null, [
     { type: "text", text: "naïve 😀 漢字" },
-    { type: "tool_use", id: "toolu_1", name: "ReadFile", input: { path: "/é/😀" } },
+    { type: "tool-use", id: "toolu_1", name: "ReadFile", input: { path: "/é/😀" } },
   ]);
 });
 
@@ -117,10 +113,14 @@ Deno.test("AnthropicProvider sends model, system, tools, messages, max_tokens an
   deepStrictEqual(request?.body, {
     model: "claude-test-1",
     max_tokens: 1024,
-    messages: [{ role: "user", content: "Read two files" }],
+    messages: [{ role: "user", content: [{ type: "text", text: "Read two files" }] }],
     stream: true,
     system: "You are a test. The workspace root is /work.",
-    tools: REQUEST.tools,
+    tools: [{
+      name: "ReadFile",
+      description: "Reads a file.",
+      input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+    }],
   });
   equal(request?.path, "/v1/messages");
   equal(request?.headers.authorization, "Bearer sk-ant-exact");
@@ -322,7 +322,7 @@ Deno.test("AnthropicProvider stops promptly with the abort reason when aborted m
   deepStrictEqual(events.map((event) => event.type), ["message-start", "text-delta"]);
 });
 
-Deno.test("AnthropicProvider.fromEnv throws MissingApiKeyError before any request", async () => {
+Deno.test("providerConfigFromEnv throws MissingApiKeyError before any request", async () => {
   await using server = await startFakeAnthropic([turn().text("never sent")]);
   for (
     const env of [{ ANTHROPIC_BASE_URL: server.url }, {
@@ -332,7 +332,7 @@ Deno.test("AnthropicProvider.fromEnv throws MissingApiKeyError before any reques
   ) {
     let error: unknown = null;
     try {
-      AnthropicProvider.fromEnv(new Map(Object.entries(env)));
+      await createProvider(providerConfigFromEnv(new Map(Object.entries(env))));
     } catch (thrown) {
       error = thrown;
     }
@@ -342,13 +342,13 @@ Deno.test("AnthropicProvider.fromEnv throws MissingApiKeyError before any reques
   equal(server.requests.length, 0);
 });
 
-Deno.test("AnthropicProvider.fromEnv honours ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY", async () => {
+Deno.test("createProvider honours ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY", async () => {
   await using server = await startFakeAnthropic([turn().text("Hello from the proxy")], {
     apiKey: "sk-ant-env",
   });
-  const provider = AnthropicProvider.fromEnv(new Map(Object.entries(server.env())), {
-    retry: { maxRetries: 0 },
-  });
+  const config = providerConfigFromEnv(new Map(Object.entries(server.env())));
+  const provider = await createProvider({ ...config, retry: { maxRetries: 0 } });
+  ok(provider instanceof AnthropicProvider);
   equal(provider.baseUrl, server.url);
   const { events, error } = await collect(provider.stream(REQUEST, { signal: signal() }));
   equal(error, null);

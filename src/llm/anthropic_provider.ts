@@ -4,7 +4,7 @@
  * policy (retry.ts) retries, reporting each retry as an event. The SDK's own retries are off.
  *
  * ```ts
- * const provider = AnthropicProvider.fromEnv(Deno.env); // throws MissingApiKeyError without ANTHROPIC_API_KEY
+ * const provider = new AnthropicProvider({ apiKey, baseUrl }); // or createProvider(config) (create_provider.ts)
  * for await (const event of provider.stream(request, { signal })) { … }
  * ```
  *
@@ -16,18 +16,14 @@
  * @module
  */
 import Anthropic from "@anthropic-ai/sdk";
-import { assembleStream } from "./assemble.ts";
+import { assembleStream } from "./anthropic_stream.ts";
+import { toWireMessages, toWireTools } from "./anthropic_wire.ts";
 import { ApiError, ConnectionError, MissingApiKeyError, StreamProtocolError } from "./errors.ts";
-import type { Provider, ProviderEvent, ProviderRequest, ToolDefinitionParam } from "./provider.ts";
+import type { ModelRequest, Provider, ProviderEvent } from "./provider.ts";
 import { type RetryOptions, streamWithRetry } from "./retry.ts";
 
 /** The API endpoint when ANTHROPIC_BASE_URL is not set. */
 export const DEFAULT_BASE_URL = "https://api.anthropic.com";
-
-/** Reads environment variables (`Deno.env` fits). */
-export interface EnvLookup {
-  get(name: string): string | undefined;
-}
 
 /** How to reach the API. */
 export interface AnthropicProviderOptions {
@@ -50,17 +46,9 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 /** The SDK's stream: raw events, plus the controller that cancels its request. */
 type RawStream = AsyncIterable<unknown> & { controller: AbortController };
 
-/** A tool in the SDK's shape (whose schema type requires `type: "object"`, which ours always has). */
-function toToolParam(tool: ToolDefinitionParam): Anthropic.Tool {
-  return {
-    name: tool.name,
-    description: tool.description,
-    input_schema: { ...tool.input_schema, type: "object" },
-  };
-}
-
 /** A Provider backed by the Anthropic Messages API. */
 export class AnthropicProvider implements Provider {
+  readonly name = "anthropic";
   /** The base URL requests go to. */
   readonly baseUrl: string;
   #client: Anthropic;
@@ -81,36 +69,22 @@ export class AnthropicProvider implements Provider {
     });
   }
 
-  /**
-   * Builds the provider from ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; throws MissingApiKeyError
-   * (naming the variable) when the key is missing or empty, before any request.
-   */
-  static fromEnv(
-    env: EnvLookup,
-    options: Omit<AnthropicProviderOptions, "apiKey" | "baseUrl"> = {},
-  ): AnthropicProvider {
-    // The constructor throws MissingApiKeyError for an empty key.
-    const apiKey = env.get("ANTHROPIC_API_KEY")?.trim() ?? "";
-    const baseUrl = env.get("ANTHROPIC_BASE_URL")?.trim();
-    return new AnthropicProvider({ ...options, apiKey, ...(baseUrl ? { baseUrl } : {}) });
-  }
-
   /** Streams one model turn, retrying per the policy; see the module doc for what it throws. */
-  stream(request: ProviderRequest, options: { signal: AbortSignal }): AsyncIterable<ProviderEvent> {
+  stream(request: ModelRequest, options: { signal: AbortSignal }): AsyncIterable<ProviderEvent> {
     const { signal } = options;
     return streamWithRetry(() => this.#attempt(request, signal), { ...this.#retry, signal });
   }
 
-  async *#attempt(request: ProviderRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  async *#attempt(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
     let rawStream: RawStream;
     try {
       rawStream = await this.#client.messages.create({
         model: request.model,
         max_tokens: request.maxTokens,
-        messages: request.messages,
+        messages: toWireMessages(request.messages),
         stream: true,
         ...(request.system === "" ? {} : { system: request.system }),
-        ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toToolParam) }),
+        ...(request.tools.length === 0 ? {} : { tools: toWireTools(request.tools) }),
       }, { signal });
     } catch (error) {
       throw this.#toOurError(error, signal);

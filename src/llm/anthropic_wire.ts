@@ -1,11 +1,89 @@
 /**
- * The raw server-sent events of the Messages API stream, in the API's snake_case, and their narrowing
- * from untrusted JSON. Only src/llm/ (and its tests and the fake server) use these shapes.
+ * The Anthropic Messages API's wire shapes, in its snake_case: the raw server-sent events of a stream and
+ * their narrowing from untrusted JSON, and the conversion of mewcode's messages, tools and usage to and
+ * from the API's. Only the Anthropic provider's files (and their tests and the fake server) use these.
  *
  * @module
  */
 import { StreamProtocolError } from "./errors.ts";
-import type { StopReason, Usage } from "./provider.ts";
+import type { ContentBlock, Message, StopReason, ToolSpec, Usage } from "./provider.ts";
+
+/** Token counts as the API reports them in message_start (the cache counts may be absent). */
+export interface RawUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
+}
+
+/** A content block of a request message, as the API takes it. */
+export type WireContentBlock =
+  | { type: "text"; text: string }
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | { type: "tool_result"; tool_use_id: string; content: string; is_error?: boolean };
+
+/** A request message, as the API takes it. */
+export interface WireMessage {
+  role: "user" | "assistant";
+  content: WireContentBlock[];
+}
+
+/** One entry of the `tools` request parameter. */
+export interface WireTool {
+  name: string;
+  description: string;
+  input_schema: { type: "object"; [key: string]: unknown };
+}
+
+/** mewcode's messages as the API takes them. */
+export function toWireMessages(messages: readonly Message[]): WireMessage[] {
+  return messages.map((message) => ({ role: message.role, content: message.content.map(toWireBlock) }));
+}
+
+function toWireBlock(block: ContentBlock): WireContentBlock {
+  switch (block.type) {
+    case "text":
+      return { type: "text", text: block.text };
+    case "thinking":
+      return { type: "thinking", thinking: block.thinking, signature: block.signature };
+    case "redacted-thinking":
+      return { type: "redacted_thinking", data: block.data };
+    case "tool-use":
+      return { type: "tool_use", id: block.id, name: block.name, input: asObject(block.input) };
+    case "tool-result":
+      return {
+        type: "tool_result",
+        tool_use_id: block.toolUseId,
+        content: block.content,
+        ...(block.isError ? { is_error: true } : {}),
+      };
+  }
+}
+
+/** mewcode's tool specs as the `tools` request parameter. */
+export function toWireTools(tools: readonly ToolSpec[]): WireTool[] {
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: { ...tool.inputSchema, type: "object" },
+  }));
+}
+
+/** The API's usage counts as mewcode's (absent cache counts are zero). */
+export function usageFromWire(usage: Partial<RawUsage>): Usage {
+  return {
+    inputTokens: usage.input_tokens ?? 0,
+    outputTokens: usage.output_tokens ?? 0,
+    cacheCreationInputTokens: usage.cache_creation_input_tokens ?? 0,
+    cacheReadInputTokens: usage.cache_read_input_tokens ?? 0,
+  };
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  return isRecord(value) ? value : {};
+}
 
 /** A content block as announced by `content_block_start`. */
 export type RawContentBlock =
@@ -31,7 +109,7 @@ export interface RawDeltaUsage {
 
 /** One event of the stream. */
 export type RawStreamEvent =
-  | { type: "message_start"; message: { id: string; model: string; usage: Usage } }
+  | { type: "message_start"; message: { id: string; model: string; usage: RawUsage } }
   | { type: "content_block_start"; index: number; content_block: RawContentBlock }
   | { type: "content_block_delta"; index: number; delta: RawDelta }
   | { type: "content_block_stop"; index: number }
@@ -170,15 +248,15 @@ export const USAGE_KEYS = [
   "output_tokens",
   "cache_creation_input_tokens",
   "cache_read_input_tokens",
-] as const satisfies readonly (keyof Usage & keyof RawDeltaUsage)[];
+] as const satisfies readonly (keyof RawUsage & keyof RawDeltaUsage)[];
 
-function readUsage(value: unknown): Usage {
+function readUsage(value: unknown): RawUsage {
   return { input_tokens: 0, output_tokens: 0, ...readDeltaUsage(value) };
 }
 
-function readDeltaUsage(value: unknown): Partial<Usage> {
+function readDeltaUsage(value: unknown): Partial<RawUsage> {
   if (!isRecord(value)) return {};
-  const usage: Partial<Usage> = {};
+  const usage: Partial<RawUsage> = {};
   for (const key of USAGE_KEYS) {
     const count = value[key];
     if (typeof count === "number") usage[key] = count;

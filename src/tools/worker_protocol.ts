@@ -1,6 +1,9 @@
 /**
- * The messages between the executor and a tool worker. Only structured-cloneable data crosses: the
- * validated input, the plain call context (no AbortSignal: the worker builds its own) and the result.
+ * The boundary between the executor (main process) and a tool worker: the messages they exchange, the
+ * permission names a worker reports, and the checks both sides apply to a tool's result. It lives with
+ * the tools so that the worker entry points import only src/tools. Only structured-cloneable data
+ * crosses: the validated input, the plain call context (no AbortSignal: the worker builds its own) and
+ * the result.
  *
  *   main → worker   run-request, cancel-request
  *   worker → main   ready (once, after the tools loaded), run-result, run-error, worker-error
@@ -10,8 +13,14 @@
  *
  * @module
  */
-import type { ToolCallContext, ToolResult } from "../tools/tool.ts";
-import { PERMISSION_NAMES, type PermissionName } from "./profiles.ts";
+import { describeError } from "./errors.ts";
+import { errorResult, type ToolCallContext, type ToolResult } from "./tool.ts";
+
+/** The permission names a worker is checked for, in the order of a worker's permission options. */
+export const PERMISSION_NAMES = ["env", "net", "sys", "ffi", "import", "read", "write", "run"] as const;
+
+/** One of PERMISSION_NAMES. */
+export type PermissionName = typeof PERMISSION_NAMES[number];
 
 /** What the main process sends to a tool worker. */
 export type ToWorker =
@@ -57,3 +66,34 @@ function isPermissionStates(value: unknown): value is Record<PermissionName, Den
   const states = value as Record<string, unknown>;
   return PERMISSION_NAMES.every((name) => typeof states[name] === "string");
 }
+
+/** Turns anything a tool threw into an error result carrying its message. */
+export function thrownResult(toolName: string, error: unknown): ToolResult {
+  return errorResult(`${toolName} failed: ${describeError(error)}`);
+}
+
+/** Checks that a tool returned a well-formed ToolResult, throwing a TypeError otherwise. */
+export function checkResult(result: ToolResult): ToolResult {
+  if (
+    typeof result !== "object" || result === null || typeof result.content !== "string" ||
+    typeof result.isError !== "boolean"
+  ) {
+    throw new TypeError("the tool returned something that is not a ToolResult");
+  }
+  const stop = result.stop === "timed-out" || result.stop === "cancelled" ? result.stop : undefined;
+  return {
+    content: result.content,
+    isError: result.isError,
+    metadata: result.metadata ?? {},
+    ...(stop === undefined ? {} : { stop }),
+  };
+}
+
+/** One operation `mewcode doctor`'s probe worker tries with Deno's own APIs (workers/permission_check_worker.ts). */
+export type PermissionCheck =
+  | { kind: "read-file"; path: string }
+  | { kind: "read-dir"; path: string }
+  | { kind: "spawn"; program: string; args: string[] };
+
+/** How a probe's operation went: "ok", or the name and message of the error Deno threw. */
+export type PermissionCheckOutcome = { ok: true } | { ok: false; name: string; message: string };

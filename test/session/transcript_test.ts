@@ -1,6 +1,6 @@
 import { deepStrictEqual, equal, ok, throws } from "node:assert/strict";
 import { join } from "node:path";
-import { parseTranscript, readTranscript, Transcript } from "../../src/agent/transcript.ts";
+import { parseTranscript, readTranscript, Transcript } from "../../src/session/transcript.ts";
 
 Deno.test("Transcript appends one JSON line per entry under projects/<slug>/<session>.jsonl", async () => {
   const home = await Deno.makeTempDir();

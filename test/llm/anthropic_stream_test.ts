@@ -4,14 +4,14 @@ import {
   assembleStream,
   createSnapshot,
   type MessageSnapshot,
-} from "../../src/llm/assemble.ts";
+} from "../../src/llm/anthropic_stream.ts";
 import { ConnectionError, OverloadedError, StreamProtocolError } from "../../src/llm/errors.ts";
-import type { ProviderEvent, Usage } from "../../src/llm/provider.ts";
-import { parseRawEvent, type RawStreamEvent } from "../../src/llm/wire.ts";
+import type { ProviderEvent } from "../../src/llm/provider.ts";
+import { parseRawEvent, type RawStreamEvent, type RawUsage } from "../../src/llm/anthropic_wire.ts";
 import { splitFragments } from "../fake_anthropic/script.ts";
 
 // Raw event builders, in the API's shapes.
-const messageStart = (usage: Usage = { input_tokens: 12, output_tokens: 1 }): RawStreamEvent => ({
+const messageStart = (usage: RawUsage = { input_tokens: 12, output_tokens: 1 }): RawStreamEvent => ({
   type: "message_start",
   message: { id: "msg_1", model: "claude-test", usage },
 });
@@ -105,7 +105,7 @@ Deno.test("accumulateMessage assembles tool input streamed in 1-3 unit fragments
     const { events, snapshot } = fold(toolTurn(fragments));
     const end = events.at(-1);
     assertEquals(end?.type === "message-end" ? end.content : null, [
-      { type: "tool_use", id: "toolu_0", name: "ReadFile", input: TRICKY_INPUT },
+      { type: "tool-use", id: "toolu_0", name: "ReadFile", input: TRICKY_INPUT },
     ]);
     assertEquals(snapshot.status, "stopped");
   }
@@ -144,12 +144,12 @@ Deno.test("accumulateMessage keeps text, thinking with signature and tool calls 
     {
       type: "message-end",
       stopReason: "tool_use",
-      usage: { input_tokens: 12, output_tokens: 30 },
+      usage: { inputTokens: 12, outputTokens: 30, cacheCreationInputTokens: 0, cacheReadInputTokens: 0 },
       content: [
         { type: "thinking", thinking: "Let me think.", signature: "sig-part-1-part-2" },
         { type: "text", text: "Reading two files." },
-        { type: "tool_use", id: "toolu_a", name: "ReadFile", input: { path: "/a" } },
-        { type: "tool_use", id: "toolu_b", name: "Grep", input: { pattern: "x" } },
+        { type: "tool-use", id: "toolu_a", name: "ReadFile", input: { path: "/a" } },
+        { type: "tool-use", id: "toolu_b", name: "Grep", input: { pattern: "x" } },
       ],
     },
   ]);
@@ -175,7 +175,7 @@ Deno.test("accumulateMessage reports malformed, truncated or non-object tool inp
       assertEquals(events.some((event) => event.type === "tool-call"), false);
       const end = events.at(-1);
       assertEquals(end?.type === "message-end" ? end.content : null, [
-        { type: "tool_use", id: "toolu_0", name: "ReadFile", input: {} },
+        { type: "tool-use", id: "toolu_0", name: "ReadFile", input: {} },
       ]);
     });
   }
@@ -203,12 +203,12 @@ Deno.test("accumulateMessage merges usage from message_start and message_delta a
     type: "message-start",
     messageId: "msg_1",
     model: "claude-test",
-    usage: { input_tokens: 50, output_tokens: 1, cache_read_input_tokens: 7 },
+    usage: { inputTokens: 50, outputTokens: 1, cacheCreationInputTokens: 0, cacheReadInputTokens: 7 },
   });
   const end = events.at(-1);
   assertEquals(end?.type === "message-end" ? [end.stopReason, end.usage] : null, [
     "max_tokens",
-    { input_tokens: 50, output_tokens: 99, cache_read_input_tokens: 7 },
+    { inputTokens: 50, outputTokens: 99, cacheCreationInputTokens: 0, cacheReadInputTokens: 7 },
   ]);
   assertEquals(snapshot.stopReason, "max_tokens");
 });
@@ -225,7 +225,7 @@ Deno.test("accumulateMessage drops empty text blocks from the content and keeps 
   ]);
   const end = events.at(-1);
   assertEquals(end?.type === "message-end" ? end.content : null, [{
-    type: "redacted_thinking",
+    type: "redacted-thinking",
     data: "opaque",
   }]);
 });

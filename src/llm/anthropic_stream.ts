@@ -1,6 +1,6 @@
 /**
- * Stream assembly, ours and strict: folds the raw events of one Messages API stream into a message
- * snapshot and the ProviderEvents the agent consumes.
+ * Anthropic stream assembly, ours and strict: folds the raw events of one Messages API stream into a
+ * message snapshot and the provider-neutral ProviderEvents the agent consumes.
  *
  * - {@link accumulateMessage} is a pure fold: `(snapshot, rawEvent) → {snapshot, events}`. Start from
  *   {@link createSnapshot}. An out-of-order event (a delta for an unknown or stopped index, a block that
@@ -18,8 +18,16 @@
  */
 import { checkJsonBounds } from "../common/json_bounds.ts";
 import { ApiError, ConnectionError, StreamProtocolError } from "./errors.ts";
-import type { ContentBlock, ProviderEvent, StopReason, Usage } from "./provider.ts";
-import { parseRawEvent, type RawDelta, type RawDeltaUsage, type RawStreamEvent, USAGE_KEYS } from "./wire.ts";
+import type { ContentBlock, ProviderEvent, StopReason } from "./provider.ts";
+import {
+  parseRawEvent,
+  type RawDelta,
+  type RawDeltaUsage,
+  type RawStreamEvent,
+  type RawUsage,
+  USAGE_KEYS,
+  usageFromWire,
+} from "./anthropic_wire.ts";
 
 /** Whether a block still receives deltas. */
 export type BlockStatus = "open" | "stopped";
@@ -49,7 +57,8 @@ export interface MessageSnapshot {
   model: string;
   blocks: readonly BlockSnapshot[];
   stopReason: StopReason | null;
-  usage: Usage;
+  /** The API's counts so far (message_start, then each message_delta's cumulative counts). */
+  usage: RawUsage;
 }
 
 /** The outcome of folding one raw event. */
@@ -84,7 +93,7 @@ export function accumulateMessage(snapshot: MessageSnapshot, event: RawStreamEve
       const { id, model, usage } = event.message;
       return {
         snapshot: { ...snapshot, status: "streaming", id, model, usage: { ...usage } },
-        events: [{ type: "message-start", messageId: id, model, usage: { ...usage } }],
+        events: [{ type: "message-start", messageId: id, model, usage: usageFromWire(usage) }],
       };
     }
     case "content_block_start":
@@ -116,7 +125,7 @@ export function accumulateMessage(snapshot: MessageSnapshot, event: RawStreamEve
         events: [{
           type: "message-end",
           stopReason: stopped.stopReason,
-          usage: { ...stopped.usage },
+          usage: usageFromWire(stopped.usage),
           content: assistantContent(stopped),
         }],
       };
@@ -140,10 +149,10 @@ function assistantContent(snapshot: MessageSnapshot): ContentBlock[] {
         content.push({ type: "thinking", thinking: block.thinking, signature: block.signature });
         break;
       case "redacted_thinking":
-        content.push({ type: "redacted_thinking", data: block.data });
+        content.push({ type: "redacted-thinking", data: block.data });
         break;
       case "tool_use":
-        content.push({ type: "tool_use", id: block.id, name: block.name, input: block.input });
+        content.push({ type: "tool-use", id: block.id, name: block.name, input: block.input });
         break;
     }
   }
@@ -313,8 +322,8 @@ function outOfOrder(type: string, snapshot: MessageSnapshot, reason: string): St
 }
 
 /** message_delta counts are cumulative: each one present replaces the count so far. */
-function mergeUsage(usage: Usage, delta: RawDeltaUsage): Usage {
-  const merged: Usage = { ...usage };
+function mergeUsage(usage: RawUsage, delta: RawDeltaUsage): RawUsage {
+  const merged: RawUsage = { ...usage };
   for (const key of USAGE_KEYS) {
     const count = delta[key];
     if (count != null) merged[key] = count;

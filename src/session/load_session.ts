@@ -1,0 +1,116 @@
+/**
+ * Rebuilds a session's conversation from its transcript: the reverse of the transcript writer.
+ *
+ * @module
+ */
+import { Conversation } from "../agent/conversation.ts";
+import { describeError } from "../common/errors.ts";
+import type { Message } from "../llm/provider.ts";
+import { readTranscript, type TranscriptRecord } from "./transcript.ts";
+
+/** What a transcript holds, ready to continue. */
+export interface LoadedSession {
+  sessionId: string | null;
+  /** The workspace the session ran in, as recorded. */
+  root: string | null;
+  model: string | null;
+  provider: string | null;
+  messages: Message[];
+  /** Model requests made in the session. */
+  turns: number;
+  /** Whether the last line was torn (a crash while writing) and skipped. */
+  torn: boolean;
+  /** What a person should know about the load (a torn line, calls answered for a crashed run); null if none. */
+  notice: string | null;
+}
+
+/** Why a transcript cannot be loaded. */
+export class SessionLoadError extends Error {
+  override name = "SessionLoadError";
+}
+
+/**
+ * Reads a transcript and rebuilds the conversation. Tolerates a torn last line (and says so); throws
+ * SessionLoadError for an empty file, an unreadable line, an unknown record type, or records that do not
+ * form a valid conversation.
+ */
+export async function loadSession(path: string): Promise<LoadedSession> {
+  let read: { records: TranscriptRecord[]; torn: boolean };
+  try {
+    read = await readTranscript(path);
+  } catch (error) {
+    throw new SessionLoadError(`Cannot load the session "${path}": ${describeError(error)}`, {
+      cause: error,
+    });
+  }
+  return rebuildSession(read.records, { torn: read.torn, path });
+}
+
+/** Rebuilds the conversation from records already read (`path` only names the file in messages). */
+export function rebuildSession(
+  records: readonly TranscriptRecord[],
+  options: { torn: boolean; path: string },
+): LoadedSession {
+  if (records.length === 0) {
+    throw new SessionLoadError(`Cannot load the session "${options.path}": the transcript holds no records`);
+  }
+  const conversation = new Conversation();
+  const loaded: Omit<LoadedSession, "messages" | "notice"> = {
+    sessionId: null,
+    root: null,
+    model: null,
+    provider: null,
+    turns: 0,
+    torn: options.torn,
+  };
+  records.forEach((record, index) => {
+    try {
+      switch (record.type) {
+        case "session-start":
+          loaded.sessionId ??= record.sessionId;
+          loaded.root ??= record.root;
+          loaded.model = record.model;
+          loaded.provider = record.provider ?? null;
+          return;
+        case "user-message":
+          conversation.addUserText(record.content);
+          return;
+        case "assistant-message":
+          loaded.turns += 1;
+          conversation.addAssistant(record.content);
+          return;
+        case "tool-results":
+          conversation.addUserContent(record.content);
+          return;
+        default:
+          return;
+      }
+    } catch (error) {
+      throw new SessionLoadError(
+        `Cannot load the session "${options.path}": record ${index + 1} (${record.type}) does not fit the ` +
+          `conversation: ${describeError(error)}`,
+      );
+    }
+  });
+  const notices: string[] = [];
+  if (options.torn) {
+    notices.push("its last line was cut off (the session ended while writing it) and was skipped");
+  }
+  const pending = conversation.pendingToolUses();
+  if (pending.length > 0) {
+    conversation.addToolResults(new Map(), {
+      missing: (block) => ({
+        content: `${block.name} was not run: the session ended before it ran`,
+        isError: true,
+      }),
+    });
+    notices.push(`${pending.length} tool call${pending.length === 1 ? "" : "s"} of its last turn never ran`);
+  }
+  return {
+    ...loaded,
+    messages: conversation.messages,
+    notice: notices.length === 0
+      ? null
+      : `The session "${options.path}" was restored, but ${notices.join("; ")}`,
+  };
+}

@@ -1,0 +1,279 @@
+/**
+ * The session transcript: one JSON line per thing that happened, appended and flushed to the OS as it
+ * happens (one synchronous write per line), so a crash loses nothing already done. Lives at
+ * `$MEWCODE_HOME/projects/<workspace slug>/<session id>.jsonl`; readers tolerate a torn last line.
+ *
+ * It is written from the run's AgentEvents (`recordEvent`), never by the loop itself. Messages are stored
+ * in mewcode's provider-neutral types (src/llm/provider.ts: camelCase fields, kebab-case block types), so
+ * a session can be continued whatever provider wrote it. The records that rebuild the conversation:
+ *   user-message        the user's text
+ *   assistant-message   the assistant message as appended (`partial` when its stream broke)
+ *   tool-results        the user message answering a turn's tool uses (results in order, then any note)
+ * Everything else (requests, tool calls with timings and outcomes, usage, warnings, errors, the end of
+ * each run) is for people and tools reading the log.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import type { AgentEvent, TurnEndReason, UsageTotals } from "../agent/events.ts";
+import { assertNever } from "../common/errors.ts";
+import { projectDir } from "../config/home.ts";
+import type { CallOutcome } from "../execution/call_outcome.ts";
+import type { ContentBlock, StopReason, Usage } from "../llm/provider.ts";
+
+/** One line of the transcript, without its timestamp. */
+export type TranscriptEntry =
+  | {
+    type: "session-start";
+    sessionId: string;
+    root: string;
+    model: string;
+    platform: string;
+    provider: string;
+    version: string;
+  }
+  | { type: "user-message"; content: string }
+  /** A model request: what was sent (the system prompt only when it changed). */
+  | {
+    type: "request";
+    turn: number;
+    model: string;
+    maxTokens: number;
+    messageCount: number;
+    tools: string[];
+    system?: string;
+  }
+  | { type: "retry"; turn: number; attempt: number; delayMs: number; reason: string }
+  | {
+    type: "assistant-message";
+    turn: number;
+    content: ContentBlock[];
+    stopReason: StopReason | null;
+    partial: boolean;
+  }
+  | { type: "usage"; turn: number; usage: Usage; totals: UsageTotals }
+  | { type: "tool-call-start"; turn: number; id: string; name: string; input: unknown; startedAt: number }
+  /** A tool call ended: what the model received, the typed outcome, and when it ran. */
+  | {
+    type: "tool-call-end";
+    turn: number;
+    id: string;
+    name: string;
+    input: unknown;
+    startedAt: number;
+    endedAt: number;
+    durationMs: number;
+    isError: boolean;
+    content: string;
+    metadata: Record<string, unknown>;
+    outcome: CallOutcome;
+  }
+  | { type: "tool-results"; turn: number; content: ContentBlock[] }
+  | { type: "warning"; message: string }
+  | { type: "error"; turn: number; name: string; message: string }
+  | { type: "turn-end"; reason: TurnEndReason; turns: number; totals: UsageTotals; durationMs: number };
+
+/** One line of the transcript: an entry and when it was written (ms since the epoch). */
+export type TranscriptRecord = TranscriptEntry & { ts: number };
+
+/** The record types this version writes and reads. */
+export const RECORD_TYPES: ReadonlySet<string> = new Set<TranscriptEntry["type"]>([
+  "session-start",
+  "user-message",
+  "request",
+  "retry",
+  "assistant-message",
+  "usage",
+  "tool-call-start",
+  "tool-call-end",
+  "tool-results",
+  "warning",
+  "error",
+  "turn-end",
+]);
+
+/** Where a new transcript goes. */
+export interface TranscriptOptions {
+  /** `$MEWCODE_HOME`. */
+  home: string;
+  /** Real path of the workspace root. */
+  root: string;
+  /** Default: a random UUID. */
+  sessionId?: string;
+  /** Default `Date.now`. */
+  clock?: () => number;
+}
+
+/** An open session transcript. Close it when the session ends. */
+export class Transcript implements Disposable {
+  readonly sessionId: string;
+  /** The JSONL file. */
+  readonly path: string;
+  /** The session's own folder (`<session id>/` next to the file), for large tool outputs. */
+  readonly sessionDir: string;
+  #file: Deno.FsFile | null;
+  #clock: () => number;
+  #encoder = new TextEncoder();
+  #loggedSystem: string | null = null;
+
+  private constructor(sessionId: string, path: string, file: Deno.FsFile, clock: () => number) {
+    this.sessionId = sessionId;
+    this.path = path;
+    this.sessionDir = path.replace(/\.jsonl$/, "");
+    this.#file = file;
+    this.#clock = clock;
+  }
+
+  /** Creates the project folder if needed and opens the session's file for appending. */
+  static async create(options: TranscriptOptions): Promise<Transcript> {
+    const sessionId = options.sessionId ?? crypto.randomUUID();
+    if (!/^[A-Za-z0-9_-]+$/.test(sessionId)) throw new TypeError(`Invalid session id "${sessionId}"`);
+    const dir = await projectDir(options.home, options.root);
+    await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+    const path = join(dir, `${sessionId}.jsonl`);
+    const file = await Deno.open(path, { append: true, create: true, mode: 0o600 });
+    return new Transcript(sessionId, path, file, options.clock ?? Date.now);
+  }
+
+  /** Appends one line with one synchronous write. Values JSON cannot hold are written as strings. */
+  append(entry: TranscriptEntry): void {
+    if (this.#file === null) throw new TypeError(`Cannot append to transcript "${this.path}": it is closed`);
+    const line = `${JSON.stringify({ ...entry, ts: this.#clock() }, jsonSafe)}\n`;
+    const bytes = this.#encoder.encode(line);
+    let written = 0;
+    while (written < bytes.length) written += this.#file.writeSync(bytes.subarray(written));
+  }
+
+  /** Records what an agent event says, if anything (text deltas are not recorded: the message is). */
+  record(event: AgentEvent): void {
+    const entry = entryOf(event, this.#loggedSystem);
+    if (entry === null) return;
+    if (entry.type === "request" && entry.system !== undefined) this.#loggedSystem = entry.system;
+    this.append(entry);
+  }
+
+  /** Closes the file; later appends throw. */
+  close(): void {
+    this.#file?.close();
+    this.#file = null;
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/** The transcript entry of an agent event, or null for events that are not recorded. */
+export function entryOf(event: AgentEvent, loggedSystem: string | null = null): TranscriptEntry | null {
+  switch (event.type) {
+    case "user-message":
+      return { type: "user-message", content: event.text };
+    case "request-start": {
+      const { turn, model, maxTokens, messageCount, tools, system } = event;
+      return {
+        type: "request",
+        turn,
+        model,
+        maxTokens,
+        messageCount,
+        tools,
+        ...(system === loggedSystem ? {} : { system }),
+      };
+    }
+    case "retry": {
+      const { turn, attempt, delayMs, reason } = event;
+      return { type: "retry", turn, attempt, delayMs, reason };
+    }
+    case "request-end": {
+      const { turn, content, stopReason, partial } = event;
+      return { type: "assistant-message", turn, content, stopReason, partial };
+    }
+    case "usage":
+      return { type: "usage", turn: event.turn, usage: event.usage, totals: event.totals };
+    case "tool-call-start": {
+      const { turn, id, name, input, startedAt } = event;
+      return { type: "tool-call-start", turn, id, name, input, startedAt };
+    }
+    case "tool-call-end": {
+      const { turn, id, name, input, startedAt, endedAt, durationMs, result, outcome } = event;
+      return {
+        type: "tool-call-end",
+        turn,
+        id,
+        name,
+        input,
+        startedAt,
+        endedAt,
+        durationMs,
+        isError: result.isError,
+        content: result.content,
+        metadata: result.metadata,
+        outcome,
+      };
+    }
+    case "tool-results":
+      return { type: "tool-results", turn: event.turn, content: event.content };
+    case "warning":
+      return { type: "warning", message: event.message };
+    case "error":
+      return { type: "error", turn: event.turn, name: event.name, message: event.message };
+    case "turn-end": {
+      const { reason, turns, totals, durationMs } = event;
+      return { type: "turn-end", reason, turns, totals, durationMs };
+    }
+    case "text-delta":
+    case "thinking-delta":
+      return null;
+    default:
+      return assertNever(event);
+  }
+}
+
+/** The records of a transcript file, skipping a torn (unparsable) last line; `torn` says whether it had one. */
+export async function readTranscript(path: string): Promise<{ records: TranscriptRecord[]; torn: boolean }> {
+  return parseTranscript(await Deno.readTextFile(path));
+}
+
+/**
+ * Parses transcript text; a torn last line is skipped, a bad line elsewhere is a SyntaxError, and so is a
+ * record of a type this version does not know.
+ */
+export function parseTranscript(text: string): { records: TranscriptRecord[]; torn: boolean } {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  const records: TranscriptRecord[] = [];
+  let torn = false;
+  lines.forEach((line, index) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+      if (
+        typeof value !== "object" || value === null || typeof (value as { type?: unknown }).type !== "string"
+      ) {
+        throw new SyntaxError("not a transcript record");
+      }
+    } catch (error) {
+      if (index === lines.length - 1) {
+        torn = true;
+        return;
+      }
+      throw new SyntaxError(`Cannot read transcript line ${index + 1}: ${(error as Error).message}`);
+    }
+    const type = (value as { type: string }).type;
+    if (!RECORD_TYPES.has(type)) {
+      throw new SyntaxError(
+        `Cannot read transcript line ${
+          index + 1
+        }: unknown record type "${type}" (written by a newer mewcode?)`,
+      );
+    }
+    records.push(value as TranscriptRecord);
+  });
+  return { records, torn };
+}
+
+function jsonSafe(_key: string, value: unknown): unknown {
+  if (typeof value === "bigint") return value.toString();
+  if (value instanceof Error) return `${value.name}: ${value.message}`;
+  return value;
+}

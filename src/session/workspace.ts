@@ -1,0 +1,50 @@
+/**
+ * The workspace a session works in: its real path, resolved once at start, and the names the user gave it.
+ *
+ * @module
+ */
+import { isAbsolute, resolve } from "node:path";
+
+/** The workspace as resolved at start: its real path, and the names the user gave it that differ. */
+export interface Workspace {
+  /** Real path of the root. */
+  root: string;
+  /** Other absolute names of the root (`-C link`, or a symlinked current directory), normalised. */
+  aliases: string[];
+}
+
+/** Why a workspace cannot be used, for a usage error. */
+export class WorkspaceError extends Error {
+  override name = "WorkspaceError";
+}
+
+/**
+ * Resolves `-C DIR` or the current directory to its real path, plus the names the user gave it when they
+ * differ (a symlink), so that paths under those names still count as inside. `pwd` is the shell's logical
+ * current directory ($PWD), used when no directory was given.
+ */
+export async function resolveWorkspace(
+  cd: string | null,
+  options: { pwd?: string | undefined } = {},
+): Promise<Workspace> {
+  const wanted = cd ?? Deno.cwd();
+  let root: string;
+  try {
+    root = await Deno.realPath(wanted);
+    const info = await Deno.stat(root);
+    if (!info.isDirectory) {
+      throw new WorkspaceError(`Cannot use "${wanted}" as the workspace: not a directory`);
+    }
+  } catch (error) {
+    if (error instanceof WorkspaceError) throw error;
+    const reason = error instanceof Deno.errors.NotFound ? "no such directory" : String(error);
+    throw new WorkspaceError(`Cannot use "${wanted}" as the workspace: ${reason}`);
+  }
+  const names = [resolve(wanted)];
+  const logical = cd === null ? options.pwd : undefined;
+  if (logical !== undefined && isAbsolute(logical)) {
+    const real = await Deno.realPath(logical).catch(() => null);
+    if (real === root) names.push(resolve(logical));
+  }
+  return { root, aliases: [...new Set(names)].filter((name) => name !== root) };
+}

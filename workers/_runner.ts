@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { assertNever, describeError } from "../src/tools/errors.ts";
+import { assertNever, describeError } from "../src/common/errors.ts";
 import type { AnyTool, ToolResult } from "../src/tools/tool.ts";
 import {
   checkResult,

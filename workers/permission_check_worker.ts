@@ -7,6 +7,7 @@
 /// <reference no-default-lib="true" />
 /// <reference lib="deno.worker" />
 
+import { assertNever } from "../src/common/errors.ts";
 import type { PermissionCheck, PermissionCheckOutcome } from "../src/tools/worker_protocol.ts";
 
 self.onmessage = async (event: MessageEvent<PermissionCheck[]>) => {
@@ -33,6 +34,8 @@ async function attempt(check: PermissionCheck): Promise<PermissionCheckOutcome> 
         })
           .output();
         break;
+      default:
+        return assertNever(check);
     }
     return { ok: true };
   } catch (error) {

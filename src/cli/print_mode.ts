@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { describeError } from "../common/errors.ts";
+import { assertNever, describeError } from "../common/errors.ts";
 import type { ExecutorKind } from "../execution/runtime.ts";
 import type { Provider } from "../llm/provider.ts";
 import { openSession, type Session } from "../session/session.ts";
@@ -118,8 +118,14 @@ function reportEnd(summary: RunSummary, err: (text: string) => void, maxTurns: n
     case "max_tokens":
       err(`mewcode: ${summary.message ?? summary.stop}\n`);
       return;
-    default:
+    // A normal end, or an error already printed as it came.
+    case "end_turn":
+    case "unknown_stop_reason":
+    case "error":
+    case null:
       return;
+    default:
+      return assertNever(summary.stop);
   }
 }
 

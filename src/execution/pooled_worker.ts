@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { describeError } from "../tools/errors.ts";
+import { describeError } from "../common/errors.ts";
 import type { ToolCallContext, ToolResult } from "../tools/tool.ts";
 import { broaderPermissions, type PermissionProfile } from "./profiles.ts";
 import { type FromWorker, isFromWorker, type ToWorker } from "../tools/worker_protocol.ts";

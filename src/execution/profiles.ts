@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { assertNever } from "../common/errors.ts";
 import type { ShellPlan } from "../tools/tool.ts";
 import { PERMISSION_NAMES, type PermissionName } from "../tools/worker_protocol.ts";
 
@@ -76,6 +77,8 @@ export function profileFor(tool: ToolAccess, options: { root: string; shell: She
       const program = shellProgram(options.shell);
       return makeProfile(kind, { ...none, run: program === null ? false : [program] });
     }
+    default:
+      return assertNever(kind);
   }
 }
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { assertNever } from "../tools/errors.ts";
+import { assertNever } from "../common/errors.ts";
 import { errorResult } from "../tools/tool.ts";
 import { checkResult, thrownResult } from "../tools/worker_protocol.ts";
 import {

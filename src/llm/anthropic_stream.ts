@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { assertNever } from "../common/errors.ts";
 import { checkJsonBounds } from "../common/json_bounds.ts";
 import { ApiError, ConnectionError, StreamProtocolError } from "./errors.ts";
 import type { ContentBlock, ProviderEvent, StopReason } from "./provider.ts";
@@ -130,6 +131,8 @@ export function accumulateMessage(snapshot: MessageSnapshot, event: RawStreamEve
         }],
       };
     }
+    default:
+      return assertNever(event);
   }
 }
 
@@ -154,6 +157,8 @@ function assistantContent(snapshot: MessageSnapshot): ContentBlock[] {
       case "tool_use":
         content.push({ type: "tool-use", id: block.id, name: block.name, input: block.input });
         break;
+      default:
+        assertNever(block);
     }
   }
   return content;
@@ -213,6 +218,8 @@ function startBlock(
         invalid: null,
       };
       break;
+    default:
+      return assertNever(block);
   }
   return { snapshot: { ...snapshot, blocks: [...snapshot.blocks, started] }, events };
 }
@@ -242,6 +249,8 @@ function applyDelta(snapshot: MessageSnapshot, index: number, delta: RawDelta): 
       if (block.type !== "thinking") throw mismatch();
       updated = { ...block, signature: block.signature + delta.signature };
       break;
+    default:
+      return assertNever(delta);
   }
   return { snapshot: withBlock(snapshot, index, updated), events };
 }

@@ -5,6 +5,8 @@
  *
  * @module
  */
+import { isRecord } from "../common/values.ts";
+import { assertNever } from "../common/errors.ts";
 import { StreamProtocolError } from "./errors.ts";
 import type { ContentBlock, Message, StopReason, ToolSpec, Usage } from "./provider.ts";
 
@@ -59,6 +61,8 @@ function toWireBlock(block: ContentBlock): WireContentBlock {
         content: block.content,
         ...(block.isError ? { is_error: true } : {}),
       };
+    default:
+      return assertNever(block);
   }
 }
 
@@ -273,8 +277,4 @@ function malformed(event: Record<string, unknown>, field: string): never {
 function preview(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

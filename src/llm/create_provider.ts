@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { assertNever } from "../common/errors.ts";
 import { MissingApiKeyError } from "./errors.ts";
 import type { Provider } from "./provider.ts";
 import type { RetryOptions } from "./retry.ts";
@@ -43,5 +44,7 @@ export async function createProvider(config: ProviderConfig): Promise<Provider> 
       const { kind: _kind, ...options } = config;
       return new AnthropicProvider(options);
     }
+    default:
+      return assertNever(config.kind);
   }
 }

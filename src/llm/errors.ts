@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { isRecord } from "../common/values.ts";
 
 /** Response headers as a plain lookup (a `Headers` object fits). */
 export interface HeaderLookup {
@@ -228,8 +229,4 @@ function fallbackMessage(status: number, body: unknown): string {
   if (text === "") return `The API answered with status ${status} and no error message`;
   const excerpt = text.length > 300 ? `${text.slice(0, 300)}…` : text;
   return `The API answered with status ${status}: ${excerpt}`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

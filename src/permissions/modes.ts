@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { assertNever } from "../tools/errors.ts";
+import { assertNever } from "../common/errors.ts";
 import type { PermissionDecision, PermissionPolicy, PermissionRequest } from "./decision.ts";
 
 /** The permission modes of the agent loop. */

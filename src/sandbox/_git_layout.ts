@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { lstatOrNull } from "../common/fs.ts";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type ParsedGitConfig, parseGitConfig } from "./git_config.ts";
 
@@ -273,11 +274,6 @@ async function readConfigFile(path: string): Promise<ParsedGitConfig | null> {
   }
   const text = await Deno.readTextFile(path).catch(() => null);
   return text === null ? null : parseGitConfig(text);
-}
-
-/** `Deno.lstat`, or null when the path does not exist or cannot be read. */
-export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
-  return await Deno.lstat(path).catch(() => null);
 }
 
 /** Whether `path` is `root` or below it (both absolute and normalised). */

@@ -24,8 +24,9 @@
  * @module
  */
 import { basename, dirname, join, resolve } from "node:path";
-import { describeError } from "../tools/errors.ts";
-import { type GitDirectory, isGitDirectory, isInside, lstatOrNull, readGitLayout } from "./_git_layout.ts";
+import { describeError } from "../common/errors.ts";
+import { lstatOrNull } from "../common/fs.ts";
+import { type GitDirectory, isGitDirectory, isInside, readGitLayout } from "./_git_layout.ts";
 
 export {
   diffGitFindings,

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { assertNever } from "../common/errors.ts";
 import { dirname, join, relative } from "node:path";
 import { setImmediate } from "node:timers";
 import { type GitConfigEffect, gitConfigEffect } from "./git_config.ts";
@@ -332,6 +333,8 @@ function describeChange(status: "new" | "changed", finding: GitFinding): string 
     case "pointer":
       return `${path} ${status === "new" ? "points" : "now points"} to ${quote(finding.value)} ` +
         `(git uses the repository there when you use git in ${where})`;
+    default:
+      return assertNever(finding.kind);
   }
 }
 
@@ -348,6 +351,8 @@ function effectPhrase(effect: GitConfigEffect | null, where: string): string {
       return `git uses another working tree for this repository`;
     case "allows-protocol":
       return `lets git fetch or push through transports that can run commands, in ${where}`;
+    default:
+      return assertNever(effect);
   }
 }
 

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { realPathOrNull, statOrNull } from "../common/fs.ts";
 import { isAbsolute, join } from "node:path";
 
 /** The programs mewcode may start. */
@@ -101,20 +102,4 @@ function othersMayWrite(info: Deno.FileInfo): boolean {
 function isUnder(path: string, folder: string): boolean {
   if (folder === "/") return true;
   return path === folder || path.startsWith(`${folder}/`);
-}
-
-async function realPathOrNull(path: string): Promise<string | null> {
-  try {
-    return await Deno.realPath(path);
-  } catch {
-    return null;
-  }
-}
-
-async function statOrNull(path: string): Promise<Deno.FileInfo | null> {
-  try {
-    return await Deno.stat(path);
-  } catch {
-    return null;
-  }
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { lstatOrNull, realPathOrNull } from "../common/fs.ts";
 import { isAbsolute, join } from "node:path";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
@@ -286,23 +287,6 @@ export async function protectedTopLevel(
     readOnly.push(path);
   }
   return { readOnly, placeholders };
-}
-
-async function realPathOrNull(path: string): Promise<string | null> {
-  if (path === "") return null;
-  try {
-    return await Deno.realPath(path);
-  } catch {
-    return null;
-  }
-}
-
-async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
-  try {
-    return await Deno.lstat(path);
-  } catch {
-    return null;
-  }
 }
 
 async function isDirectory(path: string): Promise<boolean> {

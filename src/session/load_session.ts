@@ -4,7 +4,7 @@
  * @module
  */
 import { Conversation } from "../agent/conversation.ts";
-import { describeError } from "../common/errors.ts";
+import { assertNever, describeError } from "../common/errors.ts";
 import type { Message } from "../llm/provider.ts";
 import { readTranscript, type TranscriptRecord } from "./transcript.ts";
 
@@ -82,8 +82,18 @@ export function rebuildSession(
         case "tool-results":
           conversation.addUserContent(record.content);
           return;
-        default:
+        // Records for people and tools reading the log; the conversation is rebuilt from the ones above.
+        case "request":
+        case "retry":
+        case "usage":
+        case "tool-call-start":
+        case "tool-call-end":
+        case "warning":
+        case "error":
+        case "turn-end":
           return;
+        default:
+          return assertNever(record);
       }
     } catch (error) {
       throw new SessionLoadError(

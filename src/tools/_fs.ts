@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { lstatOrNull, realPathOrNull } from "../common/fs.ts";
 import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { posix } from "node:path";
@@ -252,24 +253,6 @@ export function sameFile(a: FileIdentity, b: FileIdentity): boolean {
 /** The failure for a path that changed between a check and its use: the caller may simply try again. */
 export function changed(message: string): FsFailure {
   return { ok: false, reason: "changed", message };
-}
-
-/** `Deno.realPath`, or null when the path cannot be resolved. */
-export async function realPathOrNull(path: string): Promise<string | null> {
-  try {
-    return await Deno.realPath(path);
-  } catch {
-    return null;
-  }
-}
-
-/** `Deno.lstat`, or null when the path cannot be examined. */
-export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
-  try {
-    return await Deno.lstat(path);
-  } catch {
-    return null;
-  }
 }
 
 /** The message for a missing file: "file not found", with up to 3 similar names from the same directory. */

@@ -10,7 +10,8 @@
 import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { posix } from "node:path";
-import { changed, checkKind, describeFsError, type FsFailure, isOpenedAt, realPathOrNull } from "./_fs.ts";
+import { realPathOrNull } from "../common/fs.ts";
+import { changed, checkKind, describeFsError, type FsFailure, isOpenedAt } from "./_fs.ts";
 import { isExcludedPath, isWithinRoot } from "./_paths.ts";
 
 /** What `writeAtomic` did. */

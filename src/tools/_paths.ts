@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { lstatOrNull } from "../common/fs.ts";
 import { posix } from "node:path";
 
 /** Why a path was rejected, for callers that branch (tests, Glob/Grep) rather than show the message. */
@@ -226,14 +227,6 @@ async function realRoot(root: string): Promise<string> {
     return await Deno.realPath(root);
   } catch {
     return posix.resolve(root);
-  }
-}
-
-async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
-  try {
-    return await Deno.lstat(path);
-  } catch {
-    return null;
   }
 }
 

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { describeError } from "./errors.ts";
+import { describeError } from "../common/errors.ts";
 import { type Output, OutputCollector, TextSanitizer } from "./_shell_output.ts";
 import type { ShellPlan } from "./tool.ts";
 

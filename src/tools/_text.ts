@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { assertNever } from "./errors.ts";
+import { assertNever } from "../common/errors.ts";
 
 /**
  * The encodings the file tools read and write. "windows-1252" is how a file that is not valid UTF-8 is

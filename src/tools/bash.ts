@@ -9,7 +9,7 @@
  * @module
  */
 import { z } from "zod";
-import { assertNever } from "./errors.ts";
+import { assertNever } from "../common/errors.ts";
 import type { Output } from "./_shell_output.ts";
 import { runShell, type ShellRun } from "./_shell_run.ts";
 import { defineTool, errorResult, stoppedResult, textResult, type ToolResult } from "./tool.ts";

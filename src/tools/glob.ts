@@ -1,14 +1,18 @@
 /**
  * Glob: find files by path pattern, newest first.
  *
+ * Patterns compile to regexes that V8 can always finish in linear time (`_glob.ts`): Deno cannot stop a
+ * worker inside a regex call, and a pattern such as "*a*a*a*…b" against a long name would backtrack for ever.
+ *
  * @module
  */
 import { posix } from "node:path";
-import picomatch from "picomatch";
 import { z } from "zod";
-import { safePath, validatePathInput } from "./_paths.ts";
-import { compareStrings, skippedNotice, TimeSlicer, walkFiles, type WalkResult } from "./_walk.ts";
-import { defineTool, errorResult, textResult, type ToolResult } from "./tool.ts";
+import { compileGlob, globBase } from "./_glob.ts";
+import { isExcludedPath, safePath, validatePathInput } from "./_paths.ts";
+import { TimeSlicer } from "./_time_slicer.ts";
+import { compareStrings, skippedNotice, walkFiles, type WalkResult } from "./_walk.ts";
+import { defineTool, errorResult, stoppedResult, textResult, type ToolResult } from "./tool.ts";
 
 /** Paths one Glob call returns at most; the rest are counted in a notice. */
 export const MAX_GLOB_RESULTS = 200;
@@ -53,6 +57,8 @@ export const globTool = defineTool({
   isConcurrencySafe: () => true,
   validateInput(input, context) {
     if (input.pattern.includes("\0")) return `Invalid pattern: it contains a NUL byte`;
+    const compiled = compileGlob(input.pattern);
+    if (!compiled.ok) return `Invalid pattern "${input.pattern}": ${compiled.message}`;
     if (input.path === undefined) return null;
     const problem = validatePathInput(input.path, context.root);
     return problem === null ? null : `Cannot search "${input.path}": ${problem.message}`;
@@ -63,6 +69,12 @@ export const globTool = defineTool({
     const resolved = await safePath(context.root, shownPath, { mustExist: true });
     if (!resolved.ok) {
       return errorResult(`Cannot search "${shownPath}": ${resolved.message}`, { reason: resolved.reason });
+    }
+    if (isExcludedPath(resolved.path, context.excludedPaths)) {
+      return errorResult(
+        `Cannot search "${shownPath}": it lies in a folder the tools treat as outside the workspace`,
+        { reason: "outside-workspace" },
+      );
     }
     if (resolved.info === null || !resolved.info.isDirectory) {
       return errorResult(
@@ -81,10 +93,16 @@ export const globTool = defineTool({
       );
     }
 
+    const compiled = compileGlob(pattern);
+    if (!compiled.ok) {
+      return errorResult(`Invalid pattern "${input.pattern}": ${compiled.message}`, {
+        reason: "invalid-pattern",
+      });
+    }
+    const matches = compiled.matches;
+
     // Walk only the pattern's literal leading directories ("src/tools" of "src/tools/**/*.ts").
-    const scan = picomatch.scan(pattern);
-    const literalBase = scan.isGlob ? scan.base : posix.dirname(pattern);
-    const base = literalBase === "." || literalBase.includes("\\") ? "" : literalBase;
+    const base = globBase(pattern);
     let start = searchRoot;
     if (base !== "") {
       const baseResolved = await safePath(context.root, posix.join(searchRoot, base), { mustExist: true });
@@ -93,27 +111,30 @@ export const globTool = defineTool({
           reason: "outside-workspace",
         });
       }
-      if (!baseResolved.ok || baseResolved.info === null || !baseResolved.info.isDirectory) {
+      if (
+        !baseResolved.ok || baseResolved.info === null || !baseResolved.info.isDirectory ||
+        isExcludedPath(baseResolved.path, context.excludedPaths)
+      ) {
         return noMatch(input.pattern, shownPath, pattern, emptyWalk(), started);
       }
       start = baseResolved.path;
     }
     const prefix = base === "" ? "" : `${base}/`;
-    const matches = picomatch(pattern, { dot: true });
+    const deadline = started + context.timeoutMs;
     const walk = await walkFiles(start, {
       root: context.root,
+      excludedPaths: context.excludedPaths,
       signal: context.signal,
+      deadline,
       filter: (relativePath) => matches(prefix + relativePath),
     });
-    if (walk.aborted) return errorResult("Glob was cancelled", { reason: "aborted" });
+    if (walk.aborted) return stopResult(context.signal, context.timeoutMs);
     if (walk.files.length === 0) return noMatch(input.pattern, shownPath, pattern, walk, started);
 
-    const slicer = new TimeSlicer(context.signal);
+    const slicer = new TimeSlicer(context.signal, { deadline });
     const dated: { path: string; mtime: number }[] = [];
     for (const file of walk.files) {
-      if (slicer.due() && await slicer.pause()) {
-        return errorResult("Glob was cancelled", { reason: "aborted" });
-      }
+      if (slicer.due() && await slicer.pause()) return stopResult(context.signal, context.timeoutMs);
       dated.push({ path: prefix + file.relativePath, mtime: modificationTime(file.path) });
     }
     dated.sort((a, b) => b.mtime - a.mtime || compareStrings(a.path, b.path));
@@ -137,6 +158,15 @@ export const globTool = defineTool({
     });
   },
 });
+
+// The result of a walk that stopped early: cancelled, or past the call's time limit.
+function stopResult(signal: AbortSignal, timeoutMs: number): ToolResult {
+  if (signal.aborted) return stoppedResult("Glob was cancelled", "cancelled");
+  return stoppedResult(
+    `Glob stopped at its time limit of ${Math.round(timeoutMs / 1000)} s: narrow the pattern or the path`,
+    "timed-out",
+  );
+}
 
 /**
  * Makes a pattern relative: drops a leading "./", and turns an absolute pattern under one of `bases`
@@ -187,7 +217,15 @@ function noMatch(
 }
 
 function emptyWalk(): WalkResult {
-  return { files: [], ignoredFiles: 0, ignoredDirectories: 0, skippedSymlinks: 0, aborted: false };
+  return {
+    files: [],
+    ignoredFiles: 0,
+    ignoredDirectories: 0,
+    skippedSymlinks: 0,
+    changedDirectories: 0,
+    ignoreProblems: [],
+    aborted: false,
+  };
 }
 
 function walkMetadata(walk: WalkResult, started: number): Record<string, unknown> {

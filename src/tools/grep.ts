@@ -2,27 +2,46 @@
  * Grep: search file contents with a JavaScript regular expression.
  *
  * Written in TypeScript because the read-only worker cannot spawn ripgrep. Each file is read whole into a
- * reused buffer, skipped when binary, decoded once, and searched with one `indexOf` (literal patterns) or
- * one global regex over the whole text; line numbers are computed only around matches. Files are read
- * with synchronous calls, in path order as the walk finds them (so a reached limit also ends the walk),
+ * reused buffer (opened without blocking and verified: see `_verified_read.ts`), skipped when binary,
+ * decoded once, and searched with `indexOf` (literal patterns) or a global regex in bounded chunks (see
+ * `_line_search.ts`); line numbers are computed only around matches. Patterns are rewritten so that V8 can
+ * always finish them in linear time (`_regex.ts`): Deno cannot stop a worker inside a regex call. Files are
+ * read with synchronous calls, in path order as the walk finds them (so a reached limit also ends the walk),
  * yielding to the event loop now and then: measured on a 20,000-file tree, async reads with any
  * concurrency were 2× slower than this, since each async call costs more than the read it wraps.
  *
  * @module
  */
 import { posix } from "node:path";
-import picomatch from "picomatch";
 import { z } from "zod";
-import { safePath, validatePathInput } from "./_paths.ts";
+import { compileGlob, type GlobMatcher } from "./_glob.ts";
+import {
+  countMatchingLines,
+  findMatchingLines,
+  formatContent,
+  MAX_GREP_LINE_CHARACTERS,
+} from "./_grep_lines.ts";
+import { type LineMatcher, literalMatcher, regexMatcher, type SliceClock } from "./_line_search.ts";
+import { isExcludedPath, safePath, validatePathInput } from "./_paths.ts";
+import { compileSearchPattern } from "./_regex.ts";
 import { isBinaryPath, looksBinary, utf16Bom } from "./_text.ts";
-import { assertNever } from "./errors.ts";
-import { skippedNotice, TimeSlicer, type WalkCounts, Walker } from "./_walk.ts";
-import { defineTool, errorResult, textResult, type ToolResult } from "./tool.ts";
+import { TimeSlicer } from "./_time_slicer.ts";
+import { readVerifiedSync, type SkipReason } from "./_verified_read.ts";
+import { skippedNotice, type WalkCounts, Walker } from "./_walk.ts";
+import { assertNever } from "../common/errors.ts";
+import {
+  defineTool,
+  errorResult,
+  stoppedResult,
+  textResult,
+  type ToolContext,
+  type ToolResult,
+} from "./tool.ts";
+
+export { MAX_GREP_LINE_CHARACTERS } from "./_grep_lines.ts";
 
 /** Matches (content), files (files_with_matches) or counts (count) returned when head_limit is not given. */
 export const DEFAULT_HEAD_LIMIT = 100;
-/** Characters of a matching or context line shown; longer lines are shortened around the match. */
-export const MAX_GREP_LINE_CHARACTERS = 500;
 /** Files larger than this are skipped (and counted in a notice). */
 export const MAX_GREP_FILE_BYTES = 256 * 1024 * 1024;
 
@@ -35,11 +54,11 @@ When to use: to find where something is defined, used, configured or mentioned: 
 
 When not to use: to find files by name or path, use Glob. To read a file, use ReadFile. For searches this tool cannot express (binary files, files ignored by .gitignore, compressed archives, git history), use Bash.
 
-Pattern: a JavaScript regular expression, matched against one line at a time ("^" and "$" are the line's start and end). Escape regex characters to search for them literally: "foo\\(" for "foo(", "\\.ts" for ".ts", "\\{" for "{". A pattern starting with "-" is just a pattern. Examples: "function\\s+parseConfig", "TODO|FIXME", "import .* from \\"zod\\"". An invalid pattern is rejected with the parser's message.
+Pattern: a JavaScript regular expression, matched against one line at a time ("^" and "$" are the line's start and end). Escape regex characters to search for them literally: "foo\\(" for "foo(", "\\.ts" for ".ts", "\\{" for "{". A pattern starting with "-" is just a pattern. Examples: "function\\s+parseConfig", "TODO|FIXME", "import .* from \\"zod\\"". Every search runs in linear time, so lookahead "(?=", "(?!", lookbehind "(?<=", "(?<!" and backreferences ("\\1", "\\k<name>") are rejected, as in ripgrep: match the surrounding text directly instead, or use Bash with "grep -P". Unicode property escapes such as "\\p{L}" cover characters up to U+FFFF only (emoji and other characters above count as having no property). An invalid pattern is rejected with the parser's message.
 
 Parameters:
 - path (optional): absolute path of a directory or a single file inside the workspace; omit it to search the whole workspace.
-- glob (optional): only search files whose name matches, e.g. "*.ts", "*.{ts,tsx}"; a glob with a "/" is matched against the path relative to the search directory ("src/**/*.ts").
+- glob (optional): only search files whose name matches, e.g. "*.ts", "*.{ts,tsx}"; a glob with a "/" is matched against the path relative to the search directory ("src/**/*.ts"). Same syntax as Glob's pattern.
 - output_mode (optional): "content" (default) shows matching lines as "path:line: text"; "files_with_matches" lists the paths of files that match; "count" shows "path:N", the number of matching lines per file.
 - context (optional, content mode): lines to show before and after each match (at most ${MAX_CONTEXT}), shown as "path-line- text"; "--" separates groups that are not adjacent.
 - case_insensitive (optional): ignore case.
@@ -77,17 +96,6 @@ const GrepInput = z.object({
 /** The input of Grep. */
 export type GrepInput = z.infer<typeof GrepInput>;
 
-/** How one Grep call finds the first match on a line. */
-interface Matcher {
-  /** Index of the first match at or after `from` that lies within one line, or -1. */
-  next(text: string, from: number): number;
-  /**
-   * Whether texts must have CRLF turned into LF first: with the `m` flag, `^` and `$` also match next to a
-   * lone `\r`, so "^$" would match at the end of every CRLF line.
-   */
-  normalizeCrlf: boolean;
-}
-
 /** Grep: searches file contents with a regex, with context lines, counts or file lists. */
 export const grepTool = defineTool({
   name: "Grep",
@@ -100,6 +108,10 @@ export const grepTool = defineTool({
   validateInput(input, context) {
     const compiled = compileMatcher(input.pattern, input.case_insensitive ?? false);
     if (!compiled.ok) return compiled.message;
+    if (input.glob !== undefined) {
+      const glob = compileGlob(input.glob, { basename: true });
+      if (!glob.ok) return `Invalid glob "${input.glob}": ${glob.message}`;
+    }
     if (input.path === undefined) return null;
     const problem = validatePathInput(input.path, context.root);
     return problem === null ? null : `Cannot search "${input.path}": ${problem.message}`;
@@ -108,38 +120,56 @@ export const grepTool = defineTool({
     const started = performance.now();
     const compiled = compileMatcher(input.pattern, input.case_insensitive ?? false);
     if (!compiled.ok) return errorResult(compiled.message, { reason: "invalid-pattern" });
+    let filter: GlobMatcher | undefined;
+    if (input.glob !== undefined) {
+      const glob = compileGlob(input.glob, { basename: true });
+      if (!glob.ok) {
+        return errorResult(`Invalid glob "${input.glob}": ${glob.message}`, { reason: "invalid-glob" });
+      }
+      filter = glob.matches;
+    }
     const shownPath = input.path ?? context.root;
     const resolved = await safePath(context.root, shownPath, { mustExist: true });
     if (!resolved.ok) {
       return errorResult(`Cannot search "${shownPath}": ${resolved.message}`, { reason: resolved.reason });
     }
-    const search = new Search(compiled.matcher, {
+    if (isExcludedPath(resolved.path, context.excludedPaths)) {
+      return errorResult(
+        `Cannot search "${shownPath}": it lies in a folder the tools treat as outside the workspace`,
+        { reason: "outside-workspace" },
+      );
+    }
+    const slicer = new TimeSlicer(context.signal, { deadline: started + context.timeoutMs });
+    const search = new Search(compiled.build(slicer), {
       mode: input.output_mode ?? "content",
       context: input.context ?? 0,
       limit: input.head_limit ?? DEFAULT_HEAD_LIMIT,
+      slicer,
+      call: context,
     });
-    const slicer = new TimeSlicer(context.signal);
     let walker: Walker | null = null;
     if (resolved.info?.isDirectory) {
-      const glob = input.glob;
-      const filter = glob === undefined
-        ? undefined
-        : picomatch(glob, { dot: true, basename: !glob.includes("/") });
-      walker = new Walker(resolved.path, { root: context.root, filter });
+      walker = new Walker(resolved.path, {
+        root: context.root,
+        excludedPaths: context.excludedPaths,
+        slicer,
+        ...(filter === undefined ? {} : { filter }),
+      });
       // Files are searched as the walk finds them, in path order, so a reached limit ends the walk too.
       let sinceCheck = 0;
       for (const file of walker.files()) {
-        if (++sinceCheck === 16) {
+        if (file === null || ++sinceCheck === 16) {
           sinceCheck = 0;
-          if (slicer.due() && await slicer.pause()) {
-            return errorResult("Grep was cancelled", { reason: "aborted" });
-          }
+          if (slicer.due() && await slicer.pause()) return stopResult(slicer, context);
+          if (file === null) continue;
         }
-        if (!search.searchFile(file.path, file.relativePath)) break;
+        if (!await search.searchFile(file.path, file.relativePath)) break;
       }
+      if (search.stopped) return stopResult(slicer, context);
     } else if (resolved.info?.isFile) {
-      search.searchFile(resolved.path, posix.basename(resolved.path));
-      if (search.skippedBinary > 0) {
+      await search.searchFile(resolved.path, posix.basename(resolved.path));
+      if (search.stopped) return stopResult(slicer, context);
+      if (search.skipped.binary > 0) {
         return textResult(
           `No matches found: "${shownPath}" is a binary file; use Bash to inspect it (for example \`strings\` or \`xxd\`)`,
           { ...search.metadata(), durationMs: Math.round(performance.now() - started) },
@@ -154,79 +184,71 @@ export const grepTool = defineTool({
   },
 });
 
-type CompileResult = { ok: true; matcher: Matcher } | { ok: false; message: string };
+// The result of a search that stopped early: cancelled, or past the call's time limit.
+function stopResult(slicer: TimeSlicer, context: ToolContext): ToolResult {
+  if (slicer.stopReason() === "aborted") return stoppedResult("Grep was cancelled", "cancelled");
+  return stoppedResult(
+    `Grep stopped at its time limit of ${Math.round(context.timeoutMs / 1000)} s before searching every ` +
+      "file: narrow the path, the glob or the pattern",
+    "timed-out",
+  );
+}
+
+type CompileResult =
+  | { ok: true; build: (clock: SliceClock) => LineMatcher }
+  | { ok: false; message: string };
 
 const REGEX_SYNTAX = /[\\^$.|?*+()[\]{}]/;
 
-/** Escapes whose meaning needs the `u` flag (without it, `\\p{L}` would silently match "p{L}"). */
-const UNICODE_ESCAPES = /\\[pP]\{|\\u\{/;
-
 /**
- * Builds the matcher for a pattern: `indexOf` for a literal, else one global multiline regex. The `u` flag
- * is used only when the pattern needs it (`\p{…}`, `\u{…}`) or only parses with it: V8's linear-time
- * fallback for catastrophic backtracking (enabled in scripts/runtime_flags.txt) does not cover `u` regexes.
+ * Builds the matcher for a pattern: `indexOf` for a literal, else a regex rewritten for V8's linear-time
+ * engine (`_regex.ts`) and run in bounded chunks (`_line_search.ts`).
  */
 function compileMatcher(pattern: string, caseInsensitive: boolean): CompileResult {
   if (!caseInsensitive && !REGEX_SYNTAX.test(pattern) && !pattern.includes("\n")) {
-    return { ok: true, matcher: { next: (text, from) => text.indexOf(pattern, from), normalizeCrlf: false } };
+    return { ok: true, build: () => literalMatcher(pattern) };
   }
-  const flags = caseInsensitive ? "gmi" : "gm";
-  const attempts = UNICODE_ESCAPES.test(pattern) ? [`${flags}u`] : [flags, `${flags}u`];
-  let regex: RegExp | null = null;
-  let failure = "";
-  for (const attempt of attempts) {
-    try {
-      regex = new RegExp(pattern, attempt);
-      break;
-    } catch (error) {
-      failure ||= error instanceof Error ? error.message : String(error);
-    }
-  }
-  if (regex === null) return { ok: false, message: `Invalid pattern "${pattern}": ${failure}` };
-  const lineRegex = new RegExp(regex.source, regex.flags.replace("g", ""));
+  const compiled = compileSearchPattern(pattern, { ignoreCase: caseInsensitive, flags: "gm" });
+  if (!compiled.ok) return compiled;
+  const { regex, units, assertions } = compiled;
+  const normalizeCrlf = /[$^]/.test(pattern);
   return {
     ok: true,
-    matcher: {
-      next: (text, from) => nextRegexMatch(regex, lineRegex, text, from),
-      normalizeCrlf: /[$^]/.test(pattern),
-    },
+    build: (clock) => regexMatcher(regex, { units, assertions, normalizeCrlf, clock }),
   };
-}
-
-/**
- * One global regex over the whole text finds the earliest line that matches. A match that crosses a line
- * break (through `\s`, `[^x]`, …) does not count: its first line is tested alone, and the search resumes
- * on the next line, so results equal a line-by-line search.
- */
-function nextRegexMatch(regex: RegExp, lineRegex: RegExp, text: string, from: number): number {
-  let position = from;
-  while (position <= text.length) {
-    regex.lastIndex = position;
-    const match = regex.exec(text);
-    if (match === null) return -1;
-    if (!match[0].includes("\n")) return match.index;
-    const lineStart = match.index === 0 ? 0 : text.lastIndexOf("\n", match.index - 1) + 1;
-    const newline = text.indexOf("\n", match.index);
-    const lineEnd = newline === -1 ? text.length : newline;
-    const alone = lineRegex.exec(text.slice(lineStart, lineEnd));
-    if (alone !== null) return lineStart + alone.index;
-    if (newline === -1) return -1;
-    position = newline + 1;
-  }
-  return -1;
 }
 
 interface SearchOptions {
   mode: NonNullable<GrepInput["output_mode"]>;
   context: number;
   limit: number;
+  slicer: TimeSlicer;
+  /** The call's context: root, excluded folders, strict links. */
+  call: ToolContext;
 }
+
+/** Files not searched, by reason. */
+interface Skipped {
+  binary: number;
+  large: number;
+  unreadable: number;
+  notRegular: number;
+  changed: number;
+  hardLinked: number;
+}
+
+const SKIP_COUNTERS: Readonly<Record<Exclude<SkipReason, "too-large">, keyof Skipped>> = {
+  "unreadable": "unreadable",
+  "not-regular": "notRegular",
+  "changed": "changed",
+  "hard-linked": "hardLinked",
+};
 
 /** The state of one Grep call: reads files, finds matches and builds the output as it goes. */
 class Search {
-  #matcher: Matcher;
+  #matcher: LineMatcher;
   #options: SearchOptions;
-  #buffer = new Uint8Array(1 << 20);
+  #buffer: Uint8Array = new Uint8Array(1 << 20);
   #decoder = new TextDecoder();
   #lines: string[] = [];
   /** Matching lines (content and count modes) and files with a match found so far. */
@@ -234,33 +256,37 @@ class Search {
   files = 0;
   /** Whether the limit cut the results. */
   truncated = false;
-  skippedBinary = 0;
-  skippedLarge = 0;
-  unreadable = 0;
+  /** Whether the slicer stopped the search (cancelled or past the deadline). */
+  stopped = false;
+  skipped: Skipped = { binary: 0, large: 0, unreadable: 0, notRegular: 0, changed: 0, hardLinked: 0 };
 
-  constructor(matcher: Matcher, options: SearchOptions) {
+  constructor(matcher: LineMatcher, options: SearchOptions) {
     this.#matcher = matcher;
     this.#options = options;
   }
 
-  /** Searches one file; returns false when the limit is reached and the search should stop. */
-  searchFile(path: string, shownPath: string): boolean {
+  /** Searches one file; resolves to false when the search should stop (limit reached, or `stopped`). */
+  async searchFile(path: string, shownPath: string): Promise<boolean> {
     if (isBinaryPath(shownPath)) {
-      this.skippedBinary++;
+      this.skipped.binary++;
       return true;
     }
     const text = this.#readText(path);
     if (text === null) return true;
-    const { mode, limit } = this.#options;
+    const { mode, limit, slicer } = this.#options;
     switch (mode) {
-      case "files_with_matches":
-        if (countMatchingLines(text, this.#matcher, 1) === 0) return true;
+      case "files_with_matches": {
+        const count = await countMatchingLines(text, this.#matcher, { slicer, max: 1 });
+        if (count === null) return this.#stop();
+        if (count === 0) return true;
         if (this.files === limit) return this.#cut();
         this.files++;
         this.#lines.push(shownPath);
         return true;
+      }
       case "count": {
-        const count = countMatchingLines(text, this.#matcher);
+        const count = await countMatchingLines(text, this.#matcher, { slicer });
+        if (count === null) return this.#stop();
         if (count === 0) return true;
         if (this.files === limit) return this.#cut();
         this.files++;
@@ -269,7 +295,8 @@ class Search {
         return true;
       }
       case "content": {
-        const found = findMatchingLines(text, this.#matcher, limit - this.matches + 1);
+        const found = await findMatchingLines(text, this.#matcher, { slicer, max: limit - this.matches + 1 });
+        if (found === null) return this.#stop();
         if (found.length === 0) return true;
         const kept = found.slice(0, limit - this.matches);
         if (kept.length > 0) {
@@ -289,43 +316,30 @@ class Search {
     return false;
   }
 
+  #stop(): false {
+    this.stopped = true;
+    return false;
+  }
+
   // Reads a file into the reused buffer and decodes it; null (and counted) when skipped.
   #readText(path: string): string | null {
-    let length = 0;
-    let file: Deno.FsFile;
-    try {
-      file = Deno.openSync(path);
-    } catch {
-      this.unreadable++;
+    const { call } = this.#options;
+    const read = readVerifiedSync(path, {
+      root: call.root,
+      excludedPaths: call.excludedPaths,
+      strictLinks: call.strictLinks,
+      maxBytes: MAX_GREP_FILE_BYTES,
+      buffer: this.#buffer,
+    });
+    if (!read.ok) {
+      if (read.reason === "too-large") this.skipped.large++;
+      else this.skipped[SKIP_COUNTERS[read.reason]]++;
       return null;
     }
-    try {
-      while (true) {
-        if (length === this.#buffer.length) {
-          if (length >= MAX_GREP_FILE_BYTES) {
-            this.skippedLarge++;
-            return null;
-          }
-          const grown = new Uint8Array(Math.min(this.#buffer.length * 2, MAX_GREP_FILE_BYTES + 1));
-          grown.set(this.#buffer);
-          this.#buffer = grown;
-        }
-        const wanted = this.#buffer.length - length;
-        const read = file.readSync(this.#buffer.subarray(length));
-        if (read === null || read === 0) break;
-        length += read;
-        // A regular file returns fewer bytes than asked only at its end: skip the read that would say so.
-        if (read < wanted) break;
-      }
-    } catch {
-      this.unreadable++;
-      return null;
-    } finally {
-      file.close();
-    }
-    const bytes = this.#buffer.subarray(0, length);
+    this.#buffer = read.buffer;
+    const bytes = read.bytes;
     if (looksBinary(bytes)) {
-      this.skippedBinary++;
+      this.skipped.binary++;
       return null;
     }
     // A UTF-16 BOM makes looksBinary say text; the default decoder drops a UTF-8 BOM.
@@ -340,9 +354,12 @@ class Search {
       matches: this.matches,
       files: this.files,
       truncated: this.truncated,
-      skippedBinary: this.skippedBinary,
-      skippedLarge: this.skippedLarge,
-      unreadable: this.unreadable,
+      skippedBinary: this.skipped.binary,
+      skippedLarge: this.skipped.large,
+      unreadable: this.skipped.unreadable,
+      skippedNotRegular: this.skipped.notRegular,
+      skippedChanged: this.skipped.changed,
+      skippedHardLinked: this.skipped.hardLinked,
     };
   }
 
@@ -354,13 +371,7 @@ class Search {
       ignoredDirectories: walk?.ignoredDirectories ?? 0,
       durationMs: Math.round(performance.now() - started),
     };
-    const notSearched: string[] = [];
-    if (this.skippedLarge > 0) {
-      notSearched.push(`${this.skippedLarge} larger than ${MAX_GREP_FILE_BYTES >> 20} MiB`);
-    }
-    if (this.unreadable > 0) notSearched.push(`${this.unreadable} unreadable`);
-    if (this.#lines.length === 0 && this.skippedBinary > 0) notSearched.push(`${this.skippedBinary} binary`);
-    const notes = notSearched.length > 0 ? [`(Files not searched: ${notSearched.join(", ")}.)`] : [];
+    const notes = this.#notSearched();
     if (this.#lines.length === 0) {
       const skipped = walk === null ? null : skippedNotice(walk);
       if (skipped !== null) notes.push(skipped);
@@ -383,121 +394,19 @@ class Search {
     const output = notes.length > 0 ? [...this.#lines, "", ...notes] : this.#lines;
     return textResult(output.join("\n"), metadata);
   }
-}
 
-/** A matching line: its 1-based number, where it starts and ends in the text, and where the match is. */
-interface LineMatch {
-  line: number;
-  start: number;
-  end: number;
-  column: number;
-}
-
-// A match at the very end of a text that ends with a line break would be on a line that does not exist.
-function isPastLastLine(text: string, index: number): boolean {
-  return index >= text.length && (text.length === 0 || text.charCodeAt(text.length - 1) === 10);
-}
-
-// Counts matching lines, stopping at `max` (1 answers "does the file match?").
-function countMatchingLines(text: string, matcher: Matcher, max = Infinity): number {
-  let count = 0;
-  let from = 0;
-  while (count < max && from <= text.length) {
-    const index = matcher.next(text, from);
-    if (index === -1 || isPastLastLine(text, index)) break;
-    count++;
-    const newline = text.indexOf("\n", index);
-    if (newline === -1) break;
-    from = newline + 1;
-  }
-  return count;
-}
-
-function findMatchingLines(text: string, matcher: Matcher, max: number): LineMatch[] {
-  const found: LineMatch[] = [];
-  let from = 0;
-  let line = 1;
-  let counted = 0;
-  while (found.length < max && from <= text.length) {
-    const index = matcher.next(text, from);
-    if (index === -1 || isPastLastLine(text, index)) break;
-    const start = index === 0 ? 0 : text.lastIndexOf("\n", index - 1) + 1;
-    const newline = text.indexOf("\n", index);
-    const end = newline === -1 ? text.length : newline;
-    for (let at = text.indexOf("\n", counted); at !== -1 && at < start; at = text.indexOf("\n", at + 1)) {
-      line++;
+  // "(Files not searched: …)" when some were skipped for a reason the model should know.
+  #notSearched(): string[] {
+    const skipped = this.skipped;
+    const parts: string[] = [];
+    if (skipped.large > 0) parts.push(`${skipped.large} larger than ${MAX_GREP_FILE_BYTES >> 20} MiB`);
+    if (skipped.unreadable > 0) parts.push(`${skipped.unreadable} unreadable`);
+    if (skipped.hardLinked > 0) {
+      parts.push(`${skipped.hardLinked} with several hard links (strict link checking is on)`);
     }
-    counted = start;
-    found.push({ line, start, end, column: index });
-    if (newline === -1) break;
-    from = newline + 1;
+    if (skipped.notRegular > 0) parts.push(`${skipped.notRegular} not regular files (named pipes, devices)`);
+    if (skipped.changed > 0) parts.push(`${skipped.changed} replaced while being searched`);
+    if (this.#lines.length === 0 && skipped.binary > 0) parts.push(`${skipped.binary} binary`);
+    return parts.length > 0 ? [`(Files not searched: ${parts.join(", ")}.)`] : [];
   }
-  return found;
-}
-
-// Appends "path:line: text" for matches and "path-line- text" for context, with "--" between groups.
-function formatContent(
-  out: string[],
-  text: string,
-  path: string,
-  matches: LineMatch[],
-  context: number,
-): void {
-  if (context === 0) {
-    for (const match of matches) {
-      out.push(outputLine(path, ":", match.line, shorten(text, match.start, match.end, match.column)));
-    }
-    return;
-  }
-  if (out.length > 0) out.push("--");
-  let printed = 0; // the last line number printed
-  let printedEnd = -1; // where that line ends in the text
-  const printAfter = (upTo: number) => {
-    while (printed < upTo && printedEnd < text.length) {
-      const start = printedEnd + 1;
-      if (isPastLastLine(text, start)) return;
-      const newline = text.indexOf("\n", start);
-      const end = newline === -1 ? text.length : newline;
-      printed++;
-      printedEnd = end;
-      out.push(outputLine(path, "-", printed, shorten(text, start, end, start)));
-    }
-  };
-  for (const match of matches) {
-    if (printed > 0) printAfter(Math.min(printed + context, match.line - 1));
-    const first = Math.max(printed + 1, match.line - context);
-    if (printed > 0 && first > printed + 1) out.push("--");
-    const before: string[] = [];
-    let start = match.start;
-    for (let line = match.line - 1; line >= first; line--) {
-      const end = start - 1;
-      start = end === 0 ? 0 : text.lastIndexOf("\n", end - 1) + 1;
-      before.push(outputLine(path, "-", line, shorten(text, start, end, start)));
-    }
-    out.push(...before.reverse());
-    out.push(outputLine(path, ":", match.line, shorten(text, match.start, match.end, match.column)));
-    printed = match.line;
-    printedEnd = match.end;
-  }
-  printAfter(printed + context);
-}
-
-// "path:12: text" or "path-12- text". Built with join, which copies: a template literal would keep a
-// reference to the slice, and through it to the whole text of the file, until the output is returned.
-function outputLine(path: string, marker: ":" | "-", line: number, text: string): string {
-  return [path, marker, String(line), marker, " ", text].join("");
-}
-
-// The line without its "\r", shortened to a window around `focus` when it is too long.
-function shorten(text: string, start: number, end: number, focus: number): string {
-  let lineEnd = end;
-  if (lineEnd > start && text.charCodeAt(lineEnd - 1) === 13) lineEnd--;
-  if (lineEnd - start <= MAX_GREP_LINE_CHARACTERS) return text.slice(start, lineEnd);
-  const windowStart = Math.max(start, Math.min(focus - 100, lineEnd - MAX_GREP_LINE_CHARACTERS));
-  const windowEnd = windowStart + MAX_GREP_LINE_CHARACTERS;
-  const head = windowStart > start ? "…" : "";
-  const tail = windowEnd < lineEnd ? "…" : "";
-  return `${head}${text.slice(windowStart, windowEnd)}${tail} [line of ${
-    lineEnd - start
-  } characters shortened]`;
 }

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { describeError } from "./errors.ts";
+import { describeError } from "../common/errors.ts";
 import { errorResult, type ToolCallContext, type ToolResult } from "./tool.ts";
 
 /** The permission names a worker is checked for, in the order of a worker's permission options. */

@@ -233,7 +233,8 @@ Deno.test("e2e: two edits in a row without a re-read both succeed", async () => 
 Deno.test("e2e: three concurrency-safe Grep calls over a large tree overlap in time", async () => {
   await using box = await Sandbox.create();
   const line = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor\n";
-  const body = line.repeat(400);
+  // Large enough that each search outlasts the time the other calls need to arrive and start, even under load.
+  const body = line.repeat(1_600);
   for (let index = 0; index < 240; index++) await box.write(`tree/d${index % 12}/f${index}.txt`, body);
   const patterns = ["needle_one", "needle_two", "needle_three"];
   let builder = turn();

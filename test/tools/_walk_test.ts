@@ -1,5 +1,6 @@
 import { deepStrictEqual, equal } from "node:assert/strict";
 import { dirname, join } from "node:path";
+import { TimeSlicer } from "../../src/tools/_time_slicer.ts";
 import { EXCLUDED_DIRECTORY_NAMES, skippedNotice, Walker, walkFiles } from "../../src/tools/_walk.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
@@ -249,6 +250,7 @@ Deno.test("Walker yields files lazily so a caller can stop the walk early", asyn
   const walker = new Walker(workspace.root, { root: workspace.root });
   const seen: string[] = [];
   for (const file of walker.files()) {
+    if (file === null) continue;
     seen.push(file.relativePath);
     if (seen.length === 2) break;
   }
@@ -269,9 +271,92 @@ Deno.test("walkFiles stops with aborted set when the signal is aborted", async (
 });
 
 Deno.test("skippedNotice describes what a walk skipped, or nothing", () => {
-  equal(skippedNotice({ ignoredFiles: 0, ignoredDirectories: 0, skippedSymlinks: 0 }), null);
-  const notice = skippedNotice({ ignoredFiles: 2, ignoredDirectories: 1, skippedSymlinks: 1 })!;
+  const none = { ignoredFiles: 0, ignoredDirectories: 0, skippedSymlinks: 0, changedDirectories: 0 };
+  equal(skippedNotice({ ...none, ignoreProblems: [] }), null);
+  const notice = skippedNotice({
+    ignoredFiles: 2,
+    ignoredDirectories: 1,
+    skippedSymlinks: 1,
+    changedDirectories: 1,
+    ignoreProblems: ['".gitignore": 1 rule(s) with too many wildcards were skipped'],
+  })!;
   equal(notice.includes("2 files were ignored by .gitignore"), true);
   equal(notice.includes("1 directory was not entered"), true);
   equal(notice.includes("1 symlink was not followed"), true);
+  equal(notice.includes("1 directory changed while being listed"), true);
+  equal(notice.includes('(Ignore file ".gitignore": 1 rule(s) with too many wildcards were skipped.)'), true);
+});
+
+Deno.test("Walker skips a directory swapped for a symlink between its parent's listing and its own", async () => {
+  await using workspace = await createTempWorkspace();
+  await using outside = await createTempWorkspace("mewcode-outside-");
+  await writeTree(workspace.root, { "a.txt": "", "dir/inside.txt": "" });
+  await writeTree(outside.root, { "secret.txt": "" });
+  const walker = new Walker(workspace.root, { root: workspace.root });
+  const seen: string[] = [];
+  for (const file of walker.files()) {
+    if (file === null) continue;
+    seen.push(file.relativePath);
+    if (file.relativePath !== "a.txt") continue;
+    // The root is listed; "dir" is entered after "a.txt" is yielded: swap it now.
+    await Deno.rename(join(workspace.root, "dir"), join(workspace.root, "dir.real"));
+    await Deno.symlink(outside.root, join(workspace.root, "dir"));
+  }
+  deepStrictEqual(seen, ["a.txt"]);
+  equal(walker.changedDirectories, 1);
+});
+
+Deno.test("walkFiles treats excludedPaths as outside the workspace, through symlinks too", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, { ".state/secret.ts": "", "src/a.ts": "" });
+  const state = join(workspace.root, ".state");
+  await Deno.symlink(state, join(workspace.root, "src/state"));
+  await Deno.symlink(join(state, "secret.ts"), join(workspace.root, "src/secret.ts"));
+  const result = await walkFiles(workspace.root, { root: workspace.root, excludedPaths: [state] });
+  deepStrictEqual(result.files.map((file) => file.relativePath), ["src/a.ts"]);
+  equal(result.skippedSymlinks, 2);
+  equal(result.ignoredDirectories, 0, "an excluded folder is outside the workspace, not ignored");
+});
+
+Deno.test("Walker yields null pause points when its time slice is used up", async () => {
+  await using workspace = await createTempWorkspace();
+  const files: Record<string, string> = {};
+  for (let index = 0; index < 100; index++) files[`f${index}.ts`] = "";
+  await writeTree(workspace.root, files);
+  const slicer = new TimeSlicer(undefined);
+  const walker = new Walker(workspace.root, { root: workspace.root, slicer });
+  await new Promise((resolve) => setTimeout(resolve, 60)); // use up the first slice
+  const items = Array.from(walker.files());
+  equal(items.filter((item) => item === null).length > 0, true);
+  equal(items.filter((item) => item !== null).length, 100);
+});
+
+Deno.test("walkFiles stops with aborted set at its deadline", async () => {
+  await using workspace = await createTempWorkspace();
+  const files: Record<string, string> = {};
+  for (let index = 0; index < 300; index++) files[`f${index}.ts`] = "";
+  await writeTree(workspace.root, files);
+  const result = await walkFiles(workspace.root, { root: workspace.root, deadline: performance.now() - 1 });
+  equal(result.aborted, true);
+});
+
+Deno.test("walkFiles skips an ignore file that is a named pipe instead of waiting for a writer", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, { "a.ts": "", "sub/b.ts": "" });
+  await Deno.mkdir(join(workspace.root, ".git/info"), { recursive: true });
+  const made = await new Deno.Command("mkfifo", { args: [join(workspace.root, ".git/info/exclude")] })
+    .output();
+  equal(made.success, true, "mkfifo failed");
+  deepStrictEqual(await relativePaths(workspace.root, workspace.root), ["a.ts", "sub/b.ts"]);
+  deepStrictEqual(await relativePaths(join(workspace.root, "sub"), workspace.root), ["b.ts"]);
+});
+
+Deno.test("walkFiles reports ignore files whose rules were left out", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, { ".gitignore": `${"x".repeat(2_000)}\n*.log\n`, "a.log": "", "b.ts": "" });
+  const result = await walkFiles(workspace.root, { root: workspace.root });
+  deepStrictEqual(result.files.map((file) => file.relativePath), [".gitignore", "b.ts"]);
+  deepStrictEqual(result.ignoreProblems, [
+    '".gitignore": 1 rule(s) longer than 1000 characters were skipped',
+  ]);
 });

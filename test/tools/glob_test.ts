@@ -1,7 +1,8 @@
-import { deepStrictEqual, equal, match, notEqual } from "node:assert/strict";
+import { deepStrictEqual, equal, match, notEqual, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { globTool, MAX_GLOB_RESULTS } from "../../src/tools/glob.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
+import { runSearchProbe } from "../_fakes/search_probe.ts";
 import { createTempWorkspace, toolContext } from "../_fakes/tool_context.ts";
 
 async function writeTree(root: string, files: Record<string, string>): Promise<void> {
@@ -189,4 +190,59 @@ Deno.test("Glob does not follow symlinks out of the workspace and ends on symlin
 Deno.test("Glob rejects an empty pattern in its schema", () => {
   equal(globTool.inputSchema.safeParse({ pattern: "" }).success, false);
   equal(globTool.inputSchema.safeParse({ pattern: "*", extra: 1 }).success, false);
+});
+
+Deno.test("Glob through the real worker returns within its time limit and leaves no core busy", async (t) => {
+  const timeoutMs = 3_000;
+  const hostile = "*a*a*a*a*a*a*a*a*a*a*a*a*b";
+  // The `ignore` package tempers "*a" (a star never eats the next literal), but not chains of "**": tested
+  // against the directories of a/a/…/a, this rule backtracked for ever there.
+  const hostileRules = `${hostile}\n${"a/**/".repeat(12)}b\n`;
+  const deep = Array.from({ length: 40 }, () => "a").join("/");
+  const cases: [string, Record<string, string>, string, (result: ToolResult) => void][] = [
+    ["a pattern with many stars against a long name", { ["a".repeat(200)]: "" }, hostile, (result) => {
+      equal(result.isError, false, result.content);
+      match(result.content, /^No files found/);
+    }],
+    [
+      "hostile .gitignore rules",
+      { ".gitignore": hostileRules, ["a".repeat(200)]: "", [`${deep}/c`]: "" },
+      "**/*",
+      (
+        result,
+      ) => {
+        deepStrictEqual(listed(result).sort(), [".gitignore", `${deep}/c`, "a".repeat(200)]);
+      },
+    ],
+  ];
+  for (const [name, files, pattern, check] of cases) {
+    await t.step(name, async () => {
+      await using workspace = await createTempWorkspace();
+      await writeTree(workspace.root, files);
+      const report = await runSearchProbe({
+        tool: "Glob",
+        root: workspace.root,
+        input: { pattern },
+        timeoutMs,
+      });
+      ok(report.elapsedMs < timeoutMs + 2_000, `the call took ${Math.round(report.elapsedMs)} ms`);
+      ok(report.idleTicks < 20, `a thread kept a core busy after the call: ${report.idleTicks} ticks in 1 s`);
+      check(report.result);
+    });
+  }
+});
+
+Deno.test("Glob treats excludedPaths as outside the workspace: not listed, not a search path", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, { ".state/secret.txt": "", "src/a.txt": "" });
+  const state = join(workspace.root, ".state");
+  await Deno.symlink(state, join(workspace.root, "src/state-link"));
+  const context = toolContext(workspace.root, { excludedPaths: [state] });
+  const result = await globTool.execute(context, { pattern: "**/*.txt" });
+  deepStrictEqual(listed(result), ["src/a.txt"]);
+  const direct = await globTool.execute(context, { pattern: ".state/*.txt" });
+  deepStrictEqual(direct.metadata.count, 0);
+  const inside = await globTool.execute(context, { pattern: "*", path: state });
+  equal(inside.isError, true);
+  match(inside.content, /outside the workspace/);
 });

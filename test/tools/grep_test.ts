@@ -1,4 +1,5 @@
 import { deepStrictEqual, equal, match, notEqual, ok } from "node:assert/strict";
+import { closeSync, constants, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   DEFAULT_HEAD_LIMIT,
@@ -7,7 +8,17 @@ import {
   MAX_GREP_LINE_CHARACTERS,
 } from "../../src/tools/grep.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
-import { createTempWorkspace, toolContext } from "../_fakes/tool_context.ts";
+import { runSearchProbe } from "../_fakes/search_probe.ts";
+import {
+  assertExcludes,
+  callContext,
+  createTempWorkspace,
+  startToolWorker,
+  toolContext,
+  workerPermissions,
+} from "../_fakes/tool_context.ts";
+
+const GREP_MODULE = new URL("../../src/tools/grep.ts", import.meta.url);
 
 async function writeTree(root: string, files: Record<string, string | Uint8Array>): Promise<void> {
   for (const [path, content] of Object.entries(files)) {
@@ -340,4 +351,165 @@ Deno.test("Grep validates context and head_limit in its schema", () => {
   equal(parse({ head_limit: 1.5 }).success, false);
   equal(parse({ output_mode: "lines" }).success, false);
   equal(grepTool.inputSchema.safeParse({ pattern: "" }).success, false);
+});
+
+Deno.test("Grep rejects lookarounds and backreferences with a message the model can act on", async () => {
+  await using workspace = await createTempWorkspace();
+  const problem = grepTool.validateInput({ pattern: "foo(?=bar)" }, { root: workspace.root });
+  equal(
+    problem,
+    'Cannot search with pattern "foo(?=bar)": lookahead "(?=" is not supported, because every search must ' +
+      'finish in linear time; rewrite the pattern without it, or use Bash with "grep -P"',
+  );
+  const result = await grep(workspace.root, { pattern: "(a)\\1" });
+  equal(result.isError, true);
+  match(result.content, /backreference "\\1" is not supported/);
+});
+
+Deno.test("Grep through the real worker returns within its time limit and leaves no core busy", async (t) => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, { "a.txt": "a".repeat(40) + "!\n" });
+  const timeoutMs = 3_000;
+  const cases: [string, GrepInput, (result: ToolResult) => void][] = [
+    [
+      "case-insensitive catastrophic backtracking",
+      { pattern: "(a+)+$", case_insensitive: true },
+      (result) => {
+        equal(result.isError, false, result.content);
+        match(result.content, /^No matches found/);
+      },
+    ],
+    ["a lookahead", { pattern: "a+(?=!)" }, (result) => {
+      equal(result.isError, true);
+      match(result.content, /lookahead "\(\?=" is not supported/);
+    }],
+  ];
+  for (const [name, input, check] of cases) {
+    await t.step(name, async () => {
+      const report = await runSearchProbe({ tool: "Grep", root: workspace.root, input, timeoutMs });
+      ok(report.elapsedMs < timeoutMs + 2_000, `the call took ${Math.round(report.elapsedMs)} ms`);
+      ok(report.idleTicks < 20, `a thread kept a core busy after the call: ${report.idleTicks} ticks in 1 s`);
+      check(report.result);
+    });
+  }
+});
+
+Deno.test("Grep skips a named pipe swapped in for a file after the listing, and returns promptly", async () => {
+  await using workspace = await createTempWorkspace();
+  await using outside = await createTempWorkspace("mewcode-outside-");
+  const files: Record<string, string> = { "zz.txt": "needle\n" };
+  for (let index = 0; index < 2_000; index++) files[`f${String(index).padStart(4, "0")}.txt`] = "needle\n";
+  await writeTree(workspace.root, files);
+  const pipe = join(outside.root, "pipe");
+  const target = join(workspace.root, "zz.txt");
+  const made = await new Deno.Command("mkfifo", { args: [pipe] }).output();
+  ok(made.success, "mkfifo failed");
+  using worker = startToolWorker({ grepTool: GREP_MODULE }, workerPermissions(workspace.root, "read"));
+  const input = { pattern: "needle", output_mode: "count", head_limit: 10_000 };
+  await worker.execute("grepTool", callContext(workspace.root), input); // warm up
+  let swapped = false;
+  for (let attempt = 0; attempt < 40 && !swapped; attempt++) {
+    if ((await Deno.lstat(target)).isFifo) {
+      await Deno.rename(target, pipe);
+      await Deno.writeTextFile(target, "needle\n");
+    }
+    const call = worker.execute("grepTool", callContext(workspace.root), input);
+    await new Promise((resolve) => setTimeout(resolve, (attempt * 7) % 80));
+    await Deno.rename(pipe, target);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), 10_000));
+    const result = await Promise.race([call, timeout]);
+    clearTimeout(timer);
+    if (result === null) {
+      unblockReader(target);
+      await call;
+      throw new Error("Grep blocked on the named pipe");
+    }
+    swapped = result.metadata.skippedNotRegular === 1;
+    if (swapped) match(result.content, /1 not regular files/);
+  }
+  ok(swapped, "the pipe never replaced the file between the listing and the open: raise the attempts");
+});
+
+// A reader blocked in open() on a named pipe returns once a writer opens it; O_NONBLOCK fails instead of
+// waiting when nobody reads.
+function unblockReader(path: string): void {
+  try {
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+  } catch {
+    // Nobody is blocked on it.
+  }
+}
+
+Deno.test("Grep never returns a line from outside while a directory is swapped for a symlink", async () => {
+  await using workspace = await createTempWorkspace();
+  await using outside = await createTempWorkspace("mewcode-outside-");
+  const inside: Record<string, string> = {};
+  const secret: Record<string, string> = {};
+  for (let index = 0; index < 20; index++) {
+    inside[`dir/f${index}.txt`] = "needle inside\n";
+    secret[`f${index}.txt`] = "needle OUTSIDE\n";
+  }
+  // Files searched before "dir" (names sort first) leave time between the listing of the root and of "dir".
+  for (let index = 0; index < 300; index++) inside[`a${String(index).padStart(3, "0")}.txt`] = "hay\n";
+  await writeTree(workspace.root, inside);
+  await writeTree(outside.root, secret);
+  const script = `cd "$1" || exit 1
+for i in $(seq 1 100000); do mv dir dir.real && ln -s "$2" dir && rm dir && mv dir.real dir; done`;
+  const swapper = new Deno.Command("bash", {
+    args: ["-c", script, "swapper", workspace.root, outside.root],
+    stdout: "null",
+    stderr: "null",
+    // Its own process group, so that the mv, ln and rm it is running die with it.
+    detached: true,
+  }).spawn();
+  let runs = 0;
+  try {
+    const until = performance.now() + 10_000;
+    for (; runs < 200 && performance.now() < until; runs++) {
+      const result = await grep(workspace.root, { pattern: "needle", head_limit: 1_000 });
+      assertExcludes(result.content, "OUTSIDE");
+    }
+  } finally {
+    Deno.kill(-swapper.pid, "SIGKILL");
+    await swapper.status;
+    await restoreDirectory(workspace.root);
+  }
+  ok(runs > 10, `only ${runs} searches ran`);
+});
+
+// Puts "dir" back if the swapper was killed while it was away.
+async function restoreDirectory(root: string): Promise<void> {
+  const info = await Deno.lstat(join(root, "dir")).catch(() => null);
+  if (info?.isSymlink) await Deno.remove(join(root, "dir"));
+  if (info === null || info.isSymlink) await Deno.rename(join(root, "dir.real"), join(root, "dir"));
+}
+
+Deno.test("Grep skips and counts files with several hard links when strictLinks is on", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, { "a.txt": "needle\n", "c.txt": "needle\n" });
+  await Deno.link(join(workspace.root, "a.txt"), join(workspace.root, "b.txt"));
+  const strict = await grepTool.execute(toolContext(workspace.root, { strictLinks: true }), {
+    pattern: "needle",
+  });
+  deepStrictEqual(lines(strict), ["c.txt:1: needle"]);
+  equal(strict.metadata.skippedHardLinked, 2);
+  match(strict.content, /Files not searched: 2 with several hard links \(strict link checking is on\)/);
+  const relaxed = await grep(workspace.root, { pattern: "needle" });
+  deepStrictEqual(lines(relaxed), ["a.txt:1: needle", "b.txt:1: needle", "c.txt:1: needle"]);
+});
+
+Deno.test("Grep treats excludedPaths as outside the workspace: not searched, not a search path", async () => {
+  await using workspace = await createTempWorkspace();
+  await writeTree(workspace.root, { ".state/secret.txt": "needle\n", "src/a.txt": "needle\n" });
+  const state = join(workspace.root, ".state");
+  await Deno.symlink(join(state, "secret.txt"), join(workspace.root, "src/link.txt"));
+  const context = toolContext(workspace.root, { excludedPaths: [state] });
+  const result = await grepTool.execute(context, { pattern: "needle" });
+  deepStrictEqual(lines(result), ["src/a.txt:1: needle"]);
+  const inside = await grepTool.execute(context, { pattern: "needle", path: state });
+  equal(inside.isError, true);
+  match(inside.content, /outside the workspace/);
+  const file = await grepTool.execute(context, { pattern: "needle", path: join(state, "secret.txt") });
+  equal(file.isError, true);
 });

@@ -1,0 +1,34 @@
+/**
+ * File-system lookups that answer null instead of throwing, for code that only asks whether something is
+ * there. They follow the caller's permissions: in a restricted worker a path outside its grant is null too.
+ *
+ * @module
+ */
+
+/** `Deno.stat` (follows symlinks), or null when the path cannot be looked up. */
+export async function statOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.stat(path);
+  } catch {
+    return null;
+  }
+}
+
+/** `Deno.lstat` (does not follow a final symlink), or null when the path cannot be looked up. */
+export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(path);
+  } catch {
+    return null;
+  }
+}
+
+/** `Deno.realPath`, or null when the path (or a symlink on the way) cannot be resolved. */
+export async function realPathOrNull(path: string): Promise<string | null> {
+  if (path === "") return null;
+  try {
+    return await Deno.realPath(path);
+  } catch {
+    return null;
+  }
+}

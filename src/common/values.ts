@@ -1,0 +1,10 @@
+/**
+ * Narrowing of untrusted values (parsed JSON, messages from workers).
+ *
+ * @module
+ */
+
+/** Whether a value is a plain object (not null, not an array). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

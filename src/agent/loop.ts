@@ -254,6 +254,6 @@ class AgentRun {
 }
 
 /** The text of an assistant message. */
-export function textOf(content: readonly ContentBlock[]): string {
+function textOf(content: readonly ContentBlock[]): string {
   return content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
 }

@@ -5,8 +5,8 @@
  */
 import { parseArgs } from "node:util";
 import { PERMISSION_MODES, type PermissionMode } from "../permissions/modes.ts";
-import { DEFAULT_MAX_PROCESSES, parseSize } from "../sandbox/limits.ts";
-import type { SandboxMode } from "../tools/tool.ts";
+import { parseSize } from "../common/size.ts";
+import { DEFAULT_MAX_PROCESSES, type SandboxMode } from "../session/session.ts";
 
 /** The shell sandbox modes. */
 export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;

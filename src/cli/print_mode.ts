@@ -9,9 +9,7 @@
  * @module
  */
 import { assertNever, describeError } from "../common/errors.ts";
-import type { ExecutorKind } from "../execution/runtime.ts";
-import type { Provider } from "../llm/provider.ts";
-import { openSession, type Session } from "../session/session.ts";
+import { type ExecutorKind, openSession, type Provider, type Session } from "../session/session.ts";
 import type { Workspace } from "../session/workspace.ts";
 import type { CliOptions } from "./args.ts";
 import { EXIT } from "./exit_codes.ts";

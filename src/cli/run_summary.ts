@@ -102,7 +102,7 @@ export function summarizeRun(events: Iterable<AgentEvent>): RunSummary {
 }
 
 /** The exit status of a run that ended for `reason`. */
-export function exitStatusFor(reason: TurnEndReason): ExitCode {
+function exitStatusFor(reason: TurnEndReason): ExitCode {
   switch (reason) {
     case "end_turn":
     case "unknown_stop_reason":

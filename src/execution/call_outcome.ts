@@ -58,8 +58,3 @@ export interface CallResult {
   result: ToolResult;
   outcome: CallOutcome;
 }
-
-/** The outcome of a call that reached a gate after execution started, from the executor's view. */
-export function executedOutcome(status: CallStatus): CallOutcome {
-  return { status, gate: "execute" };
-}

@@ -32,11 +32,6 @@ export interface ShellProvider {
   prepareCall(): Promise<{ plan: ShellPlan; finish(): Promise<string[]> }>;
 }
 
-/** A ShellProvider that always gives the same plan, with nothing to check after a call. */
-export function fixedShell(plan: ShellPlan): ShellProvider {
-  return { plan, prepareCall: () => Promise.resolve({ plan, finish: () => Promise.resolve([]) }) };
-}
-
 /** The parts the pipeline is assembled from. */
 export interface PipelineOptions {
   registry: ToolRegistry;

@@ -18,9 +18,6 @@ export type ContentBlock =
   | { type: "tool-use"; id: string; name: string; input: unknown }
   | { type: "tool-result"; toolUseId: string; content: string; isError: boolean };
 
-/** One of ContentBlock's types. */
-export type ContentBlockType = ContentBlock["type"];
-
 /** A message of the conversation. */
 export interface Message {
   role: "user" | "assistant";

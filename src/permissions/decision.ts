@@ -42,8 +42,5 @@ export interface Approver {
   approve(request: PermissionRequest, reason: string): Promise<Approval>;
 }
 
-/** A policy that allows everything; the sandbox still applies. */
-export const ALLOW_ALL: PermissionPolicy = { decide: () => ({ behavior: "allow" }) };
-
 /** Approves every "ask": for calls the user typed directly. */
 export const APPROVE_ALL: Approver = { approve: () => Promise.resolve({ approved: true }) };

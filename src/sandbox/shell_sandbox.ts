@@ -13,6 +13,7 @@
  * @module
  */
 import type { ProtectedPath, SandboxMode, ShellPlan } from "../tools/tool.ts";
+import { formatBytes } from "../common/size.ts";
 import { bubblewrapArguments, processIsolationArguments } from "./bubblewrap.ts";
 import {
   diffGitFindings,
@@ -25,7 +26,6 @@ import {
 import { describeHelpers, type HelperPaths, resolveHelpers } from "./helpers.ts";
 import {
   describeLimits,
-  formatBytes,
   type LimitCounters,
   type LimitPlan,
   openLimits,

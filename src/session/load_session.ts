@@ -47,7 +47,7 @@ export async function loadSession(path: string): Promise<LoadedSession> {
 }
 
 /** Rebuilds the conversation from records already read (`path` only names the file in messages). */
-export function rebuildSession(
+function rebuildSession(
   records: readonly TranscriptRecord[],
   options: { torn: boolean; path: string },
 ): LoadedSession {

@@ -26,12 +26,13 @@ import type { Message, Provider } from "../llm/provider.ts";
 import type { Approver } from "../permissions/decision.ts";
 import { type PermissionMode, policyForMode } from "../permissions/modes.ts";
 import type { HelperPaths } from "../sandbox/helpers.ts";
-import { defaultLimits, type ResourceLimits } from "../sandbox/limits.ts";
+import { DEFAULT_MAX_PROCESSES, defaultLimits, type ResourceLimits } from "../sandbox/limits.ts";
 import type { ProtectedPath, SandboxMode } from "../tools/tool.ts";
 import { Transcript } from "./transcript.ts";
 import type { Workspace } from "./workspace.ts";
 
-export type { HelperPaths, ProfileFinding };
+export type { ExecutorKind, HelperPaths, ProfileFinding, Provider, SandboxMode };
+export { DEFAULT_MAX_PROCESSES };
 
 /** The version recorded in every transcript. */
 export const SESSION_FORMAT_VERSION = "1";

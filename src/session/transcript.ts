@@ -77,7 +77,7 @@ export type TranscriptEntry =
 export type TranscriptRecord = TranscriptEntry & { ts: number };
 
 /** The record types this version writes and reads. */
-export const RECORD_TYPES: ReadonlySet<string> = new Set<TranscriptEntry["type"]>([
+const RECORD_TYPES: ReadonlySet<string> = new Set<TranscriptEntry["type"]>([
   "session-start",
   "user-message",
   "request",
@@ -164,7 +164,7 @@ export class Transcript implements Disposable {
 }
 
 /** The transcript entry of an agent event, or null for events that are not recorded. */
-export function entryOf(event: AgentEvent, loggedSystem: string | null = null): TranscriptEntry | null {
+function entryOf(event: AgentEvent, loggedSystem: string | null = null): TranscriptEntry | null {
   switch (event.type) {
     case "user-message":
       return { type: "user-message", content: event.text };

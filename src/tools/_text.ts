@@ -233,11 +233,6 @@ export function encodeWindows1252(text: string): Uint8Array | { unrepresentable:
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** Whether a string contains a lone UTF-16 surrogate (which no UTF encoding can write faithfully). */
-export function hasLoneSurrogate(text: string): boolean {
-  return LONE_SURROGATE.test(text);
-}
-
 /** A character's code point as messages show it: "U+00E9", "U+1F600". */
 export function codePointLabel(character: string): string {
   return `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;

@@ -10,7 +10,7 @@ import {
   type ToolExecutor,
 } from "../../src/execution/executor.ts";
 import { FileRecordStore } from "../../src/execution/file_records.ts";
-import { fixedShell, ToolPipeline } from "../../src/execution/pipeline.ts";
+import { type ShellProvider, ToolPipeline } from "../../src/execution/pipeline.ts";
 import type { Approver, PermissionDecision, PermissionPolicy } from "../../src/permissions/decision.ts";
 import type { PreToolUseHook, PreToolUseOutcome } from "../../src/permissions/hooks.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
@@ -27,6 +27,14 @@ export const NO_SHELL: ShellPlan = {
   seccomp: null,
   unavailable: "no shell in this test",
 };
+
+/** A ShellProvider that always gives the same plan, with nothing to check after a call. */
+export function fixedShell(plan: ShellPlan): ShellProvider {
+  return { plan, prepareCall: () => Promise.resolve({ plan, finish: () => Promise.resolve([]) }) };
+}
+
+/** A policy that allows everything; the sandbox still applies. */
+export const ALLOW_ALL: PermissionPolicy = { decide: () => ({ behavior: "allow" }) };
 
 /** What each gate saw, in order. */
 export type GateLog = string[];

@@ -7,11 +7,11 @@
 import { z } from "zod";
 import { DirectExecutor } from "../../src/execution/executor.ts";
 import { FileRecordStore } from "../../src/execution/file_records.ts";
-import { fixedShell, ToolPipeline } from "../../src/execution/pipeline.ts";
-import { ALLOW_ALL, type PermissionPolicy } from "../../src/permissions/decision.ts";
+import { ToolPipeline } from "../../src/execution/pipeline.ts";
+import type { PermissionPolicy } from "../../src/permissions/decision.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { type AnyTool, defineTool, textResult } from "../../src/tools/tool.ts";
-import { NO_SHELL } from "./pipeline.ts";
+import { ALLOW_ALL, fixedShell, NO_SHELL } from "./pipeline.ts";
 
 /** Input of the probe tools: a label and, optionally, a gate to wait for before finishing. */
 const ProbeInput = z.object({

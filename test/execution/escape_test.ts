@@ -5,7 +5,7 @@
  */
 import { deepEqual, equal, match, notEqual } from "node:assert/strict";
 import { createToolRuntime, type ToolRuntime } from "../../src/execution/runtime.ts";
-import { ALLOW_ALL } from "../../src/permissions/decision.ts";
+import { ALLOW_ALL } from "../_fakes/pipeline.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 

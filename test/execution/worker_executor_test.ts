@@ -3,7 +3,7 @@ import { DirectExecutor, type Execution, type ExecutionStatus } from "../../src/
 import { profileFor } from "../../src/execution/profiles.ts";
 import { createToolRuntime } from "../../src/execution/runtime.ts";
 import { WorkerExecutor } from "../../src/execution/worker_executor.ts";
-import { ALLOW_ALL } from "../../src/permissions/decision.ts";
+import { ALLOW_ALL } from "../_fakes/pipeline.ts";
 import { readFileTool } from "../../src/tools/read_file.ts";
 import {
   type AnyTool,

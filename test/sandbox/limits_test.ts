@@ -1,6 +1,7 @@
 import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { formatBytes, openLimits, parseSize } from "../../src/sandbox/limits.ts";
+import { formatBytes, parseSize } from "../../src/common/size.ts";
+import { openLimits } from "../../src/sandbox/limits.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
 const LIMITS = { maxProcesses: 64, maxMemoryBytes: 256 * 1024 * 1024 };

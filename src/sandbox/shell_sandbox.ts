@@ -31,6 +31,7 @@ import {
   openLimits,
   type ResourceLimits,
 } from "./limits.ts";
+import { type CommandResult, runSandboxedCommand } from "./sandboxed_command.ts";
 import { type MachineView, machineView, protectedTopLevel } from "./shell_policy.ts";
 import { UNIX_SOCKET_FILTER_SUMMARY, unixSocketFilter } from "./seccomp.ts";
 
@@ -251,6 +252,46 @@ export class ShellSandbox {
   }
 
   /**
+   * Runs a command mewcode itself needs (a trusted repository's hook, reading the repository with git) in
+   * a sandbox with `mode`'s view of the workspace and no network, whatever the session's own shell mode:
+   * the same mounts, seccomp filter, limits and git metadata guard as Bash. Fails (never runs unsandboxed)
+   * where bubblewrap cannot run.
+   */
+  async runCommand(
+    command: string,
+    options: {
+      mode: "read-only" | "workspace-write";
+      stdin?: string;
+      timeoutMs: number;
+      signal?: AbortSignal;
+    },
+  ): Promise<CommandResult> {
+    const seccomp = this.#seccomp ?? unixSocketFilter();
+    const works = this.mode === "danger-full-access" ? this.#isolated : this.plan.unavailable === null;
+    if (this.helpers.bwrap === null || seccomp === null || !works) {
+      return {
+        status: "failed",
+        message: this.plan.unavailable ?? "bubblewrap is not available to sandbox the command",
+      };
+    }
+    const protection = options.mode === "workspace-write"
+      ? await this.#protection(true)
+      : { keepInPlace: [], readOnly: [], placeholders: [], mustNotAppear: [] };
+    const plan = this.#callPlan(protection, { mode: options.mode, network: false, seccomp });
+    try {
+      return await runSandboxedCommand(plan, {
+        command,
+        stdin: options.stdin ?? "",
+        timeoutMs: options.timeoutMs,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+    } finally {
+      await removePlaceholders(protection.placeholders);
+      await revertAppeared(protection.mustNotAppear);
+    }
+  }
+
+  /**
    * The end-of-session check: git metadata anywhere in the workspace that gained hooks or command-running
    * configuration since the first shell call. Lines for the user; empty when nothing changed.
    */
@@ -317,13 +358,14 @@ export class ShellSandbox {
     await this.#limits?.close();
   }
 
-  async #protection(): Promise<{
+  /** The protected paths as they are now; with `always`, also when the session's own mode needs none. */
+  async #protection(always = false): Promise<{
     keepInPlace: string[];
     readOnly: string[];
     placeholders: string[];
     mustNotAppear: string[];
   }> {
-    if (this.mode !== "workspace-write") {
+    if (this.mode !== "workspace-write" && !always) {
       return { keepInPlace: [], readOnly: [], placeholders: [], mustNotAppear: [] };
     }
     const git = await planGitProtection(this.root, { nestedDotGits: this.#snapshot?.dotGits ?? [] });
@@ -336,13 +378,17 @@ export class ShellSandbox {
     };
   }
 
-  #callPlan(protection: { keepInPlace: string[]; readOnly: string[]; placeholders: string[] }): ShellPlan {
+  #callPlan(
+    protection: { keepInPlace: string[]; readOnly: string[]; placeholders: string[] },
+    override: { mode: "read-only" | "workspace-write"; network: boolean; seccomp: Uint8Array } | null = null,
+  ): ShellPlan {
     const view = this.#view;
+    const seccomp = override?.seccomp ?? this.#seccomp;
     const wrapper = bubblewrapArguments({
       bwrap: this.helpers.bwrap!,
       root: this.root,
-      mode: this.mode === "read-only" ? "read-only" : "workspace-write",
-      network: this.network,
+      mode: override?.mode ?? (this.mode === "read-only" ? "read-only" : "workspace-write"),
+      network: override?.network ?? this.network,
       hiddenFiles: view.hiddenFiles,
       hiddenDirectories: view.hiddenDirectories,
       homeRoots: view.homeRoots,
@@ -354,14 +400,15 @@ export class ShellSandbox {
       placeholders: protection.placeholders,
       excluded: view.excluded,
       writableFiles: this.#limits?.writableFiles ?? [],
-      seccomp: this.#seccomp !== null,
+      seccomp: seccomp !== null,
       env: view.env,
     });
     return {
       ...this.plan,
       wrapper,
       prologue: ["exec </dev/null", ...(this.#limits?.prologue ?? [])],
-      seccomp: this.#seccomp,
+      seccomp,
+      unavailable: null,
     };
   }
 

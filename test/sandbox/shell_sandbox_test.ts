@@ -320,3 +320,51 @@ Deno.test("ShellSandbox.describe reports backend, helpers, seccomp, home, limits
   assertIncludes(brokenReport, "preflight: FAILED");
   assertIncludes(brokenReport, "apt-get install bubblewrap");
 });
+
+Deno.test("ShellSandbox.runCommand runs mewcode's own commands sandboxed, with input, separate streams and the exit code", async () => {
+  await using workspace = await createRepository();
+  for (const mode of ["workspace-write", "danger-full-access"] as const) {
+    await using sandbox = await openSandbox(workspace.root, mode);
+    const result = await sandbox.runCommand(
+      'read -r line; echo "got $line"; echo oops >&2; touch written 2>/dev/null && echo wrote; ' +
+        "{ echo x >> .git/config; } 2>/dev/null || echo config-protected; exit 3",
+      { mode: "read-only", stdin: '{"hook":"input"}\n', timeoutMs: 10_000 },
+    );
+    assertEquals(result.status, "exited", mode);
+    if (result.status !== "exited") continue;
+    assertEquals(result.code, 3);
+    assertEquals(result.stdout, 'got {"hook":"input"}\nconfig-protected\n');
+    assertEquals(result.stderr, "oops\n");
+    assertEquals(await exists(`${workspace.root}/written`), false, "read-only means read-only");
+    const writer = await sandbox.runCommand(
+      "echo made > made.txt && { echo x >> .git/config; } 2>/dev/null || echo refused",
+      {
+        mode: "workspace-write",
+        timeoutMs: 10_000,
+      },
+    );
+    assertEquals(writer.status === "exited" ? writer.stdout : writer, "refused\n");
+    assertEquals(await Deno.readTextFile(`${workspace.root}/made.txt`), "made\n");
+    assertEquals(await Deno.readTextFile(`${workspace.root}/.git/config`), "[core]\n");
+    await Deno.remove(`${workspace.root}/made.txt`);
+  }
+});
+
+Deno.test("ShellSandbox.runCommand stops a command at its time limit and leaves nothing running", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  const marker = `sleep_${crypto.randomUUID().replaceAll("-", "")}`;
+  const result = await sandbox.runCommand(`${marker}() { sleep 30; }; ${marker} & ${marker}`, {
+    mode: "workspace-write",
+    timeoutMs: 300,
+  });
+  assertEquals(result.status, "timed-out");
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  let survivors = 0;
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    const commandLine = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
+    if (commandLine.includes(marker)) survivors += 1;
+  }
+  assertEquals(survivors, 0);
+});

@@ -1,0 +1,175 @@
+/**
+ * Runs a command in the shell sandbox from the main process, for work mewcode does itself on a
+ * repository's behalf: a trusted repository's hooks, and reading the repository's state with git (whose
+ * configuration could otherwise run code). Unlike the Bash tool, standard input carries data, standard
+ * output and standard error stay apart, and the exit code is returned as is.
+ *
+ * The process tree is ended the way the Bash tool ends it: bubblewrap is stopped only once the shell
+ * announced that the sandbox is built (killed during setup, it orphans the sandbox's first process).
+ *
+ * @module
+ */
+import type { ShellPlan } from "../tools/tool.ts";
+
+/** How a sandboxed command ended. */
+export type CommandResult =
+  | { status: "exited"; code: number; stdout: string; stderr: string; durationMs: number }
+  | { status: "timed-out"; stdout: string; stderr: string; durationMs: number }
+  | { status: "failed"; message: string };
+
+/** What to run and with what. */
+export interface SandboxedCommand {
+  /** A shell command, run with `SHELL -c`. */
+  command: string;
+  /** Written to the command's standard input, then closed; empty by default. */
+  stdin?: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Output kept per stream, in characters; default 1 MiB. */
+  maxOutputChars?: number;
+}
+
+const READY = "\u0001mewcode-command-ready\u0001\n";
+const READY_WAIT_MS = 5_000;
+const KILL_GRACE_MS = 500;
+const DEFAULT_MAX_OUTPUT = 1024 * 1024;
+
+/** Runs `command` under `plan` (its wrapper, seccomp program and prologue); never throws. */
+export async function runSandboxedCommand(
+  plan: ShellPlan,
+  request: SandboxedCommand,
+): Promise<CommandResult> {
+  if (plan.unavailable !== null) return { status: "failed", message: plan.unavailable };
+  const started = performance.now();
+  // The announcement goes to stderr first. bubblewrap takes its standard input for the seccomp program, so
+  // the command's input is a here-document (quoted: nothing in it is expanded) with a delimiter the data
+  // cannot contain.
+  const announce = `printf '${READY.replaceAll("\u0001", "\\001").replace("\n", "\\n")}' >&2`;
+  const input = request.stdin ?? "";
+  let delimiter = `MEWCODE_INPUT_${crypto.randomUUID().replaceAll("-", "")}`;
+  while (input.includes(delimiter)) delimiter += "_";
+  const body = input === "" || input.endsWith("\n") ? input : `${input}\n`;
+  const script = [
+    announce,
+    ...plan.prologue,
+    `{\n${request.command}\n} <<'${delimiter}'`,
+    `${body}${delimiter}`,
+  ]
+    .join("\n");
+  const program = plan.wrapper[0] ?? plan.shell;
+  const args = plan.wrapper.length === 0
+    ? ["-c", script]
+    : [...plan.wrapper.slice(1), plan.shell, "-c", script];
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(program, {
+      args,
+      clearEnv: true,
+      env: plan.env,
+      stdin: plan.seccomp === null ? "null" : "piped",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+    }).spawn();
+  } catch (error) {
+    return {
+      status: "failed",
+      message: `cannot start ${program}: ${error instanceof Error ? error.message : error}`,
+    };
+  }
+  const limit = request.maxOutputChars ?? DEFAULT_MAX_OUTPUT;
+  let ready = plan.wrapper.length === 0;
+  let killRequested = false;
+  let killTimer: ReturnType<typeof setTimeout> | undefined;
+  const kill = () => {
+    try {
+      // The main process may signal the whole group (the Bash worker may not).
+      Deno.kill(-child.pid, "SIGTERM");
+    } catch {
+      // Gone already.
+    }
+    killTimer = setTimeout(() => {
+      try {
+        Deno.kill(-child.pid, "SIGKILL");
+      } catch {
+        // Gone already.
+      }
+    }, KILL_GRACE_MS);
+  };
+  let readyTimer: ReturnType<typeof setTimeout> | undefined;
+  let timedOut = false;
+  const stop = () => {
+    if (killRequested) return;
+    killRequested = true;
+    if (ready) kill();
+    else readyTimer = setTimeout(kill, READY_WAIT_MS);
+  };
+  const onReady = () => {
+    ready = true;
+    if (killRequested && readyTimer !== undefined) {
+      clearTimeout(readyTimer);
+      kill();
+    }
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    stop();
+  }, request.timeoutMs);
+  const onAbort = () => stop();
+  request.signal?.addEventListener("abort", onAbort, { once: true });
+  if (request.signal?.aborted) stop();
+  const stdout = collect(child.stdout, limit);
+  const stderr = collect(child.stderr, limit, onReady);
+  if (plan.seccomp !== null) await feed(child.stdin, plan.seccomp);
+  let status: Deno.CommandStatus;
+  try {
+    status = await child.status;
+  } finally {
+    clearTimeout(timer);
+    clearTimeout(readyTimer);
+    clearTimeout(killTimer);
+    request.signal?.removeEventListener("abort", onAbort);
+  }
+  const [out, err] = await Promise.all([stdout, stderr]);
+  const durationMs = Math.round(performance.now() - started);
+  if (timedOut) return { status: "timed-out", stdout: out, stderr: err, durationMs };
+  return { status: "exited", code: status.code, stdout: out, stderr: err, durationMs };
+}
+
+/** Writes bubblewrap's seccomp program to its standard input and closes it. */
+async function feed(stdin: WritableStream<Uint8Array>, bytes: Uint8Array): Promise<void> {
+  const writer = stdin.getWriter();
+  try {
+    await writer.write(bytes);
+    await writer.close();
+  } catch {
+    // The process exited early: its status says why.
+  } finally {
+    writer.releaseLock();
+  }
+}
+
+/** Reads a stream to its end as text, keeping at most `limit` characters; strips the announcement. */
+async function collect(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+  onReady?: () => void,
+): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  let watching = onReady !== undefined;
+  for await (const chunk of stream) {
+    text += decoder.decode(chunk, { stream: true });
+    if (watching) {
+      const at = text.indexOf(READY);
+      if (at !== -1) {
+        watching = false;
+        onReady?.();
+        text = text.slice(0, at) + text.slice(at + READY.length);
+      }
+    }
+    if (text.length > limit * 2) text = text.slice(0, limit * 2);
+  }
+  text += decoder.decode();
+  return text.length > limit ? text.slice(0, limit) : text;
+}

@@ -5,7 +5,7 @@
  * @module
  */
 import denoConfig from "./deno.json" with { type: "json" };
-import { type CliOptions, HELP, parseCli, UsageError } from "./src/cli/args.ts";
+import { type CliOptions, helpText, parseCli, UsageError } from "./src/cli/args.ts";
 import { EXIT } from "./src/cli/exit_codes.ts";
 import { assertNever } from "./src/common/errors.ts";
 import { resolveWorkspace, type Workspace, WorkspaceError } from "./src/session/workspace.ts";
@@ -13,14 +13,18 @@ import { resolveWorkspace, type Workspace, WorkspaceError } from "./src/session/
 async function main(argv: string[]): Promise<number> {
   let options: CliOptions;
   try {
-    options = parseCli(argv);
+    options = parseCli(argv, {
+      stdinIsTerminal: Deno.stdin.isTerminal(),
+      stdoutIsTerminal: Deno.stdout.isTerminal(),
+      ci: Deno.env.get("CI"),
+    });
   } catch (error) {
     return usageFailure(error);
   }
   const command = options.command;
   switch (command.kind) {
     case "help":
-      console.log(HELP);
+      console.log(helpText());
       return EXIT.ok;
     case "version":
       console.log(`mewcode ${denoConfig.version} (deno ${Deno.version.deno})`);
@@ -40,9 +44,7 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof WorkspaceError) return usageFailure(new UsageError(error.message));
     throw error;
   }
-  const controller = new AbortController();
-  const onSignal = () => controller.abort(new DOMException("interrupted", "AbortError"));
-  Deno.addSignalListener("SIGINT", onSignal);
+  const interruption = new Interruption();
   try {
     switch (command.kind) {
       // Every command is loaded on demand: `--version` and `--help` load none of them.
@@ -60,7 +62,7 @@ async function main(argv: string[]): Promise<number> {
           return usageFailure(error);
         }
         const { output, exitCode } = await runToolCommand(workspace, options, { name: command.name, input }, {
-          signal: controller.signal,
+          signal: interruption.signal,
         });
         console.log(JSON.stringify(output, null, 2));
         return exitCode;
@@ -69,15 +71,67 @@ async function main(argv: string[]): Promise<number> {
         const { runDoctor } = await import("./src/cli/doctor_command.ts");
         return await runDoctor({ workspace, options });
       }
-      case "print": {
+      case "sessions": {
+        const { runSessionsCommand } = await import("./src/cli/sessions_command.ts");
+        return await runSessionsCommand({ workspace, json: command.json });
+      }
+      case "permissions":
+      case "permissions-test":
+      case "trust": {
+        const { runPermissionsCommand } = await import("./src/cli/permissions_command.ts");
+        return await runPermissionsCommand({ workspace, options, command });
+      }
+      case "prompt": {
         const { runPrintMode } = await import("./src/cli/print_mode.ts");
-        return await runPrintMode({ workspace, options, signal: controller.signal });
+        return await runPrintMode({ workspace, options, signal: interruption.signal, interruption });
       }
       default:
         return assertNever(command);
     }
+  } catch (error) {
+    if (error instanceof UsageError) return usageFailure(error);
+    if (isAdditionalDirectoryError(error)) return usageFailure(new UsageError(error.message));
+    throw error;
   } finally {
-    Deno.removeSignalListener("SIGINT", onSignal);
+    interruption.dispose();
+  }
+}
+
+/**
+ * SIGINT and SIGTERM abort the run (its tools' processes are killed, the partial result is printed, the
+ * transcript gets its end record); a second signal while that happens exits at once.
+ */
+class Interruption {
+  readonly #controller = new AbortController();
+  #received: "SIGINT" | "SIGTERM" | null = null;
+  readonly #listeners: [Deno.Signal, () => void][] = [];
+
+  constructor() {
+    for (const name of ["SIGINT", "SIGTERM"] as const) {
+      const listener = () => this.#receive(name);
+      Deno.addSignalListener(name, listener);
+      this.#listeners.push([name, listener]);
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The signal that interrupted the run, or null. */
+  get received(): "SIGINT" | "SIGTERM" | null {
+    return this.#received;
+  }
+
+  dispose(): void {
+    for (const [name, listener] of this.#listeners) Deno.removeSignalListener(name, listener);
+  }
+
+  #receive(name: "SIGINT" | "SIGTERM"): void {
+    const code = name === "SIGINT" ? EXIT.interrupted : EXIT.terminated;
+    if (this.#received !== null) Deno.exit(code);
+    this.#received = name;
+    this.#controller.abort(new DOMException(`interrupted by ${name}`, "AbortError"));
   }
 }
 
@@ -95,6 +149,11 @@ function runtimeOverride(env: Record<string, string>): string | null {
     set.length === 1 ? "is" : "are"
   } set, which would override ` +
     "the permissions of every tool worker: unset it and run mewcode again";
+}
+
+/** A bad `--add-dir` (checked when the session opens): a usage error, without loading the session module. */
+function isAdditionalDirectoryError(error: unknown): error is Error {
+  return error instanceof Error && error.name === "AdditionalDirectoryError";
 }
 
 function usageFailure(error: unknown): number {

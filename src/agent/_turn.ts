@@ -17,6 +17,7 @@ import type {
   StopReason,
   Usage,
 } from "../llm/provider.ts";
+import { StreamProtocolError } from "../llm/errors.ts";
 import type { ToolResult } from "../tools/tool.ts";
 import { AsyncQueue } from "./_queue.ts";
 import type { AgentEvent, UsageTotals } from "./events.ts";
@@ -34,8 +35,10 @@ export interface TurnOptions {
   concurrency: number | undefined;
   /** How large results are cut (see guards.ts). */
   resultLimit: { maxChars: number; exempt: readonly string[]; dir: string | null };
-  /** Adds a complete response's usage to the run's totals and returns the new totals. */
+  /** Adds a response's usage (what a broken one reported at its start) to the run's totals; returns them. */
   addUsage(usage: Usage): UsageTotals;
+  /** The tool the model gives its final answer through: its calls are answered here, never run. */
+  answer?: { name: string; accept(call: ToolCall): CallResult };
 }
 
 /** How a turn ended. */
@@ -50,8 +53,12 @@ export type TurnResult =
     /** The JSON parse error of each tool use whose input could not be read, by id. */
     invalid: Map<string, string>;
   }
-  /** The response broke off (or was aborted); `content` is the text that had arrived. */
-  | { kind: "broken"; content: ContentBlock[]; error: unknown };
+  /**
+   * The response broke off (or was aborted); `content` is the text that had arrived. `sideEffects`: the
+   * response delivered a call to a tool that is not read-only, so it must not be sent again (see
+   * `#onToolCall`).
+   */
+  | { kind: "broken"; content: ContentBlock[]; error: unknown; sideEffects: boolean };
 
 type Item =
   | { kind: "event"; event: ProviderEvent }
@@ -82,6 +89,9 @@ class Turn {
   #end: Extract<ProviderEvent, { type: "message-end" }> | null = null;
   #broken: { error: unknown } | null = null;
   #streamDone = false;
+  /** The usage the response reported at its start: all a broken response reports. */
+  #startUsage: Usage | null = null;
+  #sideEffects = false;
 
   constructor(request: ModelRequest, options: TurnOptions) {
     this.#request = request;
@@ -118,6 +128,7 @@ class Turn {
         kind: "broken",
         content: partial === "" ? [] : [{ type: "text", text: partial }],
         error: this.#broken?.error,
+        sideEffects: this.#sideEffects,
       };
     }
     return {
@@ -152,7 +163,7 @@ class Turn {
         yield* this.#onStreamEnd();
         return;
       case "stream-error":
-        this.#onStreamError(item.error);
+        yield* this.#onStreamError(item.error);
         return;
       case "tool-start":
         yield this.#toolStart(item.call, item.startedAt);
@@ -171,6 +182,7 @@ class Turn {
     const { turn } = this.#options;
     switch (event.type) {
       case "message-start":
+        this.#startUsage = event.usage;
         return;
       case "text-delta":
         this.#texts.set(event.index, (this.#texts.get(event.index) ?? "") + event.text);
@@ -179,12 +191,9 @@ class Turn {
       case "thinking-delta":
         yield { type: "thinking-delta", turn, thinking: event.thinking };
         return;
-      case "tool-call": {
-        const call: ToolCall = { id: event.id, name: event.name, input: event.input };
-        const refused = this.#options.repeat.check(call.name, call.input);
-        this.#scheduler.add(call, refused === null ? {} : { ended: refused });
+      case "tool-call":
+        this.#onToolCall({ id: event.id, name: event.name, input: event.input });
         return;
-      }
       case "tool-call-invalid":
         this.#options.repeat.reset();
         this.#invalid.set(event.id, event.error);
@@ -200,13 +209,35 @@ class Turn {
     }
   }
 
+  /**
+   * Hands a call to the scheduler. A call to a tool that is not read-only (a writer, Bash) means the
+   * response must not be sent again if it breaks off: from here on the scheduler owns the call, and what
+   * it does cannot be undone. (Today the scheduler holds such calls until the stream ends, but a
+   * concurrency-safe writer would start at once; the retry rule does not depend on that detail.) A call to
+   * an unknown tool never runs.
+   */
+  #onToolCall(call: ToolCall): void {
+    const { answer } = this.#options;
+    if (answer !== undefined && call.name === answer.name) {
+      this.#scheduler.add(call, { ended: answer.accept(call) });
+      return;
+    }
+    const tool = this.#options.pipeline.registry.get(call.name);
+    if (tool !== undefined && !tool.isReadOnly()) this.#sideEffects = true;
+    const refused = this.#options.repeat.check(call.name, call.input);
+    this.#scheduler.add(call, refused === null ? {} : { ended: refused });
+  }
+
   /** The response is complete: its usage and message are reported now, before any call that waited for it. */
   *#onStreamEnd(): Generator<AgentEvent> {
     this.#streamDone = true;
     const end = this.#end;
     if (end === null) {
-      this.#broken = { error: new Error("The model's response ended before its end was received") };
+      this.#broken = {
+        error: new StreamProtocolError("The model's response ended before its end was received"),
+      };
       this.#scheduler.cancel("the model's response broke off before it was complete");
+      yield* this.#startUsageReport();
       return;
     }
     const { turn } = this.#options;
@@ -216,7 +247,7 @@ class Turn {
     else this.#scheduler.cancel(`the model ended its turn (stop reason "${end.stopReason}")`);
   }
 
-  #onStreamError(error: unknown): void {
+  *#onStreamError(error: unknown): Generator<AgentEvent> {
     this.#streamDone = true;
     this.#broken = { error };
     this.#scheduler.cancel(
@@ -224,6 +255,14 @@ class Turn {
         ? "the user interrupted the turn"
         : "the model's response broke off before it was complete",
     );
+    yield* this.#startUsageReport();
+  }
+
+  /** A broken response's usage: what it reported at its start (the input side), when it got that far. */
+  *#startUsageReport(): Generator<AgentEvent> {
+    const usage = this.#startUsage;
+    if (usage === null) return;
+    yield { type: "usage", turn: this.#options.turn, usage, totals: this.#options.addUsage(usage) };
   }
 
   async *#onToolEnd(ended: ScheduledOutcome): AsyncGenerator<AgentEvent> {

@@ -6,10 +6,12 @@
  * @module
  */
 import type { CallOutcome } from "../execution/call_outcome.ts";
-
-export type { CallOutcome, CallStatus, Denial, PipelineGate } from "../execution/call_outcome.ts";
+import type { ErrorCategory } from "../llm/errors.ts";
 import type { ContentBlock, StopReason, Usage } from "../llm/provider.ts";
 import type { ToolResult } from "../tools/tool.ts";
+
+export type { CallOutcome, CallStatus, Denial, PipelineGate } from "../execution/call_outcome.ts";
+export type { ErrorCategory } from "../llm/errors.ts";
 
 /** Why a run ended. */
 export type TurnEndReason =
@@ -17,6 +19,8 @@ export type TurnEndReason =
   | "end_turn"
   /** `maxTurns` model requests were made and the model still wanted to continue. */
   | "max_turns"
+  /** The run's cost reached `maxBudgetUsd` and the model still wanted to continue. */
+  | "max_budget"
   /** The model declined to continue (`refusal`). */
   | "refusal"
   /** The response was cut off at the token limit and could not continue. */
@@ -37,7 +41,7 @@ export interface UsageTotals extends Usage {
 export type AgentEvent =
   /** The user's message for this run was added to the conversation. */
   | { type: "user-message"; text: string }
-  /** A model request is about to be sent; `turn` counts requests from 1. */
+  /** A model request is about to be sent; `turn` counts requests from 1 (a retry keeps its number). */
   | {
     type: "request-start";
     turn: number;
@@ -50,11 +54,19 @@ export type AgentEvent =
   }
   | { type: "text-delta"; turn: number; text: string }
   | { type: "thinking-delta"; turn: number; thinking: string }
-  /** The provider is retrying a failed request after `delayMs`. */
+  /**
+   * The turn's request is sent again after `delayMs`. Everything the turn streamed since its
+   * `request-start` or the previous `retry` (text, thinking, tool calls and their results) is discarded:
+   * it never becomes part of the conversation, and no `request-end` is emitted for it. The provider's own
+   * retries come before any content arrived; a retry after content means the response broke off mid-way
+   * with nothing of side effects started, and `reason` says so and names the error (`attempt` then counts
+   * such retries of this turn).
+   */
   | { type: "retry"; turn: number; attempt: number; delayMs: number; reason: string }
   /**
    * A model request ended; `content` is the assistant message as appended to the conversation (only the
-   * text that had arrived, and `partial`, when the stream broke).
+   * text that had arrived, and `partial`, when the stream broke and the run ends). A response that broke
+   * off and was discarded for a retry has no request-end.
    */
   | {
     type: "request-end";
@@ -63,6 +75,10 @@ export type AgentEvent =
     content: ContentBlock[];
     partial: boolean;
   }
+  /**
+   * A response's usage and the run's totals since. A response that broke off reports what it reported at
+   * its start (the input side), whether it is kept or discarded.
+   */
   | { type: "usage"; turn: number; usage: Usage; totals: UsageTotals }
   /** A tool call starts running (calls that end at a gate before running start and end at once). */
   | { type: "tool-call-start"; turn: number; id: string; name: string; input: unknown; startedAt: number }
@@ -83,8 +99,8 @@ export type AgentEvent =
   | { type: "tool-results"; turn: number; content: ContentBlock[] }
   /** Something the user should know that does not end the run by itself. */
   | { type: "warning"; message: string }
-  /** What ended the run with reason "error". */
-  | { type: "error"; turn: number; name: string; message: string; error: unknown }
+  /** What ended the run with reason "error"; `category` (see `errorCategory`) decides the exit status. */
+  | { type: "error"; turn: number; name: string; message: string; category: ErrorCategory; error: unknown }
   /** The run is over; `text` is the text of the last assistant message. */
   | {
     type: "turn-end";
@@ -93,5 +109,9 @@ export type AgentEvent =
     text: string;
     message: string | null;
     totals: UsageTotals;
+    /** What the run cost in US dollars, or null when the session has no price for its model. */
+    costUsd: number | null;
     durationMs: number;
+    /** The accepted answer, when the run had an answer contract (structured output) and it was given. */
+    answer?: unknown;
   };

@@ -15,6 +15,12 @@ export const DEFAULT_MAX_RESULT_CHARS = 30_000;
 /** Tools that page their own output and are never cut (ReadFile pages with offset and limit). */
 export const DEFAULT_RESULT_LIMIT_EXEMPT: readonly string[] = ["ReadFile"];
 
+/** A RepeatGuard's streak: the last call's key and how many times in a row it came. */
+export interface RepeatStreak {
+  readonly last: string | null;
+  readonly count: number;
+}
+
 /** Counts identical calls in a row (same tool, same input, keys in any order) across the whole run. */
 export class RepeatGuard {
   #limit: number;
@@ -43,6 +49,17 @@ export class RepeatGuard {
       { guard: "repeat", repeats: this.#count },
     );
     return { result, outcome: { status: "cancelled", gate: "guard" } };
+  }
+
+  /** The streak as it stands, for `restore` when the calls checked after it are discarded. */
+  save(): RepeatStreak {
+    return { last: this.#last, count: this.#count };
+  }
+
+  /** Goes back to a saved streak (a response that broke off is discarded, and its calls with it). */
+  restore(streak: RepeatStreak): void {
+    this.#last = streak.last;
+    this.#count = streak.count;
   }
 
   /** Breaks the streak (for example after a call whose input could not be read). */

@@ -4,19 +4,28 @@
  * It only yields events; whoever consumes them (the session's transcript, a front end) records or shows
  * them.
  *
+ * A response that breaks off mid-way (the provider does not retry once content arrived) is discarded and
+ * the same request sent again, with the provider's backoff policy, as long as it delivered no call with
+ * side effects: its partial message never joins the conversation, its read-only calls are cancelled and
+ * their results dropped, and a `retry` event tells consumers so. Otherwise the run ends with an `error`,
+ * keeping the text that had arrived.
+ *
  * @module
  */
 import { describeError } from "../common/errors.ts";
 import type { CallResult } from "../execution/call_outcome.ts";
-import type { ToolCall, ToolPipeline } from "../execution/pipeline.ts";
+import { ended, type ToolCall, type ToolPipeline } from "../execution/pipeline.ts";
 import type { ExecutionMode } from "../execution/scheduler.ts";
 import {
   type ContentBlock,
   emptyUsage,
   type ModelRequest,
   type Provider,
+  type ToolSpec,
   type Usage,
 } from "../llm/provider.ts";
+import { errorCategory, StreamInterruptedError } from "../llm/errors.ts";
+import { abortableSleep, brokenStreamReason, decideStreamRetry, type RetryOptions } from "../llm/retry.ts";
 import { runTurn, type TurnResult } from "./_turn.ts";
 import { Conversation, type ToolUseBlock } from "./conversation.ts";
 import type { AgentEvent, TurnEndReason, UsageTotals } from "./events.ts";
@@ -42,6 +51,13 @@ export interface RunAgentOptions {
   conversation?: Conversation;
   /** The most model requests in this run; null or absent for no limit. */
   maxTurns?: number | null;
+  /** The price in US dollars of one request's usage (null when unknown); the run's cost is their sum. */
+  costOf?: (usage: Usage) => number | null;
+  /**
+   * No request starts once the run has cost this many US dollars (by `costOf`, which it requires); null or
+   * absent for no limit.
+   */
+  maxBudgetUsd?: number | null;
   /** Default "streaming". */
   execution?: ExecutionMode;
   /** The most calls of one batch running at once; default 8. */
@@ -54,7 +70,36 @@ export interface RunAgentOptions {
   resultLimitExempt?: readonly string[];
   /** The folder for full outputs of cut results; null (the default) to only cut them. */
   resultDir?: string | null;
+  /**
+   * The run's answer must be given through this tool, and pass `check`: the model may repair a wrong or
+   * missing answer once; the accepted input is the turn-end's `answer` (structured output).
+   */
+  answer?: AnswerContract;
+  /**
+   * Called when the model ends its turn (Stop hooks): a returned text is what the model must still do, and
+   * the run goes on with it as a user message; null lets the run end. `active` says whether the run already
+   * went on once for this reason. At most MAX_STOP_CONTINUATIONS times per run.
+   */
+  beforeStop?: (active: boolean) => Promise<string | null>;
+  /**
+   * How a response that broke off mid-way is sent again: DEFAULT_RETRY_POLICY (src/llm/retry.ts) by default,
+   * with `sleep` and `random` injectable for tests. `maxRetries` bounds such retries per turn.
+   */
+  retry?: RetryOptions;
 }
+
+/** A final answer given as a tool call whose input must pass a check (see RunAgentOptions.answer). */
+export interface AnswerContract {
+  tool: ToolSpec;
+  /** null when the input is a valid answer; otherwise what the model must fix. */
+  check(input: unknown): string | null;
+}
+
+/** How many times the model may fix a wrong or missing answer. */
+const ANSWER_REPAIRS = 1;
+
+/** How many times Stop hooks may send the model back to work in one run. */
+export const MAX_STOP_CONTINUATIONS = 5;
 
 /** Runs the agent until the model ends its turn, a guard stops it, an error occurs or the signal aborts. */
 export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentEvent> {
@@ -70,6 +115,16 @@ class AgentRun {
   #repeat: RepeatGuard;
   #totals: UsageTotals = { ...emptyUsage(), requests: 0 };
   #turns = 0;
+  /** The accepted answer (AnswerContract), committed when its response is complete. */
+  #answer: { value: unknown } | null = null;
+  /** An answer accepted from the response being streamed (discarded with it when it breaks off). */
+  #pendingAnswer: { value: unknown } | null = null;
+  /** Wrong or missing answers so far. */
+  #answerFailures = 0;
+  /** Times a Stop hook sent the model back to work. */
+  #stopContinuations = 0;
+  /** What the run has cost so far, or null when a price is unknown. */
+  #costUsd: number | null;
   #lastText = "";
   #truncatedBefore = false;
   #startedAt = Date.now();
@@ -78,10 +133,14 @@ class AgentRun {
     this.#options = options;
     this.#conversation = options.conversation ?? new Conversation();
     this.#repeat = new RepeatGuard(options.repeatLimit ?? DEFAULT_REPEAT_LIMIT);
+    this.#costUsd = options.costOf === undefined ? null : 0;
+    if ((options.maxBudgetUsd ?? null) !== null && options.costOf === undefined) {
+      throw new TypeError("runAgent: maxBudgetUsd needs costOf to know what the run costs");
+    }
   }
 
   async *run(): AsyncGenerator<AgentEvent> {
-    const { signal, maxTurns = null, prompt } = this.#options;
+    const { signal, maxTurns = null, maxBudgetUsd = null, prompt } = this.#options;
     this.#conversation.addUserText(prompt);
     yield { type: "user-message", text: prompt };
     while (true) {
@@ -93,13 +152,26 @@ class AgentRun {
           `Stopped after ${requests}: the limit of ${maxTurns} was reached while the model still wanted to continue`,
         );
       }
+      if (maxBudgetUsd !== null && (this.#costUsd === null || this.#costUsd >= maxBudgetUsd)) {
+        const spent = this.#costUsd === null ? "an unknown amount" : `$${this.#costUsd.toFixed(4)}`;
+        return yield* this.#end(
+          "max_budget",
+          `Stopped after ${this.#turns} model request${
+            this.#turns === 1 ? "" : "s"
+          }: the run has cost ${spent}, ` +
+            `reaching its budget of $${maxBudgetUsd} while the model still wanted to continue`,
+        );
+      }
       this.#turns += 1;
       const next = yield* this.#turn(this.#turns);
       if (next.kind === "end") return yield* this.#end(next.reason, next.message);
     }
   }
 
-  /** One model request and the tool calls it asked for, then what the response means for the run. */
+  /**
+   * One model request and the tool calls it asked for, then what the response means for the run. A
+   * response that broke off is discarded and the request sent again while `#retryAfterBreak` allows.
+   */
   async *#turn(turn: number): AsyncGenerator<AgentEvent, Continuation> {
     const { pipeline } = this.#options;
     const request: ModelRequest = {
@@ -107,7 +179,9 @@ class AgentRun {
       maxTokens: this.#options.maxTokens,
       system: this.#options.system,
       messages: this.#conversation.messages,
-      tools: pipeline.registry.toolSpecs(),
+      tools: this.#options.answer === undefined
+        ? pipeline.registry.toolSpecs()
+        : [...pipeline.registry.toolSpecs(), this.#options.answer.tool],
     };
     yield {
       type: "request-start",
@@ -118,25 +192,69 @@ class AgentRun {
       messageCount: request.messages.length,
       tools: request.tools.map((tool) => tool.name),
     };
-    const result: TurnResult = yield* runTurn(request, {
-      turn,
-      provider: this.#options.provider,
-      pipeline,
-      signal: this.#options.signal,
-      repeat: this.#repeat,
-      execution: this.#options.execution ?? "streaming",
-      concurrency: this.#options.concurrency,
-      resultLimit: {
-        maxChars: this.#options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS,
-        exempt: this.#options.resultLimitExempt ?? DEFAULT_RESULT_LIMIT_EXEMPT,
-        dir: this.#options.resultDir ?? null,
-      },
-      addUsage: (usage) => this.#addUsage(usage),
-    });
-    if (result.kind === "broken") return yield* this.#afterBreak(turn, result);
-    this.#conversation.addAssistant(result.content);
-    this.#lastText = textOf(result.content);
-    return yield* this.#afterStop(turn, result);
+    const streak = this.#repeat.save();
+    const failures = this.#answerFailures;
+    for (let retries = 0;; retries++) {
+      this.#pendingAnswer = null;
+      this.#answerFailures = failures;
+      const result: TurnResult = yield* runTurn(request, {
+        turn,
+        provider: this.#options.provider,
+        pipeline,
+        signal: this.#options.signal,
+        repeat: this.#repeat,
+        execution: this.#options.execution ?? "streaming",
+        concurrency: this.#options.concurrency,
+        resultLimit: {
+          maxChars: this.#options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS,
+          exempt: this.#options.resultLimitExempt ?? DEFAULT_RESULT_LIMIT_EXEMPT,
+          dir: this.#options.resultDir ?? null,
+        },
+        addUsage: (usage) => this.#addUsage(usage),
+        ...(this.#options.answer === undefined ? {} : {
+          answer: { name: this.#options.answer.tool.name, accept: (call) => this.#acceptAnswer(call) },
+        }),
+      });
+      if (result.kind === "complete") {
+        this.#answer ??= this.#pendingAnswer;
+        this.#conversation.addAssistant(result.content);
+        this.#lastText = textOf(result.content);
+        return yield* this.#afterStop(turn, result);
+      }
+      const retry = this.#retryAfterBreak(result, retries + 1);
+      if (retry === null) return yield* this.#afterBreak(turn, result);
+      // Discarded: the partial message is not added, and the calls it delivered no longer count as repeats.
+      this.#repeat.restore(streak);
+      yield { type: "retry", turn, attempt: retries + 1, delayMs: retry.delayMs, reason: retry.reason };
+      const { signal } = this.#options;
+      try {
+        await (this.#options.retry?.sleep ?? abortableSleep)(retry.delayMs, signal);
+      } catch (error) {
+        if (signal.aborted) return { kind: "end", reason: "aborted", message: "The run was interrupted" };
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * Whether a response that broke off may be discarded and its request sent again as retry number
+   * `attempt`: not when the run was interrupted, not when the response delivered a call with side
+   * effects, and only for a StreamInterruptedError whose cause the retry policy would retry.
+   */
+  #retryAfterBreak(
+    result: Extract<TurnResult, { kind: "broken" }>,
+    attempt: number,
+  ): { delayMs: number; reason: string } | null {
+    const { error } = result;
+    if (this.#options.signal.aborted || result.sideEffects) return null;
+    if (!(error instanceof StreamInterruptedError)) return null;
+    const { sleep: _sleep, random, ...policy } = this.#options.retry ?? {};
+    const decision = decideStreamRetry(
+      error,
+      attempt,
+      random === undefined ? { policy } : { policy, random },
+    );
+    return decision.retry ? { delayMs: decision.delayMs, reason: brokenStreamReason(error) } : null;
   }
 
   /** The stream broke (or was aborted): keep the text that arrived, and end the run. */
@@ -152,7 +270,14 @@ class AgentRun {
     }
     const error = result.error;
     const message = describeError(error);
-    yield { type: "error", turn, name: error instanceof Error ? error.name : "Error", message, error };
+    yield {
+      type: "error",
+      turn,
+      name: error instanceof Error ? error.name : "Error",
+      message,
+      category: errorCategory(error),
+      error,
+    };
     return { kind: "end", reason: "error", message };
   }
 
@@ -189,9 +314,77 @@ class AgentRun {
       const content: ContentBlock[] = note === null ? blocks : [...blocks, { type: "text", text: note }];
       yield { type: "tool-results", turn, content };
     }
+    if (this.#options.answer !== undefined) {
+      const answered = yield* this.#afterAnswer(decision);
+      if (answered !== null) return answered;
+    }
     if (decision.action === "continue") return { kind: "continue" };
+    if (decision.reason === "end_turn" && this.#options.beforeStop !== undefined) {
+      const more = yield* this.#stopHooks(this.#options.beforeStop);
+      if (more !== null) return more;
+    }
     if (decision.warning !== null) yield { type: "warning", message: decision.warning };
     return { kind: "end", reason: decision.reason, message: decision.message };
+  }
+
+  /** Asks the Stop hooks whether the model may stop; when not, the run goes on with what they ask for. */
+  async *#stopHooks(
+    beforeStop: (active: boolean) => Promise<string | null>,
+  ): AsyncGenerator<AgentEvent, Continuation | null> {
+    if (this.#stopContinuations >= MAX_STOP_CONTINUATIONS || this.#options.signal.aborted) return null;
+    const reason = await beforeStop(this.#stopContinuations > 0);
+    if (reason === null) return null;
+    this.#stopContinuations += 1;
+    const text = `A Stop hook does not let you finish yet: ${reason}`;
+    this.#conversation.addUserText(text);
+    yield { type: "user-message", text };
+    return { kind: "continue" };
+  }
+
+  /**
+   * What the answer contract decides after a turn: an accepted answer ends the run; a wrong answer beyond
+   * the repairs ends it without one; a turn that ends without an answer gets one repair message. Null when
+   * the turn's own stop decision stands.
+   */
+  *#afterAnswer(decision: ReturnType<typeof decideStop>): Generator<AgentEvent, Continuation | null> {
+    if (this.#answer !== null) return { kind: "end", reason: "end_turn", message: null };
+    const name = this.#options.answer?.tool.name ?? "";
+    if (this.#answerFailures > ANSWER_REPAIRS) {
+      return {
+        kind: "end",
+        reason: "end_turn",
+        message: `The answer given through ${name} still did not match the required schema after a repair`,
+      };
+    }
+    if (decision.action !== "end" || decision.reason !== "end_turn") return null;
+    this.#answerFailures += 1;
+    if (this.#answerFailures > ANSWER_REPAIRS) {
+      return {
+        kind: "end",
+        reason: "end_turn",
+        message: `The model ended without giving its answer through ${name}, even after being asked to`,
+      };
+    }
+    const text = `You ended your turn without calling ${name}. The task is finished only when you call ` +
+      `${name}, once, with the complete answer as its input.`;
+    this.#conversation.addUserText(text);
+    yield { type: "user-message", text };
+    return { kind: "continue" };
+  }
+
+  /** Answers a call of the answer tool: accepted once when its input passes the check, else what to fix. */
+  #acceptAnswer(call: ToolCall): CallResult {
+    const problem = this.#options.answer?.check(call.input) ?? null;
+    if (problem === null && this.#pendingAnswer === null) {
+      this.#pendingAnswer = { value: call.input };
+      return {
+        result: { content: "The answer was recorded.", isError: false, metadata: {} },
+        outcome: { status: "completed", gate: "execute" },
+      };
+    }
+    if (problem === null) return ended("invalid", "validate", "An answer was already given in this response");
+    this.#answerFailures += 1;
+    return ended("invalid", "validate", problem);
   }
 
   *#answerWithoutRunning(turn: number, block: ToolUseBlock, call: CallResult): Generator<AgentEvent> {
@@ -227,6 +420,10 @@ class AgentRun {
       cacheReadInputTokens: this.#totals.cacheReadInputTokens + usage.cacheReadInputTokens,
       requests: this.#totals.requests + 1,
     };
+    if (this.#costUsd !== null) {
+      const cost = this.#options.costOf?.(usage) ?? null;
+      this.#costUsd = cost === null ? null : this.#costUsd + cost;
+    }
     return this.#totals;
   }
 
@@ -248,7 +445,9 @@ class AgentRun {
       text: this.#lastText,
       message,
       totals: this.#totals,
+      costUsd: this.#costUsd,
       durationMs: Date.now() - this.#startedAt,
+      ...(this.#answer === null ? {} : { answer: this.#answer.value }),
     };
   }
 }

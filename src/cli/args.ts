@@ -1,20 +1,29 @@
 /**
- * Command-line parsing: argv in, a validated CliOptions or a usage error out.
+ * Command-line parsing: argv in, a validated CliOptions or a usage error out. The options come from the
+ * table in options.ts, so the parser, `--help` and the README cannot disagree.
+ *
+ * A word that is not an option is a command (`tools`, `doctor`, …) when it is the first one and names a
+ * command, and otherwise part of the prompt: `mewcode -p fix the tests` sends "fix the tests". After `--`
+ * every word is part of the prompt, so a prompt may start with "-".
  *
  * @module
  */
-import { parseArgs } from "node:util";
-import { PERMISSION_MODES, type PermissionMode } from "../permissions/modes.ts";
 import { parseSize } from "../common/size.ts";
-import { DEFAULT_MAX_PROCESSES, type SandboxMode } from "../session/session.ts";
+import type { PermissionMode } from "../permissions/modes.ts";
+import type { SandboxMode } from "../tools/tool.ts";
+import { EXIT_DESCRIPTIONS } from "./exit_codes.ts";
+import {
+  COMMANDS,
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_MODEL,
+  describeOptions,
+  OPTIONS,
+  type OptionSpec,
+  type OutputFormat,
+  SANDBOX_MODES,
+} from "./options.ts";
 
-/** The shell sandbox modes. */
-export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;
-
-/** The model used when `--model` is not given. */
-export const DEFAULT_MODEL = "claude-sonnet-5-5";
-/** The response token limit used when `--max-tokens` is not given. */
-export const DEFAULT_MAX_TOKENS = 16_000;
+export { DEFAULT_MAX_TOKENS, DEFAULT_MODEL, SANDBOX_MODES };
 
 /** What the user asked mewcode to do. */
 export type CliCommand =
@@ -23,26 +32,74 @@ export type CliCommand =
   | { kind: "tools"; json: boolean }
   | { kind: "tool"; name: string; input: string }
   | { kind: "doctor" }
-  | { kind: "print"; prompt: string | null };
+  | { kind: "sessions"; json: boolean }
+  | { kind: "permissions"; json: boolean }
+  /** `permissions test 'Bash(git push)'` (input null) or `permissions test Bash '{"command":…}'`. */
+  | { kind: "permissions-test"; target: string; input: string | null }
+  | { kind: "trust"; revoke: boolean }
+  /**
+   * Run a prompt. `headless`: `-p`, or no terminal on stdin or stdout, or CI=true — run to completion and
+   * print the result; otherwise the interactive session. `prompt` is null when none was given as an
+   * argument (then it comes from standard input in headless mode).
+   */
+  | { kind: "prompt"; prompt: string | null; headless: boolean };
 
-/** Everything argv says, validated. */
+/** How the session's conversation starts. */
+export type SessionChoice =
+  | { kind: "new"; id: string | null }
+  | { kind: "continue" }
+  | { kind: "resume"; id: string };
+
+/** The system prompt's replacement and addition, as given (files are read when the session opens). */
+export interface SystemPromptOptions {
+  replace: { text: string } | { file: string } | null;
+  append: { text: string } | { file: string } | null;
+}
+
+/** Everything argv says, validated. A null field was not given: settings or defaults decide. */
 export interface CliOptions {
   command: CliCommand;
   /** The workspace root as given (`-C`), or null for the current directory. */
   cd: string | null;
   readOnly: boolean;
-  sandbox: SandboxMode;
-  sandboxNetwork: boolean;
+  sandbox: SandboxMode | null;
+  /** `--sandbox-network` given (true), or null. */
+  sandboxNetwork: boolean | null;
   strictLinks: boolean;
-  model: string;
+  model: string | null;
   maxTokens: number;
   maxTurns: number | null;
-  permissionMode: PermissionMode;
+  maxBudgetUsd: number | null;
+  permissionMode: PermissionMode | null;
+  /** Rules from `--allowedTools` and `--disallowedTools`, one rule per entry. */
+  allowedTools: string[];
+  disallowedTools: string[];
+  approvalCommand: string | null;
+  addDirs: string[];
+  /** `--trust`: trust the workspace's own settings for this run. */
+  trust: boolean;
+  outputFormat: OutputFormat;
+  includePartialMessages: boolean;
+  /** `--json-schema` as given: the schema's JSON text, or "@FILE". */
+  jsonSchema: string | null;
+  systemPrompt: SystemPromptOptions;
+  session: SessionChoice;
+  /** Write a transcript (false with `--no-session-persistence`). */
+  persist: boolean;
+  quiet: boolean;
   verbose: boolean;
   /** `--sandbox-max-processes`, or null for the default. */
   sandboxMaxProcesses: number | null;
   /** `--sandbox-max-memory` in bytes, or null for the default. */
   sandboxMaxMemory: number | null;
+}
+
+/** What parsing needs to know about the process: whether a person is at a terminal. */
+export interface CliEnvironment {
+  stdinIsTerminal: boolean;
+  stdoutIsTerminal: boolean;
+  /** The CI variable (CI=true or CI=1 means headless). */
+  ci?: string | undefined;
 }
 
 /** A usage error: main prints it with a hint and exits 2. */
@@ -51,114 +108,234 @@ export class UsageError extends Error {
 }
 
 /** The text of `mewcode --help`. */
-export const HELP = `mewcode — a terminal coding agent whose tools run inside a runtime-enforced sandbox
+export function helpText(): string {
+  const commandWidth = Math.max(...COMMANDS.map((command) => command.usage.length)) + 2;
+  const commands = COMMANDS.map((command) =>
+    `  mewcode ${command.usage.padEnd(commandWidth)}${command.description}`
+  );
+  const exits = EXIT_DESCRIPTIONS.map(([code, meaning]) => `  ${String(code).padStart(3)}  ${meaning}`);
+  return `mewcode — a terminal coding agent whose tools run inside a runtime-enforced sandbox
 
 Usage:
-  mewcode -p "PROMPT" [options]     run one prompt to completion and print the answer
-  mewcode tools [--json]            list the enabled tools (--json: the exact API "tools" array)
-  mewcode tool NAME 'JSON-INPUT'    run one tool call through the whole pipeline, print the result as JSON
-  mewcode doctor                    check Deno, the sandbox backend and the workspace
-  mewcode --version | --help
+${commands.join("\n")}
 
-Options:
-  -p, --print                  one-shot mode: the prompt is the argument (or standard input when absent)
-  -C, --cd DIR                 workspace root (default: the current directory)
-      --read-only              offer no WriteFile, EditFile or Bash
-      --sandbox MODE           shell sandbox: read-only | workspace-write (default) | danger-full-access
-      --sandbox-network        let the sandboxed shell use the network
-      --sandbox-max-processes N  processes a shell command may run at once (default: ${DEFAULT_MAX_PROCESSES})
-      --sandbox-max-memory SIZE  memory a shell command may use, e.g. 2G (default: half the RAM, at most 8G)
-      --strict-links           refuse to read files that have more than one hard link
-      --permission-mode MODE   default | acceptEdits | plan | bypassPermissions
-      --model NAME             model (default: ${DEFAULT_MODEL})
-      --max-tokens N           response token limit per request (default: ${DEFAULT_MAX_TOKENS})
-      --max-turns N            stop after N model requests (exit 53)
-  -v, --verbose                print tool calls and retries on standard error
-      --json                   with "tools": print JSON
+${describeOptions()}
 
 Environment:
-  ANTHROPIC_API_KEY            API key (required for -p)
-  ANTHROPIC_BASE_URL           API endpoint (proxies, tests)
-  MEWCODE_HOME                 state directory (default: ~/.mewcode)
+  ANTHROPIC_API_KEY        API key (required to run a prompt)
+  ANTHROPIC_BASE_URL       API endpoint (proxies, tests)
+  MEWCODE_HOME             state directory: sessions, user settings, trust (default: ~/.mewcode)
+  MEWCODE_TRUST_WORKSPACE  1: trust this workspace's own settings (as --trust)
+  CI                       true: run headless, as -p
 
-Exit status: 0 success; 1 tool error or API/runtime error; 2 usage error; 53 --max-turns reached;
-130 interrupted (Ctrl-C).`;
+Exit status:
+${exits.join("\n")}`;
+}
 
 /** Parses argv (without the program name). Throws UsageError for anything malformed. */
-export function parseCli(argv: readonly string[]): CliOptions {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        help: { type: "boolean", short: "h" },
-        version: { type: "boolean" },
-        print: { type: "boolean", short: "p" },
-        cd: { type: "string", short: "C" },
-        "read-only": { type: "boolean" },
-        sandbox: { type: "string" },
-        "sandbox-network": { type: "boolean" },
-        "sandbox-max-processes": { type: "string" },
-        "sandbox-max-memory": { type: "string" },
-        "strict-links": { type: "boolean" },
-        "permission-mode": { type: "string" },
-        model: { type: "string" },
-        "max-tokens": { type: "string" },
-        "max-turns": { type: "string" },
-        verbose: { type: "boolean", short: "v" },
-        json: { type: "boolean" },
-      },
-    });
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+export function parseCli(argv: readonly string[], environment: CliEnvironment = TERMINAL): CliOptions {
+  const { values, positionals } = tokenize(argv);
+  const flag = (name: string): boolean => values.get(name) !== undefined;
+  const text = (name: string): string | null => {
+    const given = values.get(name);
+    return given === undefined ? null : given.at(-1) ?? null;
+  };
+  const list = (name: string): string[] => values.get(name) ?? [];
+
+  rejectConflicts(flag, [
+    ["continue", "resume"],
+    ["continue", "session-id"],
+    ["resume", "session-id"],
+    ["system-prompt", "system-prompt-file"],
+    ["append-system-prompt", "append-system-prompt-file"],
+    ["quiet", "verbose"],
+    ["dangerously-skip-permissions", "permission-mode"],
+  ]);
+  const cd = text("cd");
+  if (cd !== null && cd.trim() === "") throw new UsageError("Invalid -C/--cd: the path is empty");
+  const outputFormat = (text("output-format") ?? "text") as OutputFormat;
+  if (flag("include-partial-messages") && outputFormat !== "stream-json") {
+    throw new UsageError("--include-partial-messages needs --output-format stream-json");
   }
-  const { values, positionals } = parsed;
-  const sandbox = values.sandbox ?? "workspace-write";
-  if (!(SANDBOX_MODES as readonly string[]).includes(sandbox)) {
-    throw new UsageError(`Invalid --sandbox "${sandbox}": use one of ${SANDBOX_MODES.join(", ")}`);
-  }
-  const permissionMode = values["permission-mode"] ?? "default";
-  if (!(PERMISSION_MODES as readonly string[]).includes(permissionMode)) {
+  const command = parseCommand(positionals, flag, environment);
+  requireCommand(flag, command, "json", ["tools", "sessions", "permissions"]);
+  requireCommand(flag, command, "revoke", ["trust"]);
+  const sessionId = text("session-id");
+  if (sessionId !== null && !UUID.test(sessionId)) {
     throw new UsageError(
-      `Invalid --permission-mode "${permissionMode}": use one of ${PERMISSION_MODES.join(", ")}`,
+      `Invalid --session-id "${sessionId}": expected a UUID such as ${crypto.randomUUID()}`,
     );
   }
-  if (values.cd !== undefined && values.cd.trim() === "") {
-    throw new UsageError("Invalid -C/--cd: the path is empty");
-  }
+  const resume = text("resume");
   return {
-    command: parseCommand(values, positionals),
-    cd: values.cd ?? null,
-    readOnly: values["read-only"] ?? false,
-    sandbox: sandbox as SandboxMode,
-    sandboxNetwork: values["sandbox-network"] ?? false,
-    strictLinks: values["strict-links"] ?? false,
-    model: values.model ?? DEFAULT_MODEL,
-    maxTokens: positiveInteger("--max-tokens", values["max-tokens"]) ?? DEFAULT_MAX_TOKENS,
-    maxTurns: positiveInteger("--max-turns", values["max-turns"]),
-    permissionMode: permissionMode as PermissionMode,
-    verbose: values.verbose ?? false,
-    sandboxMaxProcesses: positiveInteger("--sandbox-max-processes", values["sandbox-max-processes"]),
-    sandboxMaxMemory: sizeOption("--sandbox-max-memory", values["sandbox-max-memory"]),
+    command,
+    cd,
+    readOnly: flag("read-only"),
+    sandbox: text("sandbox") as SandboxMode | null,
+    sandboxNetwork: flag("sandbox-network") ? true : null,
+    strictLinks: flag("strict-links"),
+    model: nonEmpty("--model", text("model")),
+    maxTokens: positiveInteger("--max-tokens", text("max-tokens")) ?? DEFAULT_MAX_TOKENS,
+    maxTurns: positiveInteger("--max-turns", text("max-turns")),
+    maxBudgetUsd: dollars("--max-budget-usd", text("max-budget-usd")),
+    permissionMode: flag("dangerously-skip-permissions")
+      ? "bypassPermissions"
+      : text("permission-mode") as PermissionMode | null,
+    allowedTools: list("allowedTools").flatMap((value) => splitRules("--allowedTools", value)),
+    disallowedTools: list("disallowedTools").flatMap((value) => splitRules("--disallowedTools", value)),
+    approvalCommand: nonEmpty("--approval-command", text("approval-command")),
+    addDirs: list("add-dir").map((dir) => nonEmpty("--add-dir", dir) ?? dir),
+    trust: flag("trust"),
+    outputFormat,
+    includePartialMessages: flag("include-partial-messages"),
+    jsonSchema: nonEmpty("--json-schema", text("json-schema")),
+    systemPrompt: {
+      replace: textOrFile(text("system-prompt"), text("system-prompt-file")),
+      append: textOrFile(text("append-system-prompt"), text("append-system-prompt-file")),
+    },
+    session: flag("continue")
+      ? { kind: "continue" }
+      : resume !== null
+      ? { kind: "resume", id: nonEmpty("--resume", resume) ?? resume }
+      : { kind: "new", id: sessionId },
+    persist: !flag("no-session-persistence"),
+    quiet: flag("quiet"),
+    verbose: flag("verbose"),
+    sandboxMaxProcesses: positiveInteger("--sandbox-max-processes", text("sandbox-max-processes")),
+    sandboxMaxMemory: sizeOption("--sandbox-max-memory", text("sandbox-max-memory")),
   };
 }
 
+const TERMINAL: CliEnvironment = { stdinIsTerminal: true, stdoutIsTerminal: true };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The options given (every value of each, in order) and the other words. */
+interface Tokens {
+  values: Map<string, string[]>;
+  positionals: string[];
+}
+
+const BY_LONG = new Map<string, OptionSpec>(
+  OPTIONS.flatMap((option) =>
+    [option.name, ...(option.aliases ?? [])].map((name) => [name, option] as const)
+  ),
+);
+const BY_SHORT = new Map<string, OptionSpec>(
+  OPTIONS.filter((option) => option.short !== undefined).map((option) => [option.short ?? "", option]),
+);
+
+/** Splits argv into options and words, checking each option's name, value and choices. */
+function tokenize(argv: readonly string[]): Tokens {
+  const values = new Map<string, string[]>();
+  const positionals: string[] = [];
+  const add = (option: OptionSpec, value: string) => {
+    if (option.choices !== undefined && !option.choices.includes(value)) {
+      throw new UsageError(
+        `Invalid --${option.name} "${value}": use one of ${option.choices.join(", ")}${
+          suggestion(value, option.choices, (choice) => `"${choice}"`)
+        }`,
+      );
+    }
+    values.set(option.name, [...(values.get(option.name) ?? []), value]);
+  };
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index] ?? "";
+    if (arg === "--") {
+      positionals.push(...argv.slice(index + 1));
+      break;
+    }
+    if (arg.startsWith("--")) {
+      const equals = arg.indexOf("=");
+      const name = arg.slice(2, equals === -1 ? undefined : equals);
+      const option = BY_LONG.get(name);
+      if (option === undefined) throw unknownOption(`--${name}`);
+      if (option.type === "boolean") {
+        if (equals !== -1) throw new UsageError(`--${option.name} takes no value (got "${arg}")`);
+        add(option, "true");
+        continue;
+      }
+      if (equals !== -1) {
+        add(option, arg.slice(equals + 1));
+        continue;
+      }
+      add(option, valueAfter(argv, index, `--${option.name}`, option));
+      index += 1;
+      continue;
+    }
+    if (arg.startsWith("-") && arg.length > 1) {
+      // A cluster of short options: -pq, -C dir, -Cdir.
+      for (let at = 1; at < arg.length; at++) {
+        const letter = arg[at] ?? "";
+        const option = BY_SHORT.get(letter);
+        if (option === undefined) throw unknownOption(`-${letter}`, arg);
+        if (option.type === "boolean") {
+          add(option, "true");
+          continue;
+        }
+        const rest = arg.slice(at + 1);
+        if (rest !== "") {
+          add(option, rest);
+        } else {
+          add(option, valueAfter(argv, index, `-${letter}`, option));
+          index += 1;
+        }
+        break;
+      }
+      continue;
+    }
+    positionals.push(arg);
+  }
+  return { values, positionals };
+}
+
+function valueAfter(argv: readonly string[], index: number, spelled: string, option: OptionSpec): string {
+  const value = argv[index + 1];
+  if (value === undefined || isOption(value)) {
+    throw new UsageError(`${spelled} needs a value: ${spelled} ${option.value ?? "VALUE"}`);
+  }
+  return value;
+}
+
+/** Whether a word is one of our options (so `--model -p` is a missing value, not the model "-p"). */
+function isOption(word: string): boolean {
+  if (word.startsWith("--")) return BY_LONG.has(word.slice(2).split("=", 1)[0] ?? "");
+  return word.length === 2 && word.startsWith("-") && BY_SHORT.has(word.slice(1));
+}
+
+function unknownOption(spelled: string, cluster?: string): UsageError {
+  const where = cluster === undefined || cluster === spelled ? "" : ` (in "${cluster}")`;
+  const names = [...BY_LONG.keys()].map((name) => `--${name}`);
+  const hint = spelled.startsWith("--")
+    ? suggestion(spelled, names, (name) => name)
+    : '; a prompt that starts with "-" goes after --: mewcode -p -- "-x means…"';
+  return new UsageError(`Unknown option ${spelled}${where}${hint}`);
+}
+
 function parseCommand(
-  values: { help?: boolean; version?: boolean; print?: boolean; json?: boolean },
   positionals: string[],
+  flag: (name: string) => boolean,
+  environment: CliEnvironment,
 ): CliCommand {
-  if (values.help) return { kind: "help" };
-  if (values.version) return { kind: "version" };
-  if (values.print) return { kind: "print", prompt: positionals.length ? positionals.join(" ") : null };
+  if (flag("help")) return { kind: "help" };
+  if (flag("version")) return { kind: "version" };
+  const headless = flag("print") || !environment.stdinIsTerminal || !environment.stdoutIsTerminal ||
+    environment.ci === "true" || environment.ci === "1";
+  // With -p every word is the prompt: `mewcode -p tools` asks about tools.
+  if (flag("print")) return { kind: "prompt", prompt: joinPrompt(positionals), headless };
   const [name, ...rest] = positionals;
   switch (name) {
     case undefined:
-      throw new UsageError('Missing a command: use -p "PROMPT", tools, tool, doctor or --help');
+      return { kind: "prompt", prompt: null, headless };
+    case "help":
+      expectArguments("help", rest, 0);
+      return { kind: "help" };
+    case "version":
+      expectArguments("version", rest, 0);
+      return { kind: "version" };
     case "tools":
       expectArguments("tools", rest, 0);
-      return { kind: "tools", json: values.json ?? false };
+      return { kind: "tools", json: flag("json") };
     case "tool": {
       expectArguments("tool NAME 'JSON-INPUT'", rest, 2);
       const [toolName = "", input = ""] = rest;
@@ -167,9 +344,67 @@ function parseCommand(
     case "doctor":
       expectArguments("doctor", rest, 0);
       return { kind: "doctor" };
-    default:
-      throw new UsageError(`Unknown command "${name}": use -p "PROMPT", tools, tool, doctor or --help`);
+    case "sessions":
+      expectArguments("sessions", rest, 0);
+      return { kind: "sessions", json: flag("json") };
+    case "permissions":
+      return parsePermissions(rest, flag);
+    case "trust":
+      expectArguments("trust [--revoke]", rest, 0);
+      return { kind: "trust", revoke: flag("revoke") };
+    default: {
+      // One word close to a command is a typo, not a prompt: `mewcode tols`.
+      const close = rest.length === 0 && /^[a-z]+$/.test(name) ? closest(name, COMMAND_WORDS) : null;
+      if (close !== null) {
+        throw new UsageError(
+          `Unknown command "${name}"; did you mean "${close}"? To send it as a prompt: mewcode -p "${name}"`,
+        );
+      }
+      return { kind: "prompt", prompt: joinPrompt(positionals), headless };
+    }
   }
+}
+
+const COMMAND_WORDS = [
+  ...new Set(
+    COMMANDS.map((command) => command.name.split(" ")[0] ?? "").filter((word) => /^[a-z]+$/.test(word)),
+  ),
+];
+
+function parsePermissions(rest: string[], flag: (name: string) => boolean): CliCommand {
+  const [sub, ...args] = rest;
+  if (sub === undefined) return { kind: "permissions", json: flag("json") };
+  const usage = "permissions test 'Tool(specifier)' | permissions test TOOL 'JSON-INPUT'";
+  if (sub !== "test") throw new UsageError(`Unknown permissions command "${sub}": usage: mewcode ${usage}`);
+  const [target, input, ...extra] = args;
+  if (target === undefined) throw new UsageError(`Missing arguments: usage: mewcode ${usage}`);
+  if (extra.length > 0) expectArguments(usage, args, 2);
+  return { kind: "permissions-test", target, input: input ?? null };
+}
+
+/** Words of a prompt, joined; null when there are none. */
+function joinPrompt(words: string[]): string | null {
+  return words.length === 0 ? null : words.join(" ");
+}
+
+function rejectConflicts(flag: (name: string) => boolean, pairs: readonly [string, string][]): void {
+  for (const [first, second] of pairs) {
+    if (flag(first) && flag(second)) {
+      throw new UsageError(`--${first} and --${second} cannot be used together`);
+    }
+  }
+}
+
+function requireCommand(
+  flag: (name: string) => boolean,
+  command: CliCommand,
+  option: string,
+  commands: readonly CliCommand["kind"][],
+): void {
+  if (!flag(option) || commands.includes(command.kind)) return;
+  throw new UsageError(
+    `--${option} only applies to: ${commands.map((name) => `mewcode ${name}`).join(", ")}`,
+  );
 }
 
 function expectArguments(usage: string, rest: string[], count: number): void {
@@ -183,8 +418,43 @@ function expectArguments(usage: string, rest: string[], count: number): void {
   );
 }
 
-function sizeOption(flag: string, value: string | undefined): number | null {
-  if (value === undefined) return null;
+/**
+ * One `--allowedTools` value may hold several rules, separated by commas or spaces outside parentheses:
+ * `"ReadFile,Bash(npm test *)"` is two rules.
+ */
+export function splitRules(flag: string, value: string): string[] {
+  const rules: string[] = [];
+  let depth = 0;
+  let current = "";
+  for (const char of value) {
+    if (char === "(") depth += 1;
+    if (char === ")") depth = Math.max(0, depth - 1);
+    if (depth === 0 && (char === "," || /\s/.test(char))) {
+      if (current !== "") rules.push(current);
+      current = "";
+      continue;
+    }
+    current += char;
+  }
+  if (depth !== 0) throw new UsageError(`Invalid ${flag} "${value}": a "(" is never closed`);
+  if (current !== "") rules.push(current);
+  if (rules.length === 0) throw new UsageError(`Invalid ${flag} "${value}": no rule given`);
+  return rules;
+}
+
+function textOrFile(text: string | null, file: string | null): { text: string } | { file: string } | null {
+  if (text !== null) return { text };
+  if (file !== null) return { file };
+  return null;
+}
+
+function nonEmpty(flag: string, value: string | null): string | null {
+  if (value !== null && value.trim() === "") throw new UsageError(`Invalid ${flag}: the value is empty`);
+  return value;
+}
+
+function sizeOption(flag: string, value: string | null): number | null {
+  if (value === null) return null;
   const bytes = parseSize(value);
   if (bytes === null || bytes < 16 * 1024 * 1024) {
     throw new UsageError(`Invalid ${flag} "${value}": expected a size of at least 16M, such as 512M or 4G`);
@@ -192,10 +462,59 @@ function sizeOption(flag: string, value: string | undefined): number | null {
   return bytes;
 }
 
-function positiveInteger(flag: string, value: string | undefined): number | null {
-  if (value === undefined) return null;
+function positiveInteger(flag: string, value: string | null): number | null {
+  if (value === null) return null;
   if (!/^[1-9][0-9]*$/.test(value) || !Number.isSafeInteger(Number(value))) {
     throw new UsageError(`Invalid ${flag} "${value}": expected a positive integer`);
   }
   return Number(value);
+}
+
+function dollars(flag: string, value: string | null): number | null {
+  if (value === null) return null;
+  const amount = Number(value);
+  if (!/^[0-9]*\.?[0-9]+$/.test(value) || !(amount > 0) || !Number.isFinite(amount)) {
+    throw new UsageError(
+      `Invalid ${flag} "${value}": expected an amount of US dollars above 0, such as 0.50`,
+    );
+  }
+  return amount;
+}
+
+/** "; did you mean X?" for the candidate closest to `given`, or "" when none is close. */
+function suggestion(
+  given: string,
+  candidates: readonly string[],
+  show: (candidate: string) => string,
+): string {
+  const close = closest(given, candidates);
+  return close === null ? "" : `; did you mean ${show(close)}?`;
+}
+
+/** The candidate within a third of its length in edits (case and dashes aside), or null. */
+export function closest(given: string, candidates: readonly string[]): string | null {
+  const normalize = (word: string) => word.toLowerCase().replaceAll("-", "");
+  let best: { candidate: string; distance: number } | null = null;
+  for (const candidate of candidates) {
+    const distance = editDistance(normalize(given), normalize(candidate));
+    if (best === null || distance < best.distance) best = { candidate, distance };
+  }
+  if (best === null) return null;
+  return best.distance <= Math.max(1, Math.floor(normalize(best.candidate).length / 3))
+    ? best.candidate
+    : null;
+}
+
+/** Levenshtein distance (short words only: option and command names). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
 }

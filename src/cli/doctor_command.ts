@@ -8,10 +8,16 @@
  *
  * @module
  */
-import { type HelperPaths, openSession, stateFolders } from "../session/session.ts";
+import {
+  AdditionalDirectoryError,
+  type HelperPaths,
+  openSession,
+  type Session,
+  stateFolders,
+} from "../session/session.ts";
 import type { CliOptions } from "./args.ts";
 import type { Workspace } from "../session/workspace.ts";
-import { sessionOptionsFrom } from "./session_options.ts";
+import { sessionSetup } from "./session_options.ts";
 
 /** What `runDoctor` checks; `helpers`, `env` and `print` are injectable for tests. */
 export interface DoctorInput {
@@ -45,11 +51,25 @@ export async function runDoctor(input: DoctorInput): Promise<number> {
     lines.push(`  mewcode's state (outside the workspace for every tool): ${state.join(", ")}`);
   }
 
-  await using session = await openSession({
-    ...sessionOptionsFrom(workspace, options, env),
-    persist: false,
-    ...(input.helpers === undefined ? {} : { helpers: input.helpers }),
-  });
+  const print = input.print ?? console.log;
+  let opened: Session;
+  try {
+    opened = await openSession({
+      ...(await sessionSetup(workspace, options, env)).options,
+      persist: false,
+      ...(input.helpers === undefined ? {} : { helpers: input.helpers }),
+    });
+  } catch (error) {
+    if (!(error instanceof AdditionalDirectoryError)) throw error;
+    lines.push(`  added folders: FAILED: ${error.message}`, "", "1 problem to fix:", `  - ${error.message}`);
+    print(lines.join("\n"));
+    return 1;
+  }
+  await using session = opened;
+  const added = session.tools.additionalRoots;
+  if (added.length > 0) {
+    lines.push(`  added folders (the tools and the shell use them like the workspace): ${added.join(", ")}`);
+  }
   const sandbox = session.tools.sandbox;
   const plan = sandbox.plan;
   lines.push(...sandbox.describe());
@@ -72,7 +92,7 @@ export async function runDoctor(input: DoctorInput): Promise<number> {
     lines.push(`${problems.length} problem${problems.length === 1 ? "" : "s"} to fix:`);
     for (const problem of problems) lines.push(`  - ${problem}`);
   }
-  (input.print ?? console.log)(lines.join("\n"));
+  print(lines.join("\n"));
   return problems.length === 0 ? 0 : 1;
 }
 

@@ -1,135 +1,397 @@
 /**
- * `mewcode -p`: one prompt (the argument, or standard input) run to completion; the final answer on
- * stdout; with `--verbose`, tool calls and retries on stderr. No one is there to approve anything, so
- * an "ask" decision is a denial the model sees with its reason.
+ * One-shot mode (`mewcode -p`, or a prompt with no terminal): one prompt run to completion, the result on
+ * stdout in the chosen format (output_format.ts), people's information on stderr (a live status line on a
+ * terminal, or with `--verbose` every call; warnings and denials always), and an exit status scripts can
+ * branch on (run_summary.ts decides it).
  *
- * Exit status (see run_summary.ts): 0 success; 1 API or runtime error (message on stderr); 2 usage error;
- * 53 when `--max-turns` stopped the run; 130 when interrupted.
+ * No one is there to approve anything, so an "ask" that no approval command answers is a denial the model
+ * sees with its reason; the run then exits 55 so a script knows work was left undone.
  *
  * @module
  */
+import denoConfig from "../../deno.json" with { type: "json" };
+import type { AgentEvent } from "../agent/events.ts";
+import type { AnswerContract } from "../agent/loop.ts";
+import {
+  compileOutputSchema,
+  repairPrompt,
+  structuredOutputTool,
+  validateOutput,
+} from "../agent/structured_output.ts";
 import { assertNever, describeError } from "../common/errors.ts";
-import { type ExecutorKind, openSession, type Provider, type Session } from "../session/session.ts";
+import { resolveMewcodeHome } from "../config/home.ts";
+import { errorCategory } from "../llm/errors.ts";
+import type { Message } from "../llm/provider.ts";
+import { priceOf } from "../llm/prices.ts";
+import { loadSession, SessionLoadError } from "../session/load_session.ts";
+import {
+  AdditionalDirectoryError,
+  type ExecutorKind,
+  openSession,
+  type Provider,
+  type Session,
+} from "../session/session.ts";
+import { findSession, latestSession, SessionLookupError } from "../session/session_index.ts";
 import type { Workspace } from "../session/workspace.ts";
-import type { CliOptions } from "./args.ts";
+import { type CliOptions, UsageError } from "./args.ts";
 import { EXIT } from "./exit_codes.ts";
-import { emptyRunSummary, foldRun, type RunSummary } from "./run_summary.ts";
-import { sessionOptionsFrom } from "./session_options.ts";
+import { OutputWriter } from "./output_format.ts";
+import { type PromptSource, readPromptInput, type StdinLimits } from "./prompt_input.ts";
+import {
+  emptyRunSummary,
+  foldRun,
+  type RunSummary,
+  type RunVerdict,
+  unansweredApprovals,
+  verdictOf,
+} from "./run_summary.ts";
+import { type SessionSetup, sessionSetup } from "./session_options.ts";
+import { StatusLine } from "./status_line.ts";
 import { StderrReporter } from "./stderr_reporter.ts";
 
-/** What `runPrintMode` needs; `provider` and the streams are injectable for tests. */
+export type { PromptSource };
+
+/** What `runPrintMode` needs; everything after `signal` is injectable for tests. */
 export interface PrintModeInput {
   /** The workspace: its real path and the other names the user gave it. */
   workspace: Workspace;
   options: CliOptions;
   signal: AbortSignal;
+  /** Which signal aborted `signal`, when one did (SIGTERM exits 143, SIGINT 130). */
+  interruption?: { readonly received: "SIGINT" | "SIGTERM" | null };
   /** Default: the provider the environment configures. */
   provider?: Provider;
   /** Default: the process environment. */
   env?: Record<string, string>;
   /** Default: the process's stdin. */
   stdin?: PromptSource;
+  stdinLimits?: StdinLimits;
   /** Where tools run; default "worker" (the sandbox). Unit tests use "direct". */
   executor?: ExecutorKind;
   /** Default: the process's stdout and stderr. */
   stdout?: (text: string) => void;
   stderr?: (text: string) => void;
+  /** Whether stderr is a terminal, for the status line; default: asks the process's stderr. */
+  stderrIsTerminal?: boolean;
 }
 
-/** Where a prompt not given as an argument is read from (`Deno.stdin` fits). */
-export interface PromptSource {
-  readonly readable: ReadableStream<Uint8Array>;
-  isTerminal(): boolean;
-}
+/** The most a system prompt file may hold. */
+const MAX_PROMPT_FILE_BYTES = 1024 * 1024;
 
 /** Runs one prompt to completion; returns the exit status. Always closes the session. */
 export async function runPrintMode(input: PrintModeInput): Promise<number> {
-  const { workspace, options, signal } = input;
+  const startedAt = Date.now();
+  const { workspace, options } = input;
   const env = input.env ?? Deno.env.toObject();
   const out = input.stdout ?? ((text: string) => writeAllSync(Deno.stdout, text));
   const err = input.stderr ?? ((text: string) => writeAllSync(Deno.stderr, text));
-  if (options.command.kind !== "print") throw new TypeError("runPrintMode needs the print command");
+  const command = options.command;
+  if (command.kind !== "prompt") throw new TypeError("runPrintMode needs the prompt command");
 
-  const prompt = options.command.prompt ?? await readPrompt(input.stdin ?? Deno.stdin);
-  if (prompt === null || prompt.trim() === "") {
+  let prepared: PreparedRun;
+  try {
+    prepared = await prepareRun(workspace, options, env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    err(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`);
+    return EXIT.usage;
+  }
+  const promptInput = await readPromptInput(command.prompt, input.stdin ?? Deno.stdin, input.stdinLimits);
+  if (promptInput === null) {
     err(
       'mewcode: Missing the prompt: pass it after -p or on standard input\nRun "mewcode --help" for usage.\n',
     );
     return EXIT.usage;
   }
+  for (const notice of [...promptInput.notices, ...prepared.notices]) err(`mewcode: warning: ${notice}\n`);
+
+  const writer = new OutputWriter(options.outputFormat, {
+    includePartialMessages: options.includePartialMessages,
+    write: out,
+  });
   let session: Session;
   try {
     session = await openSession({
-      ...sessionOptionsFrom(workspace, options, env),
+      ...prepared.setup.options,
       needsModel: true,
+      headless: true,
+      ...prepared.session,
       // No approver: in -p no one can answer, so "ask" is a denial with its reason.
       ...(input.provider === undefined ? {} : { provider: input.provider }),
       ...(input.executor === undefined ? {} : { executor: input.executor }),
     });
   } catch (error) {
-    err(`mewcode: ${describeError(error)}\n`);
-    return EXIT.error;
+    if (error instanceof AdditionalDirectoryError) {
+      err(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`);
+      return EXIT.usage;
+    }
+    // The run never started (no API key, a session id in use): still a result a script can read.
+    return finishFailedStart(error, { writer, err, startedAt, sessionId: prepared.session.resume?.id ?? "" });
   }
   try {
-    const reporter = new StderrReporter(options.verbose, err);
+    const status = options.verbose || options.quiet || !(input.stderrIsTerminal ?? Deno.stderr.isTerminal())
+      ? null
+      : new StatusLine({ write: err });
+    const reporter = new StderrReporter(
+      options.verbose,
+      status === null ? err : (text) => status.printAbove(text),
+    );
+    writer.start({
+      sessionId: session.id,
+      model: prepared.model,
+      cwd: workspace.root,
+      tools: session.tools.registry.listEnabled().map((tool) => tool.name),
+      permissionMode: prepared.setup.options.permissionMode,
+      sandboxMode: prepared.setup.options.sandbox,
+      version: denoConfig.version,
+      transcriptPath: session.transcriptPath,
+    });
     let summary = emptyRunSummary();
     try {
-      for await (const event of session.run(prompt, { signal })) {
+      const run = session.run(promptInput.prompt, {
+        signal: input.signal,
+        ...(prepared.answer === null ? {} : { answer: prepared.answer }),
+      });
+      for await (const event of run) {
+        status?.report(event);
         reporter.report(event);
+        writer.event(event);
         summary = foldRun(summary, event);
       }
     } catch (error) {
-      err(`mewcode: ${describeError(error)}\n`);
-      return EXIT.error;
+      // A bug, not an API error (those end the run with an error event): report it, keep the contract.
+      summary = foldRun(summary, internalError(error));
+      reporter.report(internalError(error));
+    } finally {
+      status?.stop();
     }
-    if (summary.stop === null) {
-      err("mewcode: The agent stopped without a result\n");
-      return EXIT.error;
-    }
-    if (summary.text !== "" && summary.stop !== "error" && summary.stop !== "aborted") {
-      out(summary.text.endsWith("\n") ? summary.text : `${summary.text}\n`);
-    }
+    for (const line of await session.finish()) reporter.say(`mewcode: warning: ${line}`);
+    const verdict = verdictOf(summary, {
+      signal: input.interruption?.received ?? null,
+      structuredOutputFailed: prepared.answer !== null && summary.answer === undefined,
+    });
+    writer.finish({
+      sessionId: session.id,
+      summary,
+      verdict,
+      durationMs: Date.now() - startedAt,
+      costUsd: summary.costUsd,
+      ...(summary.answer === undefined ? {} : { structuredOutput: summary.answer }),
+    });
     if (options.verbose && session.transcriptPath !== null) {
-      err(`[session] transcript: ${session.transcriptPath}\n`);
+      reporter.say(`[session] transcript: ${session.transcriptPath}`);
     }
-    for (const line of await session.finish()) err(`mewcode: warning: ${line}\n`);
-    reportEnd(summary, err, options.maxTurns);
-    return summary.exitStatus;
+    const end = endMessage(summary, verdict, options, input.interruption?.received ?? null);
+    if (end !== null) reporter.say(`mewcode: ${end}`);
+    return verdict.exitStatus;
   } finally {
     await session.close();
   }
 }
 
-/** The line on stderr that says why a run that did not succeed ended (errors were printed as they came). */
-function reportEnd(summary: RunSummary, err: (text: string) => void, maxTurns: number | null): void {
-  switch (summary.stop) {
-    case "max_turns":
-      err(
-        `mewcode: Stopped after ${summary.turns} model request${summary.turns === 1 ? "" : "s"}: ` +
-          `--max-turns ${maxTurns} was reached before the model finished; the task may be incomplete\n`,
-      );
-      return;
-    case "aborted":
-      err("mewcode: Interrupted\n");
-      return;
-    case "refusal":
-    case "max_tokens":
-      err(`mewcode: ${summary.message ?? summary.stop}\n`);
-      return;
-    // A normal end, or an error already printed as it came.
-    case "end_turn":
-    case "unknown_stop_reason":
-    case "error":
-    case null:
-      return;
+/** What a run needs besides the prompt, checked before anything starts (usage errors exit 2). */
+interface PreparedRun {
+  /** The session's options from the flags and the settings files. */
+  setup: SessionSetup;
+  model: string;
+  /** The session options the flags add: the session to continue, the system prompt. */
+  session: {
+    resume?: { id: string; messages: Message[] };
+    sessionId?: string;
+    systemPrompt?: { replace?: string; append?: string };
+  };
+  /** What the user should know before the run starts (a session restored with gaps). */
+  notices: string[];
+  /** With `--json-schema`: the answer must be an object valid against it. */
+  answer: AnswerContract | null;
+}
+
+async function prepareRun(
+  workspace: Workspace,
+  options: CliOptions,
+  env: Record<string, string>,
+): Promise<PreparedRun> {
+  const setup = await sessionSetup(workspace, options, env);
+  const model = setup.options.model;
+  if (options.maxBudgetUsd !== null && priceOf(model) === null) {
+    throw new UsageError(
+      `Cannot enforce --max-budget-usd: mewcode knows no price for the model "${model}"; ` +
+        "use a model with a published price, or leave out --max-budget-usd",
+    );
+  }
+  const notices: string[] = [...setup.notices];
+  const answer = options.jsonSchema === null ? null : await answerContract(options.jsonSchema);
+  const session: PreparedRun["session"] = {};
+  const replace = await promptText("--system-prompt", options.systemPrompt.replace);
+  const append = await promptText("--append-system-prompt", options.systemPrompt.append);
+  if (replace !== null || append !== null) {
+    session.systemPrompt = {
+      ...(replace === null ? {} : { replace }),
+      ...(append === null ? {} : { append }),
+    };
+  }
+  const choice = options.session;
+  switch (choice.kind) {
+    case "new":
+      if (choice.id !== null) session.sessionId = choice.id.toLowerCase();
+      break;
+    case "continue":
+    case "resume": {
+      const resumed = await sessionToContinue(workspace, choice, env);
+      session.resume = { id: resumed.id, messages: resumed.messages };
+      if (resumed.notice !== null) notices.push(resumed.notice);
+      break;
+    }
     default:
-      return assertNever(summary.stop);
+      assertNever(choice);
+  }
+  return { setup, model, session, notices, answer };
+}
+
+/** The structured-output contract of `--json-schema`, checked before any request. */
+async function answerContract(schema: string): Promise<AnswerContract> {
+  // "@file" is relative to where the user typed the command, not to the workspace (-C).
+  const compiled = await compileOutputSchema(schema, { cwd: Deno.cwd() });
+  if (!compiled.ok) throw new UsageError(`Invalid --json-schema: ${compiled.message}`);
+  return {
+    tool: structuredOutputTool(compiled.schema),
+    check: (input) => {
+      const errors = validateOutput(compiled.validate, input);
+      return errors === null ? null : repairPrompt(errors);
+    },
+  };
+}
+
+/** The session `-c` or `-r ID` names, loaded; a usage error when there is none. */
+async function sessionToContinue(
+  workspace: Workspace,
+  choice: { kind: "continue" } | { kind: "resume"; id: string },
+  env: Record<string, string>,
+): Promise<{ id: string; messages: Message[]; notice: string | null }> {
+  const home = resolveMewcodeHome(env);
+  let path: string;
+  let id: string;
+  try {
+    const found = choice.kind === "continue"
+      ? await latestSession(home, workspace.root)
+      : await findSession(home, workspace.root, choice.id);
+    if (found === null) {
+      throw new UsageError(
+        `No session to continue in "${workspace.root}": start one with mewcode -p "…" (mewcode sessions lists ` +
+          "this workspace's sessions)",
+      );
+    }
+    ({ path, id } = found);
+  } catch (error) {
+    if (error instanceof SessionLookupError) throw new UsageError(error.message);
+    throw error;
+  }
+  try {
+    const loaded = await loadSession(path);
+    return { id, messages: loaded.messages, notice: loaded.notice };
+  } catch (error) {
+    if (error instanceof SessionLoadError) {
+      throw new UsageError(`${error.message}; run mewcode sessions to see the others`);
+    }
+    throw error;
   }
 }
 
-async function readPrompt(stdin: PromptSource): Promise<string | null> {
-  if (stdin.isTerminal()) return null;
-  return await new Response(stdin.readable).text();
+/** The text of `--system-prompt` / `--append-system-prompt` or of its `-file` variant. */
+async function promptText(
+  flag: string,
+  given: { text: string } | { file: string } | null,
+): Promise<string | null> {
+  if (given === null) return null;
+  if ("text" in given) return given.text;
+  let bytes: Uint8Array;
+  try {
+    const info = await Deno.stat(given.file);
+    if (!info.isFile) throw new Error("not a regular file");
+    if (info.size > MAX_PROMPT_FILE_BYTES) throw new Error(`larger than ${MAX_PROMPT_FILE_BYTES} bytes`);
+    bytes = await Deno.readFile(given.file);
+  } catch (error) {
+    throw new UsageError(`Cannot read ${flag}-file "${given.file}": ${describeError(error)}`);
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new UsageError(`Cannot use ${flag}-file "${given.file}": it is not UTF-8 text`);
+  }
+}
+
+/** A session that could not open: the error on stderr, and the result a script reads on stdout. */
+function finishFailedStart(
+  error: unknown,
+  context: { writer: OutputWriter; err: (text: string) => void; startedAt: number; sessionId: string },
+): number {
+  context.err(`mewcode: ${describeError(error)}\n`);
+  const summary = foldRun(foldRun(emptyRunSummary(), internalError(error)), {
+    type: "turn-end",
+    reason: "error",
+    turns: 0,
+    text: "",
+    message: describeError(error),
+    totals: emptyRunSummary().usage,
+    costUsd: null,
+    durationMs: 0,
+  });
+  const verdict = verdictOf(summary);
+  context.writer.finish({
+    sessionId: context.sessionId,
+    summary,
+    verdict,
+    durationMs: Date.now() - context.startedAt,
+    costUsd: null,
+  });
+  return verdict.exitStatus;
+}
+
+function internalError(error: unknown): Extract<AgentEvent, { type: "error" }> {
+  return {
+    type: "error",
+    turn: 0,
+    name: error instanceof Error ? error.name : "Error",
+    message: describeError(error),
+    category: errorCategory(error),
+    error,
+  };
+}
+
+/** The line on stderr that says why a run that did not succeed ended (errors were printed as they came). */
+function endMessage(
+  summary: RunSummary,
+  verdict: RunVerdict,
+  options: CliOptions,
+  signal: "SIGINT" | "SIGTERM" | null,
+): string | null {
+  const requests = `${summary.turns} model request${summary.turns === 1 ? "" : "s"}`;
+  switch (verdict.subtype) {
+    case "success":
+    case "error_api":
+    case "error_auth":
+      return null;
+    case "error_max_turns":
+      return `Stopped after ${requests}: --max-turns ${options.maxTurns} was reached before the model ` +
+        "finished; the task may be incomplete";
+    case "error_max_budget":
+      return `Stopped after ${requests}: the run cost $${(summary.costUsd ?? 0).toFixed(4)}, reaching ` +
+        `--max-budget-usd ${options.maxBudgetUsd} before the model finished; the task may be incomplete`;
+    case "error_permission": {
+      const count = unansweredApprovals(summary);
+      return `${count} action${
+        count === 1 ? "" : "s"
+      } needed an approval that no one could give, so the task ` +
+        "may be incomplete: the warnings above name the flag or rule that would allow each";
+    }
+    case "interrupted":
+      return signal === null ? "Interrupted" : `Interrupted by ${signal}`;
+    case "error_structured_output":
+    case "error_during_execution":
+      return summary.error === null ? summary.message : null;
+    default:
+      return assertNever(verdict.subtype);
+  }
 }
 
 function writeAllSync(target: { writeSync(bytes: Uint8Array): number }, text: string): void {

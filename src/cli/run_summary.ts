@@ -1,12 +1,11 @@
 /**
- * The outcome of a run, folded from its events: the one place every output format and the exit status
- * come from.
+ * The outcome of a run, folded from its events, and its verdict: the one place every output format's
+ * `subtype` and the process's exit status come from, so they cannot disagree.
  *
  * @module
  */
-import type { AgentEvent, Denial, TurnEndReason, UsageTotals } from "../agent/events.ts";
+import type { AgentEvent, Denial, ErrorCategory, TurnEndReason, UsageTotals } from "../agent/events.ts";
 import { assertNever } from "../common/errors.ts";
-
 import { EXIT, type ExitCode } from "./exit_codes.ts";
 
 /** A call the permission gate (or a hook) refused. */
@@ -23,16 +22,22 @@ export interface RunSummary {
   /** Model requests made. */
   turns: number;
   usage: UsageTotals;
+  /** What the run cost in US dollars, or null when unknown. */
+  costUsd: number | null;
   denials: RunDenial[];
   /** Why the run ended, or null when it has not ended (no turn-end event). */
   stop: TurnEndReason | null;
   /** What ended the run, for people (the error, the limit reached); null for a normal end. */
   message: string | null;
-  /** The error event's name and message, when an error ended the run. */
-  error: { name: string; message: string } | null;
+  /** The error event's name, message and category, when an error ended the run. */
+  error: { name: string; message: string; category: ErrorCategory } | null;
   warnings: string[];
-  /** The process's exit status for this outcome. */
-  exitStatus: ExitCode;
+  /** The accepted structured answer, when the run had to give one and did. */
+  answer?: unknown;
+  /** Milliseconds spent waiting for the model (request start to request end, summed). */
+  apiMs: number;
+  /** When the request in flight started (ms), or null. */
+  requestStartedAt: number | null;
 }
 
 /** The summary before any event. */
@@ -47,18 +52,25 @@ export function emptyRunSummary(): RunSummary {
       cacheReadInputTokens: 0,
       requests: 0,
     },
+    costUsd: null,
     denials: [],
     stop: null,
     message: null,
     error: null,
     warnings: [],
-    exitStatus: EXIT.error,
+    apiMs: 0,
+    requestStartedAt: null,
   };
 }
 
-/** Folds one event into the summary (pure: returns a new summary). */
-export function foldRun(summary: RunSummary, event: AgentEvent): RunSummary {
+/** Folds one event, received at `now` (ms), into the summary (pure: returns a new summary). */
+export function foldRun(summary: RunSummary, event: AgentEvent, now: number = Date.now()): RunSummary {
   switch (event.type) {
+    case "request-start":
+      return { ...summary, requestStartedAt: now };
+    case "request-end":
+      if (summary.requestStartedAt === null) return summary;
+      return { ...summary, apiMs: summary.apiMs + (now - summary.requestStartedAt), requestStartedAt: null };
     case "usage":
       return { ...summary, usage: event.totals };
     case "tool-call-end": {
@@ -69,23 +81,22 @@ export function foldRun(summary: RunSummary, event: AgentEvent): RunSummary {
     case "warning":
       return { ...summary, warnings: [...summary.warnings, event.message] };
     case "error":
-      return { ...summary, error: { name: event.name, message: event.message } };
+      return { ...summary, error: { name: event.name, message: event.message, category: event.category } };
     case "turn-end":
       return {
         ...summary,
         text: event.text,
         turns: event.turns,
         usage: event.totals,
+        costUsd: event.costUsd,
         stop: event.reason,
         message: event.message,
-        exitStatus: exitStatusFor(event.reason),
+        ...("answer" in event ? { answer: event.answer } : {}),
       };
     case "user-message":
-    case "request-start":
     case "text-delta":
     case "thinking-delta":
     case "retry":
-    case "request-end":
     case "tool-call-start":
     case "tool-results":
       return summary;
@@ -101,21 +112,86 @@ export function summarizeRun(events: Iterable<AgentEvent>): RunSummary {
   return summary;
 }
 
-/** The exit status of a run that ended for `reason`. */
-function exitStatusFor(reason: TurnEndReason): ExitCode {
-  switch (reason) {
-    case "end_turn":
-    case "unknown_stop_reason":
-      return EXIT.ok;
-    case "max_turns":
-      return EXIT.maxTurns;
+/** The `subtype` of a one-shot result. */
+export type ResultSubtype =
+  | "success"
+  | "error_max_turns"
+  | "error_max_budget"
+  | "error_permission"
+  | "error_api"
+  | "error_auth"
+  | "error_structured_output"
+  | "error_during_execution"
+  | "interrupted";
+
+/** What a run's outcome means for a script: its subtype and exit status. */
+export interface RunVerdict {
+  subtype: ResultSubtype;
+  isError: boolean;
+  exitStatus: ExitCode;
+}
+
+/** What decides the verdict besides the events. */
+export interface VerdictContext {
+  /** The signal that interrupted the run, when one did. */
+  signal?: "SIGINT" | "SIGTERM" | null;
+  /** The run was asked for structured output and did not produce a valid object. */
+  structuredOutputFailed?: boolean;
+}
+
+/**
+ * The verdict of a run. The reason the run ended comes first; a run that finished but left actions
+ * needing an approval no one could give is `error_permission` (exit 55): the answer may be incomplete.
+ */
+export function verdictOf(summary: RunSummary, context: VerdictContext = {}): RunVerdict {
+  const verdict = (subtype: ResultSubtype, exitStatus: ExitCode): RunVerdict => ({
+    subtype,
+    exitStatus,
+    isError: subtype !== "success",
+  });
+  switch (summary.stop) {
+    case null:
+      return verdict("error_during_execution", EXIT.error);
     case "aborted":
-      return EXIT.interrupted;
+      return verdict("interrupted", context.signal === "SIGTERM" ? EXIT.terminated : EXIT.interrupted);
+    case "max_turns":
+      return verdict("error_max_turns", EXIT.maxTurns);
+    case "max_budget":
+      return verdict("error_max_budget", EXIT.maxBudget);
     case "error":
+      return errorVerdict(summary.error?.category ?? "internal", verdict);
     case "refusal":
     case "max_tokens":
-      return EXIT.error;
+      return verdict("error_during_execution", EXIT.error);
+    case "end_turn":
+    case "unknown_stop_reason":
+      if (context.structuredOutputFailed) return verdict("error_structured_output", EXIT.error);
+      if (unansweredApprovals(summary) > 0) return verdict("error_permission", EXIT.needsApproval);
+      return verdict("success", EXIT.ok);
     default:
-      return assertNever(reason);
+      return assertNever(summary.stop);
+  }
+}
+
+/** How many calls needed an approval that no one could give. */
+export function unansweredApprovals(summary: RunSummary): number {
+  return summary.denials.filter(({ denial }) => denial.unanswered === true).length;
+}
+
+function errorVerdict(
+  category: ErrorCategory,
+  verdict: (subtype: ResultSubtype, exitStatus: ExitCode) => RunVerdict,
+): RunVerdict {
+  switch (category) {
+    case "authentication":
+      return verdict("error_auth", EXIT.auth);
+    case "unavailable":
+      return verdict("error_api", EXIT.unavailable);
+    case "api":
+      return verdict("error_api", EXIT.error);
+    case "internal":
+      return verdict("error_during_execution", EXIT.error);
+    default:
+      return assertNever(category);
   }
 }

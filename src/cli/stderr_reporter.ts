@@ -1,66 +1,67 @@
 /**
- * What `-p` shows on standard error as a run goes: errors and warnings always; with `--verbose`, each tool
- * call with its outcome, retries and usage. A consumer of AgentEvents.
+ * What one-shot mode shows on standard error as a run goes, line by line: errors, warnings and each
+ * denied action with what would allow it, always (a script's log must show them); with `--verbose`, each
+ * tool call with its outcome, the model's intermediate text, retries and usage. A consumer of AgentEvents.
+ *
+ * Everything that came from the model or the API is made safe for a terminal first (no escapes).
  *
  * @module
  */
 import type { AgentEvent } from "../agent/events.ts";
 import { assertNever } from "../common/errors.ts";
+import { sanitize } from "./_terminal_text.ts";
+import { callArgument } from "./call_label.ts";
 
-/** Writes the run's events for people on standard error. */
+/** Writes the run's events for people, one line at a time (a status line, when shown, stays below them). */
 export class StderrReporter {
   #verbose: boolean;
-  #err: (text: string) => void;
+  #line: (text: string) => void;
 
-  constructor(verbose: boolean, err: (text: string) => void) {
+  /** `line` writes one line (ending in "\n") to standard error. */
+  constructor(verbose: boolean, line: (text: string) => void) {
     this.#verbose = verbose;
-    this.#err = err;
+    this.#line = line;
   }
 
   report(event: AgentEvent): void {
     switch (event.type) {
       case "error":
-        this.#err(`mewcode: ${event.message}\n`);
+        this.#say(`mewcode: ${event.message}`);
         return;
       case "warning":
         // Warnings always reach stderr: a script's log should show what the sandbox stopped or undid.
-        this.#err(`mewcode: warning: ${event.message}\n`);
+        this.#say(`mewcode: warning: ${event.message}`);
         return;
       case "retry":
         if (this.#verbose) {
-          this.#err(`[retry] attempt ${event.attempt} in ${Math.round(event.delayMs)} ms: ${event.reason}\n`);
+          this.#say(
+            `[retry] attempt ${event.attempt + 1} in ${Math.round(event.delayMs)} ms: ${event.reason}`,
+          );
         }
+        return;
+      case "request-end":
+        if (this.#verbose) this.#intermediateText(event.content);
         return;
       case "tool-call-start":
         if (this.#verbose) {
-          this.#err(`[tool] ${event.name} ${shorten(JSON.stringify(event.input) ?? "", 160)}\n`);
+          this.#say(`[tool] ${event.name} ${shorten(JSON.stringify(event.input) ?? "", 160)}`);
         }
         return;
-      case "tool-call-end": {
-        if (!this.#verbose) return;
-        const detail = event.result.isError
-          ? `error: ${shorten(firstLine(event.result.content), 200)}`
-          : "ok";
-        // A command that ran but failed is not "ok": its exit code says so.
-        const exit = event.result.metadata.exitCode;
-        const code = typeof exit === "number" && exit !== 0 ? ` (exit code ${exit})` : "";
-        const ms = Math.round(event.durationMs);
-        this.#err(`[tool] ${event.name} ${event.outcome.status}${code} in ${ms} ms: ${detail}\n`);
+      case "tool-call-end":
+        this.#toolCallEnd(event);
         return;
-      }
       case "turn-end":
         if (this.#verbose) {
           const totals = event.totals;
-          this.#err(
+          this.#say(
             `[usage] ${totals.inputTokens} input, ${totals.outputTokens} output tokens ` +
               `(cache: ${totals.cacheReadInputTokens} read, ${totals.cacheCreationInputTokens} written) ` +
-              `over ${totals.requests} request${totals.requests === 1 ? "" : "s"}\n`,
+              `over ${totals.requests} request${totals.requests === 1 ? "" : "s"}`,
           );
         }
         return;
       case "user-message":
       case "request-start":
-      case "request-end":
       case "text-delta":
       case "thinking-delta":
       case "usage":
@@ -69,6 +70,46 @@ export class StderrReporter {
       default:
         assertNever(event);
     }
+  }
+
+  /** Writes a line for people that is not an event (the transcript's path, the end of a run). */
+  say(text: string): void {
+    this.#say(text);
+  }
+
+  #toolCallEnd(event: Extract<AgentEvent, { type: "tool-call-end" }>): void {
+    const { denial } = event.outcome;
+    if (event.outcome.status === "denied" && denial !== undefined) {
+      // Always: a denied action is work the user asked for that did not happen.
+      const argument = callArgument(event.name, event.input);
+      const what = argument === null ? event.name : `${event.name} ${shorten(argument.text, 120)}`;
+      const hint = denial.hint === null
+        ? denial.reason
+        : denial.hint.startsWith("--")
+        ? `run with ${denial.hint}`
+        : denial.hint;
+      this.#say(`mewcode: warning: ${what} was not allowed: ${hint}`);
+    }
+    if (!this.#verbose) return;
+    const detail = event.result.isError ? `error: ${shorten(firstLine(event.result.content), 200)}` : "ok";
+    // A command that ran but failed is not "ok": its exit code says so.
+    const exit = event.result.metadata.exitCode;
+    const code = typeof exit === "number" && exit !== 0 ? ` (exit code ${exit})` : "";
+    const ms = Math.round(event.durationMs);
+    this.#say(`[tool] ${event.name} ${event.outcome.status}${code} in ${ms} ms: ${detail}`);
+  }
+
+  /** The text of a response that goes on to call tools: the model saying what it is doing. */
+  #intermediateText(content: Extract<AgentEvent, { type: "request-end" }>["content"]): void {
+    if (!content.some((block) => block.type === "tool-use")) return;
+    for (const block of content) {
+      if (block.type === "text" && block.text.trim() !== "") this.#say(`[model] ${block.text.trim()}`);
+    }
+  }
+
+  #say(text: string): void {
+    // Line by line, so that a multi-line message keeps its lines but no line carries an escape.
+    this.#line(`${text.split("\n").map(sanitize).join("\n")}\n`);
   }
 }
 

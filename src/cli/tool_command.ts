@@ -8,7 +8,7 @@ import { APPROVE_ALL } from "../permissions/decision.ts";
 import { openSession } from "../session/session.ts";
 import type { Workspace } from "../session/workspace.ts";
 import type { CliOptions } from "./args.ts";
-import { sessionOptionsFrom } from "./session_options.ts";
+import { sessionSetup } from "./session_options.ts";
 import { checkJsonBounds } from "../common/json_bounds.ts";
 import { UsageError } from "./args.ts";
 
@@ -42,8 +42,11 @@ export async function runToolCommand(
   call: { name: string; input: unknown },
   options: { signal: AbortSignal },
 ): Promise<{ output: ToolCommandOutput; exitCode: 0 | 1 }> {
+  const env = Deno.env.toObject();
+  const setup = await sessionSetup(workspace, cli, env);
+  for (const notice of setup.notices) console.error(`mewcode: warning: ${notice}`);
   await using session = await openSession({
-    ...sessionOptionsFrom(workspace, cli, Deno.env.toObject()),
+    ...setup.options,
     persist: false,
     // The user typed this call: "ask" counts as approved; deny rules and the sandbox still apply.
     approver: APPROVE_ALL,

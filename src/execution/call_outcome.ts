@@ -43,6 +43,8 @@ export interface Denial {
   decidedBy: DecidedBy;
   /** The flag or rule that would allow such a call, for people (never for the model); null when none. */
   hint: string | null;
+  /** The call needed approval and no one was present to give it (as in -p). */
+  unanswered?: boolean;
 }
 
 /** How a call ended and where. */

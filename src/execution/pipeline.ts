@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { Approver, PermissionPolicy } from "../permissions/decision.ts";
-import type { PreToolUseHook } from "../permissions/hooks.ts";
+import type { Approver, PermissionDecision, PermissionPolicy } from "../permissions/decision.ts";
+import type { HookPermissionDecision, PreToolUseHook } from "../permissions/hooks.ts";
 import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { assertNever } from "../common/errors.ts";
@@ -40,6 +40,11 @@ export interface PipelineOptions {
   /** Answers "ask" decisions; without one, "ask" is a denial. */
   approver?: Approver;
   hooks?: readonly PreToolUseHook[];
+  /**
+   * Runs after a call ran (PostToolUse): the feedback it returns (a hook that exited 2) is added to the
+   * result the model receives.
+   */
+  afterCall?: (call: ToolCall, input: unknown, result: CallResult) => Promise<string | null>;
   files: FileRecordStore;
   /** Real path of the workspace root. */
   root: string;
@@ -49,6 +54,8 @@ export interface PipelineOptions {
   requireRead?: boolean;
   /** Other names of the root (see ToolCallContext). */
   rootAliases?: readonly string[];
+  /** Real paths of the folders added to the workspace (`--add-dir`; see ToolCallContext). */
+  additionalRoots?: readonly string[];
   /** Real paths the tools treat as outside the workspace (see ToolCallContext). */
   excludedPaths?: readonly string[];
   /** What writers refuse to change; default PROTECTED_PATHS (see ToolCallContext). */
@@ -114,10 +121,13 @@ export class ToolPipeline {
     const hooked = await this.#runHooks(call, tool, prepared.input, options);
     if (!hooked.ok) return hooked.ended;
     const input = hooked.input;
-    const permitted = await this.#decide(call, tool, input);
-    if (permitted !== null) return permitted;
+    const permitted = await this.#decide(call, tool, input, hooked.decision);
+    if (!permitted.ok) return permitted.ended;
     if (options.signal.aborted) return executed(abortedExecution(tool.name));
-    return await this.#execute(tool, input, options);
+    const result = await this.#execute(tool, input, permitted.protectedPaths, options);
+    const feedback = await this.#options.afterCall?.(call, input, result) ?? null;
+    if (feedback === null) return result;
+    return { ...result, result: { ...result.result, content: `${result.result.content}\n\n${feedback}` } };
   }
 
   async #runHooks(
@@ -125,7 +135,10 @@ export class ToolPipeline {
     tool: AnyTool,
     input: unknown,
     options: { signal: AbortSignal },
-  ): Promise<{ ok: true; input: unknown } | { ok: false; ended: CallResult }> {
+  ): Promise<
+    { ok: true; input: unknown; decision: HookDecision | null } | { ok: false; ended: CallResult }
+  > {
+    let decision: HookDecision | null = null;
     for (const hook of this.#options.hooks ?? []) {
       if (options.signal.aborted) return { ok: false, ended: executed(abortedExecution(tool.name)) };
       const outcome = await hook.run({ toolName: tool.name, callId: call.id, input }, options);
@@ -147,45 +160,74 @@ export class ToolPipeline {
         }
         input = reparsed.input;
       }
+      // The strictest answer of the hooks counts: "ask" over "allow" (a "deny" blocks above).
+      if (outcome.decision !== undefined && (decision === null || outcome.decision.behavior === "ask")) {
+        decision = { ...outcome.decision, hook: hook.name };
+      }
     }
-    return { ok: true, input };
+    return { ok: true, input, decision };
   }
 
-  /** The permission gate: null when the call may run, else how it ended. */
-  async #decide(call: ToolCall, tool: AnyTool, input: unknown): Promise<CallResult | null> {
+  /**
+   * The permission gate: whether the call may run, with the protected paths the decision (or the user's
+   * approval of it) lets it write, else how it ended.
+   */
+  async #decide(
+    call: ToolCall,
+    tool: AnyTool,
+    input: unknown,
+    hook: HookDecision | null,
+  ): Promise<{ ok: true; protectedPaths: readonly string[] } | { ok: false; ended: CallResult }> {
     const { policy, approver } = this.#options;
     const request = { tool, input, callId: call.id };
-    const decision = policy.decide(request);
+    const decision = withHookDecision(await policy.decide(request), hook);
     switch (decision.behavior) {
       case "allow":
-        return null;
+        return { ok: true, protectedPaths: decision.grants?.protectedPaths ?? [] };
       case "deny":
-        return denied(
-          "permission",
-          `Permission to use ${tool.name} was denied: ${decision.reason}`,
-          decision.decidedBy,
-        );
+        return {
+          ok: false,
+          ended: denied(
+            "permission",
+            `Permission to use ${tool.name} was denied: ${decision.reason}`,
+            decision.decidedBy,
+            decision.hint,
+          ),
+        };
       case "ask": {
         if (approver === undefined) {
-          return denied(
-            "permission",
-            `Permission to use ${tool.name} was denied: ${decision.reason}, and no one is present to approve it`,
-            decision.decidedBy,
-          );
+          return {
+            ok: false,
+            ended: denied(
+              "permission",
+              `Permission to use ${tool.name} was denied: ${decision.reason}, and no one is present to approve it`,
+              decision.decidedBy,
+              decision.hint,
+              true,
+            ),
+          };
         }
         const approval = await approver.approve(request, decision.reason);
-        if (approval.approved) return null;
+        if (approval.approved) return { ok: true, protectedPaths: decision.grants?.protectedPaths ?? [] };
         const feedback = approval.feedback ? `: ${approval.feedback}` : "";
-        return denied("permission", `The user denied permission to use ${tool.name}${feedback}`, {
-          kind: "user",
-        });
+        return {
+          ok: false,
+          ended: denied("permission", `The user denied permission to use ${tool.name}${feedback}`, {
+            kind: "user",
+          }),
+        };
       }
       default:
         return assertNever(decision);
     }
   }
 
-  async #execute(tool: AnyTool, input: unknown, options: { signal: AbortSignal }): Promise<CallResult> {
+  async #execute(
+    tool: AnyTool,
+    input: unknown,
+    allowedProtectedPaths: readonly string[],
+    options: { signal: AbortSignal },
+  ): Promise<CallResult> {
     const { executor, files } = this.#options;
     // The shell's plan is decided right before its call: protected paths may have appeared since.
     const shellCall = tool.isDestructive() ? await this.#options.shell.prepareCall() : null;
@@ -203,8 +245,10 @@ export class ToolPipeline {
           shell: shellCall?.plan ?? this.#options.shell.plan,
           requireRead: this.#options.requireRead ?? true,
           rootAliases: this.#options.rootAliases ?? [],
+          additionalRoots: this.#options.additionalRoots ?? [],
           excludedPaths: this.#options.excludedPaths ?? [],
           protectedPaths: this.#options.protectedPaths ?? PROTECTED_PATHS,
+          allowedProtectedPaths,
         },
       }, options);
     } finally {
@@ -229,8 +273,33 @@ export function ended(status: CallStatus, gate: PipelineGate, message: string): 
   return { result: errorResult(message), outcome: { status, gate } };
 }
 
-function denied(gate: PipelineGate, reason: string, decidedBy: Denial["decidedBy"]): CallResult {
-  const outcome: CallOutcome = { status: "denied", gate, denial: { reason, decidedBy, hint: null } };
+/** A PreToolUse hook's say on the permission question, and which hook said it. */
+type HookDecision = HookPermissionDecision & { hook: string };
+
+/**
+ * The permission decision once a hook has had its say: a deny (a rule, the mode) stands whatever the hook
+ * says; a hook's "ask" makes the call ask; a hook's "allow" allows what the policy would otherwise ask about.
+ */
+function withHookDecision(decision: PermissionDecision, hook: HookDecision | null): PermissionDecision {
+  if (hook === null || decision.behavior === "deny" || hook.behavior === "deny") return decision;
+  const decidedBy = { kind: "hook", hook: hook.hook } as const;
+  if (hook.behavior === "ask") {
+    if (decision.behavior === "ask") return decision;
+    return { behavior: "ask", reason: `the ${hook.hook} hook asks: ${hook.reason}`, decidedBy };
+  }
+  if (decision.behavior === "allow") return decision;
+  return { behavior: "allow", reason: `the ${hook.hook} hook allowed it: ${hook.reason}`, decidedBy };
+}
+
+function denied(
+  gate: PipelineGate,
+  reason: string,
+  decidedBy: Denial["decidedBy"],
+  hint?: string,
+  unanswered = false,
+): CallResult {
+  const denial: Denial = { reason, decidedBy, hint: hint ?? null, ...(unanswered ? { unanswered } : {}) };
+  const outcome: CallOutcome = { status: "denied", gate, denial };
   return { result: errorResult(reason), outcome };
 }
 

@@ -1,8 +1,8 @@
 /**
  * Checks that Deno enforces each worker permission profile: starts one worker per profile of the given
  * tools and tries a few operations with Deno's own APIs (workers/permission_check_worker.ts). Each must be
- * refused `/etc/hostname`, may use what its profile grants (the workspace, or the program the shell tool
- * spawns), and must start at all, which it cannot when the profile exceeds the main process's flags.
+ * refused `/etc/hostname`, may use what its profile grants (the workspace and the folders added to it, or the
+ * program the shell tool spawns), and must start at all, which it cannot when the profile exceeds the main process's flags.
  *
  * @module
  */
@@ -26,13 +26,22 @@ export interface ProfileFinding {
 
 type Finding = Omit<ProfileFinding, "kind">;
 
+/** The session a check is about: its workspace root, the folders added to it, and its shell plan. */
+export interface CheckedSession {
+  root: string;
+  /** Real paths of the folders added to the workspace (`--add-dir`); default none. */
+  additionalRoots?: readonly string[];
+  plan: ShellPlan;
+}
+
 /** Starts a worker per profile of `tools` and reports what Deno allowed and refused. */
 export async function checkWorkerProfiles(
   tools: readonly ToolAccess[],
-  session: { root: string; plan: ShellPlan },
+  session: CheckedSession,
 ): Promise<ProfileFinding[]> {
   const findings: ProfileFinding[] = [];
-  for (const profile of profilesForTools(tools, { root: session.root, shell: session.plan })) {
+  const options = { root: session.root, additionalRoots: session.additionalRoots, shell: session.plan };
+  for (const profile of profilesForTools(tools, options)) {
     for (const finding of await checkProfile(profile, session)) {
       findings.push({ kind: profile.kind, ...finding });
     }
@@ -41,17 +50,16 @@ export async function checkWorkerProfiles(
 }
 
 /** Starts a worker with the profile's permissions and checks that Deno enforces them. */
-async function checkProfile(
-  profile: PermissionProfile,
-  session: { root: string; plan: ShellPlan },
-): Promise<Finding[]> {
+async function checkProfile(profile: PermissionProfile, session: CheckedSession): Promise<Finding[]> {
   const grants = describeGrants(profile);
   const checks: PermissionCheck[] = [{ kind: "read-file", path: OUTSIDE_FILE }];
   const program = profile.kind === "shell" ? shellProgram(session.plan) : null;
+  const added = profile.kind === "shell" ? [] : session.additionalRoots ?? [];
   if (profile.kind === "shell") {
     if (program !== null) checks.push({ kind: "spawn", program, args: ["--version"] });
   } else {
     checks.push({ kind: "read-dir", path: session.root });
+    for (const folder of added) checks.push({ kind: "read-dir", path: folder });
   }
   const outcomes = await runChecks(profile, checks);
   if (!Array.isArray(outcomes)) {
@@ -65,7 +73,7 @@ async function checkProfile(
     }];
   }
   const findings: Finding[] = [];
-  const [outside, allowed] = outcomes;
+  const [outside, allowed, ...addedOutcomes] = outcomes;
   findings.push(
     outside !== undefined && !outside.ok && outside.name === "NotCapable"
       ? { ok: true, text: `${grants}: reading ${OUTSIDE_FILE} is refused by Deno (NotCapable)` }
@@ -87,6 +95,16 @@ async function checkProfile(
           ? "check that the workspace is readable by your user"
           : `the shell tool spawns "${program}", which the main process's --allow-run must allow ` +
             "(scripts/runtime_flags.txt)",
+      },
+    );
+  }
+  for (const [index, folder] of added.entries()) {
+    const outcome = addedOutcomes[index];
+    findings.push(
+      outcome?.ok === true ? { ok: true, text: `reading the added folder "${folder}" is allowed` } : {
+        ok: false,
+        text: `reading the added folder "${folder}" is refused (${describeOutcome(outcome)})`,
+        fix: "check that the folder is readable by your user",
       },
     );
   }

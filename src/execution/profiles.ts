@@ -2,10 +2,13 @@
  * Permission profiles: the Deno permissions of a tool's worker, derived from the tool's metadata and never
  * written per tool.
  *
- *   read-only (ReadFile, Glob, Grep)     read: [root]                 everything else false
- *   writer (WriteFile, EditFile)         read: [root], write: [root]  everything else false
+ *   read-only (ReadFile, Glob, Grep)     read: [root, ...added]                     everything else false
+ *   writer (WriteFile, EditFile)         read: [root, ...added],
+ *                                        write: [root, ...added]                    everything else false
  *   shell (destructive: Bash)            run: [the program Bash spawns: "bwrap", or the shell itself
- *                                        in danger-full-access]       everything else false
+ *                                        in danger-full-access]                     everything else false
+ *
+ * `added` are the folders added to the workspace (`--add-dir`), granted exactly like the root.
  *
  * Every key is spelled out (an omitted key is denied today, but the intent must not depend on a default),
  * and no key is ever `"inherit"` or `true`.
@@ -52,12 +55,20 @@ export function profileKind(tool: ToolAccess): ProfileKind {
   return tool.isDestructive() ? "shell" : "writer";
 }
 
-/**
- * The narrowest permissions a tool's worker needs. `root` must be the real path of the workspace; `shell`
- * is the session's plan, which says which program the shell tool spawns.
- */
-export function profileFor(tool: ToolAccess, options: { root: string; shell: ShellPlan }): PermissionProfile {
+/** What a profile is derived from besides the tool. */
+export interface ProfileOptions {
+  /** Real path of the workspace root. */
+  root: string;
+  /** Real paths of the folders added to the workspace (`--add-dir`); default none. */
+  additionalRoots?: readonly string[] | undefined;
+  /** The session's shell plan, which says which program the shell tool spawns. */
+  shell: ShellPlan;
+}
+
+/** The narrowest permissions a tool's worker needs. */
+export function profileFor(tool: ToolAccess, options: ProfileOptions): PermissionProfile {
   const kind = profileKind(tool);
+  const roots = [options.root, ...options.additionalRoots ?? []];
   const none: WorkerPermissions = {
     env: false,
     net: false,
@@ -70,9 +81,9 @@ export function profileFor(tool: ToolAccess, options: { root: string; shell: She
   };
   switch (kind) {
     case "read-only":
-      return makeProfile(kind, { ...none, read: [options.root] });
+      return makeProfile(kind, { ...none, read: [...roots] });
     case "writer":
-      return makeProfile(kind, { ...none, read: [options.root], write: [options.root] });
+      return makeProfile(kind, { ...none, read: [...roots], write: [...roots] });
     case "shell": {
       const program = shellProgram(options.shell);
       return makeProfile(kind, { ...none, run: program === null ? false : [program] });
@@ -96,7 +107,7 @@ export function shellProgram(plan: ShellPlan): string | null {
 /** The distinct profiles of a set of tools, in first-seen order: what the pool prewarms. */
 export function profilesForTools(
   tools: readonly ToolAccess[],
-  options: { root: string; shell: ShellPlan },
+  options: ProfileOptions,
 ): PermissionProfile[] {
   const profiles = new Map<string, PermissionProfile>();
   for (const tool of tools) {

@@ -15,8 +15,9 @@ import { defaultLimits, type ResourceLimits } from "../sandbox/limits.ts";
 import { ShellSandbox } from "../sandbox/shell_sandbox.ts";
 import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
+import { checkAdditionalRoots } from "./additional_roots.ts";
 import { FileRecordStore } from "./file_records.ts";
-import { ToolPipeline } from "./pipeline.ts";
+import { type PipelineOptions, ToolPipeline } from "./pipeline.ts";
 import { profilesForTools } from "./profiles.ts";
 import { WorkerExecutor, type WorkerExecutorOptions } from "./worker_executor.ts";
 
@@ -35,8 +36,12 @@ export interface RuntimeOptions {
   policy: PermissionPolicy;
   approver?: Approver;
   hooks?: readonly PreToolUseHook[];
+  /** PostToolUse: see PipelineOptions.afterCall. */
+  afterCall?: PipelineOptions["afterCall"];
   /** The environment the shell's allowlist is taken from. */
   env: Record<string, string>;
+  /** Variables the settings set for the tools, added to the shell's environment. */
+  toolEnv?: Readonly<Record<string, string>>;
   /** Defaults to BUILTIN_TOOLS. Tools other than the built-in ones also need a `worker.workerUrl` that loads them. */
   tools?: readonly AnyTool[];
   /** Default "worker": every call runs in a worker whose permissions follow the tool's metadata. */
@@ -47,6 +52,12 @@ export interface RuntimeOptions {
   requireRead?: boolean;
   /** Other names of the root, as the user gave it (`-C link`). */
   rootAliases?: readonly string[];
+  /**
+   * Real paths of folders the tools and the shell use exactly like the root (`--add-dir`): existing
+   * directories, never `/`, never inside or around `excludedPaths`; `createToolRuntime` throws an
+   * AdditionalDirectoryError otherwise. Default none.
+   */
+  additionalRoots?: readonly string[];
   /** Real paths the tools and the shell treat as outside the workspace (mewcode's state folder). */
   excludedPaths?: readonly string[];
   /** What writers refuse and the shell sees read-only; default PROTECTED_PATHS ([] for calls a person typed). */
@@ -65,6 +76,8 @@ export interface ToolRuntime extends AsyncDisposable {
   /** The shell sandbox; its `plan` is the plan as of the start of the session. */
   sandbox: ShellSandbox;
   shell: ShellPlan;
+  /** The folders added to the workspace, checked: real paths, without duplicates or the root. */
+  additionalRoots: readonly string[];
   files: FileRecordStore;
   /** The end-of-session checks (git metadata that gained hooks or commands); lines for the user. */
   finish(): Promise<string[]>;
@@ -81,13 +94,19 @@ export function sessionRegistry(options: { readOnly: boolean; tools?: readonly A
 
 /** Builds the registry, plans the shell sandbox, starts the executor and assembles the pipeline. */
 export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRuntime> {
+  const additionalRoots = await checkAdditionalRoots(options.additionalRoots ?? [], {
+    root: options.root,
+    excludedPaths: options.excludedPaths ?? [],
+  });
   const registry = sessionRegistry(options);
   const protectedPaths = options.protectedPaths ?? PROTECTED_PATHS;
   const sandbox = await ShellSandbox.open({
     root: options.root,
+    additionalRoots,
     mode: options.sandbox,
     network: options.sandboxNetwork,
     env: options.env,
+    ...(options.toolEnv === undefined ? {} : { extraEnv: options.toolEnv }),
     limits: options.limits ?? defaultLimits(),
     excluded: options.excludedPaths ?? [],
     protectedPaths: PROTECTED_PATHS,
@@ -97,7 +116,8 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
   const executor = createExecutor(options);
   if (executor instanceof WorkerExecutor) {
     // Not awaited: the workers start while the caller goes on (for the agent, its first API request).
-    void executor.prewarm(profilesForTools(registry.listEnabled(), { root: options.root, shell }));
+    const profiles = profilesForTools(registry.listEnabled(), { root: options.root, additionalRoots, shell });
+    void executor.prewarm(profiles);
   }
   const files = new FileRecordStore();
   const pipeline = new ToolPipeline({
@@ -110,10 +130,12 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     shell: sandbox,
     requireRead: options.requireRead ?? true,
     rootAliases: options.rootAliases ?? [],
+    additionalRoots,
     excludedPaths: options.excludedPaths ?? [],
     protectedPaths,
     ...(options.approver ? { approver: options.approver } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.afterCall ? { afterCall: options.afterCall } : {}),
   });
   const close = async () => {
     await executor.close();
@@ -125,6 +147,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     executor,
     sandbox,
     shell,
+    additionalRoots,
     files,
     finish: () => sandbox.endOfSession(),
     close,

@@ -43,7 +43,12 @@ export class WorkerExecutor implements ToolExecutor {
   async execute(request: ExecutionRequest, options: { signal: AbortSignal }): Promise<Execution> {
     const { tool, input, context } = request;
     if (options.signal.aborted) return abortedExecution(tool.name);
-    const profile = profileFor(tool, { root: context.root, shell: context.shell });
+    // From the call's own context: the worker may reach exactly the folders the tool's checks accept.
+    const profile = profileFor(tool, {
+      root: context.root,
+      additionalRoots: context.additionalRoots,
+      shell: context.shell,
+    });
     const outcome = await this.#pool.run(
       profile,
       { callId: crypto.randomUUID(), toolName: tool.name, input, context },

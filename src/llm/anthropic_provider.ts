@@ -1,7 +1,8 @@
 /**
- * The Anthropic provider: the official SDK sends the request (`messages.create({stream: true})`) and
- * yields the raw stream events; our assembler (assemble.ts) turns them into ProviderEvents and our retry
- * policy (retry.ts) retries, reporting each retry as an event. The SDK's own retries are off.
+ * The Anthropic provider: the official SDK sends the request (`messages.create({stream: true})`, body
+ * from `toWireRequest`, with prompt-cache breakpoints unless `request.cache` is false) and yields the raw
+ * stream events; our assembler (anthropic_stream.ts) turns them into ProviderEvents and our retry policy
+ * (retry.ts) retries, reporting each retry as an event. The SDK's own retries are off.
  *
  * ```ts
  * const provider = new AnthropicProvider({ apiKey, baseUrl }); // or createProvider(config) (create_provider.ts)
@@ -17,7 +18,7 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import { assembleStream } from "./anthropic_stream.ts";
-import { toWireMessages, toWireTools } from "./anthropic_wire.ts";
+import { toWireRequest } from "./anthropic_wire.ts";
 import { ApiError, ConnectionError, MissingApiKeyError, StreamProtocolError } from "./errors.ts";
 import type { ModelRequest, Provider, ProviderEvent } from "./provider.ts";
 import { type RetryOptions, streamWithRetry } from "./retry.ts";
@@ -78,14 +79,7 @@ export class AnthropicProvider implements Provider {
   async *#attempt(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
     let rawStream: RawStream;
     try {
-      rawStream = await this.#client.messages.create({
-        model: request.model,
-        max_tokens: request.maxTokens,
-        messages: toWireMessages(request.messages),
-        stream: true,
-        ...(request.system === "" ? {} : { system: request.system }),
-        ...(request.tools.length === 0 ? {} : { tools: toWireTools(request.tools) }),
-      }, { signal });
+      rawStream = await this.#client.messages.create(toWireRequest(request), { signal });
     } catch (error) {
       throw this.#toOurError(error, signal);
     }

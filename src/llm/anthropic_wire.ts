@@ -1,14 +1,15 @@
 /**
  * The Anthropic Messages API's wire shapes, in its snake_case: the raw server-sent events of a stream and
- * their narrowing from untrusted JSON, and the conversion of mewcode's messages, tools and usage to and
- * from the API's. Only the Anthropic provider's files (and their tests and the fake server) use these.
+ * their narrowing from untrusted JSON, and the conversion of mewcode's requests, messages, tools and usage
+ * to and from the API's (with the prompt-cache breakpoints, see {@link toWireRequest}). Only the Anthropic
+ * provider's files (and their tests and the fake server) use these.
  *
  * @module
  */
 import { isRecord } from "../common/values.ts";
 import { assertNever } from "../common/errors.ts";
 import { StreamProtocolError } from "./errors.ts";
-import type { ContentBlock, Message, StopReason, ToolSpec, Usage } from "./provider.ts";
+import type { ContentBlock, Message, ModelRequest, StopReason, ToolSpec, Usage } from "./provider.ts";
 
 /** Token counts as the API reports them in message_start (the cache counts may be absent). */
 export interface RawUsage {
@@ -18,13 +19,38 @@ export interface RawUsage {
   cache_read_input_tokens?: number;
 }
 
-/** A content block of a request message, as the API takes it. */
+/** A prompt-cache breakpoint: the API caches the request up to and including the block that carries it. */
+export interface WireCacheControl {
+  /** Five minutes, refreshed by each hit. */
+  type: "ephemeral";
+}
+
+/** A text block of a request (in a message, or of the system prompt). */
+export interface WireTextBlock {
+  type: "text";
+  text: string;
+  cache_control?: WireCacheControl;
+}
+
+/** A content block of a request message, as the API takes it. Thinking blocks cannot carry a breakpoint. */
 export type WireContentBlock =
-  | { type: "text"; text: string }
+  | WireTextBlock
   | { type: "thinking"; thinking: string; signature: string }
   | { type: "redacted_thinking"; data: string }
-  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
-  | { type: "tool_result"; tool_use_id: string; content: string; is_error?: boolean };
+  | {
+    type: "tool_use";
+    id: string;
+    name: string;
+    input: Record<string, unknown>;
+    cache_control?: WireCacheControl;
+  }
+  | {
+    type: "tool_result";
+    tool_use_id: string;
+    content: string;
+    is_error?: boolean;
+    cache_control?: WireCacheControl;
+  };
 
 /** A request message, as the API takes it. */
 export interface WireMessage {
@@ -37,6 +63,86 @@ export interface WireTool {
   name: string;
   description: string;
   input_schema: { type: "object"; [key: string]: unknown };
+  cache_control?: WireCacheControl;
+}
+
+/** The body of a streaming Messages request. */
+export interface WireRequest {
+  model: string;
+  max_tokens: number;
+  messages: WireMessage[];
+  stream: true;
+  /** A string without caching; one text block carrying a breakpoint with it. */
+  system?: string | WireTextBlock[];
+  tools?: WireTool[];
+}
+
+/**
+ * mewcode's request as the API's body. With caching on (`request.cache`, true by default) it carries three
+ * `cache_control: {type: "ephemeral"}` breakpoints, so each request reads the prefix the previous one
+ * wrote and only pays full price for what is new:
+ * - on the last tool: the tool definitions, which never change within a session;
+ * - on the system prompt, sent as one text block: tools and system;
+ * - on the last block of the last message that can carry one (not a thinking block): the whole
+ *   conversation; the next request, one turn longer, finds this prefix in the cache.
+ * The API allows four. A prefix below the model's minimum cacheable length (1,024 tokens or more, by model)
+ * is simply not cached; and the API looks for an earlier entry at most 20 blocks before a breakpoint, so a
+ * turn that adds more blocks than that (dozens of parallel tool calls) writes its prefix anew.
+ */
+export function toWireRequest(request: ModelRequest): WireRequest {
+  const cache = request.cache ?? true;
+  const messages = toWireMessages(request.messages);
+  const tools = toWireTools(request.tools);
+  return {
+    model: request.model,
+    max_tokens: request.maxTokens,
+    messages: cache ? withLastMessageBreakpoint(messages) : messages,
+    stream: true,
+    ...(request.system === "" ? {} : {
+      system: cache ? [{ type: "text", text: request.system, cache_control: ephemeral() }] : request.system,
+    }),
+    ...(tools.length === 0 ? {} : {
+      tools: cache
+        ? tools.map((tool, index) => index === tools.length - 1 ? withBreakpoint(tool) : tool)
+        : tools,
+    }),
+  };
+}
+
+function ephemeral(): WireCacheControl {
+  return { type: "ephemeral" };
+}
+
+function withBreakpoint<T extends WireTool | WireContentBlock>(value: T): T {
+  return { ...value, cache_control: ephemeral() };
+}
+
+/** The messages with a breakpoint on the last block of the last message that can carry one. */
+function withLastMessageBreakpoint(messages: WireMessage[]): WireMessage[] {
+  const last = messages.at(-1);
+  if (last === undefined) return messages;
+  const index = last.content.findLastIndex(canCarryBreakpoint);
+  if (index === -1) return messages;
+  const content = last.content.map((block, blockIndex) =>
+    blockIndex === index ? withBreakpoint(block) : block
+  );
+  return [...messages.slice(0, -1), { role: last.role, content }];
+}
+
+/** The API refuses `cache_control` on thinking blocks and on empty text blocks. */
+function canCarryBreakpoint(block: WireContentBlock): boolean {
+  switch (block.type) {
+    case "text":
+      return block.text !== "";
+    case "tool_use":
+    case "tool_result":
+      return true;
+    case "thinking":
+    case "redacted_thinking":
+      return false;
+    default:
+      return assertNever(block);
+  }
 }
 
 /** mewcode's messages as the API takes them. */

@@ -8,6 +8,8 @@
  * - {@link StreamProtocolError}: the stream's events were out of order or malformed (a bug, never retried).
  * - {@link MissingApiKeyError}: ANTHROPIC_API_KEY is not set; thrown before any request.
  *
+ * {@link errorCategory} sorts any of them (or anything else thrown) into the few kinds a front end acts on.
+ *
  * @module
  */
 import { isRecord } from "../common/values.ts";
@@ -229,4 +231,31 @@ function fallbackMessage(status: number, body: unknown): string {
   if (text === "") return `The API answered with status ${status} and no error message`;
   const excerpt = text.length > 300 ? `${text.slice(0, 300)}…` : text;
   return `The API answered with status ${status}: ${excerpt}`;
+}
+
+/**
+ * What kind of failure ended a run, for front ends and exit codes:
+ *   authentication  the API refused the credentials (401, 403), or there were none
+ *   unavailable     the API stayed unreachable or overloaded (429, 408, 5xx, 529, connection errors, and
+ *                   streams that broke for one of these reasons)
+ *   api             the API refused the request itself (400, 402, 404, 413, …, and unknown error types)
+ *   internal        anything else: a protocol violation, a bug
+ */
+export type ErrorCategory = "authentication" | "unavailable" | "api" | "internal";
+
+/**
+ * The category of anything thrown. A broken stream (StreamInterruptedError) counts as what broke it; a
+ * connection error has no status and is `unavailable`.
+ */
+export function errorCategory(error: unknown): ErrorCategory {
+  if (error instanceof MissingApiKeyError) return "authentication";
+  if (!(error instanceof ApiError)) return "internal";
+  if (error instanceof StreamInterruptedError && error.cause instanceof ApiError) {
+    return errorCategory(error.cause);
+  }
+  if (error instanceof ConnectionError) return "unavailable";
+  const status = error.status;
+  if (status === 401 || status === 403) return "authentication";
+  if (status !== null && (status === 408 || status === 429 || status >= 500)) return "unavailable";
+  return "api";
 }

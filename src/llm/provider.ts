@@ -53,6 +53,11 @@ export interface ModelRequest {
   system: string;
   messages: Message[];
   tools: ToolSpec[];
+  /**
+   * Whether the provider may cache the request's prefix (tools, system prompt, conversation) for the next
+   * request, where it supports that; true when omitted.
+   */
+  cache?: boolean;
 }
 
 /** Why the model stopped; unknown values are passed through as the provider gave them. */

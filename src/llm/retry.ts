@@ -4,10 +4,11 @@
  * retried with exponential backoff and full jitter, or after exactly the `retry-after(-ms)` the API asked
  * for, at most `maxRetries` times. Each retry is reported as a `retry` ProviderEvent before the wait.
  *
- * Once content has been yielded, a failure is never retried: it is thrown as a StreamInterruptedError
- * (the consumer keeps what it received). Non-retryable errors (400, 401, 403, 404, …), protocol errors and
- * aborts are thrown unchanged. A `retry-after` longer than `maxRetryAfterMs` is not waited for: the error
- * is thrown.
+ * Once content has been yielded, a failure is never retried here: it is thrown as a StreamInterruptedError,
+ * and the consumer decides (the agent loop discards the response and sends the request again, per
+ * {@link decideStreamRetry}, when nothing with side effects came of it; otherwise it keeps what it
+ * received). Non-retryable errors (400, 401, 403, 404, …), protocol errors and aborts are thrown unchanged.
+ * A `retry-after` longer than `maxRetryAfterMs` is not waited for: the error is thrown.
  *
  * `message-start` is held back until the attempt's next event, so a retry event never follows an event
  * of the failed attempt: consumers may treat every event they receive as final.
@@ -72,6 +73,32 @@ export function decideRetry(
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   const random = options.random ?? Math.random;
   return { retry: true, delayMs: Math.floor(random() * ceiling) };
+}
+
+/**
+ * Decides about sending a request again, as retry number `attempt` (1-based), after its response broke off
+ * mid-way: a StreamInterruptedError is judged by {@link decideRetry} on the failure that broke it (so an
+ * overloaded or dropped stream is retried, an invalid request is not); any other error is not retried
+ * (a retryable ApiError thrown as it is has used up the provider's own retries already).
+ */
+export function decideStreamRetry(
+  error: unknown,
+  attempt: number,
+  options: { policy?: Partial<RetryPolicy>; random?: () => number } = {},
+): RetryDecision {
+  if (!(error instanceof StreamInterruptedError) || !(error.cause instanceof ApiError)) {
+    return { retry: false };
+  }
+  return decideRetry(error.cause, attempt, options);
+}
+
+/**
+ * The `reason` of a retry after a broken stream, naming what broke it:
+ * `Response stream broke off after content arrived: Overloaded (529 overloaded_error)`.
+ */
+export function brokenStreamReason(error: StreamInterruptedError): string {
+  const cause = error.cause instanceof ApiError ? error.cause : error;
+  return `Response stream broke off after content arrived: ${describeApiError(cause)}`;
 }
 
 /**

@@ -12,22 +12,34 @@ export interface PermissionRequest {
   callId: string;
 }
 
-/** Who decided a permission question. */
+/** Who decided a permission question: a rule (its text and where it was written), a mode, a hook or the user. */
 export type DecidedBy =
   | { kind: "mode"; mode: string }
   | { kind: "rule"; rule: string; source: string }
   | { kind: "hook"; hook: string }
   | { kind: "user" };
 
-/** The policy's answer, and who decided it. `ask` is resolved by an Approver; with none, it is a denial. */
-export type PermissionDecision =
-  | { behavior: "allow"; reason?: string; decidedBy?: DecidedBy }
-  | { behavior: "deny"; reason: string; decidedBy: DecidedBy }
-  | { behavior: "ask"; reason: string; decidedBy: DecidedBy };
+/**
+ * What an allowed call may do beyond the defaults: workspace-relative protected paths ("the .git/info/exclude
+ * file") that a rule naming them, or the user's approval, lets the call write.
+ */
+export interface PermissionGrants {
+  protectedPaths: string[];
+}
 
-/** Decides, without side effects, whether a call may run. */
+/**
+ * The policy's answer, and who decided it. `ask` is resolved by an Approver; with none, it is a denial.
+ * `hint` is for people, never the model: the flag or rule that would allow such a call ("--allowedTools
+ * \"Bash(npm test *)\""). The grants of an `ask` apply only once someone approves it.
+ */
+export type PermissionDecision =
+  | { behavior: "allow"; reason?: string; decidedBy?: DecidedBy; grants?: PermissionGrants }
+  | { behavior: "deny"; reason: string; decidedBy: DecidedBy; hint?: string }
+  | { behavior: "ask"; reason: string; decidedBy: DecidedBy; hint?: string; grants?: PermissionGrants };
+
+/** Decides whether a call may run. It may look at the file system (real paths), never change it. */
 export interface PermissionPolicy {
-  decide(request: PermissionRequest): PermissionDecision;
+  decide(request: PermissionRequest): Promise<PermissionDecision>;
 }
 
 /** The answer of whoever was asked. */

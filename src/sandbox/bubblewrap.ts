@@ -8,10 +8,12 @@
  *   2. secrets of the system hidden (/dev/null over each file, an empty tmpfs over each folder);
  *   3. every home folder replaced by an empty tmpfs, the user's home recreated empty, and the toolchain
  *      folders under it bound back read-only;
- *   4. the workspace (writable in workspace-write), and, where it contains a home folder, that folder
- *      hidden again (credentials hidden when the workspace is the home itself);
- *   5. protected paths inside the workspace: bound onto themselves read-only, or an empty read-only tmpfs
- *      where a protected folder does not exist yet; `.git` bound onto itself so it cannot be replaced;
+ *   4. the workspace and the folders added to it (writable in workspace-write), and, where one contains a
+ *      home folder, that folder hidden again (credentials hidden when the workspace is the home itself),
+ *      as are the system secrets of step 2 inside one of them;
+ *   5. protected paths inside the workspace and the added folders: bound onto themselves read-only, or an
+ *      empty read-only tmpfs where a protected folder does not exist yet; `.git` bound onto itself so it
+ *      cannot be replaced;
  *   6. mewcode's own state folder hidden wherever it became visible again;
  *   7. the cgroup files the shell joins its limits through, writable.
  *
@@ -24,6 +26,8 @@ export interface BubblewrapOptions {
   bwrap: string;
   /** Real path of the workspace root. */
   root: string;
+  /** Real paths of the folders added to the workspace (`--add-dir`): bound exactly like it. Default none. */
+  additionalRoots?: readonly string[];
   mode: "read-only" | "workspace-write";
   network: boolean;
   /** Files replaced by /dev/null (shadow files, ssh host keys). */
@@ -43,7 +47,7 @@ export interface BubblewrapOptions {
   hiddenInWorkspace: readonly { path: string; kind: "file" | "directory" }[];
   /** Folders to bind onto themselves, writable, so they cannot be renamed away (`.git`). */
   keepInPlace: readonly string[];
-  /** Existing protected paths inside the workspace, bound onto themselves read-only. */
+  /** Existing protected paths inside the workspace and the added folders, bound onto themselves read-only. */
   readOnly: readonly string[];
   /** Protected folders that do not exist yet: an empty read-only tmpfs is mounted there for the call. */
   placeholders: readonly string[];
@@ -104,13 +108,36 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
       if (roots.some((home) => isAtOrBelow(path, home))) args.push("--ro-bind", path, path);
     }
   };
-  hideHomes(options.homeRoots.filter((home) => !isAtOrBelow(home, root)));
-  args.push(options.mode === "read-only" ? "--ro-bind" : "--bind", root, root);
+  // Shallowest first, so that a folder added inside another is bound after it and not covered by it.
+  const roots = [root, ...options.additionalRoots ?? []].sort((a, b) => depth(a) - depth(b));
+  const inRoots = (path: string) => roots.some((folder) => isAtOrBelow(path, folder));
+  hideHomes(options.homeRoots.filter((home) => !inRoots(home)));
+  for (const folder of roots) {
+    args.push(options.mode === "read-only" ? "--ro-bind" : "--bind", folder, folder);
+  }
   // A workspace that contains home folders (for example "/home") would show them again.
-  hideHomes(options.homeRoots.filter((home) => home !== root && isAtOrBelow(home, root)));
+  const homesInRoots = options.homeRoots.filter((home) => !roots.includes(home) && inRoots(home));
+  hideHomes(homesInRoots);
+  // An added folder inside a home folder hidden just now comes back.
+  for (const folder of roots) {
+    if (homesInRoots.some((home) => isAtOrBelow(folder, home))) {
+      args.push(options.mode === "read-only" ? "--ro-bind" : "--bind", folder, folder);
+    }
+  }
   for (const hidden of options.hiddenInWorkspace) {
     if (hidden.kind === "directory") args.push("--tmpfs", hidden.path);
     else args.push("--ro-bind", "/dev/null", hidden.path);
+  }
+  // A bound folder that contains system secrets (`--add-dir /etc`) would show them again: hide them again.
+  for (const directory of options.hiddenDirectories) {
+    if (!inRoots(directory) || roots.some((folder) => isAtOrBelow(folder, directory))) continue;
+    args.push("--tmpfs", directory);
+    for (const path of options.exposed) {
+      if (isAtOrBelow(path, directory)) args.push("--ro-bind", path, path);
+    }
+  }
+  for (const file of options.hiddenFiles) {
+    if (inRoots(file)) args.push("--ro-bind", "/dev/null", file);
   }
   if (options.mode === "workspace-write") {
     for (const path of options.keepInPlace) args.push("--bind", path, path);
@@ -152,6 +179,10 @@ export function processIsolationArguments(
   for (const [name, value] of Object.entries(options.env)) args.push("--setenv", name, value);
   args.push("--chdir", options.root);
   return args;
+}
+
+function depth(path: string): number {
+  return path.split("/").length;
 }
 
 /** Whether `path` is `folder` or below it (normalised absolute paths). */

@@ -5,8 +5,8 @@
  * A program found through PATH is whatever the first PATH entry holds, and PATH is not ours: started
  * through `npx`, it begins with the workspace's `node_modules/.bin`, so a repository shipping
  * `node_modules/.bin/bwrap` would run unsandboxed as the sandbox itself. So the system directories come
- * first, and a PATH entry is considered only when it is absolute, outside the workspace and outside
- * the temporary directories, and neither it nor the program is writable by others.
+ * first, and a PATH entry is considered only when it is absolute, outside the workspace (and the folders
+ * added to it) and outside the temporary directories, and neither it nor the program is writable by others.
  *
  * @module
  */
@@ -41,6 +41,8 @@ const UNTRUSTED_PREFIXES = ["/tmp", "/var/tmp", "/dev/shm"];
 export interface ResolveHelpersOptions {
   /** Real path of the workspace root: nothing under it is trusted. */
   root: string;
+  /** Real paths of the folders added to the workspace (`--add-dir`): nothing under them is trusted either. */
+  additionalRoots?: readonly string[];
   /** PATH as the user set it; entries are considered after the system directories. */
   path: string | undefined;
   /** Directories searched first; default SYSTEM_DIRECTORIES. Tests narrow it. */
@@ -50,8 +52,9 @@ export interface ResolveHelpersOptions {
 /** Resolves every helper; never throws. */
 export async function resolveHelpers(options: ResolveHelpersOptions): Promise<HelperPaths> {
   const directories = await trustedDirectories(options);
+  const roots = [options.root, ...options.additionalRoots ?? []];
   const entries = await Promise.all(
-    HELPER_NAMES.map(async (name) => [name, await findIn(name, directories, options.root)] as const),
+    HELPER_NAMES.map(async (name) => [name, await findIn(name, directories, roots)] as const),
   );
   return Object.fromEntries(entries) as Record<HelperName, string | null>;
 }
@@ -70,7 +73,7 @@ async function trustedDirectories(options: ResolveHelpersOptions): Promise<strin
   for (const directory of candidates) {
     const real = await realPathOrNull(directory);
     if (
-      real === null || isUnder(real, options.root) ||
+      real === null || [options.root, ...options.additionalRoots ?? []].some((root) => isUnder(real, root)) ||
       UNTRUSTED_PREFIXES.some((prefix) => isUnder(real, prefix))
     ) {
       continue;
@@ -82,11 +85,15 @@ async function trustedDirectories(options: ResolveHelpersOptions): Promise<strin
   return trusted;
 }
 
-async function findIn(name: string, directories: readonly string[], root: string): Promise<string | null> {
+async function findIn(
+  name: string,
+  directories: readonly string[],
+  roots: readonly string[],
+): Promise<string | null> {
   for (const directory of directories) {
     const candidate = join(directory, name);
     const real = await realPathOrNull(candidate);
-    if (real === null || isUnder(real, root)) continue;
+    if (real === null || roots.some((root) => isUnder(real, root))) continue;
     const info = await statOrNull(real);
     if (info === null || !info.isFile || othersMayWrite(info) || ((info.mode ?? 0) & 0o111) === 0) continue;
     return candidate;

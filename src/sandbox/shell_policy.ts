@@ -81,8 +81,8 @@ const TOOLCHAIN_FOLDERS: readonly { variable?: string; path: string; parts?: rea
 ];
 
 /**
- * Credentials hidden when the workspace is (or contains) the user's home, since the workspace bind shows
- * it again: folders get an empty tmpfs, files /dev/null.
+ * Credentials hidden when the workspace or an added folder is (or contains) the user's home, since its
+ * bind shows it again: folders get an empty tmpfs, files /dev/null.
  */
 const HOME_CREDENTIALS: readonly string[] = [
   ".ssh",
@@ -138,6 +138,8 @@ export interface MachineView {
 export interface MachineViewOptions {
   /** Real path of the workspace root. */
   root: string;
+  /** Real paths of the folders added to the workspace (`--add-dir`), treated like it. Default none. */
+  additionalRoots?: readonly string[];
   /** The parent environment the allowlist is taken from. */
   env: Readonly<Record<string, string>>;
   /** The absolute path of the shell, for SHELL. */
@@ -149,6 +151,7 @@ export interface MachineViewOptions {
 /** Decides the environment and the visible machine for the shell. Never throws. */
 export async function machineView(options: MachineViewOptions): Promise<MachineView> {
   const { root } = options;
+  const roots = [root, ...options.additionalRoots ?? []];
   const home = await realPathOrNull(options.env.HOME ?? "");
   const homeRoots: string[] = [];
   for (const candidate of ["/home", "/root", ...(home === null ? [] : [home])]) {
@@ -173,10 +176,11 @@ export async function machineView(options: MachineViewOptions): Promise<MachineV
   }
   const exposed = await exposedPaths(options, home, [...homeRoots, ...hiddenDirectories]);
   const hiddenInWorkspace: MachineView["hiddenInWorkspace"] = [];
-  if (home !== null && isAtOrBelow(home, root)) {
+  const inRoots = (path: string) => roots.some((folder) => isAtOrBelow(path, folder));
+  if (home !== null && inRoots(home)) {
     for (const name of HOME_CREDENTIALS) {
       const real = await realPathOrNull(join(home, name));
-      if (real === null || !isAtOrBelow(real, root)) continue;
+      if (real === null || !inRoots(real)) continue;
       hiddenInWorkspace.push({ path: real, kind: (await isDirectory(real)) ? "directory" : "file" });
     }
   }
@@ -241,8 +245,11 @@ async function exposedPaths(
   for (const candidate of candidates) {
     const real = await realPathOrNull(candidate);
     if (real === null || !hiddenRoots.some((hidden) => isAtOrBelow(real, hidden))) continue;
-    // Never expose the workspace's parents or mewcode's state through a toolchain path.
-    if (isAtOrBelow(options.root, real)) continue;
+    // Never expose the parents of the workspace (or of an added folder) or mewcode's state through a
+    // toolchain path.
+    if ([options.root, ...options.additionalRoots ?? []].some((folder) => isAtOrBelow(folder, real))) {
+      continue;
+    }
     if (options.excluded.some((folder) => isAtOrBelow(folder, real) || isAtOrBelow(real, folder))) continue;
     if (real === home || hiddenRoots.includes(real)) continue;
     if (!exposed.includes(real)) exposed.push(real);

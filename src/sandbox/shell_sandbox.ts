@@ -3,7 +3,8 @@
  * at start-up that it works here, and guards each call (protected paths decided again before it, what it
  * must not leave behind checked after it). The worker that runs Bash only executes the plan it is given.
  *
- *   read-only, workspace-write   bubblewrap: see bubblewrap.ts for the mounts; a seccomp filter against
+ *   read-only, workspace-write   bubblewrap: see bubblewrap.ts for the mounts (the folders added with
+ *                                `--add-dir` are bound, protected and scanned like the workspace); a seccomp filter against
  *                                Unix sockets and io_uring (seccomp.ts); resource limits (limits.ts)
  *   danger-full-access           bubblewrap with only a PID namespace where it works (so commands cannot
  *                                read mewcode's environment through /proc), else the shell directly
@@ -14,7 +15,7 @@
  */
 import type { ProtectedPath, SandboxMode, ShellPlan } from "../tools/tool.ts";
 import { formatBytes } from "../common/size.ts";
-import { bubblewrapArguments, processIsolationArguments } from "./bubblewrap.ts";
+import { bubblewrapArguments, isAtOrBelow, processIsolationArguments } from "./bubblewrap.ts";
 import {
   diffGitFindings,
   type GitScan,
@@ -39,11 +40,18 @@ import { UNIX_SOCKET_FILTER_SUMMARY, unixSocketFilter } from "./seccomp.ts";
 export interface ShellSandboxOptions {
   /** Real path of the workspace root. */
   root: string;
+  /**
+   * Real paths of the folders added to the workspace (`--add-dir`): bound like it (read-write in
+   * workspace-write), with the same protected paths and git metadata guard. Default none.
+   */
+  additionalRoots?: readonly string[];
   mode: SandboxMode;
   /** Let the sandboxed shell use the network (`--sandbox-network`). */
   network: boolean;
   /** The parent environment: PATH, HOME and the allowlisted variables are taken from it. */
   env: Readonly<Record<string, string>>;
+  /** Variables the settings set for the tools (`env`): added to the shell's environment as they are. */
+  extraEnv?: Readonly<Record<string, string>>;
   limits: ResourceLimits;
   /** Real paths the tools treat as outside the workspace (mewcode's state folder): hidden from the shell. */
   excluded: readonly string[];
@@ -73,6 +81,8 @@ const INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap); on Ubuntu
 /** The shell sandbox of a session. */
 export class ShellSandbox {
   readonly root: string;
+  /** The folders added to the workspace, bound like it. */
+  readonly additionalRoots: readonly string[];
   readonly mode: SandboxMode;
   readonly network: boolean;
   readonly helpers: HelperPaths;
@@ -87,8 +97,11 @@ export class ShellSandbox {
   #limits: LimitPlan | null;
   #seccomp: Uint8Array | null;
   #isolated: boolean;
-  /** The workspace's git metadata before the first shell call; null until then. */
-  #snapshot: GitScan | null = null;
+  /**
+   * The git metadata before the first shell call of each scanned folder (the root, then each added folder
+   * that no other root contains); null until then.
+   */
+  #snapshots: { root: string; scan: GitScan }[] | null = null;
   #closed = false;
 
   private constructor(
@@ -104,6 +117,7 @@ export class ShellSandbox {
     },
   ) {
     this.root = options.root;
+    this.additionalRoots = options.additionalRoots ?? [];
     this.mode = options.mode;
     this.network = options.network;
     this.helpers = parts.helpers;
@@ -119,14 +133,20 @@ export class ShellSandbox {
 
   /** Resolves the helpers, decides what the shell sees, sets up the limits and runs the start-up check. */
   static async open(options: ShellSandboxOptions): Promise<ShellSandbox> {
-    const helpers = options.helpers ?? await resolveHelpers({ root: options.root, path: options.env.PATH });
-    const shell = helpers.bash ?? helpers.sh;
-    const view = await machineView({
+    const helpers = options.helpers ?? await resolveHelpers({
       root: options.root,
+      additionalRoots: options.additionalRoots ?? [],
+      path: options.env.PATH,
+    });
+    const shell = helpers.bash ?? helpers.sh;
+    const machine = await machineView({
+      root: options.root,
+      additionalRoots: options.additionalRoots ?? [],
       env: options.env,
       shell: shell ?? "/bin/sh",
       excluded: options.excluded,
     });
+    const view = { ...machine, env: { ...machine.env, ...options.extraEnv } };
     const caveats: string[] = [];
     const base = {
       mode: options.mode,
@@ -233,7 +253,7 @@ export class ShellSandbox {
     if (this.plan.unavailable !== null || this.plan.wrapper.length === 0 || this.mode !== "workspace-write") {
       return { plan: this.plan, finish: () => Promise.resolve([]) };
     }
-    this.#snapshot ??= await scanGitMetadata(this.root);
+    this.#snapshots ??= await this.#scan();
     const protection = await this.#protection();
     const plan = this.#callPlan(protection);
     const before = await this.#counters();
@@ -296,9 +316,16 @@ export class ShellSandbox {
    * configuration since the first shell call. Lines for the user; empty when nothing changed.
    */
   async endOfSession(): Promise<string[]> {
-    if (this.#snapshot === null) return [];
-    const diff = diffGitFindings(this.#snapshot, await scanGitMetadata(this.root));
-    return [...diff.changes.map((change) => change.message), ...(diff.notice === null ? [] : [diff.notice])];
+    if (this.#snapshots === null) return [];
+    const lines: string[] = [];
+    for (const { root, scan } of this.#snapshots) {
+      const diff = diffGitFindings(scan, await scanGitMetadata(root));
+      // Findings are relative to the folder scanned: say which added folder they are in.
+      const where = root === this.root ? "" : `In the added folder "${root}": `;
+      for (const change of diff.changes) lines.push(`${where}${change.message}`);
+      if (diff.notice !== null) lines.push(`${where}${diff.notice}`);
+    }
+    return lines;
   }
 
   /** The report of `mewcode doctor`. */
@@ -330,8 +357,17 @@ export class ShellSandbox {
       if (this.#view.excluded.length > 0) {
         lines.push(`  mewcode's state hidden: ${this.#view.excluded.join(", ")}`);
       }
+      if (this.additionalRoots.length > 0) {
+        lines.push(
+          `  added folders (bound like the workspace, ${
+            plan.mode === "read-only" ? "read-only" : "writable"
+          }): ` +
+            this.additionalRoots.join(", "),
+        );
+      }
       lines.push(
-        "  protected in the workspace: git metadata (config, hooks, gitdir pointers), .mewcode, editor folders",
+        `  protected in the workspace${this.additionalRoots.length > 0 ? " and the added folders" : ""}: ` +
+          "git metadata (config, hooks, gitdir pointers), .mewcode, editor folders",
       );
       if (this.#limits !== null) {
         lines.push(
@@ -368,14 +404,38 @@ export class ShellSandbox {
     if (this.mode !== "workspace-write" && !always) {
       return { keepInPlace: [], readOnly: [], placeholders: [], mustNotAppear: [] };
     }
-    const git = await planGitProtection(this.root, { nestedDotGits: this.#snapshot?.dotGits ?? [] });
-    const topLevel = await protectedTopLevel(this.root, this.#options.protectedPaths);
+    const keepInPlace: string[] = [];
+    const readOnly: string[] = [];
+    const placeholders: string[] = [];
+    const mustNotAppear: string[] = [];
+    const dotGits = (this.#snapshots ?? []).flatMap((snapshot) => snapshot.scan.dotGits);
+    // The same protection in every root; each plan covers only what lies in its own root.
+    for (const root of [this.root, ...this.additionalRoots]) {
+      const nestedDotGits = dotGits.filter((path) => isAtOrBelow(path, root));
+      const git = await planGitProtection(root, { nestedDotGits });
+      const topLevel = await protectedTopLevel(root, this.#options.protectedPaths);
+      keepInPlace.push(...git.keepInPlace);
+      readOnly.push(...git.readOnly, ...topLevel.readOnly);
+      placeholders.push(...git.placeholders, ...topLevel.placeholders);
+      mustNotAppear.push(...git.mustNotAppear);
+    }
+    if (this.additionalRoots.length === 0) return { keepInPlace, readOnly, placeholders, mustNotAppear };
+    // With folders nested in one another, a mount must still never hide one made before it.
     return {
-      keepInPlace: git.keepInPlace,
-      readOnly: [...git.readOnly, ...topLevel.readOnly],
-      placeholders: [...git.placeholders, ...topLevel.placeholders],
-      mustNotAppear: git.mustNotAppear,
+      keepInPlace: shallowestFirst(keepInPlace),
+      readOnly: shallowestFirst(readOnly),
+      placeholders: shallowestFirst(placeholders),
+      mustNotAppear: shallowestFirst(mustNotAppear),
     };
+  }
+
+  /** Scans the git metadata of the root and of each added folder that no other of them contains. */
+  async #scan(): Promise<{ root: string; scan: GitScan }[]> {
+    const roots = [this.root, ...this.additionalRoots];
+    const outermost = roots.filter((root) =>
+      !roots.some((other) => other !== root && isAtOrBelow(root, other))
+    );
+    return await Promise.all(outermost.map(async (root) => ({ root, scan: await scanGitMetadata(root) })));
   }
 
   #callPlan(
@@ -387,6 +447,7 @@ export class ShellSandbox {
     const wrapper = bubblewrapArguments({
       bwrap: this.helpers.bwrap!,
       root: this.root,
+      additionalRoots: this.additionalRoots,
       mode: override?.mode ?? (this.mode === "read-only" ? "read-only" : "workspace-write"),
       network: override?.network ?? this.network,
       hiddenFiles: view.hiddenFiles,
@@ -434,6 +495,12 @@ export class ShellSandbox {
     }
     return notes;
   }
+}
+
+/** Distinct paths, shallowest first (then by name): a later mount may only go below an earlier one. */
+function shallowestFirst(paths: readonly string[]): string[] {
+  const depth = (path: string): number => path.split("/").length;
+  return [...new Set(paths)].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /** Runs the wrapper once with `SHELL -c true`; returns null when it works, else the message with the fixes. */

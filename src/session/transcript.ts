@@ -15,7 +15,7 @@
  * @module
  */
 import { join } from "node:path";
-import type { AgentEvent, TurnEndReason, UsageTotals } from "../agent/events.ts";
+import type { AgentEvent, ErrorCategory, TurnEndReason, UsageTotals } from "../agent/events.ts";
 import { assertNever } from "../common/errors.ts";
 import { projectDir } from "../config/home.ts";
 import type { CallOutcome } from "../execution/call_outcome.ts";
@@ -70,14 +70,23 @@ export type TranscriptEntry =
   }
   | { type: "tool-results"; turn: number; content: ContentBlock[] }
   | { type: "warning"; message: string }
-  | { type: "error"; turn: number; name: string; message: string }
-  | { type: "turn-end"; reason: TurnEndReason; turns: number; totals: UsageTotals; durationMs: number };
+  /** `category` as in the error event; absent in transcripts written before it was recorded. */
+  | { type: "error"; turn: number; name: string; message: string; category?: ErrorCategory }
+  /** `costUsd` is absent in transcripts written before it was recorded. */
+  | {
+    type: "turn-end";
+    reason: TurnEndReason;
+    turns: number;
+    totals: UsageTotals;
+    costUsd?: number | null;
+    durationMs: number;
+  };
 
 /** One line of the transcript: an entry and when it was written (ms since the epoch). */
 export type TranscriptRecord = TranscriptEntry & { ts: number };
 
 /** The record types this version writes and reads. */
-const RECORD_TYPES: ReadonlySet<string> = new Set<TranscriptEntry["type"]>([
+export const RECORD_TYPES: ReadonlySet<string> = new Set<TranscriptEntry["type"]>([
   "session-start",
   "user-message",
   "request",
@@ -100,6 +109,8 @@ export interface TranscriptOptions {
   root: string;
   /** Default: a random UUID. */
   sessionId?: string;
+  /** Fail (AlreadyExists) when the session's file exists, instead of appending to it. */
+  exclusive?: boolean;
   /** Default `Date.now`. */
   clock?: () => number;
 }
@@ -131,7 +142,20 @@ export class Transcript implements Disposable {
     const dir = await projectDir(options.home, options.root);
     await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
     const path = join(dir, `${sessionId}.jsonl`);
-    const file = await Deno.open(path, { append: true, create: true, mode: 0o600 });
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(path, {
+        append: true,
+        ...(options.exclusive ? { createNew: true } : { create: true }),
+        mode: 0o600,
+      });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      throw new Deno.errors.AlreadyExists(
+        `A session with id ${sessionId} already exists for this workspace ("${path}"): continue it with ` +
+          `--resume ${sessionId}, or choose another id`,
+      );
+    }
     return new Transcript(sessionId, path, file, options.clock ?? Date.now);
   }
 
@@ -216,10 +240,16 @@ function entryOf(event: AgentEvent, loggedSystem: string | null = null): Transcr
     case "warning":
       return { type: "warning", message: event.message };
     case "error":
-      return { type: "error", turn: event.turn, name: event.name, message: event.message };
+      return {
+        type: "error",
+        turn: event.turn,
+        name: event.name,
+        message: event.message,
+        category: event.category,
+      };
     case "turn-end": {
-      const { reason, turns, totals, durationMs } = event;
-      return { type: "turn-end", reason, turns, totals, durationMs };
+      const { reason, turns, totals, costUsd, durationMs } = event;
+      return { type: "turn-end", reason, turns, totals, costUsd, durationMs };
     }
     case "text-delta":
     case "thinking-delta":

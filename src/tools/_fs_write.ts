@@ -12,7 +12,7 @@ import { type FileHandle, open } from "node:fs/promises";
 import { posix } from "node:path";
 import { realPathOrNull } from "../common/fs.ts";
 import { changed, checkKind, describeFsError, type FsFailure, isOpenedAt } from "./_fs.ts";
-import { isExcludedPath, isWithinRoot } from "./_paths.ts";
+import { isExcludedPath, isWithinRoots } from "./_paths.ts";
 
 /** What `writeAtomic` did. */
 export interface WriteOutcome {
@@ -27,8 +27,10 @@ export interface WriteOutcome {
 
 /** Options of `writeAtomic`. */
 export interface WriteOptions {
-  /** Real path of the workspace root: created directories and the parent must stay inside it. */
+  /** Real path of the workspace root: what a write creates must stay inside it or an added folder. */
   root: string;
+  /** Real paths of the folders added to the workspace (`--add-dir`), which count as inside like the root. */
+  additionalRoots?: readonly string[] | undefined;
   /** Real paths of folders inside the root that count as outside (mewcode's state folder). */
   excluded?: readonly string[] | undefined;
   /** Permission bits for a new file. Default 0o644. */
@@ -122,7 +124,7 @@ export function linkNote(written: WriteOutcome): string[] {
 
 // Whether the open temp file is the one at `temp`, whose real path is itself, inside the root and not excluded.
 async function isInPlace(temp: string, handle: FileHandle, options: WriteOptions): Promise<boolean> {
-  if (!isWithinRoot(options.root, temp) || isExcludedPath(temp, options.excluded)) return false;
+  if (!isWithinRoots(rootsOf(options), temp) || isExcludedPath(temp, options.excluded)) return false;
   return await isOpenedAt(temp, await handle.stat());
 }
 
@@ -146,7 +148,8 @@ async function removeTemp(temp: string, handle: FileHandle): Promise<void> {
 
 // mkdir -p, one level at a time, so a directory swapped for a symlink mid-way is noticed before writing.
 async function makeParents(directory: string, options: WriteOptions): Promise<{ ok: true } | FsFailure> {
-  const { root, excluded } = options;
+  const { excluded } = options;
+  const roots = rootsOf(options);
   const missing: string[] = [];
   let existing = directory;
   while (true) {
@@ -159,7 +162,7 @@ async function makeParents(directory: string, options: WriteOptions): Promise<{ 
       break;
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) return describeFsError(error);
-      if (!isWithinRoot(root, existing) || existing === root) return describeFsError(error);
+      if (!isWithinRoots(roots, existing) || roots.includes(existing)) return describeFsError(error);
       missing.unshift(posix.basename(existing));
       existing = posix.dirname(existing);
     }
@@ -175,7 +178,7 @@ async function makeParents(directory: string, options: WriteOptions): Promise<{ 
       if (!(error instanceof Deno.errors.AlreadyExists)) return describeFsError(error);
     }
     const real = await realPathOrNull(current);
-    if (real !== current || !isWithinRoot(root, real) || isExcludedPath(real, excluded)) {
+    if (real !== current || !isWithinRoots(roots, real) || isExcludedPath(real, excluded)) {
       // Made through a swapped parent, the empty directory may lie elsewhere: remove it while the name leads there.
       if (created) await Deno.remove(current).catch(() => undefined);
       return changed("a parent directory was replaced while it was being created; try again");
@@ -192,6 +195,11 @@ async function makeParents(directory: string, options: WriteOptions): Promise<{ 
     return changed("the parent directory no longer resolves to the checked path; try again");
   }
   return { ok: true };
+}
+
+// The folders a write may land in: the root and the added folders.
+function rootsOf(options: WriteOptions): string[] {
+  return [options.root, ...options.additionalRoots ?? []];
 }
 
 async function syncDirectory(path: string): Promise<void> {

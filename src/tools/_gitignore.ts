@@ -15,8 +15,16 @@
  *
  * @module
  */
-import { compileTree, MAX_PATTERN_UNITS, type RegexNode, treeUnits } from "./_regex.ts";
-import { ANY_CHARACTER, ANYTHING, DIRECTORIES, literal, NOT_SLASH, parseBracket, STAR } from "./_glob.ts";
+import { compileTree, MAX_PATTERN_UNITS, type RegexNode, treeUnits } from "../common/regex.ts";
+import {
+  ANY_CHARACTER,
+  ANYTHING,
+  DIRECTORIES,
+  literal,
+  NOT_SLASH,
+  parseBracket,
+  STAR,
+} from "../common/glob.ts";
 import { assertNever } from "../common/errors.ts";
 
 /** What the last matching rule of a file says about a path: ignore it, re-include it ("!"), or nothing. */
@@ -29,7 +37,7 @@ export const MAX_IGNORE_RULES = 10_000;
 /** Characters of one rule at most; longer rules are skipped. */
 export const MAX_RULE_LENGTH = 1_000;
 /**
- * Units (see `_regex.ts`) of all wildcard rules of one file together. Every path is tested against them, and
+ * Units (see `src/common/regex.ts`) of all wildcard rules of one file together. Every path is tested against them, and
  * the linear engine costs ~15 ns per unit per character: this keeps one test of a 4,096-character path under
  * ~1 s even when a hostile file makes every rule backtrack.
  */

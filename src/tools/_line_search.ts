@@ -62,7 +62,7 @@ export function literalMatcher(literal: string): LineMatcher {
 
 /** Options of `regexMatcher`. */
 export interface RegexMatcherOptions {
-  /** Size of the regex's automaton (see `_regex.ts`). */
+  /** Size of the regex's automaton (see `src/common/regex.ts`). */
   units: number;
   /** Which assertions the pattern has, which a window's edges would fool: `^` (start), `$` (end), both. */
   assertions: AssertionSides;
@@ -71,7 +71,7 @@ export interface RegexMatcherOptions {
   clock: SliceClock;
 }
 
-/** A matcher for a global, multiline regex that V8 can run in linear time (from `_regex.ts`). */
+/** A matcher for a global, multiline regex that V8 can run in linear time (from `src/common/regex.ts`). */
 export function regexMatcher(regex: RegExp, options: RegexMatcherOptions): LineMatcher {
   return new ChunkedRegexMatcher(regex, options);
 }

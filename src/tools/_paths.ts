@@ -7,6 +7,8 @@
  * that may only read the root. Tools must operate on the canonical path returned here, never on the input.
  * A path under another name of the root (an alias, such as the symlink the user named the workspace by) is
  * first mapped to the same path under the root; excluded folders (mewcode's own state) count as outside.
+ * Folders added to the workspace (`--add-dir`) count as inside, exactly like the root: a path is accepted
+ * when its real path lies in the root or in one of them.
  *
  * @module
  */
@@ -35,10 +37,17 @@ export type SafePathResult =
     exists: boolean;
     /** `Deno.lstat` of the canonical path when it exists (never a symlink), else null. */
     info: Deno.FileInfo | null;
-    /** The canonical path shown relative to the root ("." for the root itself). */
+    /**
+     * The canonical path relative to the folder it lies in, the root or an added folder ("." for the folder
+     * itself); the root wins when both contain it.
+     */
     relative: string;
-    /** The path as named, relative to the root: `..` resolved and an alias mapped, symlinks not followed. */
+    /** The path as named, `..` resolved and an alias mapped, symlinks not followed: absolute. */
+    named: string;
+    /** The path as named, relative to the folder it lies in, as `relative`. */
     namedRelative: string;
+    /** The folders the path was checked against, as real paths: the workspace root, then the added ones. */
+    roots: readonly string[];
   }
   | {
     ok: false;
@@ -55,6 +64,8 @@ export interface SafePathOptions {
   aliases?: readonly string[] | undefined;
   /** Real paths of folders inside the root that count as outside the workspace (mewcode's state folder). */
   excluded?: readonly string[] | undefined;
+  /** Real paths of more folders that count as inside, like the root (`--add-dir`). */
+  additionalRoots?: readonly string[] | undefined;
 }
 
 /** The outcome of `validatePathInput`: null when the string is acceptable, else a message for the model. */
@@ -90,6 +101,19 @@ export function isWithinRoot(root: string, path: string): boolean {
 }
 
 /**
+ * The folder of `roots` (normalised absolute paths, the workspace root first) that `path` is equal to or
+ * below, or null: the first one that contains it, so the workspace root wins over a folder added inside it.
+ */
+export function rootContaining(roots: readonly string[], path: string): string | null {
+  return roots.find((root) => isWithinRoot(root, path)) ?? null;
+}
+
+/** Whether `path` is equal to or below one of `roots` (normalised absolute paths). */
+export function isWithinRoots(roots: readonly string[], path: string): boolean {
+  return rootContaining(roots, path) !== null;
+}
+
+/**
  * Whether a real path lies in one of `excluded` (real paths the tools treat as outside the workspace, such as
  * mewcode's own state folder when the workspace contains it).
  */
@@ -104,8 +128,9 @@ export function relativeToRoot(root: string, path: string): string {
 }
 
 /**
- * Resolves a path the model gave to its canonical real path inside `root`, or explains why it cannot be used.
- * `root` must be the real path of the workspace. Messages name the path as given. Never throws for bad input.
+ * Resolves a path the model gave to its canonical real path inside `root` or an added folder
+ * (`options.additionalRoots`), or explains why it cannot be used. `root` must be the real path of the
+ * workspace. Messages name the path as given. Never throws for bad input.
  */
 export async function safePath(
   root: string,
@@ -115,15 +140,17 @@ export async function safePath(
   const problem = validatePathInput(path, root);
   if (problem !== null) return { ok: false, reason: problem.reason, message: problem.message };
   const canonicalRoot = await realRoot(root);
+  const roots = [canonicalRoot, ...(options.additionalRoots ?? []).map((folder) => posix.resolve(folder))];
   const given = posix.resolve(path);
-  const alias = isWithinRoot(canonicalRoot, given) ? null : aliasOf(given, options.aliases ?? []);
+  const alias = isWithinRoots(roots, given) ? null : aliasOf(given, options.aliases ?? []);
   const normalized = alias === null ? given : posix.join(canonicalRoot, given.slice(alias.length));
   // Inside messages, a path under the root is shown under the alias the model used.
   const shown = (inside: string): string =>
     alias === null || !isWithinRoot(canonicalRoot, inside)
       ? inside
       : alias + inside.slice(canonicalRoot.length);
-  if (!isWithinRoot(canonicalRoot, normalized)) return outside(canonicalRoot, normalized, null);
+  const namedBase = rootContaining(roots, normalized);
+  if (namedBase === null) return outside(roots, normalized, null);
 
   // Walk up from the full path to its deepest existing ancestor (lstat does not follow the last component).
   const missing: string[] = [];
@@ -138,11 +165,12 @@ export async function safePath(
         if (existing === canonicalRoot || existing === "/") {
           return failure("io-error", `the workspace root is missing`);
         }
+        if (roots.includes(existing)) return failure("io-error", `the added folder "${existing}" is missing`);
         missing.unshift(posix.basename(existing));
         existing = posix.dirname(existing);
         continue;
       }
-      return fromError(error, canonicalRoot, shown(existing));
+      return fromError(error, roots, shown(existing));
     }
   }
 
@@ -159,13 +187,14 @@ export async function safePath(
     if (error instanceof Deno.errors.NotADirectory) {
       return failure("not-a-directory", `a parent of "${shown(existing)}" is not a directory`);
     }
-    return fromError(error, canonicalRoot, shown(existing));
+    return fromError(error, roots, shown(existing));
   }
-  if (!isWithinRoot(canonicalRoot, real)) return outside(canonicalRoot, normalized, real);
+  const base = rootContaining(roots, real);
+  if (base === null) return outside(roots, normalized, real);
   const canonical = posix.join(real, ...missing);
   const excluded = excludedFolder(canonical, options.excluded);
   if (excluded !== null) return inStateFolder(excluded);
-  const namedRelative = relativeToRoot(canonicalRoot, normalized);
+  const namedRelative = relativeToRoot(namedBase, normalized);
 
   if (missing.length > 0) {
     const info = real === existing ? existingInfo : await lstatOrNull(real);
@@ -178,8 +207,10 @@ export async function safePath(
       path: canonical,
       exists: false,
       info: null,
-      relative: relativeToRoot(canonicalRoot, canonical),
+      relative: relativeToRoot(base, canonical),
+      named: normalized,
       namedRelative,
+      roots,
     };
   }
   const info = real === existing && !existingInfo.isSymlink ? existingInfo : await lstatOrNull(real);
@@ -188,8 +219,10 @@ export async function safePath(
     path: real,
     exists: info !== null,
     info,
-    relative: relativeToRoot(canonicalRoot, real),
+    relative: relativeToRoot(base, real),
+    named: normalized,
     namedRelative,
+    roots,
   };
 }
 
@@ -246,17 +279,29 @@ function failure(reason: PathErrorReason, message: string): SafePathResult {
   return { ok: false, reason, message };
 }
 
-function outside(root: string, normalized: string, real: string | null): SafePathResult {
+// `roots`: the workspace root first, then the added folders.
+function outside(roots: readonly string[], normalized: string, real: string | null): SafePathResult {
   const via = real !== null && real !== normalized ? ` (it resolves to "${real}" through a symlink)` : "";
-  return failure(
-    "outside-workspace",
-    `path is outside the workspace "${root}"${via}; file tools only work inside the workspace`,
-  );
+  return failure("outside-workspace", `path is ${describeOutside(roots)}${via}; ${describeScope(roots)}`);
 }
 
-function fromError(error: unknown, root: string, path: string): SafePathResult {
-  // A worker allowed only the root cannot even lstat what lies outside it: Deno's refusal means "outside".
-  if (error instanceof Deno.errors.NotCapable) return outside(root, path, null);
+// The clause `outside the workspace "/ws"` for messages, naming the added folders when there are any.
+function describeOutside(roots: readonly string[]): string {
+  const [root, ...added] = roots;
+  if (added.length === 0) return `outside the workspace "${root}"`;
+  const folders = added.map((folder) => `"${folder}"`).join(", ");
+  return `outside the workspace "${root}" and the added folder${added.length === 1 ? "" : "s"} ${folders}`;
+}
+
+function describeScope(roots: readonly string[]): string {
+  return roots.length === 1
+    ? "file tools only work inside the workspace"
+    : "file tools only work inside the workspace and the folders added with --add-dir";
+}
+
+function fromError(error: unknown, roots: readonly string[], path: string): SafePathResult {
+  // A worker allowed only the roots cannot even lstat what lies outside them: Deno's refusal means "outside".
+  if (error instanceof Deno.errors.NotCapable) return outside(roots, path, null);
   if (error instanceof Deno.errors.FilesystemLoop) {
     return failure("symlink-loop", `"${path}" is part of a symlink loop (too many levels of symbolic links)`);
   }

@@ -12,7 +12,7 @@
  * @module
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { isExcludedPath, isWithinRoot } from "./_paths.ts";
+import { isExcludedPath, isWithinRoots } from "./_paths.ts";
 
 /** Why a file was not read: counted by the callers, never shown one by one. */
 export type SkipReason = "unreadable" | "not-regular" | "changed" | "hard-linked" | "too-large";
@@ -21,6 +21,8 @@ export type SkipReason = "unreadable" | "not-regular" | "changed" | "hard-linked
 export interface VerifiedReadOptions {
   /** Real path of the workspace root. */
   root: string;
+  /** Real paths of the folders added to the workspace (`--add-dir`), which count as inside like the root. */
+  additionalRoots?: readonly string[] | undefined;
   /** Real paths inside the root that count as outside it. */
   excludedPaths?: readonly string[] | undefined;
   /** Refuse a file with more than one hard link (its other names may lie outside the workspace). */
@@ -71,7 +73,8 @@ export function readVerifiedSync(path: string, options: VerifiedReadOptions): Ve
   }
 }
 
-// The real path of `path` lies inside the root (and not in an excluded folder) and names the opened file.
+// The real path of `path` lies inside the root or an added folder (and not in an excluded folder) and names
+// the opened file.
 function namesSameFile(
   path: string,
   opened: { dev: number; ino: number },
@@ -81,7 +84,8 @@ function namesSameFile(
   let info: Deno.FileInfo;
   try {
     realPath = Deno.realPathSync(path);
-    if (!isWithinRoot(options.root, realPath) || isExcludedPath(realPath, options.excludedPaths)) {
+    const roots = [options.root, ...options.additionalRoots ?? []];
+    if (!isWithinRoots(roots, realPath) || isExcludedPath(realPath, options.excludedPaths)) {
       return false;
     }
     info = Deno.statSync(realPath);

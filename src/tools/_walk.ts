@@ -22,7 +22,7 @@
  * @module
  */
 import { IgnoreRules, MAX_IGNORE_FILE_BYTES } from "./_gitignore.ts";
-import { isExcludedPath, isWithinRoot } from "./_paths.ts";
+import { isExcludedPath, isWithinRoot, isWithinRoots, rootContaining } from "./_paths.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { readVerifiedSync } from "./_verified_read.ts";
 
@@ -37,8 +37,10 @@ export const EXCLUDED_DIRECTORY_NAMES: ReadonlySet<string> = new Set([
 
 /** Options of `walkFiles`. */
 export interface WalkOptions {
-  /** Real path of the workspace root: symlinks are followed only to targets inside it. */
+  /** Real path of the workspace root: symlinks are followed only to targets inside it or an added folder. */
   root: string;
+  /** Real paths of the folders added to the workspace (`--add-dir`), which count as inside like the root. */
+  additionalRoots?: readonly string[] | undefined;
   /**
    * Keeps only the files whose path relative to the start directory passes; the others are neither listed
    * nor counted as ignored. Called for files only: directories are entered unless excluded or ignored.
@@ -124,21 +126,25 @@ export class Walker implements WalkCounts {
   /** Problems of ignore files (rules left out), one line each. */
   ignoreProblems: string[] = [];
   #start: string;
-  #root: string;
+  /** The root, then the added folders. */
+  #roots: readonly string[];
+  /** The folder whose ignore files apply above the start: the root, or the added folder holding the start. */
+  #base: string;
   #filter: ((relativePath: string) => boolean) | undefined;
   #excluded: readonly string[] | undefined;
   #slicer: TimeSlicer | undefined;
 
   /**
-   * Prepares a walk of `start`, a real directory inside `options.root` (as returned by safePath). With a
-   * `slicer`, `files` yields `null` whenever the slicer's time slice is used up.
+   * Prepares a walk of `start`, a real directory inside `options.root` or an added folder (as returned by
+   * safePath). With a `slicer`, `files` yields `null` whenever the slicer's time slice is used up.
    */
   constructor(
     start: string,
     options: Omit<WalkOptions, "signal" | "deadline"> & { slicer?: TimeSlicer },
   ) {
     this.#start = start;
-    this.#root = options.root;
+    this.#roots = [options.root, ...options.additionalRoots ?? []];
+    this.#base = rootContaining(this.#roots, start) ?? options.root;
     this.#filter = options.filter;
     this.#excluded = options.excludedPaths;
     this.#slicer = options.slicer;
@@ -149,7 +155,7 @@ export class Walker implements WalkCounts {
    * pause point: the walk has used up its time slice, and the caller should yield (`slicer.pause()`).
    */
   *files(): Generator<WalkedFile | null, void, undefined> {
-    const root = this.#root;
+    const roots = this.#roots;
     const filter = this.#filter;
     const slicer = this.#slicer;
     const visited = new Set<string>();
@@ -192,7 +198,7 @@ export class Walker implements WalkCounts {
       let isFile = entry.isFile;
       let realPath = `${directory.realPath}/${name}`;
       if (entry.isSymlink) {
-        const target = resolveLink(root, path, this.#excluded);
+        const target = resolveLink(roots, path, this.#excluded);
         if (target === null) {
           this.skippedSymlinks++;
           continue;
@@ -252,7 +258,8 @@ export class Walker implements WalkCounts {
    */
   #readRuleSet(path: string, base: string, prefix: string): RuleSet | null {
     const read = readVerifiedSync(path, {
-      root: this.#root,
+      root: this.#roots[0]!,
+      additionalRoots: this.#roots.slice(1),
       excludedPaths: this.#excluded,
       maxBytes: MAX_IGNORE_FILE_BYTES,
       truncate: true,
@@ -262,7 +269,7 @@ export class Walker implements WalkCounts {
     const problems = [...rules.problems];
     if (read.truncated) problems.unshift(`only its first ${MAX_IGNORE_FILE_BYTES >> 20} MiB were read`);
     if (problems.length > 0) {
-      const shown = path.startsWith(`${this.#root}/`) ? path.slice(this.#root.length + 1) : path;
+      const shown = isWithinRoot(this.#roots[0]!, path) ? path.slice(this.#roots[0]!.length + 1) : path;
       this.ignoreProblems.push(`"${shown}": ${problems.join("; ")}`);
     }
     return rules.isEmpty ? null : { base, prefix, rules };
@@ -270,12 +277,12 @@ export class Walker implements WalkCounts {
 
   /**
    * The rules that apply to the start directory from above it: `.git/info/exclude` and the `.gitignore`
-   * files of the workspace root and every directory between it and the start. A rule set that ignores the
-   * start (or a directory between) is dropped: searching inside an ignored directory on purpose must find
-   * its files.
+   * files of the workspace root (or the added folder that holds the start) and every directory between it
+   * and the start. A rule set that ignores the start (or a directory between) is dropped: searching inside an
+   * ignored directory on purpose must find its files.
    */
   #ancestorRuleSets(): RuleSet[] {
-    const root = this.#root;
+    const root = this.#base;
     const start = this.#start;
     const sets: RuleSet[] = [];
     const below = start === root ? "" : start.slice(root.length + 1);
@@ -299,8 +306,9 @@ export class Walker implements WalkCounts {
 }
 
 /**
- * Lists every file under `start` (a real directory inside `options.root`, as returned by safePath), in
- * the order of `Walker`, skipping excluded and ignored paths, and yielding to the event loop now and then.
+ * Lists every file under `start` (a real directory inside `options.root` or an added folder, as returned by
+ * safePath), in the order of `Walker`, skipping excluded and ignored paths, and yielding to the event loop
+ * now and then.
  */
 export async function walkFiles(start: string, options: WalkOptions): Promise<WalkResult> {
   const slicer = new TimeSlicer(
@@ -395,12 +403,16 @@ interface LinkTarget {
   realPath: string;
 }
 
-// A symlink is followed only when its real target exists and lies inside the workspace root (and not in
-// an excluded folder).
-function resolveLink(root: string, path: string, excluded: readonly string[] | undefined): LinkTarget | null {
+// A symlink is followed only when its real target exists and lies inside the workspace root or an added
+// folder (and not in an excluded folder).
+function resolveLink(
+  roots: readonly string[],
+  path: string,
+  excluded: readonly string[] | undefined,
+): LinkTarget | null {
   try {
     const realPath = Deno.realPathSync(path);
-    if (!isWithinRoot(root, realPath) || isExcludedPath(realPath, excluded)) return null;
+    if (!isWithinRoots(roots, realPath) || isExcludedPath(realPath, excluded)) return null;
     const info = Deno.statSync(realPath);
     return { isDirectory: info.isDirectory, isFile: info.isFile, realPath };
   } catch {

@@ -15,7 +15,7 @@ import { runShell, type ShellRun } from "./_shell_run.ts";
 import { defineTool, errorResult, stoppedResult, textResult, type ToolResult } from "./tool.ts";
 
 /** Default time limit of one command in milliseconds. */
-export const BASH_DEFAULT_TIMEOUT_MS = 30_000;
+export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 /** Largest time limit the model may ask for in milliseconds. */
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 /** Added to the command's own limit for the executor's hard limit, so Bash reports its own timeout. */
@@ -28,7 +28,7 @@ Use it for what needs a program: builds, tests, linters, package managers, git (
 
 Every call starts a fresh shell in the workspace root: nothing carries over between calls (cd, exported variables, shell functions, activated virtualenvs). Use absolute paths, or chain commands in one call: "cd packages/api && npm test". Standard input is empty (/dev/null), so commands that wait for input, a pager or an editor do not hang; pagers are set to cat and the terminal is "dumb". Pass non-interactive flags (for example --yes) where a tool asks questions.
 
-timeout is in milliseconds: default 30000 (30 s), at most 600000 (10 min). On timeout the command and every process it started are killed and you get the output so far. Background processes (cmd &) do not outlive the call: start servers and watchers only when the same command also uses and stops them.
+timeout is in milliseconds: default 120000 (2 min), at most 600000 (10 min); give long builds and test suites a longer one. On timeout the command and every process it started are killed and you get the output so far. Background processes (cmd &) do not outlive the call: start servers and watchers only when the same command also uses and stops them.
 
 Output: stdout and stderr merged in the order they were written, as <output>...</output> followed by <exit_code>N</exit_code>. A non-zero exit code is a normal result: read the output to see what failed. Output longer than 10000 characters keeps the first 2000 and the last 8000 with a note of how many were cut, so filter noisy commands (for example "npm test 2>&1 | tail -n 50" or "--quiet"). Colours and other escape sequences are removed; invalid UTF-8 is replaced.
 
@@ -39,7 +39,7 @@ const BashInput = z.object({
     'The shell command to run, for example "npm test" or "git status". Runs in the workspace root',
   ),
   timeout: z.number().int().min(1).max(BASH_MAX_TIMEOUT_MS).optional().describe(
-    "Time limit in milliseconds, at most 600000; default 30000",
+    "Time limit in milliseconds, at most 600000; default 120000",
   ),
 }).strict();
 

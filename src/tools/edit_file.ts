@@ -85,12 +85,17 @@ export const editFileTool = defineTool({
     const resolved = await safePath(context.root, input.path, {
       aliases: context.rootAliases,
       excluded: context.excludedPaths,
+      additionalRoots: context.additionalRoots,
     });
     if (!resolved.ok) return fail(resolved.message, resolved.reason);
     const protection = writeProtection(resolved, context);
     if (protection !== null) return fail(protection.reason, "protected");
     const path = resolved.path;
-    const place: WriteOptions = { root: context.root, excluded: context.excludedPaths };
+    const place: WriteOptions = {
+      root: context.root,
+      additionalRoots: context.additionalRoots,
+      excluded: context.excludedPaths,
+    };
     if (resolved.info?.isDirectory) return fail("it is a directory; give the path of a file", "is-directory");
     if (isBinaryPath(path)) return fail("file is binary; EditFile only edits text files", "binary");
 

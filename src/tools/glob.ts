@@ -1,14 +1,14 @@
 /**
  * Glob: find files by path pattern, newest first.
  *
- * Patterns compile to regexes that V8 can always finish in linear time (`_glob.ts`): Deno cannot stop a
+ * Patterns compile to regexes that V8 can always finish in linear time (`src/common/glob.ts`): Deno cannot stop a
  * worker inside a regex call, and a pattern such as "*a*a*a*…b" against a long name would backtrack for ever.
  *
  * @module
  */
 import { posix } from "node:path";
 import { z } from "zod";
-import { compileGlob, globBase } from "./_glob.ts";
+import { compileGlob, globBase } from "../common/glob.ts";
 import { isExcludedPath, safePath, validatePathInput } from "./_paths.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { compareStrings, skippedNotice, walkFiles, type WalkResult } from "./_walk.ts";
@@ -66,7 +66,10 @@ export const globTool = defineTool({
   async execute(context, input) {
     const started = performance.now();
     const shownPath = input.path ?? context.root;
-    const resolved = await safePath(context.root, shownPath, { mustExist: true });
+    const resolved = await safePath(context.root, shownPath, {
+      mustExist: true,
+      additionalRoots: context.additionalRoots,
+    });
     if (!resolved.ok) {
       return errorResult(`Cannot search "${shownPath}": ${resolved.message}`, { reason: resolved.reason });
     }
@@ -105,7 +108,10 @@ export const globTool = defineTool({
     const base = globBase(pattern);
     let start = searchRoot;
     if (base !== "") {
-      const baseResolved = await safePath(context.root, posix.join(searchRoot, base), { mustExist: true });
+      const baseResolved = await safePath(context.root, posix.join(searchRoot, base), {
+        mustExist: true,
+        additionalRoots: context.additionalRoots,
+      });
       if (!baseResolved.ok && baseResolved.reason === "outside-workspace") {
         return errorResult(`Invalid pattern "${input.pattern}": ${baseResolved.message}`, {
           reason: "outside-workspace",
@@ -123,6 +129,7 @@ export const globTool = defineTool({
     const deadline = started + context.timeoutMs;
     const walk = await walkFiles(start, {
       root: context.root,
+      additionalRoots: context.additionalRoots,
       excludedPaths: context.excludedPaths,
       signal: context.signal,
       deadline,

@@ -5,7 +5,7 @@
  * reused buffer (opened without blocking and verified: see `_verified_read.ts`), skipped when binary,
  * decoded once, and searched with `indexOf` (literal patterns) or a global regex in bounded chunks (see
  * `_line_search.ts`); line numbers are computed only around matches. Patterns are rewritten so that V8 can
- * always finish them in linear time (`_regex.ts`): Deno cannot stop a worker inside a regex call. Files are
+ * always finish them in linear time (`src/common/regex.ts`): Deno cannot stop a worker inside a regex call. Files are
  * read with synchronous calls, in path order as the walk finds them (so a reached limit also ends the walk),
  * yielding to the event loop now and then: measured on a 20,000-file tree, async reads with any
  * concurrency were 2× slower than this, since each async call costs more than the read it wraps.
@@ -14,7 +14,7 @@
  */
 import { posix } from "node:path";
 import { z } from "zod";
-import { compileGlob, type GlobMatcher } from "./_glob.ts";
+import { compileGlob, type GlobMatcher } from "../common/glob.ts";
 import {
   countMatchingLines,
   findMatchingLines,
@@ -23,7 +23,7 @@ import {
 } from "./_grep_lines.ts";
 import { type LineMatcher, literalMatcher, regexMatcher, type SliceClock } from "./_line_search.ts";
 import { isExcludedPath, safePath, validatePathInput } from "./_paths.ts";
-import { compileSearchPattern } from "./_regex.ts";
+import { compileSearchPattern } from "../common/regex.ts";
 import { isBinaryPath, looksBinary, utf16Bom } from "./_text.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { readVerifiedSync, type SkipReason } from "./_verified_read.ts";
@@ -129,7 +129,10 @@ export const grepTool = defineTool({
       filter = glob.matches;
     }
     const shownPath = input.path ?? context.root;
-    const resolved = await safePath(context.root, shownPath, { mustExist: true });
+    const resolved = await safePath(context.root, shownPath, {
+      mustExist: true,
+      additionalRoots: context.additionalRoots,
+    });
     if (!resolved.ok) {
       return errorResult(`Cannot search "${shownPath}": ${resolved.message}`, { reason: resolved.reason });
     }
@@ -151,6 +154,7 @@ export const grepTool = defineTool({
     if (resolved.info?.isDirectory) {
       walker = new Walker(resolved.path, {
         root: context.root,
+        additionalRoots: context.additionalRoots,
         excludedPaths: context.excludedPaths,
         slicer,
         ...(filter === undefined ? {} : { filter }),
@@ -202,7 +206,7 @@ const REGEX_SYNTAX = /[\\^$.|?*+()[\]{}]/;
 
 /**
  * Builds the matcher for a pattern: `indexOf` for a literal, else a regex rewritten for V8's linear-time
- * engine (`_regex.ts`) and run in bounded chunks (`_line_search.ts`).
+ * engine (`src/common/regex.ts`) and run in bounded chunks (`_line_search.ts`).
  */
 function compileMatcher(pattern: string, caseInsensitive: boolean): CompileResult {
   if (!caseInsensitive && !REGEX_SYNTAX.test(pattern) && !pattern.includes("\n")) {
@@ -326,6 +330,7 @@ class Search {
     const { call } = this.#options;
     const read = readVerifiedSync(path, {
       root: call.root,
+      additionalRoots: call.additionalRoots,
       excludedPaths: call.excludedPaths,
       strictLinks: call.strictLinks,
       maxBytes: MAX_GREP_FILE_BYTES,

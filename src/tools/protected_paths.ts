@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isWithinRoot, relativeToRoot } from "./_paths.ts";
 import type { ProtectedPath, ToolCallContext } from "./tool.ts";
 
 const GIT_REASON = "it is git metadata (config, hooks, the gitdir pointer), which the user's own git runs " +
@@ -73,17 +74,29 @@ export function protectionOf(
 
 /**
  * The protection that makes a writer refuse a path resolved by `safePath`, or null. Both where the path
- * really leads (`relative`) and how it was named (`namedRelative`) are checked, so neither a symlink into
- * `.git` nor a `.git` that is itself a symlink gets through. Defaults: `PROTECTED_PATHS`, nothing allowed.
+ * really leads (`path`) and how it was named (`named`) are checked, so neither a symlink into `.git` nor a
+ * `.git` that is itself a symlink gets through. Each is checked relative to every folder that contains it
+ * (`roots`: the workspace root, then the folders added with `--add-dir`), so `<added>/.git/hooks/x` and
+ * `<added>/.mewcode` are protected as in the root. What the user allowed (`allowedProtectedPaths`) is
+ * relative to the root and applies only there.
+ * Defaults: `PROTECTED_PATHS`, nothing allowed.
  */
 export function writeProtection(
-  resolved: { relative: string; namedRelative: string },
+  resolved: { path: string; named: string; roots: readonly string[] },
   context: Pick<ToolCallContext, "protectedPaths" | "allowedProtectedPaths">,
 ): ProtectedPath | null {
   const protectedPaths = context.protectedPaths ?? PROTECTED_PATHS;
   const allowed = context.allowedProtectedPaths ?? [];
-  return protectionOf(resolved.relative, protectedPaths, allowed) ??
-    protectionOf(resolved.namedRelative, protectedPaths, allowed);
+  const roots = resolved.roots;
+  for (const path of new Set([resolved.path, resolved.named])) {
+    for (const root of roots) {
+      if (!isWithinRoot(root, path)) continue;
+      const relative = relativeToRoot(root, path);
+      const protection = protectionOf(relative, protectedPaths, root === roots[0] ? allowed : []);
+      if (protection !== null) return protection;
+    }
+  }
+  return null;
 }
 
 // `relative` must already be lower case.

@@ -74,6 +74,7 @@ export const readFileTool = defineTool({
     const resolved = await safePath(context.root, input.path, {
       aliases: context.rootAliases,
       excluded: context.excludedPaths,
+      additionalRoots: context.additionalRoots,
     });
     if (!resolved.ok) return fail(resolved.message, resolved.reason);
     const path = resolved.path;

@@ -82,6 +82,12 @@ export interface ToolCallContext {
    */
   rootAliases?: readonly string[];
   /**
+   * Real paths of folders outside the root that the tools use exactly like it (`--add-dir`): the file tools
+   * accept a path whose real path lies in the root or in one of them, and the workers may read (writers:
+   * write) them. Default none.
+   */
+  additionalRoots?: readonly string[];
+  /**
    * Real paths inside the root that the tools treat as outside the workspace (mewcode's own state folder
    * when the workspace contains it). Default none.
    */

@@ -57,6 +57,7 @@ export const writeFileTool = defineTool({
     const resolved = await safePath(context.root, input.path, {
       aliases: context.rootAliases,
       excluded: context.excludedPaths,
+      additionalRoots: context.additionalRoots,
     });
     if (!resolved.ok) return fail(resolved.message, resolved.reason);
     const protection = writeProtection(resolved, context);
@@ -100,6 +101,7 @@ export const writeFileTool = defineTool({
       }
       const written = await writeAtomic(path, encoded.bytes, {
         root: context.root,
+        additionalRoots: context.additionalRoots,
         excluded: context.excludedPaths,
       });
       if (!written.ok) return fail(written.message, written.reason);

@@ -34,7 +34,7 @@ export function fixedShell(plan: ShellPlan): ShellProvider {
 }
 
 /** A policy that allows everything; the sandbox still applies. */
-export const ALLOW_ALL: PermissionPolicy = { decide: () => ({ behavior: "allow" }) };
+export const ALLOW_ALL: PermissionPolicy = { decide: () => Promise.resolve({ behavior: "allow" }) };
 
 /** What each gate saw, in order. */
 export type GateLog = string[];
@@ -65,7 +65,7 @@ export function recordingPipeline(
   const policy: PermissionPolicy = {
     decide: (request) => {
       log.push(`permission:${request.tool.name}`);
-      return options.decision ?? { behavior: "allow" };
+      return Promise.resolve(options.decision ?? { behavior: "allow" });
     },
   };
   const approver: Approver = {

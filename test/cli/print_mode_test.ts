@@ -11,16 +11,18 @@ interface PrintRun {
   provider: ScriptedProvider;
 }
 
+/** Runs -p in a new temp workspace; `turns` may be built from the workspace's root. */
 async function print(
   argv: string[],
-  turns: ScriptedTurn[],
+  turns: ScriptedTurn[] | ((root: string) => ScriptedTurn[]),
   options: { stdin?: string; repeatLast?: boolean } = {},
 ): Promise<PrintRun> {
   const root = await Deno.realPath(await Deno.makeTempDir());
   const home = await Deno.makeTempDir();
   let stdout = "";
   let stderr = "";
-  const provider = new ScriptedProvider(turns, { repeatLast: options.repeatLast ?? false });
+  const script = typeof turns === "function" ? turns(root) : turns;
+  const provider = new ScriptedProvider(script, { repeatLast: options.repeatLast ?? false });
   const stdin: PromptSource = {
     readable: ReadableStream.from([new TextEncoder().encode(options.stdin ?? "")]),
     isTerminal: () => options.stdin === undefined,
@@ -89,17 +91,206 @@ Deno.test("runPrintMode exits 1 with the API's message on an API error", async (
 });
 
 Deno.test("runPrintMode with --verbose reports tool calls, retries and usage on stderr", async () => {
-  const run = await print(["-p", "x", "--verbose", "--permission-mode", "default"], [
+  const run = await print(["-p", "x", "--verbose", "--permission-mode", "default"], (root) => [
     [
       { type: "retry", attempt: 1, delayMs: 250, reason: "Overloaded (529 overloaded_error)" },
-      ...toolTurn([{ id: "t1", name: "WriteFile", input: { path: "/nowhere/a.txt", content: "x" } }]),
+      ...toolTurn([{ id: "t1", name: "WriteFile", input: { path: `${root}/a.txt`, content: "x" } }]),
     ],
     textTurn("done"),
   ]);
-  equal(run.code, 0, run.stderr);
-  match(run.stderr, /\[retry\] attempt 1 in 250 ms: Overloaded \(529 overloaded_error\)/);
-  match(run.stderr, /\[tool\] WriteFile \{"path":"\/nowhere\/a.txt","content":"x"\}/);
+  // The WriteFile needed an approval no one could give.
+  equal(run.code, 55, run.stderr);
+  match(run.stderr, /\[retry\] attempt 2 in 250 ms: Overloaded \(529 overloaded_error\)/);
+  match(run.stderr, /\[tool\] WriteFile \{"path":"[^"]*\/a.txt","content":"x"\}/);
   match(run.stderr, /\[tool\] WriteFile denied in \d+ ms: error: Permission to use WriteFile was denied/);
   match(run.stderr, /\[usage\] 20 input, 10 output tokens/);
   ok(run.stderr.includes("[session] transcript: "));
+});
+
+Deno.test("runPrintMode --output-format json prints one result object and nothing else", async () => {
+  const run = await print(["-p", "hello", "--output-format", "json"], [textTurn("Hi there.")]);
+  equal(run.code, 0, run.stderr);
+  const lines = run.stdout.trimEnd().split("\n");
+  equal(lines.length, 1);
+  const result = JSON.parse(lines[0]!);
+  equal(result.type, "result");
+  equal(result.schema_version, 1);
+  equal(result.subtype, "success");
+  equal(result.is_error, false);
+  equal(result.result, "Hi there.");
+  equal(result.num_turns, 1);
+  match(result.session_id, /^[0-9a-f-]{36}$/);
+  deepStrictEqual(Object.keys(result.usage).sort(), [
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "input_tokens",
+    "output_tokens",
+  ]);
+  deepStrictEqual(result.permission_denials, []);
+  equal(typeof result.duration_ms, "number");
+  equal(typeof result.duration_api_ms, "number");
+});
+
+Deno.test("runPrintMode in default mode: a WriteFile is denied with its hint, warned about, and exits 55", async () => {
+  let target = "";
+  const run = await print(["-p", "write", "--output-format", "json"], (root) => {
+    target = `${root}/a.txt`;
+    return [
+      toolTurn([{ id: "w1", name: "WriteFile", input: { path: target, content: "x" } }]),
+      textTurn("I could not."),
+    ];
+  });
+  equal(run.code, 55, run.stderr);
+  const result = JSON.parse(run.stdout);
+  equal(result.subtype, "error_permission");
+  equal(result.is_error, true);
+  equal(result.result, "I could not.");
+  equal(result.permission_denials.length, 1);
+  equal(result.permission_denials[0].tool, "WriteFile");
+  deepStrictEqual(result.permission_denials[0].input, { path: target, content: "x" });
+  match(result.permission_denials[0].reason, /approv/);
+  equal(
+    result.permission_denials[0].hint,
+    '--permission-mode acceptEdits or --allowedTools "WriteFile(a.txt)"',
+  );
+  ok(
+    run.stderr.includes(
+      `mewcode: warning: WriteFile ${target} was not allowed: run with --permission-mode acceptEdits or ` +
+        '--allowedTools "WriteFile(a.txt)"\n',
+    ),
+  );
+  match(run.stderr, /1 action needed an approval that no one could give/);
+});
+
+Deno.test("runPrintMode --output-format stream-json: init first, events, result last, every line versioned", async () => {
+  const run = await print(
+    ["-p", "look", "--output-format", "stream-json", "--include-partial-messages"],
+    [
+      toolTurn([{ id: "g1", name: "Glob", input: { pattern: "*.md" } }], { text: "Looking." }),
+      textTurn("None."),
+    ],
+  );
+  equal(run.code, 0, run.stderr);
+  const lines = run.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
+  const sessionId = lines[0].session_id;
+  for (const line of lines) {
+    equal(line.schema_version, 1);
+    equal(line.session_id, sessionId);
+  }
+  deepStrictEqual(lines.map((line) => line.subtype ? `${line.type}/${line.subtype}` : line.type), [
+    "system/init",
+    "request",
+    "stream_event",
+    "usage",
+    "assistant",
+    "tool_use",
+    "tool_result",
+    "request",
+    "stream_event",
+    "usage",
+    "assistant",
+    "result/success",
+  ]);
+  const init = lines[0];
+  deepStrictEqual(init.tools.sort(), ["Bash", "EditFile", "Glob", "Grep", "ReadFile", "WriteFile"]);
+  equal(init.permission_mode, "default");
+  equal(init.sandbox_mode, "workspace-write");
+  const toolResult = lines.find((line) => line.type === "tool_result");
+  equal(toolResult.status, "completed");
+  equal(toolResult.gate, "execute");
+  equal(toolResult.tool_use_id, "g1");
+});
+
+Deno.test("runPrintMode sends piped stdin as context with the prompt argument as the instruction", async () => {
+  const run = await print(["-p", "review this"], [textTurn("LGTM")], { stdin: "diff --git a/x b/x\n" });
+  equal(run.code, 0, run.stderr);
+  const sent = run.provider.requests[0]?.messages[0]?.content[0];
+  ok(sent?.type === "text");
+  match(sent.text, /<stdin>\ndiff --git a\/x b\/x\n<\/stdin>\n\nreview this$/);
+});
+
+Deno.test("runPrintMode --max-budget-usd stops before the next request once the run has cost that much", async () => {
+  let count = 0;
+  const run = await print(
+    ["-p", "loop", "--max-budget-usd", "0.000001", "--model", "claude-sonnet-5-5", "--output-format", "json"],
+    [() => toolTurn([{ id: `t${++count}`, name: "Glob", input: { pattern: `*.${count}` } }])],
+    { repeatLast: true },
+  );
+  equal(run.code, 54, run.stderr);
+  equal(run.provider.requests.length, 1);
+  const result = JSON.parse(run.stdout);
+  equal(result.subtype, "error_max_budget");
+  ok(result.total_cost_usd > 0.000001);
+  match(run.stderr, /reaching --max-budget-usd 0\.000001/);
+});
+
+Deno.test("runPrintMode refuses --max-budget-usd for a model without a known price (exit 2)", async () => {
+  const run = await print(["-p", "q", "--max-budget-usd", "1", "--model", "some-local-model"], []);
+  equal(run.code, 2);
+  match(run.stderr, /knows no price for the model "some-local-model"/);
+  equal(run.provider.requests.length, 0);
+});
+
+Deno.test("runPrintMode --json-schema: a conforming answer is the result, in text and json", async () => {
+  const schema = JSON.stringify({
+    type: "object",
+    properties: { count: { type: "integer" } },
+    required: ["count"],
+    additionalProperties: false,
+  });
+  const answer = () => toolTurn([{ id: "s1", name: "StructuredOutput", input: { count: 3 } }]);
+  const text = await print(["-p", "count", "--json-schema", schema], [answer()]);
+  equal(text.code, 0, text.stderr);
+  equal(text.stdout, '{"count":3}\n');
+  equal(text.provider.requests.length, 1);
+  ok(text.provider.requests[0]!.tools.some((tool) => tool.name === "StructuredOutput"));
+  const json = await print(["-p", "count", "--json-schema", schema, "--output-format", "json"], [answer()]);
+  deepStrictEqual(JSON.parse(json.stdout).structured_output, { count: 3 });
+});
+
+Deno.test("runPrintMode --json-schema: a wrong answer gets one repair turn, then fails with exit 1", async () => {
+  const schema = '{"type":"object","properties":{"count":{"type":"integer"}},"required":["count"]}';
+  const wrong = (id: string) => toolTurn([{ id, name: "StructuredOutput", input: { count: "three" } }]);
+  const repaired = await print(
+    ["-p", "count", "--json-schema", schema],
+    [wrong("s1"), toolTurn([{ id: "s2", name: "StructuredOutput", input: { count: 3 } }])],
+  );
+  equal(repaired.code, 0, repaired.stderr);
+  equal(repaired.stdout, '{"count":3}\n');
+  const repair = repaired.provider.requests[1]?.messages.at(-1)?.content[0];
+  ok(repair?.type === "tool-result" && repair.isError);
+  match(repair.content, /count: must be integer, received "three"/);
+
+  const failed = await print(
+    ["-p", "count", "--json-schema", schema, "--output-format", "json"],
+    [wrong("s1"), wrong("s2"), textTurn("never sent")],
+  );
+  equal(failed.code, 1);
+  equal(failed.provider.requests.length, 2);
+  const result = JSON.parse(failed.stdout);
+  equal(result.subtype, "error_structured_output");
+  equal(result.structured_output, undefined);
+});
+
+Deno.test("runPrintMode --json-schema: an answer never given through the tool gets one reminder, then exit 1", async () => {
+  const schema = '{"type":"object","properties":{"a":{"type":"string"}}}';
+  const run = await print(["-p", "q", "--json-schema", schema], [textTurn("a is x"), textTurn("still text")]);
+  equal(run.code, 1);
+  equal(run.provider.requests.length, 2);
+  const reminder = run.provider.requests[1]?.messages.at(-1)?.content[0];
+  ok(reminder?.type === "text");
+  match(reminder.text, /without calling StructuredOutput/);
+  equal(run.stdout, "");
+});
+
+Deno.test("runPrintMode refuses an invalid --json-schema before any request (exit 2)", async () => {
+  const run = await print([
+    "-p",
+    "q",
+    "--json-schema",
+    '{"type":"object","properties":{"a":{"type":"strin"}}}',
+  ], []);
+  equal(run.code, 2);
+  match(run.stderr, /Invalid --json-schema/);
+  equal(run.provider.requests.length, 0);
 });

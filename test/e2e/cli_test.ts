@@ -104,7 +104,7 @@ Deno.test("mewcode exits 2 with the error on stderr for usage errors", async (t)
   const cases = [
     { args: ["tool", "ReadFile", "{not json"], expected: /Cannot parse the tool input as JSON/ },
     { args: ["tool", "ReadFile"], expected: /Missing arguments/ },
-    { args: ["frobnicate"], expected: /Unknown command/ },
+    { args: ["tols"], expected: /Unknown command "tols"; did you mean "tools"\?/ },
     {
       args: ["-C", "/definitely/not/here", "tools"],
       expected: /Cannot use "\/definitely\/not\/here" as the workspace/,

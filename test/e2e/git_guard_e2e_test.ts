@@ -65,10 +65,17 @@ Deno.test("A model cannot plant git hooks or config for the user's next git, and
       cwd: root,
       env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: home },
     });
-    equal(run.code, 0, run.stderr);
-    // The file tools refused, with the reason.
+    // Even in bypassPermissions, writes to git metadata need a rule that names them: the permission gate
+    // refused the file tools and the redirections (exit 55: they needed an approval no one could give);
+    // what it let through (git config, git init, mv .git) ran in the sandbox, which kept .git read-only.
+    equal(run.code, 55, run.stderr);
+    ok(
+      run.stderr.includes(`WriteFile ${join(root, ".git/hooks/post-checkout")} was not allowed`),
+      run.stderr,
+    );
+    ok(run.stderr.includes(`EditFile ${join(root, ".git/config")} was not allowed`), run.stderr);
     const results = JSON.stringify(server.requests.map((request) => request.body));
-    ok(results.includes("it is git metadata"), "the file tools said why they refused");
+    ok(results.includes("Permission to use WriteFile was denied"), "the model was told why");
     // The planted commondir was removed and the model told; the nested repository was reported.
     ok(run.stderr.includes(".git/commondir"), run.stderr);
     ok(run.stderr.includes("nested/.git/config sets core.fsmonitor"), run.stderr);

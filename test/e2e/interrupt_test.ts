@@ -1,6 +1,7 @@
 /**
- * End to end: Ctrl-C (SIGINT) during `mewcode -p` ends the run promptly with exit 130, kills the running
- * command with everything it started, and leaves a transcript that says what happened.
+ * End to end: SIGINT (Ctrl-C) or SIGTERM during `mewcode -p` ends the run promptly with exit 130 or 143,
+ * prints the partial result in the chosen format, kills the running command with everything it started,
+ * and leaves a transcript that says what happened.
  */
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
@@ -32,49 +33,63 @@ async function processesWith(marker: string): Promise<number> {
   return count;
 }
 
-Deno.test("e2e: SIGINT during a Bash call exits 130, kills the command's processes and records the cancellation", async () => {
-  await using workspace = await createTempWorkspace("mewcode-e2e-int-");
-  await using home = await createTempWorkspace("mewcode-e2e-int-home-");
-  const marker = `300.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
-  await using server = await startFakeAnthropic([
-    turn().toolUse("Bash", { command: `sleep ${marker} & sleep ${marker}` }, { id: "toolu_sleep" }).stop(
-      "tool_use",
-    ),
-  ]);
-  const child = new Deno.Command(LAUNCHER, {
-    args: ["-p", "wait", "--permission-mode", "bypassPermissions"],
-    cwd: workspace.root,
-    env: { ...server.env(), MEWCODE_HOME: home.root },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const output = child.output();
-  const deadline = Date.now() + 60_000;
-  while (
-    !(await transcriptRecords(home.root, workspace.root)).some((record) => record.type === "tool-call-start")
-  ) {
-    ok(Date.now() < deadline, "the Bash call never started");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  while ((await processesWith(marker)) === 0) {
-    ok(Date.now() < deadline, "the sleeps never started");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  const interruptedAt = Date.now();
-  child.kill("SIGINT");
-  const result = await output;
-  const stderr = new TextDecoder().decode(result.stderr);
-  equal(result.code, 130, stderr);
-  ok(Date.now() - interruptedAt < 10_000, "the run ends promptly after Ctrl-C");
-  match(stderr, /interrupt/i);
-  equal(await processesWith(marker), 0, "no process of the command survives");
-  equal(server.requests.length, 1, "no further request after the interrupt");
-  const records = await transcriptRecords(home.root, workspace.root);
-  const end = records.find((record) => record.type === "tool-call-end");
-  ok(end !== undefined && end.type === "tool-call-end", JSON.stringify(records.map((record) => record.type)));
-  equal(end.isError, true);
-  equal(end.outcome.status, "aborted");
-  const last = records.at(-1);
-  ok(last?.type === "turn-end" && last.reason === "aborted", JSON.stringify(last));
-});
+for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+  Deno.test(`e2e: ${signal} during a Bash call exits ${status} within 2 s, prints the JSON result, kills the command's processes and records the end`, async () => {
+    await using workspace = await createTempWorkspace("mewcode-e2e-int-");
+    await using home = await createTempWorkspace("mewcode-e2e-int-home-");
+    const marker = `300.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+    await using server = await startFakeAnthropic([
+      turn().text("Waiting.").toolUse("Bash", { command: `sleep ${marker} & sleep ${marker}` }, {
+        id: "toolu_sleep",
+      }).stop("tool_use"),
+    ]);
+    const child = new Deno.Command(LAUNCHER, {
+      args: ["-p", "wait", "--permission-mode", "bypassPermissions", "--output-format", "json"],
+      cwd: workspace.root,
+      env: { ...server.env(), MEWCODE_HOME: home.root },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const output = child.output();
+    const deadline = Date.now() + 60_000;
+    while (
+      !(await transcriptRecords(home.root, workspace.root)).some((record) =>
+        record.type === "tool-call-start"
+      )
+    ) {
+      ok(Date.now() < deadline, "the Bash call never started");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    while ((await processesWith(marker)) === 0) {
+      ok(Date.now() < deadline, "the sleeps never started");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const interruptedAt = Date.now();
+    // To the process id only, as `kill PID` does: not to the process group.
+    Deno.kill(child.pid, signal);
+    const result = await output;
+    const elapsed = Date.now() - interruptedAt;
+    const stderr = new TextDecoder().decode(result.stderr);
+    equal(result.code, status, stderr);
+    ok(elapsed < 2_000, `the run ended ${elapsed} ms after ${signal}`);
+    match(stderr, new RegExp(`Interrupted by ${signal}`));
+    equal(await processesWith(marker), 0, "no process of the command survives");
+    equal(server.requests.length, 1, "no further request after the interrupt");
+    const json = JSON.parse(new TextDecoder().decode(result.stdout));
+    equal(json.type, "result");
+    equal(json.subtype, "interrupted");
+    equal(json.is_error, true);
+    equal(json.result, "Waiting.");
+    const records = await transcriptRecords(home.root, workspace.root);
+    const end = records.find((record) => record.type === "tool-call-end");
+    ok(
+      end !== undefined && end.type === "tool-call-end",
+      JSON.stringify(records.map((record) => record.type)),
+    );
+    equal(end.isError, true);
+    equal(end.outcome.status, "aborted");
+    const last = records.at(-1);
+    ok(last?.type === "turn-end" && last.reason === "aborted", JSON.stringify(last));
+  });
+}

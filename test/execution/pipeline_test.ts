@@ -1,6 +1,8 @@
 import { deepStrictEqual, equal, match } from "node:assert/strict";
+import { z } from "zod";
 import { echoTool, noteTool, throwingTool } from "../_fakes/sample_tools.ts";
 import { recordingPipeline } from "../_fakes/pipeline.ts";
+import { defineTool, textResult } from "../../src/tools/tool.ts";
 
 const signal = new AbortController().signal;
 
@@ -180,4 +182,98 @@ Deno.test("ToolPipeline does not run a call whose signal is already aborted", as
   equal(result.isError, true);
   equal(outcome.status, "aborted");
   deepStrictEqual(log, []);
+});
+
+// Reports the protected paths its call may write, as the pipeline passed them.
+const grantProbe = defineTool({
+  name: "GrantProbe",
+  description: "Reports allowedProtectedPaths",
+  category: "file",
+  inputSchema: z.object({}).strict(),
+  isReadOnly: false,
+  isDestructive: false,
+  execute: (context) => Promise.resolve(textResult(JSON.stringify(context.allowedProtectedPaths))),
+});
+
+Deno.test("ToolPipeline passes the protected paths an allow decision grants into the call's context", async (t) => {
+  const cases = [
+    { name: "a grant", grants: { protectedPaths: [".git/info/exclude"] }, expected: '[".git/info/exclude"]' },
+    { name: "no grant", grants: undefined, expected: "[]" },
+  ];
+  for (const { name, grants, expected } of cases) {
+    await t.step(name, async () => {
+      const { pipeline } = recordingPipeline({
+        tools: [grantProbe],
+        decision: { behavior: "allow", ...(grants === undefined ? {} : { grants }) },
+      });
+      const { result } = await pipeline.run({ id: "1", name: "GrantProbe", input: {} }, { signal });
+      equal(result.content, expected);
+    });
+  }
+});
+
+Deno.test("ToolPipeline grants an ask decision's protected paths once the user approves it", async () => {
+  const { pipeline, log } = recordingPipeline({
+    tools: [grantProbe],
+    decision: {
+      behavior: "ask",
+      reason: "GrantProbe would change a protected path",
+      decidedBy: { kind: "mode", mode: "default" },
+      grants: { protectedPaths: [".mewcode/settings.json"] },
+    },
+  });
+  const { result } = await pipeline.run({ id: "1", name: "GrantProbe", input: {} }, { signal });
+  equal(result.content, '[".mewcode/settings.json"]');
+  deepStrictEqual(log, [
+    "hook:GrantProbe",
+    "permission:GrantProbe",
+    "approve:GrantProbe",
+    "execute:GrantProbe",
+  ]);
+});
+
+Deno.test("ToolPipeline puts the decision's hint in the denial, and marks an ask no one could answer", async (t) => {
+  const hint = '--allowedTools "Bash(npm test *)"';
+  await t.step("a deny", async () => {
+    const { pipeline } = recordingPipeline({
+      tools: [noteTool],
+      decision: { behavior: "deny", reason: "no", decidedBy: { kind: "mode", mode: "dontAsk" }, hint },
+    });
+    const { outcome } = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
+    deepStrictEqual(outcome.denial, {
+      reason: "Permission to use Note was denied: no",
+      decidedBy: { kind: "mode", mode: "dontAsk" },
+      hint,
+    });
+  });
+  await t.step("an ask without an approver", async () => {
+    const { pipeline } = recordingPipeline({
+      tools: [noteTool],
+      decision: {
+        behavior: "ask",
+        reason: "needs approval",
+        decidedBy: { kind: "mode", mode: "default" },
+        hint,
+      },
+      withApprover: false,
+    });
+    const { outcome } = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
+    equal(outcome.denial?.hint, hint);
+    equal(outcome.denial?.unanswered, true);
+  });
+  await t.step("a user's refusal carries no hint", async () => {
+    const { pipeline } = recordingPipeline({
+      tools: [noteTool],
+      decision: {
+        behavior: "ask",
+        reason: "needs approval",
+        decidedBy: { kind: "mode", mode: "default" },
+        hint,
+      },
+      approval: false,
+    });
+    const { outcome } = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
+    equal(outcome.denial?.hint, null);
+    equal(outcome.denial?.unanswered, undefined);
+  });
 });

@@ -52,6 +52,19 @@ Deno.test("profileFor gives a non-destructive writer read and write access to th
   deepEqual(profile.permissions, { ...NONE, read: [ROOT], write: [ROOT] });
 });
 
+Deno.test("profileFor grants the folders added to the workspace exactly like the root, in their own profiles", () => {
+  const options = { root: ROOT, additionalRoots: ["/srv/lib", "/opt/data"], shell: BWRAP_PLAN };
+  const folders = [ROOT, "/srv/lib", "/opt/data"];
+  deepEqual(profileFor(probeReadOnlyTool, options).permissions, { ...NONE, read: folders });
+  deepEqual(profileFor(probeWriterTool, options).permissions, { ...NONE, read: folders, write: folders });
+  deepEqual(profileFor(probeShellTool, options).permissions, { ...NONE, run: ["bwrap"] });
+  // Workers are pooled by key: one granted the added folders is never reused for a session without them.
+  notEqual(
+    profileFor(probeReadOnlyTool, options).key,
+    profileFor(probeReadOnlyTool, { root: ROOT, shell: BWRAP_PLAN }).key,
+  );
+});
+
 Deno.test("profileFor lets a destructive tool spawn only the sandbox program, with no file access", () => {
   const profile = profileFor(probeShellTool, { root: ROOT, shell: BWRAP_PLAN });
   equal(profile.kind, "shell");

@@ -3,9 +3,13 @@
  * that sends an invalid conversation fails loudly in tests instead of passing against a lenient fake:
  *
  * - `model` is a non-empty string, `max_tokens` a positive integer, `messages` a non-empty array whose
- *   first message has role `user`; `system` (if present) a string or an array; `tools` (if present) an array
- *   of `{name, input_schema: {type: "object"}}`.
+ *   first message has role `user`; `system` (if present) a string or an array of non-empty text blocks;
+ *   `tools` (if present) an array of `{name, input_schema: {type: "object"}}`.
  * - Text blocks are non-empty; string content is non-empty.
+ * - Prompt caching: `cache_control` is `{type: "ephemeral"}` with an optional `ttl` of "5m" or "1h" and
+ *   nothing else; it may be on a tool, a system block or a message block other than thinking and
+ *   redacted_thinking; at most 4 in a request; a "1h" one never after a "5m" one (tools, system, messages
+ *   order). {@link cacheBreakpoints} lists where they are, for tests.
  * - Every tool_use id is unique, and is answered by exactly one tool_result in the NEXT message, which is a
  *   user message whose content starts with its tool_results; a tool_result answers a tool_use of the
  *   previous (assistant) message. A conversation may not end with unanswered tool_use blocks.
@@ -23,6 +27,14 @@ export function checkMessagesRequest(body: unknown): string | null {
   if (body.system !== undefined && typeof body.system !== "string" && !Array.isArray(body.system)) {
     return "system: Input should be a valid string or list of blocks";
   }
+  if (Array.isArray(body.system)) {
+    for (const [index, block] of body.system.entries()) {
+      if (!isRecord(block) || block.type !== "text") return `system.${index}.type: Input should be 'text'`;
+      if (typeof block.text !== "string" || block.text === "") {
+        return `system.${index}.text: text content blocks must be non-empty`;
+      }
+    }
+  }
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) return "tools: Input should be a valid list";
     for (const [index, tool] of body.tools.entries()) {
@@ -37,7 +49,64 @@ export function checkMessagesRequest(body: unknown): string | null {
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     return "messages: at least one message is required";
   }
-  return checkMessages(body.messages);
+  return checkMessages(body.messages) ?? checkCacheControl(body);
+}
+
+/**
+ * Where a request body carries `cache_control`, in the API's processing order, as paths such as
+ * `tools.2`, `system.0` and `messages.4.content.1`.
+ */
+export function cacheBreakpoints(body: unknown): string[] {
+  return cacheControls(body).map(({ path }) => path);
+}
+
+/** Every block of the body that may carry `cache_control` (and thinking blocks, which may not). */
+function cacheControls(body: unknown): { path: string; value: unknown; blockType: unknown }[] {
+  if (!isRecord(body)) return [];
+  const found: { path: string; value: unknown; blockType: unknown }[] = [];
+  const visit = (path: string, block: unknown) => {
+    if (isRecord(block) && block.cache_control != null) {
+      found.push({ path, value: block.cache_control, blockType: block.type });
+    }
+  };
+  if (Array.isArray(body.tools)) body.tools.forEach((tool, index) => visit(`tools.${index}`, tool));
+  if (Array.isArray(body.system)) body.system.forEach((block, index) => visit(`system.${index}`, block));
+  if (Array.isArray(body.messages)) {
+    for (const [index, message] of body.messages.entries()) {
+      if (!isRecord(message) || !Array.isArray(message.content)) continue;
+      message.content.forEach((block, blockIndex) => visit(`messages.${index}.content.${blockIndex}`, block));
+    }
+  }
+  return found;
+}
+
+const MAX_CACHE_BREAKPOINTS = 4;
+
+function checkCacheControl(body: Record<string, unknown>): string | null {
+  const controls = cacheControls(body);
+  let seenFiveMinutes = false;
+  for (const { path, value, blockType } of controls) {
+    if (blockType === "thinking" || blockType === "redacted_thinking") {
+      return `${path}.${blockType}.cache_control: Extra inputs are not permitted`;
+    }
+    if (!isRecord(value)) return `${path}.cache_control: Input should be a valid dictionary or object`;
+    if (value.type !== "ephemeral") return `${path}.cache_control.type: Input should be 'ephemeral'`;
+    const extra = Object.keys(value).find((key) => key !== "type" && key !== "ttl");
+    if (extra !== undefined) return `${path}.cache_control.${extra}: Extra inputs are not permitted`;
+    if (value.ttl !== undefined && value.ttl !== "5m" && value.ttl !== "1h") {
+      return `${path}.cache_control.ttl: Input should be '5m' or '1h'`;
+    }
+    if (value.ttl === "1h" && seenFiveMinutes) {
+      return "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that " +
+        "the order of processing is: 'tools', 'system', then 'messages'.";
+    }
+    if (value.ttl !== "1h") seenFiveMinutes = true;
+  }
+  if (controls.length > MAX_CACHE_BREAKPOINTS) {
+    return `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. ` +
+      `Found ${controls.length}.`;
+  }
+  return null;
 }
 
 function checkMessages(messages: unknown[]): string | null {

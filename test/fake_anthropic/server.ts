@@ -37,7 +37,9 @@
  * - broken streams: `turn().text("Partial").errorEvent("overloaded_error", "Overloaded")`, `.drop()`, `.cut()`;
  * - malformed tool input: `turn().rawToolUse("ReadFile", '{"path": "/w/a', { id: "toolu_bad" })`;
  * - the conversation the client sent back: `server.requests[n].body.messages` (the fake already rejects,
- *   with a 400, a tool_use without its tool_result, results out of place, or empty text blocks).
+ *   with a 400, a tool_use without its tool_result, results out of place, or empty text blocks);
+ * - prompt caching: `cacheBreakpoints(server.requests[n].body)` lists where `cache_control` sits, e.g.
+ *   `["tools.5", "system.0", "messages.2.content.1"]` (the fake rejects malformed ones and more than 4).
  *
  * @module
  */
@@ -55,6 +57,7 @@ import { checkMessagesRequest } from "./conversation_rules.ts";
 import { type HttpErrorResponse, seededRandom, splitBytes, type Step, TurnBuilder } from "./script.ts";
 
 export { httpError, splitFragments, turn, TurnBuilder } from "./script.ts";
+export { cacheBreakpoints } from "./conversation_rules.ts";
 export type {
   FragmentSize,
   HttpErrorResponse,

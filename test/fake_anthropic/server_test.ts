@@ -1,5 +1,5 @@
 import { deepStrictEqual, equal, match, ok, rejects } from "node:assert/strict";
-import { checkMessagesRequest } from "./conversation_rules.ts";
+import { cacheBreakpoints, checkMessagesRequest } from "./conversation_rules.ts";
 import { type FakeAnthropic, httpError, splitFragments, startFakeAnthropic, turn } from "./server.ts";
 
 const HEADERS = {
@@ -206,6 +206,127 @@ Deno.test("checkMessagesRequest enforces pairing, order and uniqueness of tool r
       else match(problem ?? "", expected);
     });
   }
+});
+
+Deno.test("checkMessagesRequest accepts well-formed cache breakpoints and rejects what the API rejects", async (t) => {
+  const ephemeral = { type: "ephemeral" };
+  const text = (value: string, cacheControl?: unknown) => ({
+    type: "text",
+    text: value,
+    ...(cacheControl === undefined ? {} : { cache_control: cacheControl }),
+  });
+  const tool = (name: string, cacheControl?: unknown) => ({
+    name,
+    input_schema: { type: "object" },
+    ...(cacheControl === undefined ? {} : { cache_control: cacheControl }),
+  });
+  const request = (fields: Record<string, unknown>) => ({
+    model: "m",
+    max_tokens: 10,
+    stream: true,
+    messages: [{ role: "user", content: [text("Hi", ephemeral)] }],
+    ...fields,
+  });
+  const cases: [string, unknown, RegExp | null][] = [
+    [
+      "tools, system and the last block",
+      request({ tools: [tool("A"), tool("B", ephemeral)], system: [text("Be brief.", ephemeral)] }),
+      null,
+    ],
+    ["a 1h ttl before a 5m one", request({ system: [text("S", { type: "ephemeral", ttl: "1h" })] }), null],
+    ["a null cache_control", request({ tools: [tool("A", null)] }), null],
+    [
+      "a 5th breakpoint",
+      request({
+        tools: [tool("A", ephemeral), tool("B", ephemeral), tool("C", ephemeral)],
+        system: [text("S", ephemeral)],
+      }),
+      /^A maximum of 4 blocks with cache_control may be provided\. Found 5\.$/,
+    ],
+    [
+      "another type",
+      request({ tools: [tool("A", { type: "persistent" })] }),
+      /^tools\.0\.cache_control\.type: /,
+    ],
+    [
+      "an unknown key",
+      request({ system: [text("S", { type: "ephemeral", scope: "global" })] }),
+      /^system\.0\.cache_control\.scope: Extra inputs are not permitted$/,
+    ],
+    [
+      "an unknown ttl",
+      request({ tools: [tool("A", { type: "ephemeral", ttl: "1d" })] }),
+      /ttl: Input should be/,
+    ],
+    [
+      "a 1h ttl after a 5m one",
+      request({ tools: [tool("A", ephemeral)], system: [text("S", { type: "ephemeral", ttl: "1h" })] }),
+      /must not come after a ttl='5m'/,
+    ],
+    [
+      "a thinking block",
+      request({
+        messages: [
+          { role: "user", content: "Hi" },
+          {
+            role: "assistant",
+            content: [{ type: "thinking", thinking: "Hm", signature: "s", cache_control: ephemeral }],
+          },
+        ],
+      }),
+      /^messages\.1\.content\.0\.thinking\.cache_control: Extra inputs are not permitted$/,
+    ],
+    ["a system block that is not text", request({ system: [{ type: "image" }] }), /^system\.0\.type: /],
+    ["an empty system block", request({ system: [text("")] }), /^system\.0\.text: .*non-empty/],
+  ];
+  for (const [name, body, expected] of cases) {
+    await t.step(name, () => {
+      const problem = checkMessagesRequest(body);
+      if (expected === null) equal(problem, null);
+      else match(problem ?? "", expected);
+    });
+  }
+});
+
+Deno.test("cacheBreakpoints lists where a request carries cache_control, in processing order", () => {
+  const ephemeral = { type: "ephemeral" };
+  deepStrictEqual(
+    cacheBreakpoints({
+      messages: [
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] },
+        {
+          role: "user",
+          content: [{ type: "text", text: "c" }, { type: "text", text: "d", cache_control: ephemeral }],
+        },
+      ],
+      system: [{ type: "text", text: "S", cache_control: ephemeral }],
+      tools: [{ name: "A" }, { name: "B", cache_control: ephemeral }],
+    }),
+    ["tools.1", "system.0", "messages.2.content.1"],
+  );
+  deepStrictEqual(cacheBreakpoints(BODY), []);
+});
+
+Deno.test("fake server answers 400 to a request with more than 4 cache breakpoints and records it", async () => {
+  await using server = await startFakeAnthropic([turn().text("kept")]);
+  const ephemeral = { type: "ephemeral" };
+  const body = {
+    ...BODY,
+    system: [1, 2, 3, 4, 5].map((index) => ({
+      type: "text",
+      text: `part ${index}`,
+      cache_control: ephemeral,
+    })),
+  };
+  const response = await post(server, body);
+  equal(response.status, 400);
+  deepStrictEqual((await response.json()).error, {
+    type: "invalid_request_error",
+    message: "A maximum of 4 blocks with cache_control may be provided. Found 5.",
+  });
+  deepStrictEqual(server.requests[0]?.body, body);
+  equal(server.remaining, 1);
 });
 
 Deno.test("fake server drops the connection where the script says, and the client sees a broken body", async () => {

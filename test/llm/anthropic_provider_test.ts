@@ -10,9 +10,15 @@ import {
   StreamInterruptedError,
   StreamProtocolError,
 } from "../../src/llm/errors.ts";
-import type { ModelRequest, ProviderEvent } from "../../src/llm/provider.ts";
+import type { Message, ModelRequest, ProviderEvent } from "../../src/llm/provider.ts";
 import { createProvider, providerConfigFromEnv } from "../../src/llm/create_provider.ts";
-import { type FakeAnthropic, httpError, startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
+import {
+  cacheBreakpoints,
+  type FakeAnthropic,
+  httpError,
+  startFakeAnthropic,
+  turn,
+} from "../fake_anthropic/server.ts";
 
 const REQUEST: ModelRequest = {
   model: "claude-test-1",
@@ -113,18 +119,201 @@ Deno.test("AnthropicProvider sends model, system, tools, messages, max_tokens an
   deepStrictEqual(request?.body, {
     model: "claude-test-1",
     max_tokens: 1024,
-    messages: [{ role: "user", content: [{ type: "text", text: "Read two files" }] }],
+    messages: [{
+      role: "user",
+      content: [{ type: "text", text: "Read two files", cache_control: { type: "ephemeral" } }],
+    }],
     stream: true,
-    system: "You are a test. The workspace root is /work.",
+    system: [{
+      type: "text",
+      text: "You are a test. The workspace root is /work.",
+      cache_control: { type: "ephemeral" },
+    }],
     tools: [{
       name: "ReadFile",
       description: "Reads a file.",
       input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      cache_control: { type: "ephemeral" },
     }],
   });
   equal(request?.path, "/v1/messages");
   equal(request?.headers.authorization, "Bearer sk-ant-exact");
   ok(request?.headers["anthropic-version"]);
+});
+
+const GREP_TOOL = {
+  name: "Grep",
+  description: "Searches files.",
+  inputSchema: { type: "object", properties: { pattern: { type: "string" } }, required: ["pattern"] },
+};
+
+/** A request after one tool round: thinking, text and two tool calls, then their two results. */
+const MULTI_TURN_REQUEST: ModelRequest = {
+  ...REQUEST,
+  tools: [...REQUEST.tools, GREP_TOOL],
+  messages: [
+    ...REQUEST.messages,
+    {
+      role: "assistant",
+      content: [
+        { type: "thinking", thinking: "Both files, in parallel.", signature: "sig_1" },
+        { type: "text", text: "Reading both." },
+        { type: "tool-use", id: "toolu_a", name: "ReadFile", input: { path: "/work/a.ts" } },
+        { type: "tool-use", id: "toolu_b", name: "ReadFile", input: { path: "/work/b.ts" } },
+      ],
+    },
+    {
+      role: "user",
+      content: [
+        { type: "tool-result", toolUseId: "toolu_a", content: "export const a = 1;", isError: false },
+        {
+          type: "tool-result",
+          toolUseId: "toolu_b",
+          content: "Cannot read file: no such file",
+          isError: true,
+        },
+      ],
+    },
+  ],
+};
+
+Deno.test("AnthropicProvider puts cache breakpoints on the last tool, the system prompt and the last message block of a multi-turn request", async () => {
+  await using server = await startFakeAnthropic([turn().text("Done")]);
+  const { error } = await collect(providerFor(server).stream(MULTI_TURN_REQUEST, { signal: signal() }));
+  equal(error, null);
+  deepStrictEqual(server.requests[0]?.body, {
+    model: "claude-test-1",
+    max_tokens: 1024,
+    stream: true,
+    system: [{
+      type: "text",
+      text: "You are a test. The workspace root is /work.",
+      cache_control: { type: "ephemeral" },
+    }],
+    tools: [
+      {
+        name: "ReadFile",
+        description: "Reads a file.",
+        input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      },
+      {
+        name: "Grep",
+        description: "Searches files.",
+        input_schema: { type: "object", properties: { pattern: { type: "string" } }, required: ["pattern"] },
+        cache_control: { type: "ephemeral" },
+      },
+    ],
+    messages: [
+      { role: "user", content: [{ type: "text", text: "Read two files" }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "Both files, in parallel.", signature: "sig_1" },
+          { type: "text", text: "Reading both." },
+          { type: "tool_use", id: "toolu_a", name: "ReadFile", input: { path: "/work/a.ts" } },
+          { type: "tool_use", id: "toolu_b", name: "ReadFile", input: { path: "/work/b.ts" } },
+        ],
+      },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "toolu_a", content: "export const a = 1;" },
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_b",
+            content: "Cannot read file: no such file",
+            is_error: true,
+            cache_control: { type: "ephemeral" },
+          },
+        ],
+      },
+    ],
+  });
+});
+
+Deno.test("AnthropicProvider sends no cache_control and a string system prompt when caching is off", async () => {
+  await using server = await startFakeAnthropic([turn().text("Done")]);
+  const request: ModelRequest = { ...MULTI_TURN_REQUEST, cache: false };
+  const { error } = await collect(providerFor(server).stream(request, { signal: signal() }));
+  equal(error, null);
+  const body = server.requests[0]?.body;
+  deepStrictEqual(cacheBreakpoints(body), []);
+  ok(!JSON.stringify(body).includes("cache_control"));
+  equal((body as { system?: unknown }).system, "You are a test. The workspace root is /work.");
+});
+
+Deno.test("AnthropicProvider moves the conversation breakpoint to the newest message on every turn of a 20-turn session, keeping the prefix byte-identical", async () => {
+  const turns = 20;
+  await using server = await startFakeAnthropic(Array.from({ length: turns }, () => turn().text("ok")));
+  const provider = providerFor(server);
+  const messages: Message[] = [{ role: "user", content: [{ type: "text", text: "Read every file" }] }];
+  for (let index = 1; index <= turns; index++) {
+    const { error } = await collect(
+      provider.stream({ ...REQUEST, tools: [...REQUEST.tools, GREP_TOOL], messages }, { signal: signal() }),
+    );
+    equal(error, null);
+    messages.push(
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: `Reading file ${index}.` },
+          { type: "tool-use", id: `toolu_${index}`, name: "ReadFile", input: { path: `/work/${index}.ts` } },
+        ],
+      },
+      {
+        role: "user",
+        content: [{
+          type: "tool-result",
+          toolUseId: `toolu_${index}`,
+          content: `file ${index}`,
+          isError: false,
+        }],
+      },
+    );
+  }
+  equal(server.requests.length, turns);
+  for (const [index, request] of server.requests.entries()) {
+    const last = index * 2;
+    deepStrictEqual(cacheBreakpoints(request.body), ["tools.1", "system.0", `messages.${last}.content.0`]);
+    const next = server.requests[index + 1];
+    if (next === undefined) continue;
+    // What the API caches for this request must be exactly the start of the next one.
+    const sent = withoutCacheControl(messagesOf(request.body));
+    deepStrictEqual(withoutCacheControl(messagesOf(next.body)).slice(0, sent.length), sent);
+  }
+});
+
+function messagesOf(body: unknown): unknown[] {
+  const messages = (body as { messages?: unknown }).messages;
+  ok(Array.isArray(messages));
+  return messages;
+}
+
+function withoutCacheControl(messages: unknown[]): unknown[] {
+  return JSON.parse(JSON.stringify(messages, (key, item) => key === "cache_control" ? undefined : item));
+}
+
+Deno.test("AnthropicProvider reports the cache write and read tokens of a turn as camelCase usage", async () => {
+  await using server = await startFakeAnthropic([
+    turn().text("Cached").usage({
+      input_tokens: 12,
+      output_tokens: 34,
+      cache_creation_input_tokens: 1_500,
+      cache_read_input_tokens: 48_000,
+    }),
+  ]);
+  const { events, error } = await collect(providerFor(server).stream(REQUEST, { signal: signal() }));
+  equal(error, null);
+  const usage = {
+    inputTokens: 12,
+    outputTokens: 34,
+    cacheCreationInputTokens: 1_500,
+    cacheReadInputTokens: 48_000,
+  };
+  const start = events[0];
+  deepStrictEqual(start?.type === "message-start" ? start.usage : null, { ...usage, outputTokens: 1 });
+  const end = events.at(-1);
+  deepStrictEqual(end?.type === "message-end" ? end.usage : null, usage);
 });
 
 Deno.test("AnthropicProvider retries a 529 once and then yields the answer", async () => {

@@ -2,12 +2,17 @@ import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import {
   ApiError,
   AuthenticationError,
+  ConnectionError,
+  type ErrorCategory,
+  errorCategory,
   InvalidRequestError,
   MissingApiKeyError,
   OverloadedError,
   parseRetryAfter,
   RateLimitError,
   ServerError,
+  StreamInterruptedError,
+  StreamProtocolError,
 } from "../../src/llm/errors.ts";
 
 const body = (type: string, message: string) => ({ type: "error", error: { type, message } });
@@ -72,4 +77,53 @@ Deno.test("parseRetryAfter reads milliseconds, seconds and HTTP dates", () => {
 
 Deno.test("MissingApiKeyError names ANTHROPIC_API_KEY", () => {
   match(new MissingApiKeyError().message, /ANTHROPIC_API_KEY is not set/);
+});
+
+Deno.test("errorCategory sorts failures into authentication, unavailable, api and internal", async (t) => {
+  const response = (status: number, type: string, headers: Record<string, string> = {}) =>
+    ApiError.fromResponse(status, body(type, `status ${status}`), { headers: new Headers(headers) });
+  const cases: [string, unknown, ErrorCategory][] = [
+    ["401", response(401, "authentication_error"), "authentication"],
+    ["403", response(403, "permission_error"), "authentication"],
+    ["a missing API key", new MissingApiKeyError(), "authentication"],
+    ["429", response(429, "rate_limit_error"), "unavailable"],
+    ["408", response(408, "timeout_error"), "unavailable"],
+    ["500", response(500, "api_error"), "unavailable"],
+    [
+      "500 that must not be retried",
+      response(500, "api_error", { "x-should-retry": "false" }),
+      "unavailable",
+    ],
+    ["503", response(503, "api_error"), "unavailable"],
+    ["529", response(529, "overloaded_error"), "unavailable"],
+    ["a connection error", new ConnectionError("Connection refused"), "unavailable"],
+    [
+      "a mid-stream overloaded_error",
+      ApiError.fromErrorEvent(body("overloaded_error", "Overloaded")),
+      "unavailable",
+    ],
+    [
+      "a stream broken by overload",
+      new StreamInterruptedError(ApiError.fromErrorEvent(body("overloaded_error", "Overloaded"))),
+      "unavailable",
+    ],
+    ["a dropped stream", new StreamInterruptedError(new ConnectionError("Connection reset")), "unavailable"],
+    [
+      "a stream broken by an invalid request",
+      new StreamInterruptedError(ApiError.fromErrorEvent(body("invalid_request_error", "Bad"))),
+      "api",
+    ],
+    ["400", response(400, "invalid_request_error"), "api"],
+    ["402", response(402, "billing_error"), "api"],
+    ["404", response(404, "not_found_error"), "api"],
+    ["413", response(413, "request_too_large"), "api"],
+    ["400 marked retryable", response(400, "invalid_request_error", { "x-should-retry": "true" }), "api"],
+    ["an unknown mid-stream error type", ApiError.fromErrorEvent(body("brand_new_error", "New")), "api"],
+    ["a protocol error", new StreamProtocolError("Event out of order"), "internal"],
+    ["a TypeError", new TypeError("Cannot read properties of undefined"), "internal"],
+    ["a thrown string", "boom", "internal"],
+  ];
+  for (const [name, error, category] of cases) {
+    await t.step(name, () => equal(errorCategory(error), category));
+  }
 });

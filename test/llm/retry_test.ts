@@ -11,7 +11,14 @@ import {
   StreamProtocolError,
 } from "../../src/llm/errors.ts";
 import type { ProviderEvent } from "../../src/llm/provider.ts";
-import { abortableSleep, decideRetry, DEFAULT_RETRY_POLICY, streamWithRetry } from "../../src/llm/retry.ts";
+import {
+  abortableSleep,
+  brokenStreamReason,
+  decideRetry,
+  decideStreamRetry,
+  DEFAULT_RETRY_POLICY,
+  streamWithRetry,
+} from "../../src/llm/retry.ts";
 
 const overloaded = () =>
   new OverloadedError("Overloaded", { status: 529, errorType: "overloaded_error", isRetryable: true });
@@ -255,4 +262,44 @@ Deno.test("abortableSleep rejects at once with the reason of an aborted signal",
   controller.abort(new Error("stop"));
   const error = await sleeping.then(() => null, (reason: unknown) => reason);
   equal(error instanceof Error ? error.message : null, "stop");
+});
+
+Deno.test("decideStreamRetry judges a broken stream by the error that broke it", async (t) => {
+  const half = () => 0.5;
+  await t.step("an overloaded stream is retried with the policy's backoff", () => {
+    const broken = new StreamInterruptedError(overloaded());
+    deepStrictEqual(decideStreamRetry(broken, 1, { random: half }), { retry: true, delayMs: 500 });
+    deepStrictEqual(decideStreamRetry(broken, 4, { random: half }), { retry: true, delayMs: 4000 });
+    deepStrictEqual(decideStreamRetry(broken, DEFAULT_RETRY_POLICY.maxRetries + 1), { retry: false });
+  });
+  await t.step("a dropped connection is retried, and a retry-after is honoured", () => {
+    const dropped = new StreamInterruptedError(new ConnectionError("Connection reset"));
+    equal(decideStreamRetry(dropped, 1).retry, true);
+    deepStrictEqual(decideStreamRetry(new StreamInterruptedError(rateLimited(1500)), 1), {
+      retry: true,
+      delayMs: 1500,
+    });
+  });
+  await t.step("a non-retryable cause, or any other error, is not retried", () => {
+    const invalid = new InvalidRequestError("Bad", {
+      status: 400,
+      errorType: "invalid_request_error",
+      isRetryable: false,
+    });
+    deepStrictEqual(decideStreamRetry(new StreamInterruptedError(invalid), 1), { retry: false });
+    deepStrictEqual(decideStreamRetry(overloaded(), 1), { retry: false });
+    deepStrictEqual(decideStreamRetry(new StreamProtocolError("Out of order"), 1), { retry: false });
+    deepStrictEqual(decideStreamRetry(new Error("Connection dropped"), 1), { retry: false });
+  });
+});
+
+Deno.test("brokenStreamReason says the stream broke and names the error under it", () => {
+  equal(
+    brokenStreamReason(new StreamInterruptedError(overloaded())),
+    "Response stream broke off after content arrived: Overloaded (529 overloaded_error)",
+  );
+  equal(
+    brokenStreamReason(new StreamInterruptedError(new ConnectionError("Connection reset"))),
+    "Response stream broke off after content arrived: Connection reset (connection)",
+  );
 });

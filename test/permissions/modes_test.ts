@@ -23,14 +23,15 @@ const TABLE: Record<PermissionMode, Record<"reader" | "writer" | "shell", "allow
   default: { reader: "allow", writer: "ask", shell: "ask" },
   acceptEdits: { reader: "allow", writer: "allow", shell: "ask" },
   plan: { reader: "allow", writer: "deny", shell: "deny" },
+  dontAsk: { reader: "allow", writer: "deny", shell: "deny" },
   bypassPermissions: { reader: "allow", writer: "allow", shell: "allow" },
 };
 
 Deno.test("policyForMode decides by tool metadata in every mode", async (t) => {
   for (const mode of PERMISSION_MODES) {
     for (const [kind, tool] of [["reader", reader], ["writer", writer], ["shell", shell]] as const) {
-      await t.step(`${mode}: ${kind} → ${TABLE[mode][kind]}`, () => {
-        const decision = policyForMode(mode).decide({ tool, input: {}, callId: "call_1" });
+      await t.step(`${mode}: ${kind} → ${TABLE[mode][kind]}`, async () => {
+        const decision = await policyForMode(mode).decide({ tool, input: {}, callId: "call_1" });
         equal(decision.behavior, TABLE[mode][kind]);
         if (decision.behavior !== "allow") match(decision.reason, new RegExp(tool.name));
       });
@@ -38,24 +39,33 @@ Deno.test("policyForMode decides by tool metadata in every mode", async (t) => {
   }
 });
 
-Deno.test("policyForMode explains an ask in default mode with the mode's name", () => {
-  const decision = policyForMode("default").decide({ tool: writer, input: {}, callId: "call_1" });
+Deno.test("policyForMode explains an ask in default mode with the mode's name", async () => {
+  const decision = await policyForMode("default").decide({ tool: writer, input: {}, callId: "call_1" });
   equal(decision.behavior, "ask");
   if (decision.behavior === "ask") match(decision.reason, /default permission mode/);
 });
 
-Deno.test("policyForMode denies writers in plan mode with a reason that names plan mode", () => {
-  const decision = policyForMode("plan").decide({ tool: writer, input: {}, callId: "call_1" });
+Deno.test("policyForMode denies writers in dontAsk mode without asking, and says so", async () => {
+  const decision = await policyForMode("dontAsk").decide({ tool: writer, input: {}, callId: "call_1" });
+  equal(decision.behavior, "deny");
+  if (decision.behavior === "deny") match(decision.reason, /dontAsk mode denies without asking/);
+});
+
+Deno.test("policyForMode denies writers in plan mode with a reason that names plan mode", async () => {
+  const decision = await policyForMode("plan").decide({ tool: writer, input: {}, callId: "call_1" });
   equal(decision.behavior, "deny");
   if (decision.behavior === "deny") match(decision.reason, /plan mode allows only read-only tools/);
 });
 
-Deno.test("policyForMode ignores tool names: a read-only tool named Bash is allowed in plan mode", () => {
+Deno.test("policyForMode ignores tool names: a read-only tool named Bash is allowed in plan mode", async () => {
   const namedLikeShell = fakeTool("Bash", { isReadOnly: true, isDestructive: false });
-  equal(policyForMode("plan").decide({ tool: namedLikeShell, input: {}, callId: "c" }).behavior, "allow");
+  equal(
+    (await policyForMode("plan").decide({ tool: namedLikeShell, input: {}, callId: "c" })).behavior,
+    "allow",
+  );
   const namedLikeReader = fakeTool("ReadFile", { isReadOnly: false, isDestructive: true });
   equal(
-    policyForMode("acceptEdits").decide({ tool: namedLikeReader, input: {}, callId: "c" }).behavior,
+    (await policyForMode("acceptEdits").decide({ tool: namedLikeReader, input: {}, callId: "c" })).behavior,
     "ask",
   );
 });

@@ -7,7 +7,7 @@ import {
   regexMatcher,
   type SliceClock,
 } from "../../src/tools/_line_search.ts";
-import { compileSearchPattern } from "../../src/tools/_regex.ts";
+import { compileSearchPattern } from "../../src/common/regex.ts";
 
 const NEVER_DUE: SliceClock = { due: () => false };
 

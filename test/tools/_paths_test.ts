@@ -1,4 +1,5 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { posix } from "node:path";
 import {
   isWithinRoot,
   relativeToRoot,
@@ -161,7 +162,9 @@ Deno.test("safePath resolves a missing path through its deepest existing ancesto
     exists: false,
     info: null,
     relative: "a/b/c.txt",
+    named: `${root}/a/b/c.txt`,
     namedRelative: "a/b/c.txt",
+    roots: [root],
   });
   expectRejected(await safePath(root, `${root}/a/b/c.txt`, { mustExist: true }), "not-found");
 });
@@ -320,3 +323,60 @@ self.onmessage = async (event) => {
 async function removeQuietly(path: string): Promise<void> {
   await Deno.remove(path, { recursive: true }).catch(() => undefined);
 }
+
+Deno.test("safePath accepts a path whose real path lies in an added folder, as in the root", async () => {
+  await using workspace = await createTempWorkspace();
+  await using added = await createTempWorkspace("mewcode-added-");
+  const { root } = workspace;
+  await Deno.mkdir(`${added.root}/src`);
+  await Deno.writeTextFile(`${added.root}/src/a.ts`, "x");
+  await Deno.symlink(`${added.root}/src`, `${root}/to-added`);
+  expectRejected(await safePath(root, `${added.root}/src/a.ts`), "outside-workspace");
+  const options = { additionalRoots: [added.root] };
+  const file = expectOk(await safePath(root, `${added.root}/src/a.ts`, options));
+  assertEquals([file.path, file.relative, file.exists], [`${added.root}/src/a.ts`, "src/a.ts", true]);
+  assertEquals(file.roots, [root, added.root]);
+  const created = expectOk(await safePath(root, `${added.root}/new/b.ts`, options));
+  assertEquals([created.path, created.exists, created.relative], [
+    `${added.root}/new/b.ts`,
+    false,
+    "new/b.ts",
+  ]);
+  // A symlink from the root into an added folder leads inside: accepted, shown where it really is.
+  const linked = expectOk(await safePath(root, `${root}/to-added/a.ts`, options));
+  assertEquals([linked.path, linked.relative, linked.namedRelative], [
+    `${added.root}/src/a.ts`,
+    "src/a.ts",
+    "to-added/a.ts",
+  ]);
+});
+
+Deno.test("safePath refuses links, .. and siblings out of an added folder, naming the added folders", async (t) => {
+  await using workspace = await createTempWorkspace();
+  await using added = await createTempWorkspace("mewcode-added-");
+  await using outside = await createTempWorkspace("mewcode-outside-");
+  const { root } = workspace;
+  await Deno.writeTextFile(`${outside.root}/secret`, "secret");
+  await Deno.symlink(`${outside.root}/secret`, `${added.root}/file-link`);
+  await Deno.symlink(outside.root, `${added.root}/dir-link`);
+  await Deno.mkdir(`${added.root}-evil`);
+  try {
+    const options = { additionalRoots: [added.root] };
+    const cases: [string, string][] = [
+      ["a file symlink to outside", `${added.root}/file-link`],
+      ["a directory symlink to outside", `${added.root}/dir-link/secret`],
+      ["a new file through a directory symlink", `${added.root}/dir-link/new.txt`],
+      ["..", `${added.root}/../${posix.basename(outside.root)}/secret`],
+      ["a sibling with the added folder as prefix", `${added.root}-evil/x`],
+      ["the third folder itself", `${outside.root}/secret`],
+    ];
+    for (const [label, path] of cases) {
+      await t.step(label, async () => {
+        const message = expectRejected(await safePath(root, path, options), "outside-workspace");
+        assertIncludes(message, `outside the workspace "${root}" and the added folder "${added.root}"`);
+      });
+    }
+  } finally {
+    await Deno.remove(`${added.root}-evil`, { recursive: true });
+  }
+});

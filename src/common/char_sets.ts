@@ -1,5 +1,5 @@
 /**
- * Sets of characters for the regex rewriter (`_regex.ts`): ranges of code points, the escapes' sets, case
+ * Sets of characters for the regex rewriter (`src/common/regex.ts`): ranges of code points, the escapes' sets, case
  * folding and Unicode properties, and their emission as regex source without the `i` and `u` flags.
  *
  * Case folding and property sets are computed once from V8 itself (single-character regexes), so the rewrite

@@ -1,5 +1,5 @@
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
-import { compileSearchPattern, compileTree, MAX_PATTERN_UNITS } from "../../src/tools/_regex.ts";
+import { compileSearchPattern, compileTree, MAX_PATTERN_UNITS } from "../../src/common/regex.ts";
 
 /** The native regex Grep used before the rewrite: `u` only when the pattern needs it. */
 function nativeRegex(pattern: string, ignoreCase: boolean): RegExp {

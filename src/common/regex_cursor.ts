@@ -14,7 +14,7 @@ import {
   propertySet,
   WHITE_SPACE,
   wordCharacters,
-} from "./_char_sets.ts";
+} from "./char_sets.ts";
 
 const HEX = /^[0-9a-fA-F]+$/;
 

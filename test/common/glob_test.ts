@@ -1,5 +1,5 @@
 import { equal, match, ok } from "node:assert/strict";
-import { compileGlob, globBase, MAX_BRACE_RANGE } from "../../src/tools/_glob.ts";
+import { compileGlob, globBase, MAX_BRACE_RANGE } from "../../src/common/glob.ts";
 
 function matcher(pattern: string, basename = false): (path: string) => boolean {
   const compiled = compileGlob(pattern, { basename });

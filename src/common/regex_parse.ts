@@ -1,6 +1,6 @@
 /**
  * A parser for JavaScript regular expressions, as Grep accepts them (with or without the `u` flag), into a
- * tree that `_regex.ts` rewrites for V8's linear-time engine.
+ * tree that `src/common/regex.ts` rewrites for V8's linear-time engine.
  *
  * The parser runs only on patterns V8 has already compiled, so it reports no syntax errors; it implements
  * the syntax V8 accepts, including the legacy forms of non-Unicode mode (`\8`, octal escapes, a `{` that does
@@ -10,8 +10,8 @@
  *
  * @module
  */
-import { caseClosure, type CharSet, complement, LINE_TERMINATORS, singleton, union } from "./_char_sets.ts";
-import { RegexCursor } from "./_regex_cursor.ts";
+import { caseClosure, type CharSet, complement, LINE_TERMINATORS, singleton, union } from "./char_sets.ts";
+import { RegexCursor } from "./regex_cursor.ts";
 
 /** Where an assertion holds: `^`, `$` (both per line), `\b`, `\B`. */
 export type AssertionKind = "line-start" | "line-end" | "word-boundary" | "not-word-boundary";

@@ -1,5 +1,5 @@
 /**
- * Glob patterns compiled to regexes that V8 can always finish in linear time (see `_regex.ts`): a glob from
+ * Glob patterns compiled to regexes that V8 can always finish in linear time (see `src/common/regex.ts`): a glob from
  * the model, such as "*a*a*a*…b" against a long file name, must not spin a worker that Deno cannot stop.
  *
  * The syntax is what Glob and Grep document, with picomatch's meaning (which they used before): `*` and `?`
@@ -11,9 +11,9 @@
  *
  * @module
  */
-import { type CharSet, complement, MAX_CODE_UNIT, singleton, union } from "./_char_sets.ts";
-import { compileTree, type RegexNode } from "./_regex.ts";
-import { assertNever } from "../common/errors.ts";
+import { type CharSet, complement, MAX_CODE_UNIT, singleton, union } from "./char_sets.ts";
+import { compileTree, type RegexNode } from "./regex.ts";
+import { assertNever } from "./errors.ts";
 
 /** Values one brace range ("{1..200}") may stand for at most. */
 export const MAX_BRACE_RANGE = 256;

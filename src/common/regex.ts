@@ -18,11 +18,11 @@
  *
  * @module
  */
-import { setSource } from "./_char_sets.ts";
-import { parseRegex, type RegexNode } from "./_regex_parse.ts";
-import { assertNever } from "../common/errors.ts";
+import { setSource } from "./char_sets.ts";
+import { parseRegex, type RegexNode } from "./regex_parse.ts";
+import { assertNever } from "./errors.ts";
 
-export type { RegexNode } from "./_regex_parse.ts";
+export type { RegexNode } from "./regex_parse.ts";
 
 /**
  * The largest automaton, in units (about one per character, class, quantifier, alternative or assertion

@@ -1,0 +1,208 @@
+/**
+ * `mewcode permissions` (the effective rules and where each comes from), `mewcode permissions test`
+ * (the decision for one call and what decided it) and `mewcode trust [--revoke]` (what this workspace's
+ * own settings would enable, and recording or withdrawing the trust).
+ *
+ * @module
+ */
+import { resolveMewcodeHome } from "../config/home.ts";
+import type { IgnoredItem } from "../config/repository_screen.ts";
+import { describeTrust, revokeTrust, trustWorkspace } from "../config/trust.ts";
+import { describeRules } from "../permissions/explain.ts";
+import { formatRule } from "../permissions/rules.ts";
+import { explainPermission, type PermissionQuery } from "../session/permission_report.ts";
+import type { Workspace } from "../session/workspace.ts";
+import { type CliCommand, type CliOptions, UsageError } from "./args.ts";
+import { EXIT } from "./exit_codes.ts";
+import { sessionSetup } from "./session_options.ts";
+import { parseToolInput } from "./tool_command.ts";
+
+/** What the commands need; the environment, stdin and the writers are injectable for tests. */
+export interface PermissionsCommandInput {
+  workspace: Workspace;
+  options: CliOptions;
+  command: Extract<CliCommand, { kind: "permissions" | "permissions-test" | "trust" }>;
+  env?: Record<string, string>;
+  stdout?: (text: string) => void;
+  stderr?: (text: string) => void;
+  /** Asks the user a yes/no question on the terminal; null when no one is at one. Default: the process's. */
+  confirm?: ((question: string) => boolean) | null;
+}
+
+/** Runs `permissions`, `permissions test` or `trust`; returns the exit status. */
+export async function runPermissionsCommand(input: PermissionsCommandInput): Promise<number> {
+  const env = input.env ?? Deno.env.toObject();
+  const out = input.stdout ?? ((text: string) => console.log(text));
+  const err = input.stderr ?? ((text: string) => console.error(text));
+  const { command } = input;
+  switch (command.kind) {
+    case "permissions":
+      return await listPermissions(input, env, { out, err, json: command.json });
+    case "permissions-test":
+      return await testPermission(input, env, { out, err }, command);
+    case "trust":
+      return await trust(input, env, { out, err, revoke: command.revoke });
+  }
+}
+
+interface Writers {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+async function listPermissions(
+  input: PermissionsCommandInput,
+  env: Record<string, string>,
+  writers: Writers & { json: boolean },
+): Promise<number> {
+  const { options, notices, settings } = await sessionSetup(input.workspace, input.options, env);
+  const rules = options.rules ?? [];
+  const mode = settings.defaultMode;
+  if (writers.json) {
+    writers.out(JSON.stringify(
+      {
+        schema_version: 1,
+        workspace: input.workspace.root,
+        permission_mode: {
+          value: options.permissionMode,
+          source: mode?.source ?? "default",
+          path: mode?.path ?? null,
+        },
+        rules: rules.map((rule) => ({
+          action: rule.action,
+          rule: formatRule(rule),
+          source: rule.source.layer,
+          path: rule.source.path ?? null,
+        })),
+        additional_directories: options.additionalDirectories ?? [],
+        trusted: settings.trusted,
+        trust_status: settings.trustStatus,
+        not_applied: settings.ignored.map(ignoredJson),
+        warnings: notices,
+      },
+      null,
+      2,
+    ));
+    return EXIT.ok;
+  }
+  const modeOrigin = mode === null
+    ? "the default"
+    : mode.path === null
+    ? "the command line"
+    : `"${mode.path}"`;
+  const lines = [
+    `Workspace: ${input.workspace.root} (${trustLine(settings.trusted, settings.trustStatus)})`,
+    `Permission mode: ${options.permissionMode} (from ${modeOrigin})`,
+    ...describeRules(rules),
+  ];
+  const directories = options.additionalDirectories ?? [];
+  if (directories.length > 0) lines.push("Added directories:", ...directories.map((dir) => `  ${dir}`));
+  lines.push(
+    "Always asked about, in every mode, unless a rule names them: writes to .mewcode/, .git/ (hooks, config), " +
+      ".gitmodules, .vscode/, .idea/ and shell startup files",
+  );
+  writers.out(lines.join("\n"));
+  for (const notice of notices) writers.err(`mewcode: warning: ${notice}`);
+  return EXIT.ok;
+}
+
+async function testPermission(
+  input: PermissionsCommandInput,
+  env: Record<string, string>,
+  writers: Writers,
+  command: Extract<CliCommand, { kind: "permissions-test" }>,
+): Promise<number> {
+  const { options, notices } = await sessionSetup(input.workspace, input.options, env);
+  for (const notice of notices) writers.err(`mewcode: warning: ${notice}`);
+  const query: PermissionQuery = command.input === null
+    ? { text: command.target }
+    : { tool: command.target, input: parseToolInput(command.input) };
+  const explained = await explainPermission(options, query);
+  if (!explained.ok) throw new UsageError(explained.error);
+  writers.out(explained.value.join("\n"));
+  return EXIT.ok;
+}
+
+async function trust(
+  input: PermissionsCommandInput,
+  env: Record<string, string>,
+  writers: Writers & { revoke: boolean },
+): Promise<number> {
+  const home = resolveMewcodeHome(env);
+  const root = input.workspace.root;
+  if (writers.revoke) {
+    const revoked = await revokeTrust({ home, root });
+    if (!revoked.ok) {
+      writers.err(`mewcode: ${revoked.error}`);
+      return EXIT.error;
+    }
+    writers.out(
+      revoked.existed
+        ? `No longer trusted: "${root}": its settings files may only tighten again`
+        : `"${root}" was not trusted; nothing changed`,
+    );
+    return EXIT.ok;
+  }
+  const description = await describeTrust({ home, root });
+  const lines = [`Workspace: ${root} (${trustLine(false, description.status)})`];
+  if (description.files.length === 0) {
+    lines.push(
+      "It has no settings files (.mewcode/settings.json, .mewcode/settings.local.json): nothing to trust.",
+    );
+    writers.out(lines.join("\n"));
+    return EXIT.ok;
+  }
+  lines.push(`Settings files: ${description.files.join(", ")}`);
+  lines.push(
+    description.enables.length === 0
+      ? "Trusting it enables nothing more: its settings only tighten."
+      : "Trusting it enables:",
+    ...description.enables.map((item) => `  ${item.item}  (${item.path})`),
+  );
+  if (description.neverApplied.length > 0) {
+    lines.push(
+      "Never applied, even when trusted:",
+      ...description.neverApplied.map((item) => `  ${item.item}`),
+    );
+  }
+  lines.push(
+    "Hooks from a trusted workspace run inside the shell sandbox (workspace-write, no network) unless your " +
+      "own settings say otherwise.",
+  );
+  writers.out(lines.join("\n"));
+  for (const warning of description.warnings) writers.err(`mewcode: warning: ${warning.message}`);
+  const confirm = input.confirm === undefined ? terminalConfirm() : input.confirm;
+  if (confirm !== null && !confirm(`Trust "${root}" with exactly these settings? [y/N] `)) {
+    writers.out("Not trusted.");
+    return EXIT.ok;
+  }
+  const recorded = await trustWorkspace({ home, root, fingerprint: description.fingerprint });
+  if (!recorded.ok) {
+    writers.err(`mewcode: ${recorded.error}`);
+    return EXIT.error;
+  }
+  writers.out(`Trusted. A change to these files needs trust again; mewcode trust --revoke withdraws it.`);
+  return EXIT.ok;
+}
+
+/** A yes/no question on the terminal, or null when stdin or stdout is not one (a script asked: it is done). */
+function terminalConfirm(): ((question: string) => boolean) | null {
+  if (!Deno.stdin.isTerminal() || !Deno.stdout.isTerminal()) return null;
+  return (question) => /^y(es)?$/i.test((prompt(question) ?? "").trim());
+}
+
+function trustLine(trusted: boolean, status: string): string {
+  if (trusted && status !== "trusted") return "trusted for this run";
+  switch (status) {
+    case "trusted":
+      return "trusted";
+    case "changed":
+      return "its settings changed since you trusted them: run mewcode trust to review them";
+    default:
+      return "not trusted: its own settings may only tighten";
+  }
+}
+
+function ignoredJson(item: IgnoredItem): Record<string, unknown> {
+  return { item: item.item, reason: item.reason, kind: item.kind, source: item.source, path: item.path };
+}

@@ -1,0 +1,198 @@
+/**
+ * What a repository's own settings files (`.mewcode/settings.json`, `.mewcode/settings.local.json`) may
+ * change: the security core of folder trust. A cloned repository is written by someone else, so:
+ *
+ *   always applied            deny and ask rules; a permission mode or sandbox no looser than the one it
+ *                             replaces; the network turned off
+ *   applied once trusted      allow rules, hooks, env, additionalDirectories, the approval command and its
+ *                             timeout, the model, a looser permission mode (acceptEdits) or sandbox
+ *                             (workspace-write over read-only, danger-full-access, the network)
+ *   never applied             bypassPermissions; API endpoints, keys and provider variables in env;
+ *                             `hooks.sandboxRepositoryHooks` (only the user decides how repository hooks run)
+ *
+ * @module
+ */
+import {
+  SETTINGS_HOOK_EVENTS,
+  type SettingsFile,
+  type SettingsHooks,
+  type SettingsPermissionMode,
+  type SettingsSandboxMode,
+} from "./settings_schema.ts";
+
+/** The settings layers that come from the repository. */
+export type RepositorySource = "project" | "local";
+
+/** Why a repository item was not applied: the folder is not trusted, or a repository may never set it. */
+export type IgnoredKind = "needs-trust" | "never";
+
+/** One repository setting that was not applied, for a notice on stderr and for `describeTrust`. */
+export interface IgnoredItem {
+  /** The setting and its value, e.g. `permissions.allow "Bash(*)"`. */
+  item: string;
+  reason: string;
+  kind: IgnoredKind;
+  source: RepositorySource;
+  path: string;
+}
+
+/** The values a repository layer would replace (from the layers below it, or the built-in defaults). */
+export interface ScreenBaseline {
+  defaultMode: SettingsPermissionMode;
+  sandboxMode: SettingsSandboxMode;
+  network: boolean;
+}
+
+/** How permissive each mode is: a repository may replace a mode only with one no higher. */
+const MODE_LOOSENESS: Record<SettingsPermissionMode, number> = {
+  plan: 0,
+  dontAsk: 0,
+  default: 1,
+  acceptEdits: 2,
+  bypassPermissions: 3,
+};
+const SANDBOX_LOOSENESS: Record<SettingsSandboxMode, number> = {
+  "read-only": 0,
+  "workspace-write": 1,
+  "danger-full-access": 2,
+};
+
+/** Environment variables a repository may never set: API endpoints and keys, providers, loaders. */
+const NEVER_ENV = [
+  /^(ANTHROPIC|CLAUDE|MEWCODE|DENO)_/,
+  /(^|_)(API_KEY|AUTH_TOKEN|BASE_URL)$/,
+  /^(LD_|DYLD_)/,
+];
+
+const NEEDS_TRUST = "not applied until you trust this folder (--trust, or MEWCODE_TRUST_WORKSPACE=1)";
+const NEVER = "a repository may never set this, even when trusted: set it in your user settings " +
+  "($MEWCODE_HOME/settings.json) or on the command line";
+
+/** The stderr line for an ignored item: `Not applied from "<file>": <item>: <reason>`. */
+export function ignoredNotice(item: IgnoredItem): string {
+  return `Not applied from "${item.path}": ${item.item}: ${item.reason}`;
+}
+
+/** Whether a repository may set the environment variable `name` (once trusted). */
+export function repositoryMaySetEnv(name: string): boolean {
+  return !NEVER_ENV.some((pattern) => pattern.test(name.toUpperCase()));
+}
+
+/**
+ * Splits a repository layer into what applies and what is ignored, given whether the folder is trusted
+ * and the values the layer would replace. Pure.
+ */
+export function screenRepositorySettings(
+  settings: SettingsFile,
+  options: { trusted: boolean; baseline: ScreenBaseline; source: RepositorySource; path: string },
+): { kept: SettingsFile; ignored: IgnoredItem[] } {
+  const { trusted, baseline } = options;
+  const ignored: IgnoredItem[] = [];
+  const ignore = (item: string, kind: IgnoredKind, reason = kind === "never" ? NEVER : NEEDS_TRUST) =>
+    ignored.push({ item, reason, kind, source: options.source, path: options.path });
+  const kept: SettingsFile = {};
+
+  const permissions = settings.permissions;
+  if (permissions !== undefined) {
+    const keptPermissions: NonNullable<SettingsFile["permissions"]> = {};
+    if (permissions.deny !== undefined) keptPermissions.deny = permissions.deny;
+    if (permissions.ask !== undefined) keptPermissions.ask = permissions.ask;
+    if (permissions.allow !== undefined) {
+      if (trusted) keptPermissions.allow = permissions.allow;
+      else for (const rule of permissions.allow) ignore(`permissions.allow ${quote(rule)}`, "needs-trust");
+    }
+    const mode = permissions.defaultMode;
+    if (mode !== undefined) {
+      const item = `permissions.defaultMode ${quote(mode)}`;
+      if (mode === "bypassPermissions") ignore(item, "never");
+      else if (trusted || MODE_LOOSENESS[mode] <= MODE_LOOSENESS[baseline.defaultMode]) {
+        keptPermissions.defaultMode = mode;
+      } else {
+        ignore(item, "needs-trust", `it is looser than "${baseline.defaultMode}": ${NEEDS_TRUST}`);
+      }
+    }
+    if (permissions.additionalDirectories !== undefined) {
+      if (trusted) keptPermissions.additionalDirectories = permissions.additionalDirectories;
+      else {
+        for (const directory of permissions.additionalDirectories) {
+          ignore(`permissions.additionalDirectories ${quote(directory)}`, "needs-trust");
+        }
+      }
+    }
+    if (permissions.approvalCommand !== undefined) {
+      if (trusted) keptPermissions.approvalCommand = permissions.approvalCommand;
+      else ignore(`permissions.approvalCommand ${quote(permissions.approvalCommand)}`, "needs-trust");
+    }
+    if (permissions.approvalTimeout !== undefined) {
+      if (trusted) keptPermissions.approvalTimeout = permissions.approvalTimeout;
+      else ignore(`permissions.approvalTimeout ${permissions.approvalTimeout}`, "needs-trust");
+    }
+    kept.permissions = keptPermissions;
+  }
+
+  const sandbox = settings.sandbox;
+  if (sandbox !== undefined) {
+    const keptSandbox: NonNullable<SettingsFile["sandbox"]> = {};
+    if (sandbox.mode !== undefined) {
+      if (trusted || SANDBOX_LOOSENESS[sandbox.mode] <= SANDBOX_LOOSENESS[baseline.sandboxMode]) {
+        keptSandbox.mode = sandbox.mode;
+      } else {
+        ignore(
+          `sandbox.mode ${quote(sandbox.mode)}`,
+          "needs-trust",
+          `it is looser than "${baseline.sandboxMode}": ${NEEDS_TRUST}`,
+        );
+      }
+    }
+    if (sandbox.network !== undefined) {
+      if (trusted || !sandbox.network || baseline.network) keptSandbox.network = sandbox.network;
+      else ignore("sandbox.network true", "needs-trust", `it turns the network on: ${NEEDS_TRUST}`);
+    }
+    kept.sandbox = keptSandbox;
+  }
+
+  if (settings.model !== undefined) {
+    if (trusted) kept.model = settings.model;
+    else ignore(`model ${quote(settings.model)}`, "needs-trust");
+  }
+
+  if (settings.hooks !== undefined) {
+    const keptHooks: SettingsHooks = {};
+    if (settings.hooks.sandboxRepositoryHooks !== undefined) {
+      ignore(`hooks.sandboxRepositoryHooks ${settings.hooks.sandboxRepositoryHooks}`, "never");
+    }
+    for (const event of SETTINGS_HOOK_EVENTS) {
+      const groups = settings.hooks[event];
+      if (groups === undefined) continue;
+      if (trusted) {
+        keptHooks[event] = groups;
+        continue;
+      }
+      for (const group of groups) {
+        const matcher = group.matcher === undefined ? "" : ` (matcher ${quote(group.matcher)})`;
+        for (const hook of group.hooks) {
+          ignore(`hooks.${event}${matcher} ${quote(hook.command)}`, "needs-trust");
+        }
+      }
+    }
+    kept.hooks = keptHooks;
+  }
+
+  if (settings.env !== undefined) {
+    const keptEnv: Record<string, string> = {};
+    for (const [name, value] of Object.entries(settings.env)) {
+      const item = `env.${name} ${quote(value)}`;
+      if (!repositoryMaySetEnv(name)) ignore(item, "never");
+      else if (trusted) keptEnv[name] = value;
+      else ignore(item, "needs-trust");
+    }
+    kept.env = keptEnv;
+  }
+  return { kept, ignored };
+}
+
+/** A value for a notice: JSON-quoted, long values shortened. */
+function quote(value: string): string {
+  const shown = value.length > 120 ? `${value.slice(0, 117)}...` : value;
+  return JSON.stringify(shown);
+}

@@ -1,0 +1,264 @@
+/**
+ * The effective settings of a session, from four layers, highest priority first:
+ *
+ *   cli       the command-line flags (an object the CLI builds)
+ *   local     <workspace>/.mewcode/settings.local.json   (the user's "always allow" choices; git-ignored)
+ *   project   <workspace>/.mewcode/settings.json         (shared with the team)
+ *   user      $MEWCODE_HOME/settings.json
+ *
+ * A single value (mode, model, sandbox) comes from the highest layer that sets it; lists (rules,
+ * directories, hooks) concatenate, highest layer first; `env` merges by name. The two workspace files come
+ * from the repository, so they pass folder trust first (repository_screen.ts). A file that cannot be used
+ * is ignored as a whole, with a warning naming it and the line.
+ *
+ * @module
+ */
+import { isAbsolute, join, normalize, resolve } from "node:path";
+import { realPathOrNull } from "../common/fs.ts";
+import { type IgnoredItem, type RepositorySource, screenRepositorySettings } from "./repository_screen.ts";
+import { readSettingsFile, type SettingsFileRead, type SettingsWarning } from "./settings_file.ts";
+import {
+  SETTINGS_HOOK_EVENTS,
+  type SettingsFile,
+  type SettingsHookEvent,
+  type SettingsMatcherGroup,
+  type SettingsPermissionMode,
+  type SettingsSandboxMode,
+} from "./settings_schema.ts";
+import {
+  type FingerprintedFile,
+  fingerprintFiles,
+  readTrustRecords,
+  type TrustStatus,
+  trustStatusOf,
+} from "./trust_store.ts";
+
+export type { IgnoredItem, SettingsWarning, TrustStatus };
+
+/** Where a setting came from. */
+export type SettingsSource = "cli" | RepositorySource | "user";
+
+/** A value with the layer (and file, null for the command line) it came from. */
+export interface Sourced<T> {
+  value: T;
+  source: SettingsSource;
+  path: string | null;
+}
+
+/** A permission rule string, such as `Bash(npm test *)`, with its action and where it came from. */
+export interface SourcedRule {
+  action: "allow" | "deny" | "ask";
+  rule: string;
+  source: SettingsSource;
+  path: string | null;
+}
+
+/** Hooks by event, as the settings file writes them. */
+export type HooksByEvent = { [E in SettingsHookEvent]?: SettingsMatcherGroup[] };
+
+/** The settings a session uses. Unset values are null: the caller applies its defaults. */
+export interface ResolvedSettings {
+  /** Every rule of every applied layer, highest layer first. */
+  rules: SourcedRule[];
+  defaultMode: Sourced<SettingsPermissionMode> | null;
+  /** Absolute paths (relative ones resolved against the workspace root). */
+  additionalDirectories: Sourced<string>[];
+  sandbox: { mode: Sourced<SettingsSandboxMode> | null; network: Sourced<boolean> | null };
+  model: Sourced<string> | null;
+  hooks: {
+    /** From the user's settings and the command line: they run as the user. */
+    user: HooksByEvent;
+    /** From a trusted repository's settings: they run in the shell sandbox unless `sandboxRepositoryHooks`. */
+    repository: HooksByEvent;
+    /** From the user's settings or the command line only; default true. */
+    sandboxRepositoryHooks: boolean;
+  };
+  /** Variables for the tools' environment (higher layers win by name). */
+  env: Record<string, string>;
+  approvalCommand: Sourced<string> | null;
+  /** Seconds. */
+  approvalTimeout: Sourced<number> | null;
+  /** Repository settings that were not applied, for a notice on stderr. */
+  ignored: IgnoredItem[];
+  /** Files ignored as a whole. */
+  warnings: SettingsWarning[];
+  /** Whether the repository's settings were applied as trusted (recorded trust or `trustOverride`). */
+  trusted: boolean;
+  /** The recorded trust of the folder, whatever `trustOverride` said. */
+  trustStatus: TrustStatus;
+  /** The fingerprint of the repository's settings files, to record when the user trusts the folder. */
+  fingerprint: string;
+  /** Each settings file looked at, and what became of it. */
+  files: { source: Exclude<SettingsSource, "cli">; path: string; status: SettingsFileRead["status"] }[];
+}
+
+/** What settings are resolved for. */
+export interface ResolveSettingsOptions {
+  /** mewcode's state folder (`$MEWCODE_HOME`). */
+  home: string;
+  /** Real path of the workspace root. */
+  root: string;
+  /** The command-line flags as settings; they win over every file. */
+  cli?: SettingsFile;
+  /**
+   * true: treat the folder as trusted for this run (`--trust`, `MEWCODE_TRUST_WORKSPACE=1`); false: as not
+   * trusted; undefined: as `$MEWCODE_HOME/trust.json` says. Headless runs never trust implicitly.
+   */
+  trustOverride?: boolean;
+}
+
+/** The repository's settings files, relative to the workspace root. */
+export const REPOSITORY_SETTINGS_FILES = {
+  project: join(".mewcode", "settings.json"),
+  local: join(".mewcode", "settings.local.json"),
+} as const satisfies Record<RepositorySource, string>;
+
+/** The repository's settings files as read once, and the fingerprint of exactly those bytes. */
+export interface RepositorySettingsRead {
+  files: { source: RepositorySource; read: SettingsFileRead }[];
+  fingerprint: string;
+}
+
+/**
+ * Reads the workspace's settings files (each once: the fingerprint covers the bytes that are used). With
+ * the workspace at $HOME, `.mewcode/settings.json` is the user's own file and is left to the user layer.
+ */
+export async function readRepositorySettings(
+  options: { home: string; root: string },
+): Promise<RepositorySettingsRead> {
+  const userReal = await realPathOrNull(join(options.home, "settings.json"));
+  const files: RepositorySettingsRead["files"] = [];
+  for (const source of ["project", "local"] as const) {
+    const path = join(options.root, REPOSITORY_SETTINGS_FILES[source]);
+    if (userReal !== null && await realPathOrNull(path) === userReal) continue;
+    files.push({ source, read: await readSettingsFile(path, { within: options.root }) });
+  }
+  return { files, fingerprint: await fingerprintRepositoryBytes(files) };
+}
+
+/** The fingerprint of repository files whose bytes are known (for a file mewcode is about to write). */
+export async function fingerprintRepositoryBytes(
+  files: readonly { source: RepositorySource; read: SettingsFileRead }[],
+): Promise<string> {
+  return await fingerprintFiles(files.map(({ source, read }) => fingerprinted(source, read)));
+}
+
+/** Reads every layer, applies folder trust and merges them. Never throws for a bad file. */
+export async function resolveSettings(options: ResolveSettingsOptions): Promise<ResolvedSettings> {
+  const { home, root } = options;
+  const userPath = join(home, "settings.json");
+  const user = await readSettingsFile(userPath, { within: null });
+  const { files: repository, fingerprint } = await readRepositorySettings({ home, root });
+  const records = await readTrustRecords(home);
+  const trustStatus = trustStatusOf(records, root, fingerprint);
+  const trusted = options.trustOverride ?? trustStatus === "trusted";
+
+  const warnings: SettingsWarning[] = [];
+  if (!records.ok) {
+    warnings.push({
+      path: join(home, "trust.json"),
+      line: null,
+      problem: records.error,
+      message: records.error,
+    });
+  }
+  const files: ResolvedSettings["files"] = [];
+  const layers: { source: SettingsSource; path: string | null; settings: SettingsFile }[] = [];
+  const ignored: IgnoredItem[] = [];
+  const use = (source: Exclude<SettingsSource, "cli">, read: SettingsFileRead): SettingsFile | null => {
+    files.push({ source, path: read.path, status: read.status });
+    if (read.status === "ignored") warnings.push(read.warning);
+    return read.status === "loaded" ? read.settings : null;
+  };
+  const userSettings = use("user", user);
+  if (userSettings !== null) layers.push({ source: "user", path: userPath, settings: userSettings });
+  for (const { source, read } of repository) {
+    const settings = use(source, read);
+    if (settings === null) continue;
+    const below = merge(layers, root);
+    const screened = screenRepositorySettings(settings, {
+      trusted,
+      source,
+      path: read.path,
+      baseline: {
+        defaultMode: below.defaultMode?.value ?? "default",
+        sandboxMode: below.sandbox.mode?.value ?? "workspace-write",
+        network: below.sandbox.network?.value ?? false,
+      },
+    });
+    ignored.push(...screened.ignored);
+    layers.push({ source, path: read.path, settings: screened.kept });
+  }
+  if (options.cli !== undefined) layers.push({ source: "cli", path: null, settings: options.cli });
+  return { ...merge(layers, root), ignored, warnings, trusted, trustStatus, fingerprint, files };
+}
+
+type Merged = Omit<
+  ResolvedSettings,
+  "ignored" | "warnings" | "trusted" | "trustStatus" | "fingerprint" | "files"
+>;
+
+/** Merges layers given lowest priority first. */
+function merge(
+  layers: readonly { source: SettingsSource; path: string | null; settings: SettingsFile }[],
+  root: string,
+): Merged {
+  const merged: Merged = {
+    rules: [],
+    defaultMode: null,
+    additionalDirectories: [],
+    sandbox: { mode: null, network: null },
+    model: null,
+    hooks: { user: {}, repository: {}, sandboxRepositoryHooks: true },
+    env: {},
+    approvalCommand: null,
+    approvalTimeout: null,
+  };
+  // Lists are built lowest layer first and reversed at the end: highest layer first.
+  for (const { source, path, settings } of layers) {
+    const sourced = <T>(value: T): Sourced<T> => ({ value, source, path });
+    const permissions = settings.permissions ?? {};
+    // Reversed as a whole below, so each layer keeps allow, deny, ask in file order.
+    for (const action of ["ask", "deny", "allow"] as const) {
+      for (const rule of [...permissions[action] ?? []].reverse()) {
+        merged.rules.push({ action, rule, source, path });
+      }
+    }
+    if (permissions.defaultMode !== undefined) merged.defaultMode = sourced(permissions.defaultMode);
+    for (const directory of [...permissions.additionalDirectories ?? []].reverse()) {
+      merged.additionalDirectories.push(
+        sourced(isAbsolute(directory) ? normalize(directory) : resolve(root, directory)),
+      );
+    }
+    if (permissions.approvalCommand !== undefined) {
+      merged.approvalCommand = sourced(permissions.approvalCommand);
+    }
+    if (permissions.approvalTimeout !== undefined) {
+      merged.approvalTimeout = sourced(permissions.approvalTimeout);
+    }
+    if (settings.sandbox?.mode !== undefined) merged.sandbox.mode = sourced(settings.sandbox.mode);
+    if (settings.sandbox?.network !== undefined) merged.sandbox.network = sourced(settings.sandbox.network);
+    if (settings.model !== undefined) merged.model = sourced(settings.model);
+    Object.assign(merged.env, settings.env ?? {});
+    const hooks = settings.hooks ?? {};
+    const fromRepository = source === "project" || source === "local";
+    // Repository layers never reach this with sandboxRepositoryHooks: the screen drops it.
+    if (!fromRepository && hooks.sandboxRepositoryHooks !== undefined) {
+      merged.hooks.sandboxRepositoryHooks = hooks.sandboxRepositoryHooks;
+    }
+    const target = fromRepository ? merged.hooks.repository : merged.hooks.user;
+    for (const event of SETTINGS_HOOK_EVENTS) {
+      const groups = hooks[event];
+      if (groups !== undefined) target[event] = [...groups, ...target[event] ?? []];
+    }
+  }
+  merged.rules.reverse();
+  merged.additionalDirectories.reverse();
+  return merged;
+}
+
+function fingerprinted(name: string, read: SettingsFileRead): FingerprintedFile {
+  if (read.status === "missing") return { name, state: "absent" };
+  if (read.bytes === null) return { name, state: "unreadable" };
+  return { name, state: "present", bytes: read.bytes };
+}

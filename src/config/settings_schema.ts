@@ -1,0 +1,145 @@
+/**
+ * The settings file's shape: one zod declaration gives the TypeScript types, the validation (with the path
+ * of each bad key) and the JSON Schema shipped in `schema/settings.schema.json` for editors.
+ *
+ * ```json
+ * {
+ *   "$schema": "../schema/settings.schema.json",
+ *   "permissions": { "allow": ["Bash(npm test *)"], "deny": ["EditFile(.env)"], "defaultMode": "acceptEdits" },
+ *   "sandbox": { "mode": "workspace-write", "network": false },
+ *   "hooks": { "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "./check.sh" }] }] }
+ * }
+ * ```
+ *
+ * The lists below repeat names from src/permissions/ and src/tools/ on purpose: src/config/ imports only
+ * src/common/ (see the README's Architecture); tests check that the copies agree.
+ *
+ * @module
+ */
+import { z } from "zod";
+
+/** The permission modes a settings file may name (`dontAsk` denies whatever would ask). */
+export const SETTINGS_PERMISSION_MODES = [
+  "default",
+  "acceptEdits",
+  "plan",
+  "dontAsk",
+  "bypassPermissions",
+] as const;
+/** One of SETTINGS_PERMISSION_MODES. */
+export type SettingsPermissionMode = typeof SETTINGS_PERMISSION_MODES[number];
+
+/** The shell sandbox modes (the same names as `--sandbox`). */
+export const SETTINGS_SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;
+/** One of SETTINGS_SANDBOX_MODES. */
+export type SettingsSandboxMode = typeof SETTINGS_SANDBOX_MODES[number];
+
+/** The hook events, with Claude Code's names. */
+export const SETTINGS_HOOK_EVENTS = [
+  "PreToolUse",
+  "PostToolUse",
+  "UserPromptSubmit",
+  "Stop",
+  "SessionStart",
+] as const;
+/** One of SETTINGS_HOOK_EVENTS. */
+export type SettingsHookEvent = typeof SETTINGS_HOOK_EVENTS[number];
+
+/** A rule: a tool name, optionally followed by a specifier in parentheses. */
+const RULE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*(\([\s\S]*\))?$/;
+/** An environment variable name. */
+const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Whether a hook matcher compiles the way hooks use it: anchored at both ends. */
+function compiles(pattern: string): boolean {
+  try {
+    new RegExp(`^(?:${pattern})$`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const RuleList = z.array(
+  z.string().regex(RULE_PATTERN, 'Expected a rule such as "Bash", "Bash(npm test *)" or "EditFile(src/**)"')
+    .describe('A permission rule: a tool name, optionally with a specifier, e.g. "Bash(npm test *)"'),
+);
+
+const CommandHook = z.object({
+  type: z.literal("command").describe('The kind of hook; only "command" exists'),
+  command: z.string().min(1).describe(
+    "A shell command (run with /bin/sh -c in the workspace); the event arrives as JSON on its standard input",
+  ),
+  timeout: z.number().positive().max(3600).optional().describe(
+    "Seconds before the command is stopped (default 60); a stopped hook is a non-blocking error",
+  ),
+}).strict();
+
+const MatcherGroup = z.object({
+  matcher: z.string().refine(compiles, "Expected a valid regular expression").optional().describe(
+    "Which tool names (or, for SessionStart, which sources) the hooks run for: a regular expression that " +
+      'must match the whole name, such as "Bash" or "EditFile|WriteFile"; empty or "*" for all',
+  ),
+  hooks: z.array(CommandHook).describe("The commands to run, in order"),
+}).strict();
+
+const EventHooks = (event: string) => z.array(MatcherGroup).optional().describe(`Hooks that run on ${event}`);
+
+/** The settings file: `$MEWCODE_HOME/settings.json`, `.mewcode/settings.json`, `.mewcode/settings.local.json`. */
+export const SettingsFileSchema = z.object({
+  $schema: z.string().optional().describe("The JSON Schema of this file, for editors"),
+  permissions: z.object({
+    allow: RuleList.optional().describe("Calls that run without asking"),
+    deny: RuleList.optional().describe("Calls that never run; checked before ask and allow"),
+    ask: RuleList.optional().describe("Calls that always need approval, even when an allow rule matches"),
+    defaultMode: z.enum(SETTINGS_PERMISSION_MODES).optional().describe(
+      "The permission mode when --permission-mode is not given",
+    ),
+    additionalDirectories: z.array(z.string().min(1)).optional().describe(
+      "Directories outside the workspace the tools may use: absolute, or relative to the workspace",
+    ),
+    approvalCommand: z.string().min(1).optional().describe(
+      "A command that answers each permission question: it reads the question as JSON on standard input " +
+        'and prints {"decision": "allow" | "deny", "reason": "…"}',
+    ),
+    approvalTimeout: z.number().positive().max(3600).optional().describe(
+      "Seconds the approval command may take before the call is denied (default 60)",
+    ),
+  }).strict().optional().describe("Permission rules and mode"),
+  sandbox: z.object({
+    mode: z.enum(SETTINGS_SANDBOX_MODES).optional().describe("The shell sandbox, as --sandbox"),
+    network: z.boolean().optional().describe("Let the sandboxed shell use the network, as --sandbox-network"),
+  }).strict().optional().describe("The shell sandbox"),
+  model: z.string().min(1).optional().describe("The model, as --model"),
+  hooks: z.object({
+    PreToolUse: EventHooks("PreToolUse, before the permission check: they may block or change a call"),
+    PostToolUse: EventHooks("PostToolUse, after a call completed"),
+    UserPromptSubmit: EventHooks("UserPromptSubmit, before a prompt reaches the model"),
+    Stop: EventHooks("Stop, when the agent finishes its turn"),
+    SessionStart: EventHooks("SessionStart, when a session starts or resumes"),
+    sandboxRepositoryHooks: z.boolean().optional().describe(
+      "Run a trusted repository's hooks inside the shell sandbox (default true); read only from your " +
+        "user settings",
+    ),
+  }).strict().optional().describe("Commands that run on events, with Claude Code's contract"),
+  env: z.record(
+    z.string().regex(ENV_NAME_PATTERN, "Expected an environment variable name"),
+    z.string(),
+  ).optional().describe("Environment variables for the tools"),
+}).strict().meta({
+  title: "mewcode settings",
+  description: "Settings of mewcode, the terminal coding agent",
+});
+
+/** A parsed settings file. */
+export type SettingsFile = z.infer<typeof SettingsFileSchema>;
+/** The `hooks` object of a settings file. */
+export type SettingsHooks = NonNullable<SettingsFile["hooks"]>;
+/** The hooks of one event: matcher groups. */
+export type SettingsMatcherGroup = z.infer<typeof MatcherGroup>;
+
+/** The JSON Schema of the settings file, as committed in `schema/settings.schema.json`. */
+export function settingsJsonSchemaText(): string {
+  const schema = z.toJSONSchema(SettingsFileSchema, { target: "draft-2020-12", io: "input" });
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}

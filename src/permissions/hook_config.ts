@@ -1,0 +1,93 @@
+/**
+ * Command hooks as the settings describe them (Claude Code's shape), and which hooks an event runs:
+ *
+ * ```json
+ * { "PreToolUse": [{ "matcher": "Bash|EditFile", "hooks": [{ "type": "command", "command": "./check.sh", "timeout": 60 }] }] }
+ * ```
+ *
+ * @module
+ */
+
+/** The hook events, with Claude Code's names (they are the keys of the settings' `hooks` object). */
+export const HOOK_EVENTS = ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"] as const;
+/** One of HOOK_EVENTS. */
+export type HookEvent = typeof HOOK_EVENTS[number];
+
+/** One command hook. */
+export interface CommandHookConfig {
+  type: "command";
+  /** Run with `/bin/sh -c` in the workspace. */
+  command: string;
+  /** Seconds; default DEFAULT_HOOK_TIMEOUT_SECONDS. */
+  timeout?: number | undefined;
+}
+
+/** Hooks that run when the matcher matches. */
+export interface HookMatcherGroup {
+  /** A regular expression the whole tool name (SessionStart: the source) must match; empty or "*": all. */
+  matcher?: string | undefined;
+  hooks: readonly CommandHookConfig[];
+}
+
+/** Hooks by event. */
+export type HooksConfig = { readonly [E in HookEvent]?: readonly HookMatcherGroup[] | undefined };
+
+/** Where a hook came from: it decides how the hook runs. */
+export type HookOrigin = "user" | "repository";
+
+/** Seconds a hook may run before it is stopped. */
+export const DEFAULT_HOOK_TIMEOUT_SECONDS = 60;
+
+/** A configured hook, ready to run. */
+export interface ConfiguredHook {
+  event: HookEvent;
+  origin: HookOrigin;
+  command: string;
+  timeoutMs: number;
+  /** Whether the hook runs for a tool name (or a SessionStart source); always true for the other events. */
+  matches(value: string | null): boolean;
+}
+
+/** Flattens the hooks of both origins, user hooks first, each with its compiled matcher. */
+export function configuredHooks(config: { user: HooksConfig; repository: HooksConfig }): ConfiguredHook[] {
+  const hooks: ConfiguredHook[] = [];
+  for (const origin of ["user", "repository"] as const) {
+    for (const event of HOOK_EVENTS) {
+      for (const group of config[origin][event] ?? []) {
+        const matches = compileMatcher(group.matcher);
+        for (const hook of group.hooks) {
+          hooks.push({
+            event,
+            origin,
+            command: hook.command,
+            timeoutMs: Math.round((hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS) * 1000),
+            matches,
+          });
+        }
+      }
+    }
+  }
+  return hooks;
+}
+
+/**
+ * A matcher as a test: empty, missing or "*" matches everything; otherwise a regular expression that must
+ * match the whole value ("Bash" does not match "BashOutput"). A pattern that does not compile (the
+ * settings schema rejects those) matches only itself, literally.
+ */
+export function compileMatcher(matcher: string | undefined): (value: string | null) => boolean {
+  if (matcher === undefined || matcher === "" || matcher === "*") return () => true;
+  let pattern: RegExp | null = null;
+  try {
+    pattern = new RegExp(`^(?:${matcher})$`);
+  } catch {
+    pattern = null;
+  }
+  return (value) => value === null || (pattern === null ? value === matcher : pattern.test(value));
+}
+
+/** A hook's name in messages: its command, on one line, shortened. */
+export function hookName(command: string): string {
+  const line = command.trim().replace(/\s+/g, " ");
+  return JSON.stringify(line.length > 60 ? `${line.slice(0, 57)}...` : line);
+}

@@ -1,0 +1,189 @@
+/**
+ * The permission side of a session, wired from its options: the rule policy, the command hooks of every
+ * event, and who answers an "ask" (the caller's approver, else the approval command, else no one). What
+ * the hooks have to tell the user (a hook that failed or timed out) is collected for the session to report
+ * as warnings.
+ *
+ * @module
+ */
+import { describeError } from "../common/errors.ts";
+import type { CallResult } from "../execution/call_outcome.ts";
+import type { ToolCall } from "../execution/pipeline.ts";
+import { approvalCommandApprover } from "../permissions/approval_command.ts";
+import { CommandHooks } from "../permissions/command_hooks.ts";
+import type { Approver } from "../permissions/decision.ts";
+import type { HooksConfig } from "../permissions/hook_config.ts";
+import type { HookPayloads, HookRunReport } from "../permissions/hook_events.ts";
+import type { PreToolUseHook } from "../permissions/hooks.ts";
+import type { PermissionMode } from "../permissions/modes.ts";
+import { createPolicy, type RulePolicy } from "../permissions/policy.ts";
+import type { Rule } from "../permissions/rules.ts";
+import type { ShellSandbox } from "../sandbox/shell_sandbox.ts";
+import type { ProtectedPath } from "../tools/tool.ts";
+
+/** The hooks of a session, as the settings give them. */
+export interface SessionHooks {
+  user: HooksConfig;
+  repository: HooksConfig;
+  sandboxRepositoryHooks: boolean;
+}
+
+/** The approval command of a session. */
+export interface ApprovalCommand {
+  command: string;
+  timeoutMs: number;
+  /** Run it in the shell sandbox (it came from a trusted repository). */
+  sandboxed: boolean;
+}
+
+/** What the permission side is built from. */
+export interface SessionPermissionOptions {
+  mode: PermissionMode;
+  rules: readonly Rule[];
+  root: string;
+  rootAliases: readonly string[];
+  additionalDirectories: readonly string[];
+  protectedPaths: readonly ProtectedPath[];
+  env: Readonly<Record<string, string>>;
+  hooks: SessionHooks | null;
+  /** The caller's approver (`mewcode tool` approves what the user typed); it wins over the command. */
+  approver: Approver | null;
+  approvalCommand: ApprovalCommand | null;
+  /** The session, read when a hook or the approval command runs (known only once the session opened). */
+  session: () => { sessionId: string; transcriptPath: string | null };
+  /** The shell sandbox, once the tool runtime exists: repository hooks and commands run in it. */
+  sandbox: () => ShellSandbox | null;
+}
+
+/** The permission side of a session. */
+export class SessionPermissions {
+  readonly policy: RulePolicy;
+  readonly approver: Approver | null;
+  readonly #hooks: CommandHooks | null;
+  readonly #notices: string[] = [];
+
+  constructor(options: SessionPermissionOptions) {
+    this.policy = createPolicy({
+      mode: options.mode,
+      rules: options.rules,
+      root: options.root,
+      rootAliases: options.rootAliases,
+      home: options.env.HOME ?? "/",
+      additionalDirectories: options.additionalDirectories,
+      protectedPaths: options.protectedPaths,
+    });
+    const runSandboxed = (
+      command: string,
+      run: { mode: "workspace-write"; stdin: string; timeoutMs: number; signal?: AbortSignal },
+    ) => {
+      const sandbox = options.sandbox();
+      if (sandbox === null) throw new Error("the shell sandbox is not running");
+      return sandbox.runCommand(command, run);
+    };
+    this.#hooks = options.hooks === null ? null : new CommandHooks({
+      user: options.hooks.user,
+      repository: options.hooks.repository,
+      sandboxRepositoryHooks: options.hooks.sandboxRepositoryHooks,
+      root: options.root,
+      env: options.env,
+      session: options.session,
+      runSandboxed,
+    });
+    const command = options.approvalCommand;
+    this.approver = options.approver ?? (command === null ? null : approvalCommandApprover({
+      command: command.command,
+      cwd: options.root,
+      env: options.env,
+      sessionId: () => options.session().sessionId,
+      timeoutMs: command.timeoutMs,
+      ...(command.sandboxed
+        ? { run: (text, run) => runSandboxed(text, { mode: "workspace-write", ...run }) }
+        : {}),
+    }));
+  }
+
+  /** The PreToolUse hooks for the pipeline; their notices are kept for the user. */
+  preToolUseHooks(): PreToolUseHook[] {
+    return (this.#hooks?.preToolUseHooks() ?? []).map((hook) => ({
+      name: hook.name,
+      run: async (event, options) => {
+        const outcome = await hook.run(event, options);
+        if (outcome.action === "continue") this.#notices.push(...(outcome.notices ?? []));
+        return outcome;
+      },
+    }));
+  }
+
+  /** PostToolUse: runs after each call; returns what a blocking hook wants the model to know, or null. */
+  async afterCall(call: ToolCall, input: unknown, result: CallResult): Promise<string | null> {
+    if (this.#hooks === null || !this.#hooks.has("PostToolUse")) return null;
+    const report = await this.#run("PostToolUse", {
+      toolName: call.name,
+      toolInput: input,
+      toolUseId: call.id,
+      toolResponse: { content: result.result.content, is_error: result.result.isError },
+    });
+    return report?.blocked
+      ? `PostToolUse hook feedback (${report.blocked.hooks.join(", ")}): ${report.blocked.reason}`
+      : null;
+  }
+
+  /**
+   * UserPromptSubmit: the prompt as the model gets it (with the hooks' added context), or why the hooks
+   * refused it.
+   */
+  async submitPrompt(prompt: string, signal: AbortSignal): Promise<{ prompt: string } | { refused: string }> {
+    if (this.#hooks === null || !this.#hooks.has("UserPromptSubmit")) return { prompt };
+    const report = await this.#run("UserPromptSubmit", { prompt }, signal);
+    if (report?.blocked) {
+      return { refused: `A UserPromptSubmit hook refused the prompt: ${report.blocked.reason}` };
+    }
+    if (report?.stop) {
+      return { refused: `A UserPromptSubmit hook stopped the session: ${report.stop.reason}` };
+    }
+    return { prompt: withContext(prompt, report?.context ?? []) };
+  }
+
+  /** SessionStart: context the hooks add for the model (for the system prompt). */
+  async sessionStart(source: "startup" | "resume", signal: AbortSignal): Promise<string[]> {
+    if (this.#hooks === null || !this.#hooks.has("SessionStart")) return [];
+    return (await this.#run("SessionStart", { source }, signal))?.context ?? [];
+  }
+
+  /**
+   * Stop: called when the agent would end its turn; returns what the model must do before it may stop (a
+   * hook blocked the stop), or null to stop.
+   */
+  async beforeStop(active: boolean, signal: AbortSignal): Promise<string | null> {
+    if (this.#hooks === null || !this.#hooks.has("Stop")) return null;
+    const report = await this.#run("Stop", { stopHookActive: active }, signal);
+    if (report === null || report.stop !== null || report.blocked === null) return null;
+    return report.blocked.reason;
+  }
+
+  /** What the hooks had to tell the user since the last call; emptied. */
+  takeNotices(): string[] {
+    return this.#notices.splice(0);
+  }
+
+  async #run<E extends "PostToolUse" | "UserPromptSubmit" | "SessionStart" | "Stop">(
+    event: E,
+    payload: HookPayloads[E],
+    signal?: AbortSignal,
+  ): Promise<HookRunReport | null> {
+    try {
+      const report = await this.#hooks!.run(event, payload, signal === undefined ? {} : { signal });
+      this.#notices.push(...report.notices);
+      return report;
+    } catch (error) {
+      this.#notices.push(`The ${event} hooks could not run: ${describeError(error)}`);
+      return null;
+    }
+  }
+}
+
+function withContext(prompt: string, context: readonly string[]): string {
+  const text = context.filter((line) => line.trim() !== "");
+  if (text.length === 0) return prompt;
+  return `${prompt}\n\n<hook-context>\n${text.join("\n")}\n</hook-context>`;
+}

@@ -1,0 +1,124 @@
+import { equal, match, ok, rejects } from "node:assert/strict";
+import { join } from "node:path";
+import { parseCli, UsageError } from "../../src/cli/args.ts";
+import { runPermissionsCommand } from "../../src/cli/permissions_command.ts";
+import { createTempWorkspace } from "../_fakes/tool_context.ts";
+
+interface CommandRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(
+  argv: string[],
+  dirs: { root: string; home: string },
+  confirm: ((question: string) => boolean) | null = null,
+): Promise<CommandRun> {
+  const options = parseCli(argv);
+  const command = options.command;
+  if (command.kind !== "permissions" && command.kind !== "permissions-test" && command.kind !== "trust") {
+    throw new TypeError(`not a permissions command: ${argv.join(" ")}`);
+  }
+  let stdout = "";
+  let stderr = "";
+  const code = await runPermissionsCommand({
+    workspace: { root: dirs.root, aliases: [] },
+    options,
+    command,
+    env: { MEWCODE_HOME: dirs.home, HOME: dirs.home },
+    stdout: (text) => (stdout += `${text}\n`),
+    stderr: (text) => (stderr += `${text}\n`),
+    confirm,
+  });
+  return { code, stdout, stderr };
+}
+
+async function fixture(): Promise<{ root: string; home: string } & AsyncDisposable> {
+  const workspace = await createTempWorkspace("mewcode-perm-ws-");
+  const home = await createTempWorkspace("mewcode-perm-home-");
+  await Deno.mkdir(join(workspace.root, ".mewcode"));
+  await Deno.writeTextFile(
+    join(workspace.root, ".mewcode", "settings.json"),
+    JSON.stringify({ permissions: { allow: ["Bash(npm test)"], deny: ["Bash(rm *)"] } }),
+  );
+  await Deno.writeTextFile(
+    join(home.root, "settings.json"),
+    JSON.stringify({ permissions: { ask: ["Bash(git push *)"] } }),
+  );
+  return {
+    root: workspace.root,
+    home: home.root,
+    [Symbol.asyncDispose]: async () => {
+      await workspace.cleanup();
+      await home.cleanup();
+    },
+  };
+}
+
+Deno.test("mewcode permissions lists each effective rule with its origin, and what an untrusted folder may not do", async () => {
+  await using dirs = await fixture();
+  const listed = await run(["permissions", "--allowedTools", "ReadFile"], dirs);
+  equal(listed.code, 0);
+  match(listed.stdout, /not trusted/);
+  match(listed.stdout, /Bash\(rm \*\)\s+project settings/);
+  match(listed.stdout, /Bash\(git push \*\)\s+user settings/);
+  match(listed.stdout, /ReadFile\s+--allowedTools/);
+  ok(!listed.stdout.includes("npm test"), "an untrusted folder's allow rule is not effective");
+  match(listed.stderr, /permissions\.allow "Bash\(npm test\)": not applied until you trust this folder/);
+  const json = JSON.parse((await run(["permissions", "--json"], dirs)).stdout);
+  equal(json.schema_version, 1);
+  equal(json.trusted, false);
+  ok(
+    json.rules.some((rule: { rule: string; source: string }) =>
+      rule.rule === "Bash(rm *)" && rule.source === "project"
+    ),
+  );
+  ok(json.not_applied.some((item: { item: string }) => item.item.includes("npm test")));
+});
+
+Deno.test("mewcode permissions test explains the decision and what would allow it", async () => {
+  await using dirs = await fixture();
+  const denied = await run(["permissions", "test", "Bash(cd x && rm -rf y)"], dirs);
+  equal(denied.code, 0);
+  match(denied.stdout, /Decision: deny/);
+  match(denied.stdout, /Bash\(rm \*\) from project settings/);
+  const asked = await run(["permissions", "test", "Bash", '{"command":"git push origin main"}'], dirs);
+  match(asked.stdout, /Decision: ask/);
+  match(asked.stdout, /user settings/);
+  await rejects(() => run(["permissions", "test", "Bash(unclosed"], dirs), UsageError);
+});
+
+Deno.test("mewcode trust shows what it would enable, records the trust for these files, and --revoke withdraws it", async () => {
+  await using dirs = await fixture();
+  const declined = await run(["trust"], dirs, () => false);
+  match(declined.stdout, /Trusting it enables:\n {2}permissions\.allow "Bash\(npm test\)"/);
+  match(declined.stdout, /Not trusted\./);
+  match((await run(["permissions"], dirs)).stdout, /not trusted/);
+
+  let asked = "";
+  const accepted = await run(["trust"], dirs, (question) => {
+    asked = question;
+    return true;
+  });
+  match(asked, /Trust ".*" with exactly these settings\? \[y\/N\]/);
+  match(accepted.stdout, /Trusted\./);
+  const trusted = await run(["permissions"], dirs);
+  match(trusted.stdout, /\(trusted\)/);
+  match(trusted.stdout, /Bash\(npm test\)\s+project settings/);
+
+  // A changed file needs trust again.
+  await Deno.writeTextFile(
+    join(dirs.root, ".mewcode", "settings.json"),
+    JSON.stringify({ permissions: { allow: ["Bash(*)"] } }),
+  );
+  const changed = await run(["permissions"], dirs);
+  match(changed.stdout, /changed since you trusted them/);
+  ok(!changed.stdout.includes("Bash(*)"), changed.stdout);
+
+  await run(["trust"], dirs, () => true);
+  const revoked = await run(["trust", "--revoke"], dirs);
+  match(revoked.stdout, /No longer trusted/);
+  match((await run(["permissions"], dirs)).stdout, /not trusted/);
+  match((await run(["trust", "--revoke"], dirs)).stdout, /was not trusted; nothing changed/);
+});

@@ -1,0 +1,88 @@
+import { deepEqual } from "node:assert/strict";
+import {
+  repositoryMaySetEnv,
+  type ScreenBaseline,
+  screenRepositorySettings,
+} from "../../src/config/repository_screen.ts";
+import type { SettingsFile } from "../../src/config/settings_schema.ts";
+
+const DEFAULTS: ScreenBaseline = { defaultMode: "default", sandboxMode: "workspace-write", network: false };
+
+function applied(settings: SettingsFile, baseline: ScreenBaseline, trusted = false): SettingsFile {
+  return screenRepositorySettings(settings, {
+    trusted,
+    baseline,
+    source: "project",
+    path: "/w/.mewcode/settings.json",
+  })
+    .kept;
+}
+
+Deno.test("screenRepositorySettings applies a mode or sandbox from an untrusted repository only when no looser", async (t) => {
+  const cases: [string, SettingsFile, ScreenBaseline, SettingsFile][] = [
+    ["plan over default", { permissions: { defaultMode: "plan" } }, DEFAULTS, {
+      permissions: { defaultMode: "plan" },
+    }],
+    ["dontAsk over default", { permissions: { defaultMode: "dontAsk" } }, DEFAULTS, {
+      permissions: { defaultMode: "dontAsk" },
+    }],
+    ["acceptEdits over default", { permissions: { defaultMode: "acceptEdits" } }, DEFAULTS, {
+      permissions: {},
+    }],
+    ["default over the user's plan", { permissions: { defaultMode: "default" } }, {
+      ...DEFAULTS,
+      defaultMode: "plan",
+    }, { permissions: {} }],
+    ["acceptEdits over the user's bypassPermissions", { permissions: { defaultMode: "acceptEdits" } }, {
+      ...DEFAULTS,
+      defaultMode: "bypassPermissions",
+    }, { permissions: { defaultMode: "acceptEdits" } }],
+    ["read-only over workspace-write", { sandbox: { mode: "read-only" } }, DEFAULTS, {
+      sandbox: { mode: "read-only" },
+    }],
+    ["workspace-write over the user's read-only", { sandbox: { mode: "workspace-write" } }, {
+      ...DEFAULTS,
+      sandboxMode: "read-only",
+    }, { sandbox: {} }],
+    ["the network off", { sandbox: { network: false } }, { ...DEFAULTS, network: true }, {
+      sandbox: { network: false },
+    }],
+    [
+      "the network on when the user has it on",
+      { sandbox: { network: true } },
+      { ...DEFAULTS, network: true },
+      {
+        sandbox: { network: true },
+      },
+    ],
+    ["the network on", { sandbox: { network: true } }, DEFAULTS, { sandbox: {} }],
+  ];
+  for (const [name, settings, baseline, expected] of cases) {
+    await t.step(name, () => deepEqual(applied(settings, baseline), expected));
+  }
+});
+
+Deno.test("screenRepositorySettings never applies bypassPermissions or API variables, even when trusted", () => {
+  deepEqual(
+    applied(
+      {
+        permissions: { defaultMode: "bypassPermissions", allow: ["Bash(*)"] },
+        env: {
+          ANTHROPIC_API_KEY: "k",
+          OPENAI_BASE_URL: "u",
+          MEWCODE_PROVIDER: "p",
+          LD_PRELOAD: "x",
+          NODE_ENV: "t",
+        },
+        hooks: { sandboxRepositoryHooks: false },
+      },
+      DEFAULTS,
+      true,
+    ),
+    { permissions: { allow: ["Bash(*)"] }, env: { NODE_ENV: "t" }, hooks: {} },
+  );
+  deepEqual(
+    ["GITHUB_TOKEN", "my_api_key", "CLAUDE_CODE_USE_BEDROCK", "PATH"].map(repositoryMaySetEnv),
+    [true, false, false, true],
+  );
+});

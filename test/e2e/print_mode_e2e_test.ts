@@ -1,0 +1,241 @@
+/**
+ * End to end: one-shot mode as scripts use it — `scripts/mewcode` as a real process against the fake
+ * Anthropic server (real HTTP + SSE), real tools, a temp workspace and MEWCODE_HOME.
+ */
+import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
+import {
+  cacheBreakpoints,
+  type FakeAnthropic,
+  httpError,
+  startFakeAnthropic,
+  turn,
+} from "../fake_anthropic/server.ts";
+import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
+import { type CliRun, LAUNCHER } from "../_fakes/run_cli.ts";
+
+function explain(run: CliRun): string {
+  return `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
+}
+
+/** The text of the first user message of request `number` (1-based). */
+function firstUserText(server: FakeAnthropic, number: number): string {
+  const body = server.requests[number - 1]?.body as { messages: { content: { text?: string }[] }[] };
+  return body.messages[0]!.content.map((block) => block.text ?? "").join("");
+}
+
+function systemText(server: FakeAnthropic, number: number): string {
+  const system = (server.requests[number - 1]?.body as { system: { text: string }[] | string }).system;
+  return typeof system === "string" ? system : system.map((block) => block.text).join("");
+}
+
+Deno.test("e2e -p: piped stdin is sent as context with the prompt argument as the instruction", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([turn().text("ok").stop("end_turn")]);
+  const run = await box.exec(server, ["-p", "q"], { stdin: "ctx\n" });
+  equal(run.code, 0, explain(run));
+  equal(run.stdout, "ok\n");
+  const text = firstUserText(server, 1);
+  match(text, /<stdin>\nctx\n<\/stdin>/);
+  ok(text.endsWith("\n\nq"), text);
+});
+
+Deno.test("e2e -p: stdin at EOF, or open and silent, does not hang the run", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([
+    turn().text("one").stop("end_turn"),
+    turn().text("two").stop("end_turn"),
+  ]);
+  // < /dev/null
+  const closed = await box.exec(server, ["-p", "q"]);
+  equal(closed.code, 0, explain(closed));
+  equal(closed.stdout, "one\n");
+  // `sleep 100 | mewcode -p q`: a pipe whose writer never writes nor closes.
+  const child = new Deno.Command(LAUNCHER, {
+    args: ["-p", "q"],
+    cwd: box.root,
+    env: box.env(server),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const started = Date.now();
+  const output = await child.output();
+  const elapsed = Date.now() - started;
+  await child.stdin.close().catch(() => {});
+  equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  equal(new TextDecoder().decode(output.stdout), "two\n");
+  // It waited for the first byte (so stdin really was open and silent), then went on without it.
+  ok(elapsed >= 1_000 && elapsed < 30_000, `finished in ${elapsed} ms`);
+  equal(firstUserText(server, 2), "q");
+});
+
+Deno.test("e2e: a prompt without -p runs headless when stdout is not a terminal", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([turn().text("headless answer").stop("end_turn")]);
+  const run = await box.exec(server, ["what", "is", "this?"]);
+  equal(run.code, 0, explain(run));
+  equal(run.stdout, "headless answer\n");
+  equal(firstUserText(server, 1), "what is this?");
+  match(systemText(server, 1), /no one is at the terminal|headless/i);
+});
+
+Deno.test("e2e -p: exit statuses for limits and API failures", async (t) => {
+  await using box = await E2eWorkspace.create();
+  await t.step("--max-turns 1 against a tool-looping server → 53, error_max_turns", async () => {
+    await using server = await startFakeAnthropic([
+      turn().toolUse("Glob", { pattern: "*.a" }),
+      turn().toolUse("Glob", { pattern: "*.b" }),
+    ]);
+    const run = await box.exec(server, ["-p", "loop", "--max-turns", "1", "--output-format", "json"]);
+    equal(run.code, 53, explain(run));
+    equal(JSON.parse(run.stdout).subtype, "error_max_turns");
+    equal(server.requests.length, 1);
+  });
+  await t.step("a budget of $0.0001 → 54, error_max_budget", async () => {
+    await using server = await startFakeAnthropic([
+      turn().usage({ input_tokens: 5_000, output_tokens: 100 }).toolUse("Glob", { pattern: "*.a" }),
+      turn().toolUse("Glob", { pattern: "*.b" }),
+    ]);
+    const run = await box.exec(server, [
+      "-p",
+      "loop",
+      "--max-budget-usd",
+      "0.0001",
+      "--output-format",
+      "json",
+    ]);
+    equal(run.code, 54, explain(run));
+    const result = JSON.parse(run.stdout);
+    equal(result.subtype, "error_max_budget");
+    ok(result.total_cost_usd >= 0.0001, run.stdout);
+    equal(server.requests.length, 1);
+  });
+  await t.step("a 401 → 41, error_auth", async () => {
+    await using server = await startFakeAnthropic([
+      httpError(401, "authentication_error", "invalid x-api-key"),
+    ]);
+    const run = await box.exec(server, ["-p", "q", "--output-format", "json"]);
+    equal(run.code, 41, explain(run));
+    const result = JSON.parse(run.stdout);
+    equal(result.subtype, "error_auth");
+    equal(result.is_error, true);
+    match(run.stderr, /invalid x-api-key/);
+  });
+  await t.step("529 on every attempt → 75 after the retries", async () => {
+    const overloaded = () =>
+      httpError(529, "overloaded_error", "Overloaded", { headers: { "retry-after-ms": "10" } });
+    await using server = await startFakeAnthropic(Array.from({ length: 5 }, overloaded));
+    const run = await box.exec(server, ["-p", "q", "--output-format", "json"]);
+    equal(run.code, 75, explain(run));
+    equal(server.requests.length, 5, "the first attempt and four retries");
+    equal(JSON.parse(run.stdout).subtype, "error_api");
+  });
+  await t.step("a mid-stream overloaded error after a text block and a ReadFile is retried → 0", async () => {
+    const file = await box.write("notes.txt", "hello\n");
+    await using server = await startFakeAnthropic([
+      turn().text("Let me read it.").toolUse("ReadFile", { path: file }).errorEvent(
+        "overloaded_error",
+        "Overloaded",
+      ),
+      turn().text("Let me read it.").toolUse("ReadFile", { path: file }),
+      turn().text("It says hello.").stop("end_turn"),
+    ]);
+    const run = await box.exec(server, ["-p", "read", "--output-format", "json"]);
+    equal(run.code, 0, explain(run));
+    equal(JSON.parse(run.stdout).result, "It says hello.");
+    equal(server.requests.length, 3);
+    // The retried request is the first one again: the broken response left nothing in the conversation.
+    deepStrictEqual(
+      (server.requests[1]?.body as { messages: unknown[] }).messages.length,
+      (server.requests[0]?.body as { messages: unknown[] }).messages.length,
+    );
+  });
+});
+
+Deno.test("e2e -p: -c continues the latest session; -r with an unknown id is a usage error", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([
+    turn().text("The capital is Paris.").stop("end_turn"),
+    turn().text("About 2 million people.").stop("end_turn"),
+  ]);
+  const first = await box.exec(server, ["-p", "capital of France?"]);
+  equal(first.code, 0, explain(first));
+  const second = await box.exec(server, ["-p", "how many live there?", "-c", "--output-format", "json"]);
+  equal(second.code, 0, explain(second));
+  const messages =
+    (server.requests[1]?.body as { messages: { role: string; content: { text?: string }[] }[] })
+      .messages;
+  deepStrictEqual(
+    messages.map((message) => `${message.role}: ${message.content.map((block) => block.text).join("")}`),
+    ["user: capital of France?", "assistant: The capital is Paris.", "user: how many live there?"],
+  );
+  const sessions = await box.exec(server, ["sessions", "--json"]);
+  equal(sessions.code, 0, explain(sessions));
+  const listed = JSON.parse(sessions.stdout).sessions;
+  equal(listed.length, 1, "the continued run appended to the same session");
+  equal(listed[0].session_id, JSON.parse(second.stdout).session_id);
+  equal(listed[0].turns, 2);
+
+  const unknown = await box.exec(server, ["-p", "q", "-r", "0000000-no-such-session"]);
+  equal(unknown.code, 2, explain(unknown));
+  match(unknown.stderr, /mewcode sessions/);
+});
+
+Deno.test("e2e -p --json-schema: a conforming answer is the object; a wrong one gets one repair, then exit 1", async () => {
+  await using box = await E2eWorkspace.create();
+  const schema = '{"type":"object","properties":{"files":{"type":"integer"}},"required":["files"]}';
+  await using server = await startFakeAnthropic([
+    turn().toolUse("StructuredOutput", { files: 3 }),
+    turn().toolUse("StructuredOutput", { files: "three" }),
+    turn().toolUse("StructuredOutput", { files: "still three" }),
+  ]);
+  const good = await box.exec(server, ["-p", "count", "--json-schema", schema]);
+  equal(good.code, 0, explain(good));
+  deepStrictEqual(JSON.parse(good.stdout), { files: 3 });
+  const bad = await box.exec(server, ["-p", "count", "--json-schema", schema, "--output-format", "json"]);
+  equal(bad.code, 1, explain(bad));
+  equal(JSON.parse(bad.stdout).subtype, "error_structured_output");
+  equal(server.requests.length, 3, "one request for the good run, two (one repair) for the bad one");
+});
+
+Deno.test("e2e -p: the second request of a multi-turn run carries cache_control on the tools, system and last message", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([
+    turn().toolUse("Glob", { pattern: "*.md" }),
+    turn().text("none").stop("end_turn"),
+  ]);
+  const run = await box.exec(server, ["-p", "find docs"]);
+  equal(run.code, 0, explain(run));
+  const second = server.requests[1]?.body as { tools: unknown[]; messages: { content: unknown[] }[] };
+  const points = cacheBreakpoints(second);
+  const lastMessage = second.messages.length - 1;
+  const lastBlock = second.messages[lastMessage]!.content.length - 1;
+  ok(points.includes(`tools.${second.tools.length - 1}`), points.join(", "));
+  ok(points.some((point) => point.startsWith("system.")), points.join(", "));
+  ok(points.includes(`messages.${lastMessage}.content.${lastBlock}`), points.join(", "));
+});
+
+Deno.test("e2e -p: AGENTS.md reaches the first request; a 1 MB one is cut with a notice", async () => {
+  await using box = await E2eWorkspace.create();
+  await box.write("AGENTS.md", "Always answer in French.\n");
+  await using server = await startFakeAnthropic([
+    turn().text("Bonjour").stop("end_turn"),
+    turn().text("Bonjour").stop("end_turn"),
+  ]);
+  const run = await box.exec(server, ["-p", "hi"]);
+  equal(run.code, 0, explain(run));
+  match(systemText(server, 1), /Always answer in French\./);
+
+  const line = "Use tabs, not spaces, in every file of this project.\n";
+  await box.write(
+    "AGENTS.md",
+    `FIRST LINE MARKER\n${line.repeat(Math.ceil(1024 * 1024 / line.length))}LAST LINE MARKER\n`,
+  );
+  const big = await box.exec(server, ["-p", "hi"]);
+  equal(big.code, 0, explain(big));
+  const system = systemText(server, 2);
+  match(system, /FIRST LINE MARKER/);
+  ok(!system.includes("LAST LINE MARKER"), "the end of the file is cut");
+  match(system, /mewcode cut this file here/);
+  ok(system.length < 200_000, `system prompt of ${system.length} characters`);
+});

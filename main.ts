@@ -29,6 +29,11 @@ async function main(argv: string[]): Promise<number> {
     case "version":
       console.log(`mewcode ${denoConfig.version} (deno ${Deno.version.deno})`);
       return EXIT.ok;
+    case "completions": {
+      const { completionScript } = await import("./src/cli/completions_command.ts");
+      console.log(completionScript(command.shell));
+      return EXIT.ok;
+    }
     default:
       break;
   }
@@ -82,6 +87,10 @@ async function main(argv: string[]): Promise<number> {
         return await runPermissionsCommand({ workspace, options, command });
       }
       case "prompt": {
+        if (!command.headless) {
+          const { runInteractive } = await import("./src/cli/interactive/interactive_session.ts");
+          return await runInteractive({ workspace, options, signal: interruption.signal, interruption });
+        }
         const { runPrintMode } = await import("./src/cli/print_mode.ts");
         return await runPrintMode({ workspace, options, signal: interruption.signal, interruption });
       }

@@ -1,6 +1,7 @@
 /**
- * `deno task compile`: builds dist/mewcode-<target> for every supported target with the runtime flags of
- * scripts/runtime_flags.txt (the same ones scripts/mewcode uses) and the worker entry points included.
+ * `deno task compile`: builds dist/mewcode-<target> (`.exe` for Windows) for every supported target with the
+ * runtime flags of scripts/runtime_flags.txt (the same ones scripts/mewcode uses), the worker entry points
+ * included, and deno.lock enforced.
  *
  *   deno task compile                      all targets
  *   deno task compile --target T [...]     only these targets
@@ -29,19 +30,37 @@ export async function readRuntimeFlags(): Promise<string[]> {
   return text.split("\n").map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"));
 }
 
+/** The file name of a target's binary: `mewcode-<target>`, with `.exe` for Windows. */
+export function binaryName(target: string): string {
+  // Named in full: for a Windows target, deno compile replaces whatever follows the last "." with "exe".
+  return `mewcode-${target}${target.includes("-windows-") ? ".exe" : ""}`;
+}
+
+/** Where `compileArguments` writes the binary. */
+export interface CompileOptions {
+  /** The output directory, relative to the checkout; "dist" unless given. */
+  outputDir?: string;
+}
+
 /** The `deno compile` arguments for one target. */
-export function compileArguments(flags: readonly string[], target: string): string[] {
+export function compileArguments(
+  flags: readonly string[],
+  target: string,
+  options: CompileOptions = {},
+): string[] {
   return [
     "compile",
     ...flags,
     "--config",
     "deno.json",
+    // The npm dependencies exactly as deno.lock pins them: a stale lock fails the build.
+    "--frozen",
     "--include",
     "workers/",
     "--target",
     target,
     "--output",
-    `dist/mewcode-${target}`,
+    `${options.outputDir ?? "dist"}/${binaryName(target)}`,
     "main.ts",
   ];
 }

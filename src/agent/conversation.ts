@@ -31,6 +31,19 @@ export class Conversation {
     this.#messages = messages.map(copyMessage);
   }
 
+  /**
+   * Replaces every message at once (compaction): the new list must be valid by the pairing rules and start
+   * with a user message. Throws TypeError, leaving the conversation as it was, when it is not.
+   */
+  replace(messages: readonly Message[]): void {
+    const problems = shapeProblems(messages);
+    if (problems.length === 0) problems.push(...validateConversation(messages));
+    if (problems.length > 0) {
+      throw new TypeError(`Cannot replace the conversation: ${problems.join("; ")}`);
+    }
+    this.#messages = messages.map(copyMessage);
+  }
+
   /** A copy of the messages, ready to send. */
   get messages(): Message[] {
     return this.#messages.map(copyMessage);
@@ -183,6 +196,21 @@ export function validateConversation(messages: readonly Message[]): string[] {
       seen.add(id);
     }
   });
+  return problems;
+}
+
+/** What keeps a list from being a conversation at all: no messages, a bad role or content, an assistant first. */
+function shapeProblems(messages: readonly Message[]): string[] {
+  if (!Array.isArray(messages) || messages.length === 0) return ["it holds no messages"];
+  const problems: string[] = [];
+  messages.forEach((message: unknown, index) => {
+    if (!isPlainObject(message) || (message.role !== "user" && message.role !== "assistant")) {
+      problems.push(`message ${index} has no role "user" or "assistant"`);
+    } else if (!Array.isArray(message.content) || !message.content.every(isPlainObject)) {
+      problems.push(`message ${index} has no list of content blocks`);
+    }
+  });
+  if (problems.length === 0 && messages[0]?.role !== "user") problems.push("message 0 is not from the user");
   return problems;
 }
 

@@ -1,13 +1,13 @@
 /**
  * What `runAgent` yields: the single stream every consumer reads — the one-shot output formats, the
  * terminal session, and the session's transcript writer. The events that change the conversation
- * (`user-message`, `request-end`, `tool-results`) carry enough to rebuild it.
+ * (`user-message`, `request-end`, `tool-results`, `compaction`) carry enough to rebuild it.
  *
  * @module
  */
 import type { CallOutcome } from "../execution/call_outcome.ts";
 import type { ErrorCategory } from "../llm/errors.ts";
-import type { ContentBlock, StopReason, Usage } from "../llm/provider.ts";
+import type { ContentBlock, Message, StopReason, Usage } from "../llm/provider.ts";
 import type { ToolResult } from "../tools/tool.ts";
 
 export type { CallOutcome, CallStatus, Denial, PipelineGate } from "../execution/call_outcome.ts";
@@ -31,6 +31,9 @@ export type TurnEndReason =
   | "error"
   /** The model stopped for a reason this version does not know (a `warning` event precedes it). */
   | "unknown_stop_reason";
+
+/** What started a compaction: the conversation passed its threshold, or someone asked (`/compact`). */
+export type CompactionTrigger = "auto" | "manual";
 
 /** Token usage summed over every request of the run. */
 export interface UsageTotals extends Usage {
@@ -97,6 +100,27 @@ export type AgentEvent =
   }
   /** The user message answering a turn's tool uses was added: every result, in order, and any note. */
   | { type: "tool-results"; turn: number; content: ContentBlock[] }
+  /**
+   * The conversation is about to be compacted: a summary request (one model request without tools) starts.
+   * `turn` is the number of the request it comes before (0 for a manual compaction between runs).
+   */
+  | { type: "compaction-start"; turn: number; trigger: CompactionTrigger; messageCount: number }
+  /**
+   * The conversation was compacted: its first `removedMessages` messages were replaced by one user message
+   * holding `summary`, and `messages` is the whole new conversation (that message, then `keptMessages`
+   * messages as they were). `usage` is the summary request's; a `usage` event with the same turn, just
+   * before, adds it to the run's totals. A compaction that fails or is interrupted has no such event.
+   */
+  | {
+    type: "compaction";
+    turn: number;
+    trigger: CompactionTrigger;
+    removedMessages: number;
+    keptMessages: number;
+    summary: string;
+    messages: Message[];
+    usage: Usage;
+  }
   /** Something the user should know that does not end the run by itself. */
   | { type: "warning"; message: string }
   /** What ended the run with reason "error"; `category` (see `errorCategory`) decides the exit status. */

@@ -10,9 +10,13 @@
  * their results dropped, and a `retry` event tells consumers so. Otherwise the run ends with an `error`,
  * keeping the text that had arrived.
  *
+ * With `compaction`, a conversation grown past its threshold is compacted (compaction.ts) before the next
+ * request: the check uses the size of the conversation as of the last complete response, so it also runs
+ * before a run's first request when the caller knows that size from an earlier run.
+ *
  * @module
  */
-import { describeError } from "../common/errors.ts";
+import { assertNever, describeError } from "../common/errors.ts";
 import type { CallResult } from "../execution/call_outcome.ts";
 import { ended, type ToolCall, type ToolPipeline } from "../execution/pipeline.ts";
 import type { ExecutionMode } from "../execution/scheduler.ts";
@@ -27,6 +31,7 @@ import {
 import { errorCategory, StreamInterruptedError } from "../llm/errors.ts";
 import { abortableSleep, brokenStreamReason, decideStreamRetry, type RetryOptions } from "../llm/retry.ts";
 import { runTurn, type TurnResult } from "./_turn.ts";
+import { compactionCut, conversationTokens, runCompaction } from "./compaction.ts";
 import { Conversation, type ToolUseBlock } from "./conversation.ts";
 import type { AgentEvent, TurnEndReason, UsageTotals } from "./events.ts";
 import {
@@ -86,6 +91,21 @@ export interface RunAgentOptions {
    * with `sleep` and `random` injectable for tests. `maxRetries` bounds such retries per turn.
    */
   retry?: RetryOptions;
+  /** Automatic compaction; absent for none. */
+  compaction?: AutoCompaction;
+}
+
+/** When and how a run compacts its conversation by itself. */
+export interface AutoCompaction {
+  /**
+   * Compact before a request when the conversation as of the last complete response (its prompt and its
+   * answer, see `conversationTokens`) is above this many tokens.
+   */
+  thresholdTokens: number;
+  /** The most recent model turns kept verbatim (≥ 1). */
+  keepRecentTurns: number;
+  /** The conversation's size in tokens as of the last response before this run; null or absent if unknown. */
+  contextTokens?: number | null;
 }
 
 /** A final answer given as a tool call whose input must pass a check (see RunAgentOptions.answer). */
@@ -108,6 +128,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
 }
 
 type Continuation = { kind: "continue" } | { kind: "end"; reason: TurnEndReason; message: string | null };
+type Ending = Extract<Continuation, { kind: "end" }>;
 
 class AgentRun {
   #options: RunAgentOptions;
@@ -128,43 +149,123 @@ class AgentRun {
   #lastText = "";
   #truncatedBefore = false;
   #startedAt = Date.now();
+  /** The conversation's size in tokens as of the last complete response; null when unknown or just compacted. */
+  #contextTokens: number | null;
+  /** An automatic compaction failed: the run does not try again. */
+  #compactionFailed = false;
 
   constructor(options: RunAgentOptions) {
     this.#options = options;
     this.#conversation = options.conversation ?? new Conversation();
     this.#repeat = new RepeatGuard(options.repeatLimit ?? DEFAULT_REPEAT_LIMIT);
     this.#costUsd = options.costOf === undefined ? null : 0;
+    this.#contextTokens = options.compaction?.contextTokens ?? null;
+    if (options.compaction !== undefined) {
+      const { thresholdTokens, keepRecentTurns } = options.compaction;
+      if (!(thresholdTokens > 0)) {
+        throw new RangeError(`runAgent: compaction.thresholdTokens must be positive, got ${thresholdTokens}`);
+      }
+      if (!Number.isInteger(keepRecentTurns) || keepRecentTurns < 1) {
+        throw new RangeError(
+          `runAgent: compaction.keepRecentTurns must be 1 or more, got ${keepRecentTurns}`,
+        );
+      }
+    }
     if ((options.maxBudgetUsd ?? null) !== null && options.costOf === undefined) {
       throw new TypeError("runAgent: maxBudgetUsd needs costOf to know what the run costs");
     }
   }
 
   async *run(): AsyncGenerator<AgentEvent> {
-    const { signal, maxTurns = null, maxBudgetUsd = null, prompt } = this.#options;
+    const { prompt } = this.#options;
     this.#conversation.addUserText(prompt);
     yield { type: "user-message", text: prompt };
     while (true) {
-      if (signal.aborted) return yield* this.#end("aborted", "The run was interrupted");
-      if (maxTurns !== null && this.#turns >= maxTurns) {
-        const requests = `${this.#turns} model request${this.#turns === 1 ? "" : "s"}`;
-        return yield* this.#end(
-          "max_turns",
-          `Stopped after ${requests}: the limit of ${maxTurns} was reached while the model still wanted to continue`,
-        );
-      }
-      if (maxBudgetUsd !== null && (this.#costUsd === null || this.#costUsd >= maxBudgetUsd)) {
-        const spent = this.#costUsd === null ? "an unknown amount" : `$${this.#costUsd.toFixed(4)}`;
-        return yield* this.#end(
-          "max_budget",
-          `Stopped after ${this.#turns} model request${
-            this.#turns === 1 ? "" : "s"
-          }: the run has cost ${spent}, ` +
-            `reaching its budget of $${maxBudgetUsd} while the model still wanted to continue`,
-        );
+      const limit = this.#limitReached();
+      if (limit !== null) return yield* this.#end(limit.reason, limit.message);
+      if (this.#needsCompaction()) {
+        const ended = yield* this.#compact(this.#turns + 1);
+        if (ended !== null) return yield* this.#end(ended.reason, ended.message);
+        // The limits again: the summary request was a request too (cost, an interruption).
+        continue;
       }
       this.#turns += 1;
       const next = yield* this.#turn(this.#turns);
       if (next.kind === "end") return yield* this.#end(next.reason, next.message);
+    }
+  }
+
+  /** Why no further request may start (interrupted, out of turns or budget), or null. */
+  #limitReached(): Ending | null {
+    const { signal, maxTurns = null, maxBudgetUsd = null } = this.#options;
+    if (signal.aborted) return { kind: "end", reason: "aborted", message: "The run was interrupted" };
+    if (maxTurns !== null && this.#turns >= maxTurns) {
+      const requests = `${this.#turns} model request${this.#turns === 1 ? "" : "s"}`;
+      return {
+        kind: "end",
+        reason: "max_turns",
+        message:
+          `Stopped after ${requests}: the limit of ${maxTurns} was reached while the model still wanted to continue`,
+      };
+    }
+    if (maxBudgetUsd !== null && (this.#costUsd === null || this.#costUsd >= maxBudgetUsd)) {
+      const spent = this.#costUsd === null ? "an unknown amount" : `$${this.#costUsd.toFixed(4)}`;
+      return {
+        kind: "end",
+        reason: "max_budget",
+        message:
+          `Stopped after ${this.#turns} model request${this.#turns === 1 ? "" : "s"}: the run has cost ` +
+          `${spent}, reaching its budget of $${maxBudgetUsd} while the model still wanted to continue`,
+      };
+    }
+    return null;
+  }
+
+  /** Whether the conversation passed the compaction threshold and may be compacted now. */
+  #needsCompaction(): boolean {
+    const settings = this.#options.compaction;
+    if (settings === undefined || this.#compactionFailed || this.#contextTokens === null) return false;
+    if (this.#contextTokens <= settings.thresholdTokens) return false;
+    // Checked once per response: nothing to compact now may become something after more turns.
+    this.#contextTokens = null;
+    return compactionCut(this.#conversation.messages, settings.keepRecentTurns) !== null;
+  }
+
+  /**
+   * Replaces the older turns by a summary before request `turn`. A failed compaction is a warning (the run
+   * goes on as it would have without compaction, and does not try again); an interrupted one ends the run.
+   */
+  async *#compact(turn: number): AsyncGenerator<AgentEvent, Ending | null> {
+    const { compaction, provider, model, maxTokens, system, signal } = this.#options;
+    if (compaction === undefined) return null;
+    const result = yield* runCompaction({
+      provider,
+      model,
+      maxTokens,
+      system,
+      messages: this.#conversation.messages,
+      keepRecentTurns: compaction.keepRecentTurns,
+      signal,
+      turn,
+      trigger: "auto",
+      addUsage: (usage) => this.#addUsage(usage),
+      apply: (messages) => this.#conversation.replace(messages),
+    });
+    switch (result.status) {
+      case "compacted":
+      case "nothing-to-compact":
+        return null;
+      case "failed":
+        this.#compactionFailed = true;
+        yield {
+          type: "warning",
+          message: `Cannot compact the conversation: ${result.reason}; the run goes on without compaction`,
+        };
+        return null;
+      case "aborted":
+        return { kind: "end", reason: "aborted", message: "The run was interrupted" };
+      default:
+        return assertNever(result);
     }
   }
 
@@ -216,6 +317,7 @@ class AgentRun {
         }),
       });
       if (result.kind === "complete") {
+        this.#contextTokens = conversationTokens(result.usage);
         this.#answer ??= this.#pendingAnswer;
         this.#conversation.addAssistant(result.content);
         this.#lastText = textOf(result.content);

@@ -20,8 +20,12 @@ import {
   OPTIONS,
   type OptionSpec,
   type OutputFormat,
+  type PROVIDERS,
   SANDBOX_MODES,
 } from "./options.ts";
+
+/** One of PROVIDERS. */
+export type Provider = typeof PROVIDERS[number];
 
 export { DEFAULT_MAX_TOKENS, DEFAULT_MODEL, SANDBOX_MODES };
 
@@ -37,6 +41,7 @@ export type CliCommand =
   /** `permissions test 'Bash(git push)'` (input null) or `permissions test Bash '{"command":…}'`. */
   | { kind: "permissions-test"; target: string; input: string | null }
   | { kind: "trust"; revoke: boolean }
+  | { kind: "completions"; shell: "bash" | "zsh" | "fish" }
   /**
    * Run a prompt. `headless`: `-p`, or no terminal on stdin or stdout, or CI=true — run to completion and
    * print the result; otherwise the interactive session. `prompt` is null when none was given as an
@@ -48,7 +53,9 @@ export type CliCommand =
 export type SessionChoice =
   | { kind: "new"; id: string | null }
   | { kind: "continue" }
-  | { kind: "resume"; id: string };
+  | { kind: "resume"; id: string }
+  /** `-r` without an id: pick one from a list (the interactive session). */
+  | { kind: "pick" };
 
 /** The system prompt's replacement and addition, as given (files are read when the session opens). */
 export interface SystemPromptOptions {
@@ -67,6 +74,8 @@ export interface CliOptions {
   sandboxNetwork: boolean | null;
   strictLinks: boolean;
   model: string | null;
+  /** `--provider`, or null: settings, the `provider/` prefix of `--model`, or anthropic decide. */
+  provider: Provider | null;
   maxTokens: number;
   maxTurns: number | null;
   maxBudgetUsd: number | null;
@@ -124,6 +133,8 @@ ${describeOptions()}
 Environment:
   ANTHROPIC_API_KEY        API key (required to run a prompt)
   ANTHROPIC_BASE_URL       API endpoint (proxies, tests)
+  OPENAI_API_KEY           API key of --provider openai (required for it)
+  OPENAI_BASE_URL          endpoint of --provider openai or ollama (vLLM, LM Studio, OpenRouter, tests)
   MEWCODE_HOME             state directory: sessions, user settings, trust (default: ~/.mewcode)
   MEWCODE_TRUST_WORKSPACE  1: trust this workspace's own settings (as --trust)
   CI                       true: run headless, as -p
@@ -175,6 +186,7 @@ export function parseCli(argv: readonly string[], environment: CliEnvironment = 
     sandboxNetwork: flag("sandbox-network") ? true : null,
     strictLinks: flag("strict-links"),
     model: nonEmpty("--model", text("model")),
+    provider: text("provider") as Provider | null,
     maxTokens: positiveInteger("--max-tokens", text("max-tokens")) ?? DEFAULT_MAX_TOKENS,
     maxTurns: positiveInteger("--max-turns", text("max-turns")),
     maxBudgetUsd: dollars("--max-budget-usd", text("max-budget-usd")),
@@ -195,8 +207,10 @@ export function parseCli(argv: readonly string[], environment: CliEnvironment = 
     },
     session: flag("continue")
       ? { kind: "continue" }
+      : resume === ""
+      ? { kind: "pick" }
       : resume !== null
-      ? { kind: "resume", id: nonEmpty("--resume", resume) ?? resume }
+      ? { kind: "resume", id: resume }
       : { kind: "new", id: sessionId },
     persist: !flag("no-session-persistence"),
     quiet: flag("quiet"),
@@ -259,6 +273,10 @@ function tokenize(argv: readonly string[]): Tokens {
         add(option, arg.slice(equals + 1));
         continue;
       }
+      if (optionalValueLeftOut(option, argv[index + 1])) {
+        add(option, "");
+        continue;
+      }
       add(option, valueAfter(argv, index, `--${option.name}`, option));
       index += 1;
       continue;
@@ -276,6 +294,8 @@ function tokenize(argv: readonly string[]): Tokens {
         const rest = arg.slice(at + 1);
         if (rest !== "") {
           add(option, rest);
+        } else if (optionalValueLeftOut(option, argv[index + 1])) {
+          add(option, "");
         } else {
           add(option, valueAfter(argv, index, `-${letter}`, option));
           index += 1;
@@ -287,6 +307,12 @@ function tokenize(argv: readonly string[]): Tokens {
     positionals.push(arg);
   }
   return { values, positionals };
+}
+
+/** Whether an option whose value may be left out was given without one (the next word is not a value). */
+function optionalValueLeftOut(option: OptionSpec, next: string | undefined): boolean {
+  if (option.optionalValue === undefined) return false;
+  return next === undefined || isOption(next) || !option.optionalValue(next);
 }
 
 function valueAfter(argv: readonly string[], index: number, spelled: string, option: OptionSpec): string {
@@ -352,6 +378,14 @@ function parseCommand(
     case "trust":
       expectArguments("trust [--revoke]", rest, 0);
       return { kind: "trust", revoke: flag("revoke") };
+    case "completions": {
+      expectArguments("completions bash|zsh|fish", rest, 1);
+      const shell = rest[0] ?? "";
+      if (shell !== "bash" && shell !== "zsh" && shell !== "fish") {
+        throw new UsageError(`Unknown shell "${shell}": use mewcode completions bash, zsh or fish`);
+      }
+      return { kind: "completions", shell };
+    }
     default: {
       // One word close to a command is a typo, not a prompt: `mewcode tols`.
       const close = rest.length === 0 && /^[a-z]+$/.test(name) ? closest(name, COMMAND_WORDS) : null;

@@ -4,10 +4,21 @@
  * It prints the Deno version, the workspace and its trust, the shell sandbox (backend, mode, preflight),
  * and starts one tool worker per permission profile to show that Deno enforces it: each must be refused
  * `/etc/hostname`, may use what its profile grants (the workspace, or the program the shell tool spawns),
- * and must start at all, which it cannot when the profile exceeds the main process's runtime flags.
+ * and must start at all, which it cannot when the profile exceeds the main process's runtime flags. Last,
+ * the model provider: its base URL (never the key), whether its key is set, and whether it answers a
+ * models-list request within a few seconds (one that does not is a problem; a missing key is only said).
  *
  * @module
  */
+import { describeError } from "../common/errors.ts";
+import {
+  baseUrlOf,
+  createProvider,
+  type ProviderConfig,
+  providerConfigFromEnv,
+} from "../llm/create_provider.ts";
+import { MissingApiKeyError } from "../llm/errors.ts";
+import { missingModelMessage } from "../llm/provider_choice.ts";
 import {
   AdditionalDirectoryError,
   type HelperPaths,
@@ -17,7 +28,7 @@ import {
 } from "../session/session.ts";
 import type { CliOptions } from "./args.ts";
 import type { Workspace } from "../session/workspace.ts";
-import { sessionSetup } from "./session_options.ts";
+import { type SessionSetup, sessionSetup } from "./session_options.ts";
 
 /** What `runDoctor` checks; `helpers`, `env` and `print` are injectable for tests. */
 export interface DoctorInput {
@@ -29,7 +40,12 @@ export interface DoctorInput {
   env?: Record<string, string>;
   /** Default: standard output. */
   print?: (text: string) => void;
+  /** How long the provider may take to answer; default PROVIDER_CHECK_TIMEOUT_MS. */
+  providerTimeoutMs?: number;
 }
+
+/** How long `doctor` waits for the provider to list its models. */
+export const PROVIDER_CHECK_TIMEOUT_MS = 3_000;
 
 /** Runs the checks, prints the report on stdout, and returns 0 when everything works, else 1. */
 export async function runDoctor(input: DoctorInput): Promise<number> {
@@ -53,9 +69,10 @@ export async function runDoctor(input: DoctorInput): Promise<number> {
 
   const print = input.print ?? console.log;
   let opened: Session;
+  const setup = await sessionSetup(workspace, options, env);
   try {
     opened = await openSession({
-      ...(await sessionSetup(workspace, options, env)).options,
+      ...setup.options,
       persist: false,
       ...(input.helpers === undefined ? {} : { helpers: input.helpers }),
     });
@@ -85,6 +102,10 @@ export async function runDoctor(input: DoctorInput): Promise<number> {
     if (!finding.ok) problems.push(`${finding.kind} tool worker: ${finding.text}: ${finding.fix ?? ""}`);
   }
 
+  const provider = await checkProvider(setup, env, input.providerTimeoutMs ?? PROVIDER_CHECK_TIMEOUT_MS);
+  lines.push(...provider.lines);
+  problems.push(...provider.problems);
+
   lines.push("");
   if (problems.length === 0) {
     lines.push("Everything works.");
@@ -94,6 +115,45 @@ export async function runDoctor(input: DoctorInput): Promise<number> {
   }
   print(lines.join("\n"));
   return problems.length === 0 ? 0 : 1;
+}
+
+/** The provider lines: which one, where, whether its key is set, and whether it answers. */
+async function checkProvider(
+  setup: SessionSetup,
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ lines: string[]; problems: string[] }> {
+  const { kind, model } = setup.provider;
+  const lines = [`Provider: ${kind} (model ${model ?? "none"})`];
+  const missing = missingModelMessage(setup.provider);
+  const problems = missing === null ? [] : [missing];
+  if (missing !== null) lines.push(`  model: FAILED: ${missing}`);
+  let config: ProviderConfig;
+  try {
+    config = providerConfigFromEnv({ get: (name) => env[name] }, setup.options.providerEndpoint);
+  } catch (error) {
+    if (!(error instanceof MissingApiKeyError)) throw error;
+    lines.push(`  key: ${error.variable} is not set, so a prompt cannot run: ${error.message}`);
+    return { lines, problems };
+  }
+  const url = baseUrlOf(config);
+  lines.push(`  base URL: ${url}`);
+  const variable = setup.options.providerEndpoint?.apiKeyEnv ??
+    (kind === "anthropic" ? "ANTHROPIC_API_KEY" : kind === "openai" ? "OPENAI_API_KEY" : null);
+  lines.push(`  key: ${variable === null ? "none needed" : `${variable} is set`}`);
+  const signal = AbortSignal.timeout(timeoutMs);
+  const started = Date.now();
+  try {
+    const provider = await createProvider({ ...config, retry: { maxRetries: 0 } });
+    const models = await provider.listModels?.({ signal }) ?? null;
+    const listed = models === null ? "" : `, ${models.length} model${models.length === 1 ? "" : "s"} listed`;
+    lines.push(`  answers: ok (${Date.now() - started} ms${listed})`);
+    return { lines, problems };
+  } catch (error) {
+    const reason = signal.aborted ? `no answer within ${timeoutMs / 1000} s` : describeError(error);
+    lines.push(`  answers: FAILED: ${reason}`);
+    return { lines, problems: [...problems, `the ${kind} provider at "${url}" does not answer: ${reason}`] };
+  }
 }
 
 function readEnvironment(): Record<string, string> {

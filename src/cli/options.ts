@@ -22,6 +22,11 @@ export interface OptionSpec {
   type: "boolean" | "string";
   /** May be given more than once (values accumulate). */
   multiple?: boolean;
+  /**
+   * The value may be left out: the next word is taken as the value only when this says it is one (`-r` alone
+   * opens the session picker; `-r 3f2a9c1e` resumes that session). A left-out value is "".
+   */
+  optionalValue?: (word: string) => boolean;
   /** The value's placeholder in `--help` ("FORMAT"). */
   value?: string;
   /** The allowed values, for validation, help and completion. */
@@ -39,6 +44,9 @@ export type OutputFormat = typeof OUTPUT_FORMATS[number];
 export const DEFAULT_MODEL = "claude-sonnet-5-5";
 /** The response token limit used when `--max-tokens` is not given. */
 export const DEFAULT_MAX_TOKENS = 16_000;
+
+/** The model providers. */
+export const PROVIDERS = ["anthropic", "openai", "ollama"] as const;
 
 /** The shell sandbox modes. */
 export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;
@@ -78,7 +86,15 @@ export const OPTIONS: readonly OptionSpec[] = [
     type: "string",
     value: "NAME",
     group: "run",
-    description: `the model (default: ${DEFAULT_MODEL})`,
+    description: `the model (default: ${DEFAULT_MODEL}); provider/model picks the provider too`,
+  },
+  {
+    name: "provider",
+    type: "string",
+    value: "NAME",
+    choices: PROVIDERS,
+    group: "run",
+    description: "anthropic (default), openai (any OpenAI-compatible API) or ollama",
   },
   {
     name: "max-tokens",
@@ -140,9 +156,10 @@ export const OPTIONS: readonly OptionSpec[] = [
     name: "resume",
     short: "r",
     type: "string",
-    value: "ID",
+    value: "[ID]",
+    optionalValue: (word) => /^[A-Za-z0-9_-]+$/.test(word),
     group: "session",
-    description: "continue the session with this id",
+    description: "continue the session with this id (or unique prefix); alone, pick one from a list",
   },
   {
     name: "session-id",
@@ -319,6 +336,11 @@ export const COMMANDS: readonly { name: string; usage: string; description: stri
     name: "trust",
     usage: "trust [--revoke]",
     description: "show what this workspace's settings would enable and trust them (or withdraw trust)",
+  },
+  {
+    name: "completions",
+    usage: "completions bash|zsh|fish",
+    description: "print the shell completion script",
   },
   {
     name: "doctor",

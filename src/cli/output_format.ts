@@ -205,6 +205,16 @@ function streamLine(event: AgentEvent, partial: boolean): Record<string, unknown
         duration_ms: Math.round(event.durationMs),
       };
     }
+    case "compaction":
+      return {
+        type: "compaction",
+        turn: event.turn,
+        trigger: event.trigger,
+        removed_messages: event.removedMessages,
+        kept_messages: event.keptMessages,
+        summary: event.summary,
+        usage: wireUsage(event.usage),
+      };
     case "warning":
       return { type: "warning", message: event.message };
     case "error":
@@ -215,10 +225,12 @@ function streamLine(event: AgentEvent, partial: boolean): Record<string, unknown
         name: event.name,
         message: event.message,
       };
-    // The user's message is the input; tool results were each their own line; the result line follows.
+    // The user's message is the input; tool results were each their own line; the result line follows; a
+    // compaction shows once it is done.
     case "user-message":
     case "tool-results":
     case "turn-end":
+    case "compaction-start":
       return null;
     default:
       return assertNever(event);

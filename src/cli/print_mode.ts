@@ -19,11 +19,9 @@ import {
   validateOutput,
 } from "../agent/structured_output.ts";
 import { assertNever, describeError } from "../common/errors.ts";
-import { resolveMewcodeHome } from "../config/home.ts";
 import { errorCategory } from "../llm/errors.ts";
 import type { Message } from "../llm/provider.ts";
-import { priceOf } from "../llm/prices.ts";
-import { loadSession, SessionLoadError } from "../session/load_session.ts";
+import { priceOn } from "../llm/prices.ts";
 import {
   AdditionalDirectoryError,
   type ExecutorKind,
@@ -31,7 +29,6 @@ import {
   type Provider,
   type Session,
 } from "../session/session.ts";
-import { findSession, latestSession, SessionLookupError } from "../session/session_index.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { type CliOptions, UsageError } from "./args.ts";
 import { EXIT } from "./exit_codes.ts";
@@ -45,7 +42,8 @@ import {
   unansweredApprovals,
   verdictOf,
 } from "./run_summary.ts";
-import { type SessionSetup, sessionSetup } from "./session_options.ts";
+import { continuedSetup, requireModel, type SessionSetup, sessionSetup } from "./session_options.ts";
+import { sessionToContinue } from "./session_resume.ts";
 import { StatusLine } from "./status_line.ts";
 import { StderrReporter } from "./stderr_reporter.ts";
 
@@ -196,7 +194,7 @@ interface PreparedRun {
   model: string;
   /** The session options the flags add: the session to continue, the system prompt. */
   session: {
-    resume?: { id: string; messages: Message[] };
+    resume?: { id: string; messages: Message[]; contextTokens?: number };
     sessionId?: string;
     systemPrompt?: { replace?: string; append?: string };
   };
@@ -211,14 +209,7 @@ async function prepareRun(
   options: CliOptions,
   env: Record<string, string>,
 ): Promise<PreparedRun> {
-  const setup = await sessionSetup(workspace, options, env);
-  const model = setup.options.model;
-  if (options.maxBudgetUsd !== null && priceOf(model) === null) {
-    throw new UsageError(
-      `Cannot enforce --max-budget-usd: mewcode knows no price for the model "${model}"; ` +
-        "use a model with a published price, or leave out --max-budget-usd",
-    );
-  }
+  let setup = await sessionSetup(workspace, options, env);
   const notices: string[] = [...setup.notices];
   const answer = options.jsonSchema === null ? null : await answerContract(options.jsonSchema);
   const session: PreparedRun["session"] = {};
@@ -238,12 +229,32 @@ async function prepareRun(
     case "continue":
     case "resume": {
       const resumed = await sessionToContinue(workspace, choice, env);
-      session.resume = { id: resumed.id, messages: resumed.messages };
+      // The recorded provider and model, unless the flags name others (then the history is converted).
+      const continued = continuedSetup(setup, options, resumed);
+      setup = continued.setup;
+      session.resume = {
+        id: resumed.id,
+        messages: continued.messages,
+        ...(resumed.contextTokens === null ? {} : { contextTokens: resumed.contextTokens }),
+      };
       if (resumed.notice !== null) notices.push(resumed.notice);
+      if (continued.notice !== null) notices.push(continued.notice);
       break;
     }
+    case "pick":
+      throw new UsageError(
+        "-r without a session id needs a terminal to pick from: pass the id (mewcode sessions lists them)",
+      );
     default:
       assertNever(choice);
+  }
+  requireModel(setup);
+  const model = setup.options.model;
+  if (options.maxBudgetUsd !== null && priceOn(setup.provider.kind, model) === null) {
+    throw new UsageError(
+      `Cannot enforce --max-budget-usd: mewcode knows no price for the model "${model}" on the ` +
+        `${setup.provider.kind} provider; use a model with a published price, or leave out --max-budget-usd`,
+    );
   }
   return { setup, model, session, notices, answer };
 }
@@ -260,41 +271,6 @@ async function answerContract(schema: string): Promise<AnswerContract> {
       return errors === null ? null : repairPrompt(errors);
     },
   };
-}
-
-/** The session `-c` or `-r ID` names, loaded; a usage error when there is none. */
-async function sessionToContinue(
-  workspace: Workspace,
-  choice: { kind: "continue" } | { kind: "resume"; id: string },
-  env: Record<string, string>,
-): Promise<{ id: string; messages: Message[]; notice: string | null }> {
-  const home = resolveMewcodeHome(env);
-  let path: string;
-  let id: string;
-  try {
-    const found = choice.kind === "continue"
-      ? await latestSession(home, workspace.root)
-      : await findSession(home, workspace.root, choice.id);
-    if (found === null) {
-      throw new UsageError(
-        `No session to continue in "${workspace.root}": start one with mewcode -p "…" (mewcode sessions lists ` +
-          "this workspace's sessions)",
-      );
-    }
-    ({ path, id } = found);
-  } catch (error) {
-    if (error instanceof SessionLookupError) throw new UsageError(error.message);
-    throw error;
-  }
-  try {
-    const loaded = await loadSession(path);
-    return { id, messages: loaded.messages, notice: loaded.notice };
-  } catch (error) {
-    if (error instanceof SessionLoadError) {
-      throw new UsageError(`${error.message}; run mewcode sessions to see the others`);
-    }
-    throw error;
-  }
 }
 
 /** The text of `--system-prompt` / `--append-system-prompt` or of its `-file` variant. */

@@ -93,12 +93,15 @@ export function foldRun(summary: RunSummary, event: AgentEvent, now: number = Da
         message: event.message,
         ...("answer" in event ? { answer: event.answer } : {}),
       };
+    // A compaction's usage arrives as a usage event of its own (totals included).
     case "user-message":
     case "text-delta":
     case "thinking-delta":
     case "retry":
     case "tool-call-start":
     case "tool-results":
+    case "compaction-start":
+    case "compaction":
       return summary;
     default:
       return assertNever(event);

@@ -11,6 +11,9 @@ import { resolveMewcodeHome } from "../config/home.ts";
 import { ignoredNotice } from "../config/repository_screen.ts";
 import { type ResolvedSettings, resolveSettings, type SourcedRule } from "../config/settings.ts";
 import type { SettingsFile } from "../config/settings_schema.ts";
+import { portHistory } from "../llm/history_port.ts";
+import type { Message } from "../llm/provider.ts";
+import { missingModelMessage, type ProviderChoice, resolveProviderChoice } from "../llm/provider_choice.ts";
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../permissions/approval_command.ts";
 import { parseRule, type Rule } from "../permissions/rules.ts";
 import type { SessionOptions } from "../session/session.ts";
@@ -23,6 +26,17 @@ export interface SessionSetup {
   notices: string[];
   /** The merged settings, for commands that show them (`permissions`, `doctor`). */
   settings: ResolvedSettings;
+  /**
+   * The provider and model the flags and settings chose (`options.model` is its model, "" when none is
+   * named: commands that talk to a model refuse to start, see {@link requireModel}).
+   */
+  provider: ProviderChoice;
+}
+
+/** Throws UsageError when the setup names no model for its provider (a model request would be refused). */
+export function requireModel(setup: SessionSetup): void {
+  const missing = missingModelMessage(setup.provider);
+  if (missing !== null) throw new UsageError(missing);
 }
 
 /**
@@ -48,11 +62,13 @@ export async function sessionSetup(
     return parsed.rule === null ? [] : [parsed.rule];
   });
   notices.push(...trustNotices(settings));
+  const provider = chooseProvider(cli, settings, null);
   const approval = settings.approvalCommand;
   const options: SessionOptions = {
     workspace,
     env,
-    model: settings.model?.value ?? DEFAULT_MODEL,
+    model: provider.model ?? "",
+    providerEndpoint: endpointOf(provider),
     maxTokens: cli.maxTokens,
     maxTurns: cli.maxTurns,
     maxBudgetUsd: cli.maxBudgetUsd,
@@ -79,7 +95,52 @@ export async function sessionSetup(
       ...(cli.sandboxMaxMemory === null ? {} : { maxMemoryBytes: cli.sandboxMaxMemory }),
     },
   };
-  return { options, notices, settings };
+  return { options, notices, settings, provider };
+}
+
+/**
+ * The setup for continuing a session: with neither `--provider` nor `--model`, the provider and model the
+ * session recorded; with another provider than the recorded one, the history as that provider can take
+ * it, and a notice saying what was dropped (history_port.ts).
+ */
+export function continuedSetup(
+  setup: SessionSetup,
+  cli: CliOptions,
+  recorded: { provider: string | null; model: string | null; messages: readonly Message[] },
+): { setup: SessionSetup; messages: Message[]; notice: string | null } {
+  const provider = chooseProvider(cli, setup.settings, recorded);
+  const ported = portHistory(recorded.messages, { from: recorded.provider, to: provider.kind });
+  const options: SessionOptions = {
+    ...setup.options,
+    model: provider.model ?? "",
+    providerEndpoint: endpointOf(provider),
+  };
+  return { setup: { ...setup, options, provider }, messages: ported.messages, notice: ported.notice };
+}
+
+/** The provider and model from the flags, the user's settings and a recorded session (provider_choice.ts). */
+function chooseProvider(
+  cli: CliOptions,
+  settings: ResolvedSettings,
+  recorded: { provider: string | null; model: string | null } | null,
+): ProviderChoice {
+  return resolveProviderChoice({
+    cliProvider: cli.provider,
+    cliModel: cli.model,
+    settings: {
+      provider: settings.provider?.value ?? null,
+      model: settings.model?.value ?? null,
+      baseUrl: settings.baseUrl?.value ?? null,
+      apiKeyEnv: settings.apiKeyEnv?.value ?? null,
+    },
+    defaultModel: DEFAULT_MODEL,
+    recorded,
+  });
+}
+
+/** Where the session's provider finds its key and endpoint. */
+function endpointOf(choice: ProviderChoice): NonNullable<SessionOptions["providerEndpoint"]> {
+  return { kind: choice.kind, baseUrl: choice.baseUrl, apiKeyEnv: choice.apiKeyEnv };
 }
 
 /** The flags the user gave, as the highest settings layer (a flag not given leaves the files to decide). */
@@ -101,7 +162,8 @@ function cliSettings(cli: CliOptions): SettingsFile {
   return {
     ...(Object.keys(permissions).length === 0 ? {} : { permissions }),
     ...(Object.keys(sandbox).length === 0 ? {} : { sandbox }),
-    ...(cli.model === null ? {} : { model: cli.model }),
+    // --model and --provider are not a layer: with the files' model and provider they decide the provider
+    // (provider_choice.ts), which must tell a model from the command line from one in the files.
   };
 }
 

@@ -41,6 +41,8 @@ type Activity =
   | { status: "writing" }
   /** A request ended; its tool calls are being prepared, or the next request. */
   | { status: "working" }
+  /** A summary request replaces the older turns of the conversation. */
+  | { status: "compacting" }
   | { status: "retrying"; attempt: number; reason: string; until: number };
 
 /** A line whose `detail` gives way first when the terminal is too narrow for all of it. */
@@ -152,7 +154,11 @@ export class StatusLine {
         };
         return;
       case "request-end":
+      case "compaction":
         this.#activity = { status: "working" };
+        return;
+      case "compaction-start":
+        this.#activity = { status: "compacting" };
         return;
       case "tool-call-start":
         this.#running.set(event.id, { name: event.name, input: event.input });
@@ -240,6 +246,8 @@ function describeActivity(activity: Activity, now: number): LineParts {
       return plain("writing");
     case "working":
       return plain("working");
+    case "compacting":
+      return plain("compacting the conversation");
     case "retrying": {
       // The event's attempt is the one that failed; the line names the one it waits for.
       const next = activity.attempt + 1;

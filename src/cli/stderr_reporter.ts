@@ -60,7 +60,14 @@ export class StderrReporter {
           );
         }
         return;
+      case "compaction": {
+        // Always: it changes what the model knows of the conversation.
+        const count = event.removedMessages;
+        this.#say(`mewcode: compacted ${count} earlier message${count === 1 ? "" : "s"} into a summary`);
+        return;
+      }
       case "user-message":
+      case "compaction-start":
       case "request-start":
       case "text-delta":
       case "thinking-delta":

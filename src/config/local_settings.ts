@@ -29,6 +29,8 @@ export interface SavedLocalRules {
   path: string;
   /** Rules that were not in the file yet. */
   added: string[];
+  /** Rules taken out of the file (`remove`). */
+  removed: string[];
   /** Whether the folder is trusted for the new content (so saved allow rules apply in the next session). */
   trusted: boolean;
   /** Set when `.mewcode/.gitignore` could not be updated: a line for the user. */
@@ -38,9 +40,12 @@ export interface SavedLocalRules {
 const GITIGNORE_ENTRY = "settings.local.json";
 const MAX_GITIGNORE_BYTES = 64 * 1024;
 
-/** Adds `rules` to the workspace's `.mewcode/settings.local.json`, keeping everything else in it. */
+/**
+ * Adds `rules` to the workspace's `.mewcode/settings.local.json` (and takes `remove` out of it), keeping
+ * everything else in it.
+ */
 export async function saveLocalRules(
-  options: { home: string; root: string; rules: LocalRules; now?: Date },
+  options: { home: string; root: string; rules: LocalRules; remove?: LocalRules; now?: Date },
 ): Promise<{ ok: true; value: SavedLocalRules } | { ok: false; error: string }> {
   const { home, root } = options;
   const directory = join(root, ".mewcode");
@@ -82,15 +87,25 @@ export async function saveLocalRules(
     permissions[action] = [...existing, ...fresh];
     added.push(...fresh);
   }
+  const removed: string[] = [];
+  for (const action of ["allow", "deny", "ask"] as const) {
+    const unwanted = options.remove?.[action] ?? [];
+    const existing = permissions[action] ?? [];
+    const kept = existing.filter((rule) => !unwanted.includes(rule));
+    if (kept.length === existing.length) continue;
+    removed.push(...existing.filter((rule) => unwanted.includes(rule)));
+    permissions[action] = kept;
+  }
+  const changed = added.length > 0 || removed.length > 0;
   const text = `${JSON.stringify({ ...settings, permissions }, null, 2)}\n`;
   try {
-    if (added.length > 0) await writeFileAtomic(path, text, { mode: 0o644 });
+    if (changed) await writeFileAtomic(path, text, { mode: 0o644 });
   } catch (error) {
     return fail((error as Error).message);
   }
   const gitignoreNote = await ensureGitIgnored(root, directory);
   let trusted = wasTrusted;
-  if (wasTrusted && added.length > 0) {
+  if (wasTrusted && changed) {
     const bytes = new TextEncoder().encode(text);
     const after = before.files.map((file) =>
       file.source === "local"
@@ -103,7 +118,7 @@ export async function saveLocalRules(
     });
     trusted = written.ok;
   }
-  return { ok: true, value: { path, added, trusted, gitignoreNote } };
+  return { ok: true, value: { path, added, removed, trusted, gitignoreNote } };
 }
 
 /** Adds `settings.local.json` to `.mewcode/.gitignore` unless an entry is there; a note when it cannot. */

@@ -8,12 +8,16 @@
  *                             timeout, the model, a looser permission mode (acceptEdits) or sandbox
  *                             (workspace-write over read-only, danger-full-access, the network)
  *   never applied             bypassPermissions; API endpoints, keys and provider variables in env;
- *                             `hooks.sandboxRepositoryHooks` (only the user decides how repository hooks run)
+ *                             `hooks.sandboxRepositoryHooks` (only the user decides how repository hooks run);
+ *                             `provider`, `baseUrl`, `apiKeyEnv`, and a `model` whose `provider/` prefix
+ *                             would choose the provider (where the conversation and the key go is the
+ *                             user's choice)
  *
  * @module
  */
 import {
   SETTINGS_HOOK_EVENTS,
+  SETTINGS_PROVIDERS,
   type SettingsFile,
   type SettingsHooks,
   type SettingsPermissionMode,
@@ -152,9 +156,15 @@ export function screenRepositorySettings(
   }
 
   if (settings.model !== undefined) {
-    if (trusted) kept.model = settings.model;
-    else ignore(`model ${quote(settings.model)}`, "needs-trust");
+    const item = `model ${quote(settings.model)}`;
+    if (choosesProvider(settings.model)) {
+      ignore(item, "never", `its provider prefix would choose the provider: ${NEVER}`);
+    } else if (trusted) kept.model = settings.model;
+    else ignore(item, "needs-trust");
   }
+  if (settings.provider !== undefined) ignore(`provider ${quote(settings.provider)}`, "never");
+  if (settings.baseUrl !== undefined) ignore(`baseUrl ${quote(settings.baseUrl)}`, "never");
+  if (settings.apiKeyEnv !== undefined) ignore(`apiKeyEnv ${quote(settings.apiKeyEnv)}`, "never");
 
   if (settings.hooks !== undefined) {
     const keptHooks: SettingsHooks = {};
@@ -189,6 +199,13 @@ export function screenRepositorySettings(
     kept.env = keptEnv;
   }
   return { kept, ignored };
+}
+
+/** Whether a model id starts with a provider's name and a slash (`ollama/qwen3`), which picks that provider. */
+function choosesProvider(model: string): boolean {
+  const slash = model.indexOf("/");
+  return slash > 0 && model.slice(slash + 1).trim() !== "" &&
+    (SETTINGS_PROVIDERS as readonly string[]).includes(model.slice(0, slash));
 }
 
 /** A value for a notice: JSON-quoted, long values shortened. */

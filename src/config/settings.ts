@@ -6,7 +6,7 @@
  *   project   <workspace>/.mewcode/settings.json         (shared with the team)
  *   user      $MEWCODE_HOME/settings.json
  *
- * A single value (mode, model, sandbox) comes from the highest layer that sets it; lists (rules,
+ * A single value (mode, model, provider, sandbox) comes from the highest layer that sets it; lists (rules,
  * directories, hooks) concatenate, highest layer first; `env` merges by name. The two workspace files come
  * from the repository, so they pass folder trust first (repository_screen.ts). A file that cannot be used
  * is ignored as a whole, with a warning naming it and the line.
@@ -23,6 +23,7 @@ import {
   type SettingsHookEvent,
   type SettingsMatcherGroup,
   type SettingsPermissionMode,
+  type SettingsProvider,
   type SettingsSandboxMode,
 } from "./settings_schema.ts";
 import {
@@ -65,6 +66,10 @@ export interface ResolvedSettings {
   additionalDirectories: Sourced<string>[];
   sandbox: { mode: Sourced<SettingsSandboxMode> | null; network: Sourced<boolean> | null };
   model: Sourced<string> | null;
+  /** The model provider, its endpoint and the variable holding its key: from the user's settings only. */
+  provider: Sourced<SettingsProvider> | null;
+  baseUrl: Sourced<string> | null;
+  apiKeyEnv: Sourced<string> | null;
   hooks: {
     /** From the user's settings and the command line: they run as the user. */
     user: HooksByEvent;
@@ -209,6 +214,9 @@ function merge(
     additionalDirectories: [],
     sandbox: { mode: null, network: null },
     model: null,
+    provider: null,
+    baseUrl: null,
+    apiKeyEnv: null,
     hooks: { user: {}, repository: {}, sandboxRepositoryHooks: true },
     env: {},
     approvalCommand: null,
@@ -239,6 +247,10 @@ function merge(
     if (settings.sandbox?.mode !== undefined) merged.sandbox.mode = sourced(settings.sandbox.mode);
     if (settings.sandbox?.network !== undefined) merged.sandbox.network = sourced(settings.sandbox.network);
     if (settings.model !== undefined) merged.model = sourced(settings.model);
+    // Repository layers never reach this with a provider, endpoint or key variable: the screen drops them.
+    if (settings.provider !== undefined) merged.provider = sourced(settings.provider);
+    if (settings.baseUrl !== undefined) merged.baseUrl = sourced(settings.baseUrl);
+    if (settings.apiKeyEnv !== undefined) merged.apiKeyEnv = sourced(settings.apiKeyEnv);
     Object.assign(merged.env, settings.env ?? {});
     const hooks = settings.hooks ?? {};
     const fromRepository = source === "project" || source === "local";

@@ -45,6 +45,11 @@ export const SETTINGS_HOOK_EVENTS = [
 /** One of SETTINGS_HOOK_EVENTS. */
 export type SettingsHookEvent = typeof SETTINGS_HOOK_EVENTS[number];
 
+/** The model providers (the same names as `--provider`). */
+export const SETTINGS_PROVIDERS = ["anthropic", "openai", "ollama"] as const;
+/** One of SETTINGS_PROVIDERS. */
+export type SettingsProvider = typeof SETTINGS_PROVIDERS[number];
+
 /** A rule: a tool name, optionally followed by a specifier in parentheses. */
 const RULE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*(\([\s\S]*\))?$/;
 /** An environment variable name. */
@@ -111,6 +116,18 @@ export const SettingsFileSchema = z.object({
     network: z.boolean().optional().describe("Let the sandboxed shell use the network, as --sandbox-network"),
   }).strict().optional().describe("The shell sandbox"),
   model: z.string().min(1).optional().describe("The model, as --model"),
+  provider: z.enum(SETTINGS_PROVIDERS).optional().describe(
+    "The model provider, as --provider: anthropic, openai (any OpenAI-compatible API) or ollama; read " +
+      "only from your user settings",
+  ),
+  baseUrl: z.string().regex(/^https?:\/\/\S+$/, "Expected an http:// or https:// URL").optional().describe(
+    "The provider's API endpoint, e.g. http://127.0.0.1:11434/v1 (over OPENAI_BASE_URL or " +
+      "ANTHROPIC_BASE_URL); applies to the provider these settings choose; read only from your user settings",
+  ),
+  apiKeyEnv: z.string().regex(ENV_NAME_PATTERN, "Expected an environment variable name").optional().describe(
+    "The environment variable that holds the provider's API key, e.g. OPENROUTER_API_KEY (instead of " +
+      "OPENAI_API_KEY or ANTHROPIC_API_KEY); read only from your user settings",
+  ),
   hooks: z.object({
     PreToolUse: EventHooks("PreToolUse, before the permission check: they may block or change a call"),
     PostToolUse: EventHooks("PostToolUse, after a call completed"),

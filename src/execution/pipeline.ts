@@ -14,7 +14,7 @@ import { assertNever } from "../common/errors.ts";
 import { type AnyTool, errorResult, type ProtectedPath, type ShellPlan } from "../tools/tool.ts";
 import { parseInput } from "./_input_check.ts";
 import type { CallOutcome, CallResult, CallStatus, Denial, PipelineGate } from "./call_outcome.ts";
-import { abortedExecution, type Execution, type ToolExecutor } from "./executor.ts";
+import { abortedExecution, type Execution, type ExecutionRequest, type ToolExecutor } from "./executor.ts";
 import type { FileRecordStore } from "./file_records.ts";
 
 /** A call as the model made it: the input is untrusted JSON. */
@@ -32,10 +32,23 @@ export interface ShellProvider {
   prepareCall(): Promise<{ plan: ShellPlan; finish(): Promise<string[]> }>;
 }
 
+/**
+ * Runs some calls by other means than the executor, with the same result (Grep through ripgrep in the
+ * read-only shell sandbox: `src/tools/grep_ripgrep.ts`).
+ */
+export interface CallAccelerator {
+  /** The call's execution, or null when the executor should run it. */
+  run(request: ExecutionRequest, options: { signal: AbortSignal }): Promise<Execution | null>;
+  /** Told after each call of a tool that may change files. */
+  changed(): void;
+}
+
 /** The parts the pipeline is assembled from. */
 export interface PipelineOptions {
   registry: ToolRegistry;
   executor: ToolExecutor;
+  /** Runs some calls faster than the executor would; default none. */
+  accelerator?: CallAccelerator;
   policy: PermissionPolicy;
   /** Answers "ask" decisions; without one, "ask" is a denial. */
   approver?: Approver;
@@ -207,7 +220,7 @@ export class ToolPipeline {
             ),
           };
         }
-        const approval = await approver.approve(request, decision.reason);
+        const approval = await approver.approve(request, decision.reason, { rules: decision.rules ?? [] });
         if (approval.approved) return { ok: true, protectedPaths: decision.grants?.protectedPaths ?? [] };
         const feedback = approval.feedback ? `: ${approval.feedback}` : "";
         return {
@@ -234,7 +247,7 @@ export class ToolPipeline {
     let execution: Execution;
     let notes: string[] = [];
     try {
-      execution = await executor.execute({
+      const request: ExecutionRequest = {
         tool,
         input,
         context: {
@@ -250,9 +263,12 @@ export class ToolPipeline {
           protectedPaths: this.#options.protectedPaths ?? PROTECTED_PATHS,
           allowedProtectedPaths,
         },
-      }, options);
+      };
+      execution = await this.#options.accelerator?.run(request, options) ??
+        await executor.execute(request, options);
     } finally {
       if (shellCall !== null) notes = await shellCall.finish();
+      if (!tool.isReadOnly()) this.#options.accelerator?.changed();
     }
     files.recordFrom(execution.result);
     if (notes.length === 0) return executed(execution);

@@ -17,9 +17,12 @@ import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { checkAdditionalRoots } from "./additional_roots.ts";
 import { FileRecordStore } from "./file_records.ts";
-import { type PipelineOptions, ToolPipeline } from "./pipeline.ts";
+import { type CallAccelerator, type PipelineOptions, ToolPipeline } from "./pipeline.ts";
 import { profilesForTools } from "./profiles.ts";
 import { WorkerExecutor, type WorkerExecutorOptions } from "./worker_executor.ts";
+import { type GrepInput, grepTool } from "../tools/grep.ts";
+import { MAX_RIPGREP_OUTPUT_CHARS, RipgrepGrep } from "../tools/grep_ripgrep.ts";
+import { runRipgrep } from "../sandbox/ripgrep_command.ts";
 
 /** Where tool calls run: permission-scoped workers (the sandbox), or in-process for benchmarks. */
 export type ExecutorKind = "worker" | "direct";
@@ -66,6 +69,11 @@ export interface RuntimeOptions {
   limits?: ResourceLimits;
   /** The helper programs; default: resolved from the system directories. Tests inject missing ones. */
   helpers?: HelperPaths;
+  /**
+   * Let Grep search with ripgrep in the read-only sandbox when ripgrep is installed; default true. Tests and
+   * benchmarks may set the worker's search budget (see `RipgrepGrepOptions.prepassBudgetMs`).
+   */
+  ripgrep?: boolean | { prepassBudgetMs: number };
 }
 
 /** The running tool side of a session. */
@@ -120,9 +128,11 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     void executor.prewarm(profiles);
   }
   const files = new FileRecordStore();
+  const accelerator = options.ripgrep === false ? null : grepAccelerator(executor, sandbox, options.ripgrep);
   const pipeline = new ToolPipeline({
     registry,
     executor,
+    ...(accelerator === null ? {} : { accelerator }),
     policy: options.policy,
     files,
     root: options.root,
@@ -152,6 +162,32 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     finish: () => sandbox.endOfSession(),
     close,
     [Symbol.asyncDispose]: close,
+  };
+}
+
+/**
+ * Grep through ripgrep where ripgrep is installed (`src/tools/grep_ripgrep.ts`): the worker still walks and
+ * decides, ripgrep searches the contents in the read-only shell sandbox, and any doubt falls back to the worker.
+ */
+function grepAccelerator(
+  executor: ToolExecutor,
+  sandbox: ShellSandbox,
+  tuning: RuntimeOptions["ripgrep"],
+): CallAccelerator | null {
+  const rg = sandbox.helpers.rg;
+  if (rg === null) return null;
+  const grep = new RipgrepGrep({
+    ...(typeof tuning === "object" ? { prepassBudgetMs: tuning.prepassBudgetMs } : {}),
+    runWorker: (input, context, signal) => executor.execute({ tool: grepTool, input, context }, { signal }),
+    runRipgrep: (search, options) =>
+      runRipgrep(sandbox, { rg, ...search }, { ...options, maxOutputChars: MAX_RIPGREP_OUTPUT_CHARS }),
+  });
+  return {
+    run: (request, options) =>
+      request.tool === grepTool
+        ? grep.run(request.input as GrepInput, request.context, options.signal)
+        : Promise.resolve(null),
+    changed: () => grep.forget(),
   };
 }
 

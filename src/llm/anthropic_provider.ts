@@ -76,6 +76,16 @@ export class AnthropicProvider implements Provider {
     return streamWithRetry(() => this.#attempt(request, signal), { ...this.#retry, signal });
   }
 
+  /** The ids of the models the API offers (`GET /v1/models`), to check that it answers. */
+  async listModels(options: { signal: AbortSignal }): Promise<string[]> {
+    try {
+      const page = await this.#client.models.list(undefined, { signal: options.signal });
+      return page.data.map((model) => model.id);
+    } catch (error) {
+      throw this.#toOurError(error, options.signal);
+    }
+  }
+
   async *#attempt(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
     let rawStream: RawStream;
     try {

@@ -17,7 +17,7 @@
  * @module
  */
 import { assertNever } from "../common/errors.ts";
-import { checkJsonBounds } from "../common/json_bounds.ts";
+import { invalidInputMessage, parseToolInput } from "./_tool_input.ts";
 import { ApiError, ConnectionError, StreamProtocolError } from "./errors.ts";
 import type { ContentBlock, ProviderEvent, StopReason } from "./provider.ts";
 import {
@@ -268,35 +268,11 @@ function stopBlock(snapshot: MessageSnapshot, index: number): AccumulateResult {
       events: [{ type: "tool-call", index, id, name, input: parsed.value }],
     };
   }
-  const error = `Input for tool "${name}" is not valid JSON: ${parsed.error}`;
+  const error = invalidInputMessage(name, parsed.error);
   return {
     snapshot: withBlock(snapshot, index, { ...block, status: "stopped", input: {}, invalid: error }),
     events: [{ type: "tool-call-invalid", index, id, name, rawInput: block.partialJson, error }],
   };
-}
-
-/** Parses a tool input buffer: an empty buffer is `{}`; anything but a JSON object is an error. */
-function parseToolInput(
-  json: string,
-): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
-  if (json.trim() === "") return { ok: true, value: {} };
-  // Bounded before parsing: a deeply nested value would overflow the stack of every recursive consumer
-  // (serialisation, structured cloning into a worker, validation) and crash the run.
-  const bounds = checkJsonBounds(json);
-  if (bounds !== null) return { ok: false, error: bounds };
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return {
-      ok: false,
-      error: `expected an object, got ${Array.isArray(value) ? "an array" : typeof value}`,
-    };
-  }
-  return { ok: true, value: value as Record<string, unknown> };
 }
 
 function openBlock(snapshot: MessageSnapshot, type: string, index: number): BlockSnapshot {

@@ -6,7 +6,8 @@
  *   `error` event) and `errorType` (`"overloaded_error"`, …) sit beside it.
  * - {@link StreamInterruptedError} (an ApiError): the stream broke after content had arrived; never retried.
  * - {@link StreamProtocolError}: the stream's events were out of order or malformed (a bug, never retried).
- * - {@link MissingApiKeyError}: ANTHROPIC_API_KEY is not set; thrown before any request.
+ * - {@link MissingApiKeyError}: the API key's variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, …) is not set;
+ *   thrown before any request.
  *
  * {@link errorCategory} sorts any of them (or anything else thrown) into the few kinds a front end acts on.
  *
@@ -153,14 +154,28 @@ export class StreamProtocolError extends Error {
   }
 }
 
-/** ANTHROPIC_API_KEY is not set (or empty). */
+/** The variable that should hold the API key (ANTHROPIC_API_KEY by default) is not set, or empty. */
 export class MissingApiKeyError extends Error {
-  constructor() {
+  /** The environment variable that is not set. */
+  readonly variable: string;
+
+  constructor(options: { variable?: string; provider?: "anthropic" | "openai" | "ollama" } = {}) {
+    const provider = options.provider ?? "anthropic";
+    const variable = options.variable ?? (provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
+    const api = provider === "anthropic" ? "the Anthropic API" : `the ${provider} provider's API`;
+    const endpoint = provider === "anthropic"
+      ? "ANTHROPIC_BASE_URL for a proxy"
+      : "OPENAI_BASE_URL or the baseUrl setting for another server";
+    // One line that gets a new user going: where a key comes from, how to set it, what checks the rest.
+    const obtain = provider === "anthropic"
+      ? "create one at https://console.anthropic.com/settings/keys and "
+      : "";
     super(
-      "Cannot call the Anthropic API: ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=<your key> " +
-        "(and ANTHROPIC_BASE_URL for a proxy)",
+      `Cannot call ${api}: ${variable} is not set: ${obtain}export ${variable}=<your key> (and ${endpoint}); ` +
+        "mewcode doctor checks the rest",
     );
     this.name = "MissingApiKeyError";
+    this.variable = variable;
   }
 
   /** The message alone: it already says what to do. */

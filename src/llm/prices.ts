@@ -107,3 +107,14 @@ export function costOf(usage: Usage, model: string): number | null {
     usage.cacheCreationInputTokens * rates.cacheWrite + usage.cacheReadInputTokens * rates.cacheRead) /
     1_000_000;
 }
+
+/** Providers whose requests have no price here: an OpenAI-compatible server bills by its own rates, or not at all. */
+const UNPRICED_PROVIDERS: readonly string[] = ["openai", "ollama"];
+
+/**
+ * The prices of a model as served by a provider: null on an OpenAI-compatible provider whatever the model
+ * is called (OpenRouter's `anthropic/…` ids are not Anthropic's bill), else {@link priceOf}.
+ */
+export function priceOn(provider: string, model: string): ModelPrice | null {
+  return UNPRICED_PROVIDERS.includes(provider) ? null : priceOf(model);
+}

@@ -2,9 +2,9 @@
  * The provider interface, in mewcode's own types: one model request in, a stream of assembled events out.
  *
  * These types are provider-neutral (camelCase fields, kebab-case block types). Each provider converts them
- * to and from its wire format inside its own files (`anthropic_*.ts`); no wire shape leaves them. The
- * session transcript stores messages in these types too, so a conversation can continue with another
- * provider.
+ * to and from its wire format inside its own files (`anthropic_*.ts`, `openai_*.ts`); no wire shape leaves
+ * them. The session transcript stores messages in these types too, so a conversation can continue with
+ * another provider (history_port.ts).
  *
  * @module
  */
@@ -94,4 +94,6 @@ export interface Provider {
   /** Which provider this is, for messages and the transcript ("anthropic"). */
   readonly name: string;
   stream(request: ModelRequest, options: { signal: AbortSignal }): AsyncIterable<ProviderEvent>;
+  /** The ids of the models the API offers: a cheap request that shows it answers (`mewcode doctor`). */
+  listModels?(options: { signal: AbortSignal }): Promise<string[]>;
 }

@@ -120,7 +120,11 @@ export function withoutAsking(mode: PermissionMode, decision: PermissionDecision
     reason: `${decision.reason}, and dontAsk mode denies without asking`,
     decidedBy: decision.decidedBy,
   };
-  return decision.hint === undefined ? denial : { ...denial, hint: decision.hint };
+  return {
+    ...denial,
+    ...(decision.hint === undefined ? {} : { hint: decision.hint }),
+    ...(decision.rules === undefined ? {} : { rules: decision.rules }),
+  };
 }
 
 /** A protected path a write reaches: the folder it is relative to, and how it is named there. */

@@ -30,12 +30,20 @@ export interface PermissionGrants {
 /**
  * The policy's answer, and who decided it. `ask` is resolved by an Approver; with none, it is a denial.
  * `hint` is for people, never the model: the flag or rule that would allow such a call ("--allowedTools
- * \"Bash(npm test *)\""). The grants of an `ask` apply only once someone approves it.
+ * \"Bash(npm test *)\""). `rules` are the allow rules in that hint, for an approval that offers to save them
+ * ("Yes, and don't ask again for …"). The grants of an `ask` apply only once someone approves it.
  */
 export type PermissionDecision =
   | { behavior: "allow"; reason?: string; decidedBy?: DecidedBy; grants?: PermissionGrants }
-  | { behavior: "deny"; reason: string; decidedBy: DecidedBy; hint?: string }
-  | { behavior: "ask"; reason: string; decidedBy: DecidedBy; hint?: string; grants?: PermissionGrants };
+  | { behavior: "deny"; reason: string; decidedBy: DecidedBy; hint?: string; rules?: string[] }
+  | {
+    behavior: "ask";
+    reason: string;
+    decidedBy: DecidedBy;
+    hint?: string;
+    rules?: string[];
+    grants?: PermissionGrants;
+  };
 
 /** Decides whether a call may run. It may look at the file system (real paths), never change it. */
 export interface PermissionPolicy {
@@ -49,9 +57,15 @@ export interface Approval {
   feedback?: string;
 }
 
+/** What the person asked sees besides the call: the allow rules that would stop such questions. */
+export interface ApprovalDetails {
+  /** Allow rules that would let such a call through without asking (the decision's `rules`). */
+  rules: readonly string[];
+}
+
 /** Answers "ask" decisions: a terminal prompt, an automatic yes (`mewcode tool`) or no (`-p`). */
 export interface Approver {
-  approve(request: PermissionRequest, reason: string): Promise<Approval>;
+  approve(request: PermissionRequest, reason: string, details?: ApprovalDetails): Promise<Approval>;
 }
 
 /** Approves every "ask": for calls the user typed directly. */

@@ -62,5 +62,7 @@ function evaluateCall(
   const allowed = findRule(context, { action: "allow", target: target, test: matches });
   if (allowed !== null) return ruleDecision(allowed, tool);
   const decision = modeDecision(mode, { access: access.access, what });
-  return decision.behavior === "allow" ? decision : { ...decision, hint: allowedToolsFlag([tool]) };
+  return decision.behavior === "allow"
+    ? decision
+    : { ...decision, hint: allowedToolsFlag([tool]), rules: [tool] };
 }

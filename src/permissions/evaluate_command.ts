@@ -147,7 +147,7 @@ function decideCommand(
   });
   if (decision.behavior === "allow") return decision;
   const hint = missingHint(missing, unallowed, context);
-  return hint === null ? decision : { ...decision, hint };
+  return hint === null ? decision : { ...decision, ...hint };
 }
 
 // The first rule of an action that matches any form of a simple command.
@@ -196,7 +196,7 @@ function writeVerdict(write: RedirectAccess, subject: string, context: Evaluatio
           protectionReason(forms[0]!.entry)
         }`,
         decidedBy: { kind: "mode", mode },
-        hint: allowedToolsFlag([pathRule("WriteFile", forms[0]!.absolute, { workspace: context.workspace })]),
+        ...allowing([pathRule("WriteFile", forms[0]!.absolute, { workspace: context.workspace })]),
       },
     };
   }
@@ -229,11 +229,16 @@ function describeMissing(
   return `Bash ${parts.join(" and ")} (no rule allows ${count === 1 ? "it" : "them"})`;
 }
 
+/** The hint naming these allow rules, and the rules themselves. */
+function allowing(rules: string[]): { hint: string; rules: string[] } {
+  return { hint: allowedToolsFlag(rules), rules };
+}
+
 function missingHint(
   missing: readonly SimpleCommand[],
   unallowed: readonly Extract<WriteVerdict, { kind: "unallowed" }>[],
   context: EvaluationContext,
-): string | null {
+): { hint: string; rules: string[] } | null {
   const rules: string[] = [];
   for (const simple of missing) {
     const rule = suggestCommandRule(simple.forms);
@@ -245,9 +250,11 @@ function missingHint(
     rules.push(verdict.rule);
   }
   if (rules.length === 0) return null;
-  const flag = allowedToolsFlag([...new Set(rules)]);
+  const unique = [...new Set(rules)];
+  const flag = allowedToolsFlag(unique);
   const editsOnly = missing.length === 0 && unallowed.every((verdict) => verdict.inWorkspace);
-  return editsOnly && context.mode !== "acceptEdits" ? `${modeFlag("acceptEdits")} or ${flag}` : flag;
+  const hint = editsOnly && context.mode !== "acceptEdits" ? `${modeFlag("acceptEdits")} or ${flag}` : flag;
+  return { hint, rules: unique };
 }
 
 function planDenial(): PermissionDecision {

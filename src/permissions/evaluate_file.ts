@@ -92,6 +92,7 @@ function decideFile(
         reason: `${subject} would change a protected path: ${protectionReason(forms[0]!.entry)}`,
         decidedBy: { kind: "mode", mode },
         hint: allowedToolsFlag([pathRule(tool, forms[0]!.absolute, { workspace: context.workspace })]),
+        rules: [pathRule(tool, forms[0]!.absolute, { workspace: context.workspace })],
         grants,
       });
     }
@@ -110,8 +111,8 @@ function decideFile(
     what: `${tool} changes "${showPath(location, context)}"`,
   });
   if (decision.behavior === "allow") return decision;
-  const rule = allowedToolsFlag([folderRule(tool, location, { workspace: context.workspace })]);
-  return { ...decision, hint: `${modeFlag("acceptEdits")} or ${rule}` };
+  const rule = folderRule(tool, location, { workspace: context.workspace });
+  return { ...decision, hint: `${modeFlag("acceptEdits")} or ${allowedToolsFlag([rule])}`, rules: [rule] };
 }
 
 function outside(access: FileAccess, location: string, context: EvaluationContext): PermissionDecision {

@@ -284,6 +284,8 @@ export class ShellSandbox {
       stdin?: string;
       timeoutMs: number;
       signal?: AbortSignal;
+      /** Output kept per stream, in characters; default 1 MiB (ripgrep's report for Grep can be larger). */
+      maxOutputChars?: number;
     },
   ): Promise<CommandResult> {
     const seccomp = this.#seccomp ?? unixSocketFilter();
@@ -304,6 +306,7 @@ export class ShellSandbox {
         stdin: options.stdin ?? "",
         timeoutMs: options.timeoutMs,
         ...(options.signal === undefined ? {} : { signal: options.signal }),
+        ...(options.maxOutputChars === undefined ? {} : { maxOutputChars: options.maxOutputChars }),
       });
     } finally {
       await removePlaceholders(protection.placeholders);

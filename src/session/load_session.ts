@@ -3,9 +3,10 @@
  *
  * @module
  */
+import { conversationTokens } from "../agent/compaction.ts";
 import { Conversation } from "../agent/conversation.ts";
 import { assertNever, describeError } from "../common/errors.ts";
-import type { Message } from "../llm/provider.ts";
+import type { Message, Usage } from "../llm/provider.ts";
 import { readTranscript, type TranscriptRecord } from "./transcript.ts";
 
 /** What a transcript holds, ready to continue. */
@@ -18,6 +19,11 @@ export interface LoadedSession {
   messages: Message[];
   /** Model requests made in the session. */
   turns: number;
+  /**
+   * The conversation's size in tokens as of its last complete response (`conversationTokens`), for the
+   * automatic compaction of the next run; null when unknown (no usage recorded since the last compaction).
+   */
+  contextTokens: number | null;
   /** Whether the last line was torn (a crash while writing) and skipped. */
   torn: boolean;
   /** What a person should know about the load (a torn line, calls answered for a crashed run); null if none. */
@@ -61,8 +67,11 @@ function rebuildSession(
     model: null,
     provider: null,
     turns: 0,
+    contextTokens: null,
     torn: options.torn,
   };
+  // A complete response's usage record comes just before its assistant-message record.
+  let lastUsage: Usage | null = null;
   records.forEach((record, index) => {
     try {
       switch (record.type) {
@@ -78,14 +87,23 @@ function rebuildSession(
         case "assistant-message":
           loaded.turns += 1;
           conversation.addAssistant(record.content);
+          if (!record.partial && lastUsage !== null) loaded.contextTokens = conversationTokens(lastUsage);
           return;
         case "tool-results":
           conversation.addUserContent(record.content);
           return;
+        case "compaction":
+          // The whole conversation from here on: what came before is in its summary.
+          conversation.replace(record.messages);
+          loaded.contextTokens = null;
+          lastUsage = null;
+          return;
+        case "usage":
+          lastUsage = record.usage;
+          return;
         // Records for people and tools reading the log; the conversation is rebuilt from the ones above.
         case "request":
         case "retry":
-        case "usage":
         case "tool-call-start":
         case "tool-call-end":
         case "warning":

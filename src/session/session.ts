@@ -7,26 +7,35 @@
  * ```ts
  * await using session = await openSession({ workspace, env, model, … });
  * for await (const event of session.run("why does the build fail?", { signal })) render(event);
+ * for await (const event of session.compact({ signal })) render(event); // `/compact`
  * ```
+ *
+ * Runs compact the conversation by themselves once it passes 85 % of the model's context window
+ * (src/llm/models.ts); a model whose window is not known there is never compacted automatically unless
+ * `compaction.contextWindow` or `compaction.thresholdTokens` says when.
  *
  * @module
  */
 import { resolve } from "node:path";
+import { assertNever } from "../common/errors.ts";
+import { type CompactionResult, conversationTokens, runCompaction } from "../agent/compaction.ts";
 import { Conversation } from "../agent/conversation.ts";
 import type { AgentEvent } from "../agent/events.ts";
-import { type AnswerContract, runAgent } from "../agent/loop.ts";
+import { type AnswerContract, type AutoCompaction, runAgent } from "../agent/loop.ts";
 import { buildSystemPrompt } from "../agent/system_prompt.ts";
-import { costOf } from "../llm/prices.ts";
+import { contextWindowOf } from "../llm/models.ts";
+import { costOf, priceOn } from "../llm/prices.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
 import { AdditionalDirectoryError, resolveAdditionalDirectories } from "../execution/additional_roots.ts";
 import type { CallResult } from "../execution/call_outcome.ts";
 import { checkWorkerProfiles, type ProfileFinding } from "../execution/profile_checks.ts";
 import type { ToolCall } from "../execution/pipeline.ts";
 import { createToolRuntime, type ExecutorKind, type ToolRuntime } from "../execution/runtime.ts";
-import { createProvider, providerConfigFromEnv } from "../llm/create_provider.ts";
-import { emptyUsage, type Message, type Provider } from "../llm/provider.ts";
+import { createProvider, providerConfigFromEnv, type ProviderEndpoint } from "../llm/create_provider.ts";
+import { emptyUsage, type Message, type Provider, type Usage } from "../llm/provider.ts";
 import type { Approver } from "../permissions/decision.ts";
 import type { PermissionMode } from "../permissions/modes.ts";
+import type { PreToolUseHook } from "../permissions/hooks.ts";
 import type { Rule } from "../permissions/rules.ts";
 import type { ShellSandbox } from "../sandbox/shell_sandbox.ts";
 import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
@@ -38,11 +47,28 @@ import { type ApprovalCommand, type SessionHooks, SessionPermissions } from "./s
 import { Transcript } from "./transcript.ts";
 import type { Workspace } from "./workspace.ts";
 
-export type { ExecutorKind, HelperPaths, ProfileFinding, Provider, SandboxMode };
+export type { CompactionResult, ExecutorKind, HelperPaths, ProfileFinding, Provider, SandboxMode };
 export { AdditionalDirectoryError, DEFAULT_MAX_PROCESSES };
 
 /** The version recorded in every transcript. */
 export const SESSION_FORMAT_VERSION = "1";
+
+/** The share of the context window past which a run compacts the conversation. */
+export const DEFAULT_COMPACTION_RATIO = 0.85;
+/** The most recent model turns a compaction keeps verbatim. */
+export const DEFAULT_KEEP_RECENT_TURNS = 2;
+
+/** When the session compacts its conversation (see the module doc). */
+export interface CompactionOptions {
+  /** The share of the context window past which a run compacts; default DEFAULT_COMPACTION_RATIO. */
+  thresholdRatio?: number;
+  /** The model's context window in tokens, in place of src/llm/models.ts's (which knows only Claude models). */
+  contextWindow?: number;
+  /** The threshold in tokens, in place of the ratio (tests force a low one); null: never automatically. */
+  thresholdTokens?: number | null;
+  /** The most recent model turns kept verbatim; default DEFAULT_KEEP_RECENT_TURNS. */
+  keepRecentTurns?: number;
+}
 
 /** What a session is opened with. */
 export interface SessionOptions {
@@ -62,6 +88,11 @@ export interface SessionOptions {
   toolEnv?: Readonly<Record<string, string>>;
   /** Command hooks from the settings. */
   hooks?: SessionHooks;
+  /**
+   * Sees each call once its hooks have passed, before the permission gate and before it runs (the
+   * interactive session keeps the text of a file a WriteFile or EditFile is about to change, for its diff).
+   */
+  observeCall?: (call: { id: string; name: string; input: unknown }) => Promise<void>;
   /** Answers "ask" decisions when no `approver` is given (`--approval-command`). */
   approvalCommand?: ApprovalCommand;
   /** Offer no writers and no shell. */
@@ -76,6 +107,8 @@ export interface SessionOptions {
    * its configuration (the API key) is checked when the session opens.
    */
   provider?: Provider;
+  /** Which provider to build, and the settings that say where its key and endpoint are; anthropic by default. */
+  providerEndpoint?: ProviderEndpoint;
   /** Whether the session will talk to a model: then a missing API key fails `openSession` at once. */
   needsModel?: boolean;
   /** Where tools run; default "worker" (the sandbox). Unit tests use "direct". */
@@ -84,8 +117,13 @@ export interface SessionOptions {
   persist?: boolean;
   /** The id of a new session (a random UUID by default); opening fails when that session exists. */
   sessionId?: string;
-  /** Continue a session: its id and its conversation (see load_session.ts); its transcript is appended to. */
-  resume?: { id: string; messages: readonly Message[] };
+  /**
+   * Continue a session: its id and its conversation (see load_session.ts; `contextTokens` as it reports,
+   * so the first run knows whether to compact); its transcript is appended to.
+   */
+  resume?: { id: string; messages: readonly Message[]; contextTokens?: number | null };
+  /** When runs compact the conversation; the defaults of CompactionOptions when absent. */
+  compaction?: CompactionOptions;
   /** Replace mewcode's system prompt, and add text to its end. */
   systemPrompt?: { replace?: string; append?: string };
   /** No one is at the terminal: the system prompt says so (no questions back, nothing can be approved). */
@@ -116,14 +154,26 @@ export interface Session extends AsyncDisposable {
   readonly transcriptPath: string | null;
   /** The tool side: registry, pipeline, shell sandbox. */
   readonly tools: ToolRuntime;
+  /** The permission side: the live policy (rules and mode can change during the session), hooks, approver. */
+  readonly permissions: SessionPermissions;
   /** The conversation so far. */
   readonly messages: Message[];
+  /** The model of the next request. */
+  readonly model: string;
+  /** Uses another model (of the same provider) from the next request on (`/model`). */
+  setModel(model: string): void;
   /**
    * Runs one prompt to the end of the agent's turn; every event is recorded in the transcript. The first
    * run reads the repository's state and memory files for the system prompt (kept for the session, so the
    * prompt cache stays valid).
    */
   run(prompt: string, options: RunOptions): AsyncGenerator<AgentEvent>;
+  /**
+   * Compacts the conversation now (`/compact`): the older turns are replaced by a summary the model writes,
+   * the most recent ones kept verbatim. Its events are recorded like a run's; nothing to compact, a failure
+   * or an interruption is a `warning` event and leaves the conversation as it was. Not while a run goes on.
+   */
+  compact(options: { signal: AbortSignal }): AsyncGenerator<AgentEvent, CompactionResult>;
   /** Runs one tool call through the whole pipeline, outside any model turn (`mewcode tool`). */
   runTool(call: ToolCall, options: { signal: AbortSignal }): Promise<CallResult>;
   /** The end-of-session checks (git metadata that gained hooks or commands): lines for the user. */
@@ -136,9 +186,10 @@ export interface Session extends AsyncDisposable {
 /** Opens a session: the tool runtime, the transcript (unless `persist` is false) and its first record. */
 export async function openSession(options: SessionOptions): Promise<Session> {
   const { workspace, env } = options;
-  // Before anything is built or written: a run without an API key cannot start.
+  // Before anything is built or written: settings that cannot work, a run without an API key.
+  compactionThreshold(options.model, options.compaction ?? {});
   if (options.needsModel && options.provider === undefined) {
-    providerConfigFromEnv({ get: (name) => env[name] });
+    providerConfigFromEnv({ get: (name) => env[name] }, options.providerEndpoint);
   }
   const defaults = defaultLimits();
   let sandbox: ShellSandbox | null = null;
@@ -175,7 +226,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     sandboxNetwork: options.sandboxNetwork,
     strictLinks: options.strictLinks,
     policy: permissions.policy,
-    hooks: permissions.preToolUseHooks(),
+    hooks: [...permissions.preToolUseHooks(), ...observerHook(options.observeCall)],
     afterCall: (call, input, result) => permissions.afterCall(call, input, result),
     limits: { ...defaults, ...options.limits },
     env,
@@ -219,8 +270,17 @@ class OpenSession implements Session {
   #provider: Provider | null;
   #started = false;
   #context: { prompt: PromptContext; hooks: string[] } | null = null;
-  #permissions: SessionPermissions;
+  readonly permissions: SessionPermissions;
   #closed = false;
+  /** A run or a compaction is going on (its generator has not finished). */
+  #running = false;
+  /** The automatic compaction threshold in tokens, or null for none. */
+  #compactionThreshold: number | null;
+  #keepRecentTurns: number;
+  /** The conversation's size in tokens as of the last complete response; null when unknown. */
+  #contextTokens: number | null;
+  /** The usage of the last response, until its request-end tells whether it was complete. */
+  #lastUsage: Usage | null = null;
 
   constructor(
     options: SessionOptions,
@@ -229,11 +289,14 @@ class OpenSession implements Session {
     permissions: SessionPermissions,
   ) {
     this.#options = options;
-    this.#permissions = permissions;
+    this.permissions = permissions;
     this.tools = tools;
     this.#transcript = transcript;
     this.#provider = options.provider ?? null;
     this.#conversation = new Conversation(options.resume?.messages ?? []);
+    this.#compactionThreshold = compactionThreshold(options.model, options.compaction ?? {});
+    this.#keepRecentTurns = options.compaction?.keepRecentTurns ?? DEFAULT_KEEP_RECENT_TURNS;
+    this.#contextTokens = options.resume?.contextTokens ?? null;
     this.id = transcript?.sessionId ?? options.resume?.id ?? options.sessionId ?? crypto.randomUUID();
     this.transcriptPath = transcript?.path ?? null;
   }
@@ -242,9 +305,120 @@ class OpenSession implements Session {
     return this.#conversation.messages;
   }
 
+  get model(): string {
+    return this.#options.model;
+  }
+
+  setModel(model: string): void {
+    this.#options = { ...this.#options, model };
+    this.#compactionThreshold = compactionThreshold(model, this.#options.compaction ?? {});
+  }
+
   async *run(prompt: string, options: RunOptions): AsyncGenerator<AgentEvent> {
+    this.#running = true;
+    try {
+      yield* this.#run(prompt, options);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async *#run(prompt: string, options: RunOptions): AsyncGenerator<AgentEvent> {
     const provider = await this.#ensureProvider();
-    const { workspace, model, maxTokens, maxTurns } = this.#options;
+    const { model, maxTokens, maxTurns } = this.#options;
+    const system = yield* this.#prepare(provider, options.signal);
+    const submitted = await this.permissions.submitPrompt(prompt, options.signal);
+    yield* this.#notices();
+    if ("refused" in submitted) {
+      yield* this.#refuse(submitted.refused);
+      return;
+    }
+    const compaction = this.#autoCompaction();
+    for await (
+      const event of runAgent({
+        provider,
+        pipeline: this.tools.pipeline,
+        prompt: submitted.prompt,
+        model,
+        maxTokens,
+        system,
+        signal: options.signal,
+        maxTurns,
+        costOf: (usage) => priceOn(provider.name, model) === null ? null : costOf(usage, model),
+        maxBudgetUsd: this.#options.maxBudgetUsd ?? null,
+        conversation: this.#conversation,
+        resultDir: this.#transcript?.sessionDir ?? null,
+        beforeStop: (active) => this.permissions.beforeStop(active, options.signal),
+        ...(options.answer === undefined ? {} : { answer: options.answer }),
+        ...(compaction === null ? {} : { compaction }),
+      })
+    ) {
+      this.#observe(event);
+      yield this.#record(event);
+      yield* this.#notices();
+    }
+  }
+
+  async *compact(options: { signal: AbortSignal }): AsyncGenerator<AgentEvent, CompactionResult> {
+    if (this.#running) throw new TypeError("Cannot compact the conversation while a run is going on");
+    this.#running = true;
+    try {
+      const provider = await this.#ensureProvider();
+      const system = yield* this.#prepare(provider, options.signal);
+      const steps = runCompaction({
+        provider,
+        model: this.#options.model,
+        maxTokens: this.#options.maxTokens,
+        system,
+        messages: this.#conversation.messages,
+        keepRecentTurns: this.#keepRecentTurns,
+        signal: options.signal,
+        turn: 0,
+        trigger: "manual",
+        // Between runs the summary request is a run of its own.
+        addUsage: (usage) => ({ ...usage, requests: 1 }),
+        apply: (messages) => this.#conversation.replace(messages),
+      });
+      let step = await steps.next();
+      while (!step.done) {
+        this.#observe(step.value);
+        yield this.#record(step.value);
+        step = await steps.next();
+      }
+      const notice = compactionNotice(step.value);
+      if (notice !== null) yield this.#record({ type: "warning", message: notice });
+      return step.value;
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /** Automatic compaction for the next run, or null when the session has no threshold. */
+  #autoCompaction(): AutoCompaction | null {
+    if (this.#compactionThreshold === null) return null;
+    return {
+      thresholdTokens: this.#compactionThreshold,
+      keepRecentTurns: this.#keepRecentTurns,
+      contextTokens: this.#contextTokens,
+    };
+  }
+
+  /** Follows the conversation's size across runs, from the events (see AutoCompaction.contextTokens). */
+  #observe(event: AgentEvent): void {
+    if (event.type === "usage") this.#lastUsage = event.usage;
+    if (event.type === "request-end" && !event.partial && this.#lastUsage !== null) {
+      this.#contextTokens = conversationTokens(this.#lastUsage);
+    }
+    if (event.type === "compaction") this.#contextTokens = null;
+  }
+
+  /**
+   * What a run or a compaction needs first: the session-start record (once), the repository's state and
+   * memory files with the SessionStart hooks (once, kept for the session so the prompt cache stays valid),
+   * and the system prompt built from them.
+   */
+  async *#prepare(provider: Provider, signal: AbortSignal): AsyncGenerator<AgentEvent, string> {
+    const { workspace, model } = this.#options;
     const platform = `${Deno.build.os} ${Deno.build.arch}`;
     if (!this.#started) {
       this.#started = true;
@@ -263,46 +437,19 @@ class OpenSession implements Session {
         root: workspace.root,
         home: resolveMewcodeHome(this.#options.env),
         sandbox: this.tools.sandbox,
-        signal: options.signal,
+        signal,
       });
       const source = this.#options.resume === undefined ? "startup" : "resume";
-      const hooks = await this.#permissions.sessionStart(source, options.signal);
+      const hooks = await this.permissions.sessionStart(source, signal);
       this.#context = { prompt: gathered, hooks };
       for (const notice of gathered.memory.notices) yield this.#record({ type: "warning", message: notice });
     }
-    const system = this.#systemPrompt(platform, this.#context);
-    const submitted = await this.#permissions.submitPrompt(prompt, options.signal);
-    yield* this.#notices();
-    if ("refused" in submitted) {
-      yield* this.#refuse(submitted.refused);
-      return;
-    }
-    for await (
-      const event of runAgent({
-        provider,
-        pipeline: this.tools.pipeline,
-        prompt: submitted.prompt,
-        model,
-        maxTokens,
-        system,
-        signal: options.signal,
-        maxTurns,
-        costOf: (usage) => costOf(usage, model),
-        maxBudgetUsd: this.#options.maxBudgetUsd ?? null,
-        conversation: this.#conversation,
-        resultDir: this.#transcript?.sessionDir ?? null,
-        beforeStop: (active) => this.#permissions.beforeStop(active, options.signal),
-        ...(options.answer === undefined ? {} : { answer: options.answer }),
-      })
-    ) {
-      yield this.#record(event);
-      yield* this.#notices();
-    }
+    return this.#systemPrompt(platform, this.#context);
   }
 
   /** What the hooks had to tell the user, as warnings. */
   *#notices(): Generator<AgentEvent> {
-    for (const message of this.#permissions.takeNotices()) yield this.#record({ type: "warning", message });
+    for (const message of this.permissions.takeNotices()) yield this.#record({ type: "warning", message });
   }
 
   /** A run a UserPromptSubmit hook refused: it ends before any request. */
@@ -387,10 +534,73 @@ class OpenSession implements Session {
 
   async #ensureProvider(): Promise<Provider> {
     this.#provider ??= await createProvider(
-      providerConfigFromEnv({ get: (name) => this.#options.env[name] }),
+      providerConfigFromEnv({ get: (name) => this.#options.env[name] }, this.#options.providerEndpoint),
     );
     return this.#provider;
   }
+}
+
+/**
+ * The automatic compaction threshold in tokens for a model, or null for none: `thresholdTokens` when given,
+ * else `thresholdRatio` of the context window (`contextWindow`, else the model's in src/llm/models.ts).
+ * Throws RangeError for settings that cannot work.
+ */
+export function compactionThreshold(model: string, options: CompactionOptions): number | null {
+  const { thresholdTokens, thresholdRatio = DEFAULT_COMPACTION_RATIO, contextWindow, keepRecentTurns } =
+    options;
+  if (keepRecentTurns !== undefined && (!Number.isInteger(keepRecentTurns) || keepRecentTurns < 1)) {
+    throw new RangeError(
+      `Invalid compaction setting: keepRecentTurns must be 1 or more, got ${keepRecentTurns}`,
+    );
+  }
+  if (thresholdTokens !== undefined) {
+    if (thresholdTokens !== null && !(thresholdTokens > 0)) {
+      throw new RangeError(
+        `Invalid compaction setting: thresholdTokens must be positive, got ${thresholdTokens}`,
+      );
+    }
+    return thresholdTokens;
+  }
+  if (!(thresholdRatio > 0 && thresholdRatio <= 1)) {
+    throw new RangeError(
+      `Invalid compaction setting: thresholdRatio must be above 0 and at most 1, got ${thresholdRatio}`,
+    );
+  }
+  if (contextWindow !== undefined && !(contextWindow > 0)) {
+    throw new RangeError(`Invalid compaction setting: contextWindow must be positive, got ${contextWindow}`);
+  }
+  const window = contextWindow ?? contextWindowOf(model);
+  return window === null ? null : Math.floor(window * thresholdRatio);
+}
+
+/** What the user should be told about a manual compaction that did not happen; null when it did. */
+function compactionNotice(result: CompactionResult): string | null {
+  switch (result.status) {
+    case "compacted":
+      return null;
+    case "nothing-to-compact":
+      return `Nothing to compact: ${result.reason}`;
+    case "failed":
+      return `Cannot compact the conversation: ${result.reason}; it is unchanged`;
+    case "aborted":
+      return "The compaction was interrupted; the conversation is unchanged";
+    default:
+      return assertNever(result);
+  }
+}
+
+/** The call observer as a hook that only looks: it never blocks, changes nor decides. */
+function observerHook(
+  observe: SessionOptions["observeCall"],
+): PreToolUseHook[] {
+  if (observe === undefined) return [];
+  return [{
+    name: "mewcode",
+    run: async (event) => {
+      await observe({ id: event.callId, name: event.toolName, input: event.input });
+      return { action: "continue" };
+    },
+  }];
 }
 
 /**

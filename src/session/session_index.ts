@@ -409,6 +409,8 @@ interface DecodedLine {
 /** Records that are counted or passed over: a complete line of one of these types is judged by its start. */
 const SKIMMED_TYPES: ReadonlySet<string> = new Set([
   "assistant-message",
+  // Holds the whole compacted conversation; its summary request's usage has a usage record of its own.
+  "compaction",
   "retry",
   "tool-call-start",
   "tool-call-end",

@@ -57,21 +57,32 @@ export interface SessionPermissionOptions {
 
 /** The permission side of a session. */
 export class SessionPermissions {
+  /** The policy the pipeline asks; it follows rule and mode changes made during the session. */
   readonly policy: RulePolicy;
   readonly approver: Approver | null;
   readonly #hooks: CommandHooks | null;
   readonly #notices: string[] = [];
+  readonly #options: SessionPermissionOptions;
+  #current: RulePolicy;
+  #mode: PermissionMode;
+  #rules: readonly Rule[];
 
   constructor(options: SessionPermissionOptions) {
-    this.policy = createPolicy({
-      mode: options.mode,
-      rules: options.rules,
-      root: options.root,
-      rootAliases: options.rootAliases,
-      home: options.env.HOME ?? "/",
-      additionalDirectories: options.additionalDirectories,
-      protectedPaths: options.protectedPaths,
-    });
+    this.#options = options;
+    this.#mode = options.mode;
+    this.#rules = options.rules;
+    this.#current = this.#build();
+    const live = (): RulePolicy => this.#current;
+    this.policy = {
+      get mode() {
+        return live().mode;
+      },
+      get rules() {
+        return live().rules;
+      },
+      evaluate: (request) => live().evaluate(request),
+      decide: (request) => live().decide(request),
+    };
     const runSandboxed = (
       command: string,
       run: { mode: "workspace-write"; stdin: string; timeoutMs: number; signal?: AbortSignal },
@@ -100,6 +111,45 @@ export class SessionPermissions {
         ? { run: (text, run) => runSandboxed(text, { mode: "workspace-write", ...run }) }
         : {}),
     }));
+  }
+
+  /** The permission mode now. */
+  get mode(): PermissionMode {
+    return this.#mode;
+  }
+
+  /** Rules added during the session ("don't ask again", /permissions); they apply to the next decision. */
+  addRules(rules: readonly Rule[]): void {
+    this.#rules = [...rules, ...this.#rules];
+    this.#current = this.#build();
+  }
+
+  /** Removes rules (by text and action) added or loaded; returns how many were removed. */
+  removeRules(matches: (rule: Rule) => boolean): number {
+    const kept = this.#rules.filter((rule) => !matches(rule));
+    const removed = this.#rules.length - kept.length;
+    this.#rules = kept;
+    this.#current = this.#build();
+    return removed;
+  }
+
+  /** Switches the permission mode for the next decisions. */
+  setMode(mode: PermissionMode): void {
+    this.#mode = mode;
+    this.#current = this.#build();
+  }
+
+  #build(): RulePolicy {
+    const options = this.#options;
+    return createPolicy({
+      mode: this.#mode,
+      rules: this.#rules,
+      root: options.root,
+      rootAliases: options.rootAliases,
+      home: options.env.HOME ?? "/",
+      additionalDirectories: options.additionalDirectories,
+      protectedPaths: options.protectedPaths,
+    });
   }
 
   /** The PreToolUse hooks for the pipeline; their notices are kept for the user. */

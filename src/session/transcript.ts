@@ -9,17 +9,25 @@
  *   user-message        the user's text
  *   assistant-message   the assistant message as appended (`partial` when its stream broke)
  *   tool-results        the user message answering a turn's tool uses (results in order, then any note)
+ *   compaction          the whole conversation after a compaction (the summary message, then the turns
+ *                       kept verbatim); the records after it continue from there
  * Everything else (requests, tool calls with timings and outcomes, usage, warnings, errors, the end of
  * each run) is for people and tools reading the log.
  *
  * @module
  */
 import { join } from "node:path";
-import type { AgentEvent, ErrorCategory, TurnEndReason, UsageTotals } from "../agent/events.ts";
+import type {
+  AgentEvent,
+  CompactionTrigger,
+  ErrorCategory,
+  TurnEndReason,
+  UsageTotals,
+} from "../agent/events.ts";
 import { assertNever } from "../common/errors.ts";
 import { projectDir } from "../config/home.ts";
 import type { CallOutcome } from "../execution/call_outcome.ts";
-import type { ContentBlock, StopReason, Usage } from "../llm/provider.ts";
+import type { ContentBlock, Message, StopReason, Usage } from "../llm/provider.ts";
 
 /** One line of the transcript, without its timestamp. */
 export type TranscriptEntry =
@@ -69,6 +77,21 @@ export type TranscriptEntry =
     outcome: CallOutcome;
   }
   | { type: "tool-results"; turn: number; content: ContentBlock[] }
+  /**
+   * The conversation was compacted: `messages` is all of it from here on (the summary message, then the
+   * `keptMessages` kept verbatim). The small fields come first, so a reader that only skims a long line
+   * still finds them; the summary request's usage has its own usage record just before.
+   */
+  | {
+    type: "compaction";
+    turn: number;
+    trigger: CompactionTrigger;
+    removedMessages: number;
+    keptMessages: number;
+    usage: Usage;
+    summary: string;
+    messages: Message[];
+  }
   | { type: "warning"; message: string }
   /** `category` as in the error event; absent in transcripts written before it was recorded. */
   | { type: "error"; turn: number; name: string; message: string; category?: ErrorCategory }
@@ -96,6 +119,7 @@ export const RECORD_TYPES: ReadonlySet<string> = new Set<TranscriptEntry["type"]
   "tool-call-start",
   "tool-call-end",
   "tool-results",
+  "compaction",
   "warning",
   "error",
   "turn-end",
@@ -237,6 +261,10 @@ function entryOf(event: AgentEvent, loggedSystem: string | null = null): Transcr
     }
     case "tool-results":
       return { type: "tool-results", turn: event.turn, content: event.content };
+    case "compaction": {
+      const { turn, trigger, removedMessages, keptMessages, usage, summary, messages } = event;
+      return { type: "compaction", turn, trigger, removedMessages, keptMessages, usage, summary, messages };
+    }
     case "warning":
       return { type: "warning", message: event.message };
     case "error":
@@ -253,6 +281,7 @@ function entryOf(event: AgentEvent, loggedSystem: string | null = null): Transcr
     }
     case "text-delta":
     case "thinking-delta":
+    case "compaction-start":
       return null;
     default:
       return assertNever(event);

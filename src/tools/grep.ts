@@ -1,34 +1,35 @@
 /**
  * Grep: search file contents with a JavaScript regular expression.
  *
- * Written in TypeScript because the read-only worker cannot spawn ripgrep. Each file is read whole into a
- * reused buffer (opened without blocking and verified: see `_verified_read.ts`), skipped when binary,
- * decoded once, and searched with `indexOf` (literal patterns) or a global regex in bounded chunks (see
- * `_line_search.ts`); line numbers are computed only around matches. Patterns are rewritten so that V8 can
- * always finish them in linear time (`src/common/regex.ts`): Deno cannot stop a worker inside a regex call. Files are
- * read with synchronous calls, in path order as the walk finds them (so a reached limit also ends the walk),
- * yielding to the event loop now and then: measured on a 20,000-file tree, async reads with any
- * concurrency were 2× slower than this, since each async call costs more than the read it wraps.
+ * Each file is read whole into a reused buffer (opened without blocking and verified: see
+ * `_verified_read.ts`), skipped when binary, decoded once, and searched with `indexOf` (literal patterns) or
+ * a global regex in bounded chunks (see `_line_search.ts`); line numbers are computed only around matches.
+ * Patterns are rewritten so that V8 can always finish them in linear time (`src/common/regex.ts`): Deno
+ * cannot stop a worker inside a regex call. Files are read with synchronous calls, in path order as the walk
+ * finds them (so a reached limit also ends the walk), yielding to the event loop now and then: measured on a
+ * 20,000-file tree, async reads with any concurrency were 2× slower than this, since each async call costs
+ * more than the read it wraps.
+ *
+ * This is how Grep runs in its read-only worker. Where ripgrep is installed, the runtime lets ripgrep search
+ * the contents in the read-only shell sandbox instead (`grep_ripgrep.ts`), with this module's walk as the
+ * authority on which files are searched and its matcher and output format (`_grep_collector.ts`).
  *
  * @module
  */
 import { posix } from "node:path";
 import { z } from "zod";
 import { compileGlob, type GlobMatcher } from "../common/glob.ts";
-import {
-  countMatchingLines,
-  findMatchingLines,
-  formatContent,
-  MAX_GREP_LINE_CHARACTERS,
-} from "./_grep_lines.ts";
-import { type LineMatcher, literalMatcher, regexMatcher, type SliceClock } from "./_line_search.ts";
-import { isExcludedPath, safePath, validatePathInput } from "./_paths.ts";
-import { compileSearchPattern } from "../common/regex.ts";
+import { assertNever } from "../common/errors.ts";
+import { GrepCollector, type GrepMode, MAX_GREP_FILE_BYTES, type SkippedFiles } from "./_grep_collector.ts";
+import { countMatchingLines, findMatchingLines, MAX_GREP_LINE_CHARACTERS } from "./_grep_lines.ts";
+import { compileGrepMatcher } from "./_grep_matcher.ts";
+import { prepassOf, WalkRecorder } from "./_grep_prepass.ts";
+import type { LineMatcher } from "./_line_search.ts";
+import { isExcludedPath, rootContaining, safePath, validatePathInput } from "./_paths.ts";
 import { isBinaryPath, looksBinary, utf16Bom } from "./_text.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { readVerifiedSync, type SkipReason } from "./_verified_read.ts";
-import { skippedNotice, type WalkCounts, Walker } from "./_walk.ts";
-import { assertNever } from "../common/errors.ts";
+import { Walker } from "./_walk.ts";
 import {
   defineTool,
   errorResult,
@@ -39,12 +40,10 @@ import {
 } from "./tool.ts";
 
 export { MAX_GREP_LINE_CHARACTERS } from "./_grep_lines.ts";
+export { MAX_GREP_FILE_BYTES } from "./_grep_collector.ts";
 
 /** Matches (content), files (files_with_matches) or counts (count) returned when head_limit is not given. */
 export const DEFAULT_HEAD_LIMIT = 100;
-/** Files larger than this are skipped (and counted in a notice). */
-export const MAX_GREP_FILE_BYTES = 256 * 1024 * 1024;
-
 const MAX_CONTEXT = 20;
 const MAX_HEAD_LIMIT = 100_000;
 
@@ -106,7 +105,7 @@ export const grepTool = defineTool({
   // Reads only: any number may run at once, with each other and with other reads.
   isConcurrencySafe: () => true,
   validateInput(input, context) {
-    const compiled = compileMatcher(input.pattern, input.case_insensitive ?? false);
+    const compiled = compileGrepMatcher(input.pattern, input.case_insensitive ?? false);
     if (!compiled.ok) return compiled.message;
     if (input.glob !== undefined) {
       const glob = compileGlob(input.glob, { basename: true });
@@ -118,7 +117,8 @@ export const grepTool = defineTool({
   },
   async execute(context, input) {
     const started = performance.now();
-    const compiled = compileMatcher(input.pattern, input.case_insensitive ?? false);
+    const prepass = prepassOf(input);
+    const compiled = compileGrepMatcher(input.pattern, input.case_insensitive ?? false);
     if (!compiled.ok) return errorResult(compiled.message, { reason: "invalid-pattern" });
     let filter: GlobMatcher | undefined;
     if (input.glob !== undefined) {
@@ -144,22 +144,33 @@ export const grepTool = defineTool({
     }
     const slicer = new TimeSlicer(context.signal, { deadline: started + context.timeoutMs });
     const search = new Search(compiled.build(slicer), {
-      mode: input.output_mode ?? "content",
-      context: input.context ?? 0,
-      limit: input.head_limit ?? DEFAULT_HEAD_LIMIT,
+      collector: new GrepCollector({
+        mode: input.output_mode ?? "content",
+        context: input.context ?? 0,
+        limit: input.head_limit ?? DEFAULT_HEAD_LIMIT,
+      }),
       slicer,
       call: context,
     });
-    let walker: Walker | null = null;
     if (resolved.info?.isDirectory) {
-      walker = new Walker(resolved.path, {
+      const recorder = prepass === null ? null : new WalkRecorder(prepass, started);
+      const matches = filter;
+      const walker = new Walker(resolved.path, {
         root: context.root,
         additionalRoots: context.additionalRoots,
         excludedPaths: context.excludedPaths,
         slicer,
-        ...(filter === undefined ? {} : { filter }),
+        ...(matches === undefined ? {} : {
+          filter: recorder === null ? matches : (relativePath: string) => {
+            const passes = matches(relativePath);
+            recorder.checkName(relativePath, passes);
+            return passes;
+          },
+        }),
       });
-      // Files are searched as the walk finds them, in path order, so a reached limit ends the walk too.
+      // Files are searched as the walk finds them, in path order, so a reached limit ends the walk too. A
+      // prepass past its budget only walks on.
+      let searching = true;
       let sinceCheck = 0;
       for (const file of walker.files()) {
         if (file === null || ++sinceCheck === 16) {
@@ -167,29 +178,51 @@ export const grepTool = defineTool({
           if (slicer.due() && await slicer.pause()) return stopResult(slicer, context);
           if (file === null) continue;
         }
+        recorder?.record(file.relativePath, walker);
+        if (!searching) continue;
+        if (recorder?.overBudget()) {
+          if (!recorder.walks) return recorder.budgetSpent();
+          searching = false;
+          continue;
+        }
         if (!await search.searchFile(file.path, file.relativePath)) break;
       }
       if (search.stopped) return stopResult(slicer, context);
-    } else if (resolved.info?.isFile) {
+      if (!searching && recorder !== null) {
+        const roots = [context.root, ...context.additionalRoots ?? []];
+        return recorder.report(walker, {
+          start: resolved.path,
+          base: rootContaining(roots, resolved.path) ?? context.root,
+          roots,
+          excluded: context.excludedPaths,
+        });
+      }
+      return search.collector.result(input.pattern, shownPath, walker, { started, metadata: ENGINE });
+    }
+    if (resolved.info?.isFile) {
       await search.searchFile(resolved.path, posix.basename(resolved.path));
       if (search.stopped) return stopResult(slicer, context);
-      if (search.skipped.binary > 0) {
+      if (search.collector.skipped.binary > 0) {
         return textResult(
           `No matches found: "${shownPath}" is a binary file; use Bash to inspect it (for example \`strings\` or \`xxd\`)`,
-          { ...search.metadata(), durationMs: Math.round(performance.now() - started) },
+          { ...search.collector.metadata(), durationMs: Math.round(performance.now() - started), ...ENGINE },
         );
       }
-    } else {
-      return errorResult(`Cannot search "${shownPath}": it is neither a regular file nor a directory`, {
-        reason: "not-a-file",
-      });
+      return search.collector.result(input.pattern, shownPath, null, { started, metadata: ENGINE });
     }
-    return search.result(input.pattern, shownPath, walker, started);
+    return errorResult(`Cannot search "${shownPath}": it is neither a regular file nor a directory`, {
+      reason: "not-a-file",
+    });
   },
 });
 
-// The result of a search that stopped early: cancelled, or past the call's time limit.
-function stopResult(slicer: TimeSlicer, context: ToolContext): ToolResult {
+const ENGINE = { engine: "typescript" } as const;
+
+/** The result of a search that stopped early: cancelled, or past the call's time limit. */
+export function stopResult(
+  slicer: { stopReason(): "aborted" | "timeout" | null },
+  context: ToolContext,
+): ToolResult {
   if (slicer.stopReason() === "aborted") return stoppedResult("Grep was cancelled", "cancelled");
   return stoppedResult(
     `Grep stopped at its time limit of ${Math.round(context.timeoutMs / 1000)} s before searching every ` +
@@ -198,126 +231,66 @@ function stopResult(slicer: TimeSlicer, context: ToolContext): ToolResult {
   );
 }
 
-type CompileResult =
-  | { ok: true; build: (clock: SliceClock) => LineMatcher }
-  | { ok: false; message: string };
-
-const REGEX_SYNTAX = /[\\^$.|?*+()[\]{}]/;
-
-/**
- * Builds the matcher for a pattern: `indexOf` for a literal, else a regex rewritten for V8's linear-time
- * engine (`src/common/regex.ts`) and run in bounded chunks (`_line_search.ts`).
- */
-function compileMatcher(pattern: string, caseInsensitive: boolean): CompileResult {
-  if (!caseInsensitive && !REGEX_SYNTAX.test(pattern) && !pattern.includes("\n")) {
-    return { ok: true, build: () => literalMatcher(pattern) };
-  }
-  const compiled = compileSearchPattern(pattern, { ignoreCase: caseInsensitive, flags: "gm" });
-  if (!compiled.ok) return compiled;
-  const { regex, units, assertions } = compiled;
-  const normalizeCrlf = /[$^]/.test(pattern);
-  return {
-    ok: true,
-    build: (clock) => regexMatcher(regex, { units, assertions, normalizeCrlf, clock }),
-  };
-}
-
 interface SearchOptions {
-  mode: NonNullable<GrepInput["output_mode"]>;
-  context: number;
-  limit: number;
+  collector: GrepCollector;
   slicer: TimeSlicer;
   /** The call's context: root, excluded folders, strict links. */
   call: ToolContext;
 }
 
-/** Files not searched, by reason. */
-interface Skipped {
-  binary: number;
-  large: number;
-  unreadable: number;
-  notRegular: number;
-  changed: number;
-  hardLinked: number;
-}
-
-const SKIP_COUNTERS: Readonly<Record<Exclude<SkipReason, "too-large">, keyof Skipped>> = {
+const SKIP_COUNTERS: Readonly<Record<Exclude<SkipReason, "too-large">, keyof SkippedFiles>> = {
   "unreadable": "unreadable",
   "not-regular": "notRegular",
   "changed": "changed",
   "hard-linked": "hardLinked",
 };
 
-/** The state of one Grep call: reads files, finds matches and builds the output as it goes. */
+/** The state of one Grep call that reads files itself: reads them, finds matches, feeds the collector. */
 class Search {
+  readonly collector: GrepCollector;
   #matcher: LineMatcher;
   #options: SearchOptions;
   #buffer: Uint8Array = new Uint8Array(1 << 20);
   #decoder = new TextDecoder();
-  #lines: string[] = [];
-  /** Matching lines (content and count modes) and files with a match found so far. */
-  matches = 0;
-  files = 0;
-  /** Whether the limit cut the results. */
-  truncated = false;
   /** Whether the slicer stopped the search (cancelled or past the deadline). */
   stopped = false;
-  skipped: Skipped = { binary: 0, large: 0, unreadable: 0, notRegular: 0, changed: 0, hardLinked: 0 };
 
   constructor(matcher: LineMatcher, options: SearchOptions) {
     this.#matcher = matcher;
     this.#options = options;
+    this.collector = options.collector;
   }
 
   /** Searches one file; resolves to false when the search should stop (limit reached, or `stopped`). */
   async searchFile(path: string, shownPath: string): Promise<boolean> {
+    const collector = this.collector;
     if (isBinaryPath(shownPath)) {
-      this.skipped.binary++;
+      collector.skipped.binary++;
       return true;
     }
     const text = this.#readText(path);
     if (text === null) return true;
-    const { mode, limit, slicer } = this.#options;
+    const { slicer } = this.#options;
+    const mode: GrepMode = collector.options.mode;
     switch (mode) {
       case "files_with_matches": {
         const count = await countMatchingLines(text, this.#matcher, { slicer, max: 1 });
         if (count === null) return this.#stop();
-        if (count === 0) return true;
-        if (this.files === limit) return this.#cut();
-        this.files++;
-        this.#lines.push(shownPath);
-        return true;
+        return count === 0 ? true : collector.addFile(shownPath);
       }
       case "count": {
         const count = await countMatchingLines(text, this.#matcher, { slicer });
         if (count === null) return this.#stop();
-        if (count === 0) return true;
-        if (this.files === limit) return this.#cut();
-        this.files++;
-        this.matches += count;
-        this.#lines.push(`${shownPath}:${count}`);
-        return true;
+        return collector.addCount(shownPath, count);
       }
       case "content": {
-        const found = await findMatchingLines(text, this.#matcher, { slicer, max: limit - this.matches + 1 });
+        const found = await findMatchingLines(text, this.#matcher, { slicer, max: collector.wantedLines });
         if (found === null) return this.#stop();
-        if (found.length === 0) return true;
-        const kept = found.slice(0, limit - this.matches);
-        if (kept.length > 0) {
-          this.files++;
-          this.matches += kept.length;
-          formatContent(this.#lines, text, shownPath, kept, this.#options.context);
-        }
-        return kept.length === found.length ? true : this.#cut();
+        return collector.addLines(text, shownPath, found);
       }
       default:
         return assertNever(mode);
     }
-  }
-
-  #cut(): false {
-    this.truncated = true;
-    return false;
   }
 
   #stop(): false {
@@ -328,6 +301,7 @@ class Search {
   // Reads a file into the reused buffer and decodes it; null (and counted) when skipped.
   #readText(path: string): string | null {
     const { call } = this.#options;
+    const skipped = this.collector.skipped;
     const read = readVerifiedSync(path, {
       root: call.root,
       additionalRoots: call.additionalRoots,
@@ -337,81 +311,19 @@ class Search {
       buffer: this.#buffer,
     });
     if (!read.ok) {
-      if (read.reason === "too-large") this.skipped.large++;
-      else this.skipped[SKIP_COUNTERS[read.reason]]++;
+      if (read.reason === "too-large") skipped.large++;
+      else skipped[SKIP_COUNTERS[read.reason]]++;
       return null;
     }
     this.#buffer = read.buffer;
     const bytes = read.bytes;
     if (looksBinary(bytes)) {
-      this.skipped.binary++;
+      skipped.binary++;
       return null;
     }
     // A UTF-16 BOM makes looksBinary say text; the default decoder drops a UTF-8 BOM.
     const wide = utf16Bom(bytes);
     const text = wide === null ? this.#decoder.decode(bytes) : new TextDecoder(wide).decode(bytes);
     return this.#matcher.normalizeCrlf && text.includes("\r\n") ? text.replaceAll("\r\n", "\n") : text;
-  }
-
-  /** Counts for the result's metadata. */
-  metadata(): Record<string, unknown> {
-    return {
-      matches: this.matches,
-      files: this.files,
-      truncated: this.truncated,
-      skippedBinary: this.skipped.binary,
-      skippedLarge: this.skipped.large,
-      unreadable: this.skipped.unreadable,
-      skippedNotRegular: this.skipped.notRegular,
-      skippedChanged: this.skipped.changed,
-      skippedHardLinked: this.skipped.hardLinked,
-    };
-  }
-
-  /** The tool result once the search is over. */
-  result(pattern: string, shownPath: string, walk: WalkCounts | null, started: number): ToolResult {
-    const metadata = {
-      ...this.metadata(),
-      ignoredFiles: walk?.ignoredFiles ?? 0,
-      ignoredDirectories: walk?.ignoredDirectories ?? 0,
-      durationMs: Math.round(performance.now() - started),
-    };
-    const notes = this.#notSearched();
-    if (this.#lines.length === 0) {
-      const skipped = walk === null ? null : skippedNotice(walk);
-      if (skipped !== null) notes.push(skipped);
-      return textResult(
-        [`No matches found for pattern "${pattern}" in "${shownPath}"`, ...notes].join("\n"),
-        metadata,
-      );
-    }
-    const { mode, limit } = this.#options;
-    if (this.truncated) {
-      const what = mode === "content" ? `${limit} matching lines` : `${limit} files`;
-      notes.push(
-        `(Showing the first ${what} in path order; more matches exist. ` +
-          "Narrow the pattern, path or glob, or raise head_limit.)",
-      );
-    } else if (mode === "count") {
-      const lines = `${this.matches} matching line${this.matches === 1 ? "" : "s"}`;
-      notes.push(`(${lines} in ${this.files} file${this.files === 1 ? "" : "s"}.)`);
-    }
-    const output = notes.length > 0 ? [...this.#lines, "", ...notes] : this.#lines;
-    return textResult(output.join("\n"), metadata);
-  }
-
-  // "(Files not searched: …)" when some were skipped for a reason the model should know.
-  #notSearched(): string[] {
-    const skipped = this.skipped;
-    const parts: string[] = [];
-    if (skipped.large > 0) parts.push(`${skipped.large} larger than ${MAX_GREP_FILE_BYTES >> 20} MiB`);
-    if (skipped.unreadable > 0) parts.push(`${skipped.unreadable} unreadable`);
-    if (skipped.hardLinked > 0) {
-      parts.push(`${skipped.hardLinked} with several hard links (strict link checking is on)`);
-    }
-    if (skipped.notRegular > 0) parts.push(`${skipped.notRegular} not regular files (named pipes, devices)`);
-    if (skipped.changed > 0) parts.push(`${skipped.changed} replaced while being searched`);
-    if (this.#lines.length === 0 && skipped.binary > 0) parts.push(`${skipped.binary} binary`);
-    return parts.length > 0 ? [`(Files not searched: ${parts.join(", ")}.)`] : [];
   }
 }

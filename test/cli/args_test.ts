@@ -40,6 +40,7 @@ Deno.test("parseCli reads the commands", async (t) => {
     }],
     [["trust"], { kind: "trust", revoke: false }],
     [["trust", "--revoke"], { kind: "trust", revoke: true }],
+    [["completions", "zsh"], { kind: "completions", shell: "zsh" }],
     [["-p", "fix", "it"], { kind: "prompt", prompt: "fix it", headless: true }],
     [["-p"], { kind: "prompt", prompt: null, headless: true }],
     // With -p every word is the prompt, even a command's name.
@@ -186,6 +187,17 @@ Deno.test("parseCli leaves unset options null so settings can decide, and reads 
   equal(parseCli(["--dangerously-skip-permissions", "-p", "q"]).permissionMode, "bypassPermissions");
   deepStrictEqual(parseCli(["-c", "-p", "q"]).session, { kind: "continue" });
   deepStrictEqual(parseCli(["-r", "abc12345", "-p", "q"]).session, { kind: "resume", id: "abc12345" });
+  // -r alone (or before a word that cannot be an id, or an option) picks from a list.
+  deepStrictEqual(parseCli(["-r"]).session, { kind: "pick" });
+  deepStrictEqual(parseCli(["-r", "fix the tests"]).session, { kind: "pick" });
+  deepStrictEqual(parseCli(["-r", "fix the tests"]).command, {
+    kind: "prompt",
+    prompt: "fix the tests",
+    headless: false,
+  });
+  deepStrictEqual(parseCli(["--resume", "-v"]).session, { kind: "pick" });
+  equal(parseCli(["--provider", "ollama", "-p", "q"]).provider, "ollama");
+  equal(parseCli(["-p", "q"]).provider, null);
   deepStrictEqual(parseCli(["-Cdir", "tools"]).cd, "dir");
 });
 
@@ -221,6 +233,8 @@ Deno.test("parseCli throws UsageError, with a suggestion where one is close, for
     [["--revoke", "tools"], /--revoke only applies to: mewcode trust/],
     [["--allowedTools", "Bash(npm test", "-p", "q"], /a "\(" is never closed/],
     [["permissions", "frob"], /Unknown permissions command "frob"/],
+    [["completions", "tcsh"], /Unknown shell "tcsh": use mewcode completions bash, zsh or fish/],
+    [["--provider", "openia", "-p", "q"], /did you mean "openai"\?/],
   ] as const;
   for (const [argv, message] of cases) {
     await t.step(argv.join(" ") || "(nothing)", () => {

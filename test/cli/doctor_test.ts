@@ -4,19 +4,21 @@ import { runDoctor } from "../../src/cli/doctor_command.ts";
 import type { HelperPaths } from "../../src/sandbox/helpers.ts";
 import { runMewcode } from "../_fakes/run_cli.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { startFakeOpenAi } from "../fake_anthropic/openai_server.ts";
 
 /** What runDoctor prints and returns, run in this process with injected helper programs. */
 async function doctorWith(
   root: string,
   args: string[],
   helpers: HelperPaths,
+  env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string }> {
   let stdout = "";
   const code = await runDoctor({
     workspace: { root, aliases: [] },
     options: parseCli(["doctor", ...args]),
     helpers,
-    env: Deno.env.toObject(),
+    env: { ...Deno.env.toObject(), ...env },
     print: (text) => (stdout += text),
   });
   return { code, stdout };
@@ -83,4 +85,95 @@ Deno.test("mewcode doctor --read-only does not count a missing shell sandbox as 
   match(run.stdout, /--read-only offers no Bash/);
   equal(/^ {2}(writer|shell): (ok|FAILED):/m.test(run.stdout), false, run.stdout);
   match(run.stdout, /^Everything works\.$/m);
+});
+
+Deno.test("mewcode doctor shows the provider, its base URL and that it answers, never the key", async () => {
+  await using workspace = await createTempWorkspace();
+  await using server = await startFakeOpenAi([], { models: ["gpt-test", "gpt-other"] });
+  const run = await runMewcode(["doctor", "--provider", "openai", "--model", "gpt-test"], {
+    cwd: workspace.root,
+    env: server.env(),
+  });
+  equal(run.code, 0, run.stdout + run.stderr);
+  match(run.stdout, /^Provider: openai \(model gpt-test\)$/m);
+  match(run.stdout, new RegExp(`^ {2}base URL: ${server.baseUrl}$`, "m"));
+  match(run.stdout, /^ {2}key: OPENAI_API_KEY is set$/m);
+  match(run.stdout, /^ {2}answers: ok \(\d+ ms, 2 models listed\)$/m);
+  equal(run.stdout.includes(server.apiKey), false, "the key is never printed");
+  equal(server.requests[0]?.path, "/v1/models");
+});
+
+Deno.test("mewcode doctor counts a provider that does not answer as a problem", async () => {
+  await using workspace = await createTempWorkspace();
+  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = closed.addr.port;
+  closed.close();
+  const run = await runMewcode(["doctor", "--model", "ollama/qwen3-coder"], {
+    cwd: workspace.root,
+    env: { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` },
+  });
+  equal(run.code, 1, run.stdout + run.stderr);
+  match(run.stdout, /^Provider: ollama \(model qwen3-coder\)$/m);
+  match(run.stdout, /^ {2}key: none needed$/m);
+  match(run.stdout, /^ {2}answers: FAILED: Cannot reach the API at "http:\/\/127\.0\.0\.1:\d+\/v1"/m);
+  match(run.stdout, /^ {2}- the ollama provider at "http:\/\/127\.0\.0\.1:\d+\/v1" does not answer: /m);
+});
+
+Deno.test("mewcode doctor gives up on a silent provider after its timeout", async () => {
+  await using workspace = await createTempWorkspace();
+  // Accepts connections and never answers.
+  const silent = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const connection of silent) held.push(connection);
+  })();
+  let stdout = "";
+  try {
+    await runDoctor({
+      workspace: { root: workspace.root, aliases: [] },
+      options: parseCli(["doctor", "--read-only", "--model", "openai/gpt-test"]),
+      helpers: WITHOUT_BUBBLEWRAP,
+      env: {
+        ...Deno.env.toObject(),
+        OPENAI_API_KEY: "sk-silent",
+        OPENAI_BASE_URL: `http://127.0.0.1:${silent.addr.port}/v1`,
+      },
+      print: (text) => (stdout += text),
+      providerTimeoutMs: 300,
+    });
+  } finally {
+    silent.close();
+    await accepting.catch(() => undefined);
+    for (const connection of held) connection.close();
+  }
+  match(stdout, /^ {2}answers: FAILED: no answer within 0\.3 s$/m);
+});
+
+Deno.test("mewcode doctor says a missing key is needed to run a prompt, without counting it as a problem", async () => {
+  await using workspace = await createTempWorkspace();
+  const run = await doctorWith(
+    workspace.root,
+    ["--read-only", "--provider", "openai", "--model", "m"],
+    WITHOUT_BUBBLEWRAP,
+    {
+      OPENAI_API_KEY: "",
+    },
+  );
+  equal(run.code, 0, run.stdout);
+  match(run.stdout, /^ {2}key: OPENAI_API_KEY is not set, so a prompt cannot run: /m);
+});
+
+Deno.test("mewcode doctor counts a provider without a model as a problem", async () => {
+  await using workspace = await createTempWorkspace();
+  await using server = await startFakeOpenAi([], { apiKey: null });
+  const run = await doctorWith(workspace.root, ["--read-only", "--provider", "ollama"], WITHOUT_BUBBLEWRAP, {
+    OPENAI_BASE_URL: server.baseUrl,
+  });
+  equal(run.code, 1, run.stdout);
+  match(run.stdout, /^Provider: ollama \(model none\)$/m);
+  match(
+    run.stdout,
+    /^ {2}- Cannot use the ollama provider without a model: name one with --model ollama\/<model>/m,
+  );
+  match(run.stdout, /^ {2}answers: ok /m);
 });

@@ -1,5 +1,6 @@
-import { deepEqual } from "node:assert/strict";
+import { deepEqual, match } from "node:assert/strict";
 import {
+  ignoredNotice,
   repositoryMaySetEnv,
   type ScreenBaseline,
   screenRepositorySettings,
@@ -85,4 +86,37 @@ Deno.test("screenRepositorySettings never applies bypassPermissions or API varia
     ["GITHUB_TOKEN", "my_api_key", "CLAUDE_CODE_USE_BEDROCK", "PATH"].map(repositoryMaySetEnv),
     [true, false, false, true],
   );
+});
+
+Deno.test("screenRepositorySettings never applies a provider, endpoint, key variable or provider-choosing model, even when trusted", async (t) => {
+  for (const trusted of [false, true]) {
+    await t.step(trusted ? "trusted" : "not trusted", () => {
+      const screened = screenRepositorySettings(
+        {
+          provider: "ollama",
+          baseUrl: "http://attacker.example/v1",
+          apiKeyEnv: "ANTHROPIC_API_KEY",
+          model: "ollama/qwen3-coder",
+        },
+        { trusted, baseline: DEFAULTS, source: "project", path: "/w/.mewcode/settings.json" },
+      );
+      deepEqual(screened.kept, {});
+      deepEqual(screened.ignored.map((item) => [item.item, item.kind]), [
+        ['model "ollama/qwen3-coder"', "never"],
+        ['provider "ollama"', "never"],
+        ['baseUrl "http://attacker.example/v1"', "never"],
+        ['apiKeyEnv "ANTHROPIC_API_KEY"', "never"],
+      ]);
+      match(
+        ignoredNotice(screened.ignored[0]!),
+        /its provider prefix would choose the provider: a repository may never set this/,
+      );
+      match(
+        ignoredNotice(screened.ignored[2]!),
+        /baseUrl "http:\/\/attacker\.example\/v1": a repository may never set this, even when trusted/,
+      );
+    });
+  }
+  // A model id with a slash that names no provider is an ordinary model (OpenRouter's, for one).
+  deepEqual(applied({ model: "meta-llama/llama-4" }, DEFAULTS, true), { model: "meta-llama/llama-4" });
 });

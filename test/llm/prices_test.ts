@@ -1,5 +1,5 @@
 import { deepStrictEqual, equal, ok } from "node:assert/strict";
-import { costOf, priceOf } from "../../src/llm/prices.ts";
+import { costOf, priceOf, priceOn } from "../../src/llm/prices.ts";
 import type { Usage } from "../../src/llm/provider.ts";
 
 const MILLION = 1_000_000;
@@ -119,4 +119,12 @@ Deno.test("priceOf matches dated model ids to their family and nothing else", as
 Deno.test("costOf returns null for a model without a published price, whatever the usage", () => {
   equal(costOf(only("inputTokens", MILLION), "claude-test-1"), null);
   equal(costOf(only("outputTokens"), "gpt-5"), null);
+});
+
+Deno.test("priceOn knows no price on an OpenAI-compatible provider, whatever the model is called", () => {
+  equal(priceOn("openai", "claude-sonnet-5-5"), null);
+  equal(priceOn("ollama", "claude-sonnet-5-5"), null);
+  equal(priceOn("openai", "gpt-5"), null);
+  deepStrictEqual(priceOn("anthropic", "claude-sonnet-5-5"), priceOf("claude-sonnet-5-5"));
+  ok(priceOn("anthropic", "claude-sonnet-5-5") !== null);
 });

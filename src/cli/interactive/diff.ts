@@ -1,0 +1,250 @@
+/**
+ * What a WriteFile or EditFile call changes, as a unified diff for people: numbered lines, "+"/"-" prefixes
+ * (green and red with colours), a few lines of context and a cut with a count when it is long. Also the text
+ * an EditFile call would produce, for the approval question before it runs.
+ *
+ * @module
+ */
+import { structuredPatch } from "diff";
+import { assertNever } from "../../common/errors.ts";
+import { flexibleMatch } from "../../tools/_edit_match.ts";
+import { detectLineEnding, type LineEnding, withLineEnding } from "../../tools/_text.ts";
+import { cut, sanitize } from "../_terminal_text.ts";
+import { expandTabs, type Style } from "./style.ts";
+
+/** Lines shown around each change by default. */
+export const DIFF_CONTEXT_LINES = 3;
+/** Lines a diff is cut to by default. */
+export const DIFF_MAX_LINES = 40;
+/** Past this many changed lines a diff is not computed (its cost grows with the size of the change). */
+const MAX_EDIT_LENGTH = 2_000;
+
+/** What to compare and how much room the diff has. */
+export interface EditDiffOptions {
+  /** The file's text before the call; null when the call creates the file. */
+  before: string | null;
+  after: string;
+  /** Unchanged lines shown around each change; default 3. */
+  context?: number;
+  /** Lines shown at most, the last of them saying how many more there are; default 40. */
+  maxLines?: number;
+  /** Terminal columns; longer lines are cut. */
+  width: number;
+  style: Style;
+}
+
+/** A diff ready to print, and how many lines it adds and removes. */
+export interface EditDiff {
+  lines: string[];
+  added: number;
+  removed: number;
+}
+
+interface DiffRow {
+  kind: "context" | "added" | "removed" | "gap" | "note";
+  number: number | null;
+  text: string;
+}
+
+/**
+ * The diff of a file's text, line by line. Line endings and a byte order mark are ignored, so that a CRLF
+ * file does not show every line changed; a new file is all additions.
+ */
+export function editDiff(options: EditDiffOptions): EditDiff {
+  const style = options.style;
+  const after = normalize(options.after);
+  const rows = options.before === null
+    ? creationRows(after)
+    : changeRows(normalize(options.before), after, options.context ?? DIFF_CONTEXT_LINES);
+  if (rows === null) {
+    return {
+      lines: [
+        style.dim(`The change is too large to show as a diff (more than ${MAX_EDIT_LENGTH} changed lines)`),
+      ],
+      added: 0,
+      removed: 0,
+    };
+  }
+  const added = rows.filter((row) => row.kind === "added").length;
+  const removed = rows.filter((row) => row.kind === "removed").length;
+  if (rows.length === 0) return { lines: [style.dim("No changes to the content")], added, removed };
+  const maxLines = Math.max(1, options.maxLines ?? DIFF_MAX_LINES);
+  const shown = rows.length <= maxLines ? rows : rows.slice(0, maxLines - 1);
+  const numberWidth = String(shown.reduce((widest, row) => Math.max(widest, row.number ?? 0), 0)).length;
+  const lines = shown.map((row) => renderRow(row, numberWidth, options.width, style));
+  const hidden = rows.length - shown.length;
+  if (hidden > 0) lines.push(style.dim(`… ${hidden} more line${hidden === 1 ? "" : "s"}`));
+  return { lines, added, removed };
+}
+
+function normalize(text: string): string {
+  return text.replace(/^\ufeff/, "").replaceAll("\r\n", "\n");
+}
+
+function creationRows(text: string): DiffRow[] {
+  if (text === "") return [];
+  const lines = text.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines.map((line, index) => ({ kind: "added", number: index + 1, text: line }));
+}
+
+function changeRows(before: string, after: string, context: number): DiffRow[] | null {
+  if (before === after) return [];
+  const patch = structuredPatch("", "", before, after, undefined, undefined, {
+    context: Math.max(0, context),
+    maxEditLength: MAX_EDIT_LENGTH,
+  });
+  if (patch === undefined) return null;
+  const rows: DiffRow[] = [];
+  for (const hunk of patch.hunks) {
+    if (rows.length > 0) rows.push({ kind: "gap", number: null, text: "" });
+    let oldNumber = hunk.oldStart;
+    let newNumber = hunk.newStart;
+    let previous: string | undefined;
+    for (const line of hunk.lines) {
+      const text = line.slice(1);
+      switch (line[0]) {
+        case "+":
+          rows.push({ kind: "added", number: newNumber++, text });
+          break;
+        case "-":
+          rows.push({ kind: "removed", number: oldNumber++, text });
+          break;
+        case "\\":
+          // Only worth saying where the final newline is what changed.
+          if (previous === "+" || previous === "-") {
+            rows.push({ kind: "note", number: null, text: "no newline at end of file" });
+          }
+          break;
+        default:
+          rows.push({ kind: "context", number: newNumber, text });
+          oldNumber++;
+          newNumber++;
+      }
+      previous = line[0];
+    }
+  }
+  return rows;
+}
+
+function renderRow(row: DiffRow, numberWidth: number, width: number, style: Style): string {
+  const blank = " ".repeat(numberWidth);
+  switch (row.kind) {
+    case "gap":
+      return style.dim(`${blank} ⋮`);
+    case "note":
+      return style.dim(`${blank}   \\ ${row.text}`);
+    case "context":
+    case "added":
+    case "removed": {
+      const number = String(row.number).padStart(numberWidth);
+      const sign = row.kind === "added" ? "+" : row.kind === "removed" ? "-" : " ";
+      const room = Math.max(1, width - numberWidth - 3);
+      const text = cut(sanitize(expandTabs(row.text)), room, "start");
+      const line = `${sign} ${text}`.trimEnd();
+      if (row.kind === "added") return `${style.dim(number)} ${style.green(line)}`;
+      if (row.kind === "removed") return `${style.dim(number)} ${style.red(line)}`;
+      return `${style.dim(number)} ${line}`;
+    }
+    default:
+      return assertNever(row.kind);
+  }
+}
+
+/** The fields of an EditFile input that decide its result. */
+export interface EditInput {
+  old_string: string;
+  new_string: string;
+  replace_all?: boolean;
+}
+
+/** The text an EditFile call would leave, or why it would fail. */
+export type EditPreview =
+  | { ok: true; after: string; replacements: number; flexible: boolean }
+  | { ok: false; reason: string };
+
+/**
+ * Applies an EditFile input to a file's current text (null: the file does not exist) as EditFile does:
+ * exact matches, tried with the file's line endings; exactly one unless `replace_all`; the one
+ * whitespace-flexible fallback; an empty old_string creates a file or fills an empty one; the file keeps
+ * its line endings, byte order mark and final-newline state.
+ */
+export function previewEdit(fileContent: string | null, input: EditInput): EditPreview {
+  if (input.old_string === input.new_string) {
+    return { ok: false, reason: "old_string and new_string are identical, so there is nothing to change" };
+  }
+  if (fileContent === null) {
+    if (input.old_string !== "") return { ok: false, reason: "the file does not exist" };
+    return { ok: true, after: input.new_string, replacements: 0, flexible: false };
+  }
+  const bom = fileContent.startsWith("\ufeff") ? "\ufeff" : "";
+  const text = fileContent.slice(bom.length);
+  if (input.old_string === "") {
+    if (text !== "") {
+      return { ok: false, reason: "old_string is empty but the file already exists and is not empty" };
+    }
+    return { ok: true, after: bom + input.new_string, replacements: 0, flexible: false };
+  }
+  const eol = detectLineEnding(text);
+  const edit = applyEdit(text, eol, input);
+  if (!edit.ok) return edit;
+  return { ...edit, after: bom + keepFinalNewline(text, edit.after, eol) };
+}
+
+function applyEdit(text: string, eol: LineEnding, input: EditInput): EditPreview {
+  const replacement = withLineEnding(input.new_string, eol);
+  for (const needle of new Set([withLineEnding(input.old_string, eol), input.old_string])) {
+    const positions = findAll(text, needle);
+    if (positions.length === 0) continue;
+    if (positions.length > 1 && input.replace_all !== true) {
+      return { ok: false, reason: `old_string occurs ${positions.length} times in the file` };
+    }
+    let after = "";
+    let cursor = 0;
+    for (const position of positions) {
+      after += text.slice(cursor, position) + replacement;
+      cursor = position + needle.length;
+    }
+    return { ok: true, after: after + text.slice(cursor), replacements: positions.length, flexible: false };
+  }
+  const flexible = flexibleMatch(text, input.old_string, input.new_string, eol);
+  switch (flexible.kind) {
+    case "one": {
+      const { start, end, text: inserted } = flexible.replacement;
+      return {
+        ok: true,
+        after: text.slice(0, start) + inserted + text.slice(end),
+        replacements: 1,
+        flexible: true,
+      };
+    }
+    case "many":
+      return {
+        ok: false,
+        reason:
+          `old_string was not found exactly, and ignoring whitespace it matches ${flexible.lines.length} places`,
+      };
+    case "none":
+      return { ok: false, reason: "old_string was not found in the file" };
+    default:
+      return assertNever(flexible);
+  }
+}
+
+function findAll(text: string, needle: string): number[] {
+  const positions: number[] = [];
+  for (let index = text.indexOf(needle); index !== -1; index = text.indexOf(needle, index + needle.length)) {
+    positions.push(index);
+  }
+  return positions;
+}
+
+// As EditFile: an edit neither adds nor removes the file's last line break.
+function keepFinalNewline(before: string, after: string, eol: LineEnding): string {
+  if (before === "" || after === "") return after;
+  const had = before.endsWith("\n");
+  const has = after.endsWith("\n");
+  if (had && !has) return after + eol;
+  if (!had && has) return after.endsWith("\r\n") ? after.slice(0, -2) : after.slice(0, -1);
+  return after;
+}

@@ -1,0 +1,743 @@
+/**
+ * Streaming Markdown for the terminal: the model's answer arrives as text deltas and is printed block by
+ * block as soon as each block is complete, never redrawn.
+ *
+ * How it streams: deltas are cut into lines, and after each complete line `marked`'s lexer re-reads the
+ * region not yet printed. Every top-level block followed by another is complete. Inside the last block
+ * (a list, a quote) every leaf block followed by another is complete too, and so is a paragraph or table
+ * followed by a blank line, a heading, a rule, and a fenced code block at its closing fence. A paragraph
+ * still open prints its lines one behind (the last line could still become a table's header), and holds a
+ * line whose emphasis, code span or link may close on a later line. Everything depends only on the
+ * sequence of lines, so any split of the same text into deltas prints exactly the same output.
+ *
+ * The dialect: GFM without setext headings ("Title\n===" stays text, "text\n---" is text and a rule), so
+ * no later line can turn printed text into a heading; a paragraph keeps the model's line breaks.
+ *
+ * Code is highlighted with highlight.js when colours are on. Each grammar is loaded in the background the
+ * first time a fence names it (or ahead of time with `loadHighlighting`), so start-up pays for none of them;
+ * a block that closes before its grammar has loaded is printed plain.
+ *
+ * @module
+ */
+import { Lexer, type MarkedToken, type Token, Tokenizer, type Tokens } from "marked";
+import { sanitize } from "../_terminal_text.ts";
+import {
+  type Align,
+  breakSpans,
+  cutSpans,
+  expandTabs,
+  padSpans,
+  renderSpans,
+  type Span,
+  span,
+  spansWidth,
+  type Style,
+  type StyleName,
+  trimEndSpans,
+  wrapSpans,
+} from "./style.ts";
+
+/** Where a stream prints and how wide it may be. */
+export interface MarkdownStreamOptions {
+  /** Terminal columns; text wraps to it and tables and code are fitted to it. */
+  width: number;
+  style: Style;
+  /** Receives complete lines, each ending in "\n". */
+  write: (text: string) => void;
+}
+
+/** The fewest columns a block's content is given, however deep its indentation. */
+const MIN_CONTENT_WIDTH = 12;
+/** An open paragraph holds lines whose inline markup may still close for at most this many lines. */
+const MAX_HELD_LINES = 20;
+const BULLETS = ["•", "◦", "▪"] as const;
+const QUOTE_BAR: Span = span("┃ ", "gray");
+
+/** A block that renders on its own: where it sits (the prefixes of its first and other lines) and its token. */
+interface Leaf {
+  token: MarkedToken;
+  first: Span[];
+  rest: Span[];
+  /** A blank line comes before it, drawn with this prefix (a quote's bar), or null for none. */
+  gap: Span[] | null;
+}
+
+/** Renders Markdown text deltas to the terminal as their blocks complete; `end()` prints the rest. */
+export class MarkdownStream {
+  #width: number;
+  #style: Style;
+  #write: (text: string) => void;
+  /** Text after the last line break, not yet looked at. */
+  #partial = "";
+  /** Complete lines from the start of the first top-level block not yet wholly printed. */
+  #pending = "";
+  /** Leaves of that block already printed, and source lines of the next leaf (a paragraph) printed. */
+  #leavesDone = 0;
+  #linesDone = 0;
+  #headGap = false;
+  #printed = false;
+  /** The opening fence when the last top-level block is an unclosed fenced code block. */
+  #fence: string | null = null;
+  /** The number of the first item left of an ordered list whose printed items were dropped. */
+  #listStart: number | null = null;
+  #links: Record<string, { href: string | null; title: string | null }> = {};
+
+  constructor(options: MarkdownStreamOptions) {
+    this.#width = Math.max(MIN_CONTENT_WIDTH, Math.floor(options.width));
+    this.#style = options.style;
+    this.#write = options.write;
+  }
+
+  /** Adds text; prints every block this completes. */
+  push(text: string): void {
+    this.#partial += text;
+    let newline = this.#partial.indexOf("\n");
+    while (newline !== -1) {
+      const line = this.#partial.slice(0, newline).replace(/\r$/, "");
+      this.#partial = this.#partial.slice(newline + 1);
+      this.#pending += `${line}\n`;
+      // Inside a top-level fenced code block only its closing fence can change anything.
+      if (this.#fence === null || closesFence(line, this.#fence)) this.#step(false);
+      newline = this.#partial.indexOf("\n");
+    }
+  }
+
+  /** Ends the text: prints whatever is left. The stream can then start a new text. */
+  end(): void {
+    if (this.#partial !== "") this.#pending += `${this.#partial.replace(/\r$/, "")}\n`;
+    this.#partial = "";
+    this.#step(true);
+    this.#pending = "";
+    this.#leavesDone = 0;
+    this.#linesDone = 0;
+    this.#fence = null;
+    this.#listStart = null;
+  }
+
+  #step(final: boolean): void {
+    const tokens = this.#lex(this.#pending).map(asMarked);
+    const last = tokens.findLastIndex((token) => token.type !== "space");
+    let consumed = 0;
+    this.#fence = null;
+    for (const [index, token] of tokens.entries()) {
+      const head = index === 0 && token.type === "list" && this.#listStart !== null
+        ? { ...token, start: this.#listStart }
+        : token;
+      if (index === last && !final) {
+        const endsBlank = /(?:^|\n)[ \t]*\n$/.test(this.#pending);
+        this.#emit(head, false, endsBlank);
+        if (head.type === "code") this.#fence = openFence(head);
+        if (head.type === "list") consumed += this.#dropPrintedItems(head);
+        break;
+      }
+      if (token.type !== "space") {
+        this.#emit(head, true, true);
+        this.#leavesDone = 0;
+        this.#linesDone = 0;
+        this.#headGap = this.#printed;
+        this.#listStart = null;
+      }
+      consumed += token.raw.length;
+    }
+    this.#pending = this.#pending.slice(consumed);
+  }
+
+  /** Prints the leaves of a top-level block not printed yet: all of them when it is complete. */
+  #emit(token: MarkedToken, complete: boolean, endsBlank: boolean): void {
+    const leaves: Leaf[] = [];
+    const gap = this.#headGap ? [] : null;
+    flatten([token], { first: [], rest: [], gap, alwaysGap: true, depth: 0 }, leaves);
+    for (; this.#leavesDone < leaves.length; this.#leavesDone++) {
+      const leaf = leaves[this.#leavesDone]!;
+      if (leaf.token.type === "code") requestGrammar(leaf.token.lang, this.#style.colors);
+      const isLast = this.#leavesDone === leaves.length - 1;
+      if (complete || !isLast || leafEnded(leaf.token, endsBlank)) {
+        this.#print(leaf, this.#linesDone, null);
+        this.#linesDone = 0;
+        continue;
+      }
+      if (leaf.token.type === "paragraph" || leaf.token.type === "text") {
+        const upTo = this.#streamable(leaf.token.text);
+        if (upTo > this.#linesDone) this.#print(leaf, this.#linesDone, upTo);
+        this.#linesDone = Math.max(this.#linesDone, upTo);
+      }
+      return;
+    }
+  }
+
+  /**
+   * Drops the printed items of the open top-level list but its last from the pending text, so that a long
+   * list is not lexed again at every line. Re-read alone, the last item keeps its bullet, is given the
+   * number it had in the whole list, and gets no gap (it is not the list's first block).
+   */
+  #dropPrintedItems(list: Tokens.List): number {
+    const done = list.items.slice(0, -1);
+    const lastItem = list.items[list.items.length - 1];
+    if (done.length === 0 || lastItem === undefined) return 0;
+    const leaves: Leaf[] = [];
+    flatten(
+      [{ ...list, items: done }],
+      { first: [], rest: [], gap: null, alwaysGap: true, depth: 0 },
+      leaves,
+    );
+    const length = done.reduce((sum, item) => sum + item.raw.length, 0);
+    if (this.#leavesDone < leaves.length || !list.raw.slice(length).startsWith(lastItem.raw)) return 0;
+    this.#leavesDone -= leaves.length;
+    this.#headGap = false;
+    if (list.ordered) this.#listStart = (list.start === "" ? 1 : list.start) + done.length;
+    return length;
+  }
+
+  /** How many source lines of an open paragraph may print: all but the last, less any held markup. */
+  #streamable(text: string): number {
+    const lines = text.split("\n");
+    const limit = lines.length - 1;
+    if (limit - this.#linesDone > MAX_HELD_LINES) return limit;
+    for (let end = limit; end > this.#linesDone; end--) {
+      if (!mayContinue(this.#inline(lines.slice(this.#linesDone, end).join("\n")))) return end;
+    }
+    return this.#linesDone;
+  }
+
+  /** Prints a leaf, or source lines [from, to) of a paragraph leaf. */
+  #print(leaf: Leaf, from: number, to: number | null): void {
+    const width = Math.max(MIN_CONTENT_WIDTH, this.#width - spansWidth(leaf.rest));
+    const content = this.#content(leaf.token, width, from, to);
+    const lines: string[] = [];
+    if (from === 0 && leaf.gap !== null) lines.push(renderSpans(trimEndSpans(leaf.gap), this.#style));
+    content.forEach((line, index) => {
+      const prefix = index === 0 && from === 0 ? leaf.first : leaf.rest;
+      lines.push(renderSpans(trimEndSpans([...prefix, ...line]), this.#style));
+    });
+    if (lines.length === 0) return;
+    this.#write(`${lines.join("\n")}\n`);
+    this.#printed = true;
+  }
+
+  #content(token: MarkedToken, width: number, from: number, to: number | null): Span[][] {
+    const colors = this.#style.colors;
+    switch (token.type) {
+      case "paragraph":
+      case "text": {
+        const text = token.text.split("\n").slice(from, to ?? undefined).join("\n");
+        return wrapSpans(inlineSpans(this.#inline(text), [], colors), width);
+      }
+      case "heading": {
+        const styles: StyleName[] = token.depth <= 2 ? ["bold", "cyan"] : ["bold"];
+        const marks = span(`${"#".repeat(token.depth)} `, ...styles);
+        return wrapSpans([marks, ...inlineSpans(this.#inline(token.text), styles, colors)], width);
+      }
+      case "code":
+        return codeLines(token, width, colors);
+      case "table": {
+        const cell = (text: string, styles: StyleName[]): Span[] =>
+          inlineSpans(this.#inline(text), styles, colors).map((part) =>
+            part.text === "\n" ? span(" ") : part
+          );
+        return tableLines(token, width, cell);
+      }
+      case "hr":
+        return [[span("─".repeat(width), "dim")]];
+      default:
+        // Block HTML and anything else: shown as written.
+        return wrapSpans(textSpans(token.raw.replace(/\n+$/, ""), []), width);
+    }
+  }
+
+  /** Block tokens only: inline markup is lexed when a leaf prints, so each step stays cheap. */
+  #lex(source: string): Token[] {
+    const lexer = new Lexer({ gfm: true, tokenizer: new BlockTokenizer() });
+    Object.assign(lexer.tokens.links, this.#links);
+    try {
+      const tokens = lexer.blockTokens(source, lexer.tokens);
+      Object.assign(this.#links, lexer.tokens.links);
+      return tokens;
+    } catch {
+      // marked gives up on some pathological input; the answer still shows, as plain text.
+      return [{ type: "paragraph", raw: source, text: source.replace(/\n$/, ""), tokens: [] }];
+    }
+  }
+
+  #inline(text: string): Token[] {
+    const lexer = new Lexer({ gfm: true });
+    Object.assign(lexer.tokens.links, this.#links);
+    try {
+      return lexer.inlineTokens(text);
+    } catch {
+      return [{ type: "text", raw: text, text }];
+    }
+  }
+}
+
+/** marked's block tokenizer without setext headings, so that no line can turn printed text into a heading. */
+class BlockTokenizer extends Tokenizer {
+  override lheading(): undefined {
+    return undefined;
+  }
+}
+
+// marked types tokens as its own union or a Generic one for extensions; no extension is registered here.
+function asMarked(token: Token): MarkedToken {
+  return token as MarkedToken;
+}
+
+interface Place {
+  first: Span[];
+  rest: Span[];
+  /** The blank line before the first block, drawn with the enclosing container's prefix, or null. */
+  gap: Span[] | null;
+  /** Blocks in this container are separated by a blank line even without one in the source (top level). */
+  alwaysGap: boolean;
+  depth: number;
+}
+
+/** The leaves of blocks in reading order, each with the prefixes its container gives it. */
+function flatten(tokens: readonly Token[], place: Place, out: Leaf[]): void {
+  let count = 0;
+  let blankBefore = false;
+  for (const token of tokens.map(asMarked)) {
+    if (token.type === "space") {
+      blankBefore = true;
+      continue;
+    }
+    if (token.type === "def" || token.type === "checkbox") continue;
+    const first = count === 0 ? place.first : place.rest;
+    const gap = count === 0 ? place.gap : (place.alwaysGap || blankBefore) ? place.rest : null;
+    blankBefore = false;
+    count++;
+    if (token.type === "list") {
+      token.items.forEach((item, index) => {
+        const marker = `${listMarker(token, index, place.depth)} ${taskMark(item)}`;
+        const lead = [...(index === 0 ? first : place.rest), span(marker, "cyan")];
+        const rest = [...place.rest, span(" ".repeat(spansWidth([span(marker)])))];
+        const itemGap = index === 0 ? gap : null;
+        if (!item.tokens.some((child) => child.type !== "space" && child.type !== "checkbox")) {
+          out.push({ token: emptyText(), first: lead, rest, gap: itemGap });
+          return;
+        }
+        flatten(
+          item.tokens,
+          { first: lead, rest, gap: itemGap, alwaysGap: false, depth: place.depth + 1 },
+          out,
+        );
+      });
+      continue;
+    }
+    if (token.type === "blockquote") {
+      const inner = { first: [...first, QUOTE_BAR], rest: [...place.rest, QUOTE_BAR] };
+      flatten(token.tokens, { ...inner, gap, alwaysGap: false, depth: place.depth }, out);
+      continue;
+    }
+    out.push({ token, first, rest: place.rest, gap });
+  }
+}
+
+function listMarker(list: Tokens.List, index: number, depth: number): string {
+  if (list.ordered) return `${(list.start === "" ? 1 : list.start) + index}.`;
+  return BULLETS[depth % BULLETS.length]!;
+}
+
+function taskMark(item: Tokens.ListItem): string {
+  if (!item.task) return "";
+  return item.checked === true ? "[x] " : "[ ] ";
+}
+
+function emptyText(): MarkedToken {
+  return { type: "text", raw: "", text: "" };
+}
+
+/** Whether the last leaf of an unfinished block is complete all the same. */
+function leafEnded(token: MarkedToken, endsBlank: boolean): boolean {
+  switch (token.type) {
+    case "heading":
+    case "hr":
+      return true;
+    case "code":
+      return token.codeBlockStyle !== "indented" && fenceClosed(token.raw);
+    default:
+      return endsBlank;
+  }
+}
+
+function fenceClosed(raw: string): boolean {
+  const lines = raw.replace(/\n+$/, "").split("\n");
+  const open = /^ {0,3}(`{3,}|~{3,})/.exec(lines[0] ?? "");
+  return open !== null && lines.length >= 2 && closesFence(lines[lines.length - 1]!, open[1]!);
+}
+
+/** The fence of a fenced code block still open, or null. */
+function openFence(token: Tokens.Code): string | null {
+  if (token.codeBlockStyle === "indented" || fenceClosed(token.raw)) return null;
+  return /^ {0,3}(`{3,}|~{3,})/.exec(token.raw)?.[1] ?? null;
+}
+
+function closesFence(line: string, fence: string): boolean {
+  const close = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(line);
+  return close !== null && close[1]![0] === fence[0] && close[1]!.length >= fence.length;
+}
+
+/** Whether inline text has markup that a later line could still close (a lone `*`, backtick, `[` or `~~`). */
+function mayContinue(tokens: readonly Token[]): boolean {
+  return tokens.some((token) =>
+    token.type === "text" && /[`*[]|~~|(?:^|[^\p{L}\p{N}])_|_(?:[^\p{L}\p{N}]|$)/u.test(String(token.text))
+  );
+}
+
+/** Inline tokens as spans: emphasis, code, links (text and a dim address), breaks as "\n" spans. */
+function inlineSpans(tokens: readonly Token[], styles: readonly StyleName[], colors: boolean): Span[] {
+  const out: Span[] = [];
+  for (const token of tokens.map(asMarked)) {
+    switch (token.type) {
+      case "text":
+        if ("tokens" in token && token.tokens !== undefined) {
+          out.push(...inlineSpans(token.tokens, styles, colors));
+        } else out.push(...textSpans(decodeEntities(token.text), styles));
+        break;
+      case "escape":
+        out.push(...textSpans(token.text, styles));
+        break;
+      case "strong":
+        out.push(...inlineSpans(token.tokens, [...styles, "bold"], colors));
+        break;
+      case "em":
+        out.push(...inlineSpans(token.tokens, [...styles, "italic"], colors));
+        break;
+      case "del": {
+        const inner = inlineSpans(token.tokens, [...styles, "strikethrough"], colors);
+        out.push(...(colors ? inner : [span("~~"), ...inner, span("~~")]));
+        break;
+      }
+      case "codespan": {
+        const code = sanitize(token.text);
+        out.push(colors ? span(code, ...styles, "cyan") : span(`\`${code}\``, ...styles));
+        break;
+      }
+      case "link":
+        out.push(...inlineSpans(token.tokens, [...styles, "underline", "blue"], colors));
+        if (token.autolink !== true && token.href !== token.text) {
+          out.push(span(` (${sanitize(token.href)})`, "dim"));
+        }
+        break;
+      case "image":
+        out.push(
+          span(`[image: ${sanitize(token.text)}]`, ...styles),
+          span(` (${sanitize(token.href)})`, "dim"),
+        );
+        break;
+      case "br":
+        out.push(span("\n"));
+        break;
+      case "checkbox":
+        break;
+      default:
+        out.push(...textSpans("text" in token ? String(token.text) : token.raw, styles));
+    }
+  }
+  return out;
+}
+
+/** Model text as spans: each line made safe for the terminal, line breaks as "\n" spans. */
+function textSpans(text: string, styles: readonly StyleName[]): Span[] {
+  return text.split("\n").flatMap((line, index) => [
+    ...(index > 0 ? [span("\n")] : []),
+    { text: sanitize(line), styles },
+  ]);
+}
+
+const ENTITIES: ReadonlyMap<string, string> = new Map([
+  ["amp", "&"],
+  ["lt", "<"],
+  ["gt", ">"],
+  ["quot", '"'],
+  ["apos", "'"],
+  ["nbsp", "\u00a0"],
+]);
+
+/** The character references a model writes in prose (`&amp;`, `&#39;`); others stay as written. */
+function decodeEntities(text: string): string {
+  if (!text.includes("&")) return text;
+  return text.replace(/&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([a-z]+));/g, (whole, decimal, hex, name) => {
+    if (name !== undefined) return ENTITIES.get(name) ?? whole;
+    const code = decimal !== undefined ? Number(decimal) : Number.parseInt(hex, 16);
+    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : "\ufffd";
+  });
+}
+
+/** A code block: highlighted when colours are on and its language is known, behind a gutter. */
+function codeLines(token: Tokens.Code, width: number, colors: boolean): Span[][] {
+  const source = token.text.split("\n").map((line) => sanitize(expandTabs(line))).join("\n");
+  const highlighted = colors ? highlightLines(source, token.lang) : null;
+  const lines = highlighted ?? source.split("\n").map((line) => [span(line)]);
+  return lines.flatMap((line) =>
+    breakSpans(line, Math.max(1, width - 2)).map((
+      part,
+      index,
+    ) => [span(index === 0 ? "│ " : "┆ ", "dim"), ...part])
+  );
+}
+
+/** A table with columns aligned by display width, shrunk (cells cut) to fit the width. */
+function tableLines(
+  token: Tokens.Table,
+  width: number,
+  cell: (text: string, styles: StyleName[]) => Span[],
+): Span[][] {
+  const header = token.header.map((head) => cell(head.text, ["bold"]));
+  const rows = token.rows.map((row) => header.map((_, column) => cell(row[column]?.text ?? "", [])));
+  const widths = header.map((cell, column) =>
+    Math.max(1, spansWidth(cell), ...rows.map((row) => spansWidth(row[column]!)))
+  );
+  const room = width - 3 * (widths.length - 1);
+  for (let excess = widths.reduce((sum, cells) => sum + cells, 0) - room; excess > 0; excess--) {
+    const widest = widths.indexOf(Math.max(...widths));
+    if (widths[widest]! <= 3) break;
+    widths[widest]!--;
+  }
+  const line = (cells: Span[][]): Span[] =>
+    cutSpans(
+      cells.flatMap((cell, column) => [
+        ...(column > 0 ? [span(" │ ", "dim")] : []),
+        ...padSpans(cutSpans(cell, widths[column]!), widths[column]!, alignOf(token.align[column])),
+      ]),
+      width,
+    );
+  const rule = cutSpans([span(widths.map((cells) => "─".repeat(cells)).join("─┼─"), "dim")], width);
+  return [line(header), rule, ...rows.map(line)];
+}
+
+function alignOf(align: Tokens.TableCell["align"] | undefined): Align {
+  return align === "right" || align === "center" ? align : "left";
+}
+
+// ---- Syntax highlighting: highlight.js, its grammars loaded on first need ----
+
+/** The part of highlight.js's core this module uses (its ESM build ships no types: checked when loaded). */
+interface HighlightCore {
+  highlight(code: string, options: { language: string; ignoreIllegals: boolean }): { value: string };
+  registerLanguage(name: string, grammar: unknown): void;
+}
+
+type GrammarModule = Promise<{ default: unknown }>;
+
+// Literal specifiers, so that `deno compile` and the lock file know every grammar.
+const GRAMMARS: ReadonlyMap<string, () => GrammarModule> = new Map([
+  ["bash", () => import("@highlightjs/cdn-assets/es/languages/bash.min.js")],
+  ["c", () => import("@highlightjs/cdn-assets/es/languages/c.min.js")],
+  ["cpp", () => import("@highlightjs/cdn-assets/es/languages/cpp.min.js")],
+  ["csharp", () => import("@highlightjs/cdn-assets/es/languages/csharp.min.js")],
+  ["css", () => import("@highlightjs/cdn-assets/es/languages/css.min.js")],
+  ["diff", () => import("@highlightjs/cdn-assets/es/languages/diff.min.js")],
+  ["dockerfile", () => import("@highlightjs/cdn-assets/es/languages/dockerfile.min.js")],
+  ["go", () => import("@highlightjs/cdn-assets/es/languages/go.min.js")],
+  ["ini", () => import("@highlightjs/cdn-assets/es/languages/ini.min.js")],
+  ["java", () => import("@highlightjs/cdn-assets/es/languages/java.min.js")],
+  ["javascript", () => import("@highlightjs/cdn-assets/es/languages/javascript.min.js")],
+  ["json", () => import("@highlightjs/cdn-assets/es/languages/json.min.js")],
+  ["kotlin", () => import("@highlightjs/cdn-assets/es/languages/kotlin.min.js")],
+  ["lua", () => import("@highlightjs/cdn-assets/es/languages/lua.min.js")],
+  ["makefile", () => import("@highlightjs/cdn-assets/es/languages/makefile.min.js")],
+  ["markdown", () => import("@highlightjs/cdn-assets/es/languages/markdown.min.js")],
+  ["php", () => import("@highlightjs/cdn-assets/es/languages/php.min.js")],
+  ["python", () => import("@highlightjs/cdn-assets/es/languages/python.min.js")],
+  ["ruby", () => import("@highlightjs/cdn-assets/es/languages/ruby.min.js")],
+  ["rust", () => import("@highlightjs/cdn-assets/es/languages/rust.min.js")],
+  ["scss", () => import("@highlightjs/cdn-assets/es/languages/scss.min.js")],
+  ["shell", () => import("@highlightjs/cdn-assets/es/languages/shell.min.js")],
+  ["sql", () => import("@highlightjs/cdn-assets/es/languages/sql.min.js")],
+  ["swift", () => import("@highlightjs/cdn-assets/es/languages/swift.min.js")],
+  ["typescript", () => import("@highlightjs/cdn-assets/es/languages/typescript.min.js")],
+  ["xml", () => import("@highlightjs/cdn-assets/es/languages/xml.min.js")],
+  ["yaml", () => import("@highlightjs/cdn-assets/es/languages/yaml.min.js")],
+]);
+
+const ALIASES: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    sh: "bash",
+    zsh: "bash",
+    console: "shell",
+    shellsession: "shell",
+    "c++": "cpp",
+    cc: "cpp",
+    cxx: "cpp",
+    hpp: "cpp",
+    h: "c",
+    cs: "csharp",
+    "c#": "csharp",
+    patch: "diff",
+    docker: "dockerfile",
+    golang: "go",
+    toml: "ini",
+    js: "javascript",
+    jsx: "javascript",
+    mjs: "javascript",
+    cjs: "javascript",
+    jsonc: "json",
+    json5: "json",
+    kt: "kotlin",
+    kts: "kotlin",
+    make: "makefile",
+    mk: "makefile",
+    md: "markdown",
+    py: "python",
+    python3: "python",
+    rb: "ruby",
+    rs: "rust",
+    ts: "typescript",
+    tsx: "typescript",
+    mts: "typescript",
+    cts: "typescript",
+    html: "xml",
+    htm: "xml",
+    svg: "xml",
+    yml: "yaml",
+  }),
+);
+
+let core: Promise<HighlightCore | null> | null = null;
+let loadedCore: HighlightCore | null = null;
+const grammars = new Map<string, Promise<void>>();
+const ready = new Set<string>();
+
+/** The grammar a fence's info string names ("ts title=a.ts" → "typescript"), or null for none we have. */
+function grammarName(info: string | undefined): string | null {
+  const word = (info ?? "").trim().split(/\s+/, 1)[0]!.toLowerCase().replace(/^\{?\.?|\}$/g, "");
+  const name = ALIASES.get(word) ?? word;
+  return GRAMMARS.has(name) ? name : null;
+}
+
+/**
+ * Loads the highlighter and the grammars of `languages` (fence names or aliases; default every grammar
+ * it has). Code blocks printed before their grammar is loaded are plain. Never rejects.
+ */
+export async function loadHighlighting(languages?: readonly string[]): Promise<void> {
+  const names = languages === undefined ? [...GRAMMARS.keys()] : languages.map(grammarName);
+  await Promise.all(names.map((name) => name === null ? undefined : loadGrammar(name)));
+}
+
+/** Starts loading a code block's grammar in the background (highlighting only matters with colours). */
+function requestGrammar(info: string | undefined, colors: boolean): void {
+  const name = colors ? grammarName(info) : null;
+  if (name !== null) void loadGrammar(name);
+}
+
+function loadGrammar(name: string): Promise<void> {
+  const known = grammars.get(name);
+  if (known !== undefined) return known;
+  const loading = Promise.all([loadCore(), GRAMMARS.get(name)!()]).then(([highlighter, module]) => {
+    if (highlighter === null || typeof module.default !== "function") return;
+    highlighter.registerLanguage(name, module.default);
+    ready.add(name);
+  }).catch(() => {}); // a grammar that cannot load leaves its code plain
+  grammars.set(name, loading);
+  return loading;
+}
+
+function loadCore(): Promise<HighlightCore | null> {
+  core ??= import("@highlightjs/cdn-assets/es/core.min.js").then((module: { default: unknown }) => {
+    const instance = newInstance(module.default);
+    loadedCore = instance;
+    return instance;
+  }, () => null);
+  return core;
+}
+
+function newInstance(value: unknown): HighlightCore | null {
+  if (!isHighlightCore(value)) return null;
+  // A private instance: the module's shared one belongs to whoever else imports highlight.js.
+  const create: unknown = (value as { newInstance?: unknown }).newInstance;
+  const instance: unknown = typeof create === "function" ? create() : value;
+  return isHighlightCore(instance) ? instance : null;
+}
+
+function isHighlightCore(value: unknown): value is HighlightCore {
+  if (typeof value !== "object" && typeof value !== "function") return false;
+  if (value === null) return false;
+  const candidate = value as Partial<Record<keyof HighlightCore, unknown>>;
+  return typeof candidate.highlight === "function" && typeof candidate.registerLanguage === "function";
+}
+
+/** Longer code is shown plain: highlighting it could stall the session. */
+const MAX_HIGHLIGHT_CHARS = 50_000;
+
+/** Code as lines of styled spans, or null when its grammar is not loaded (yet). */
+function highlightLines(code: string, info: string | undefined): Span[][] | null {
+  const name = grammarName(info);
+  if (name === null || loadedCore === null || !ready.has(name) || code.length > MAX_HIGHLIGHT_CHARS) {
+    return null;
+  }
+  let html: string;
+  try {
+    html = loadedCore.highlight(code, { language: name, ignoreIllegals: true }).value;
+  } catch {
+    return null;
+  }
+  // highlight.js escapes the code's own "<" and "&", so every tag here is one of its spans.
+  const lines: Span[][] = [[]];
+  const stack: (readonly StyleName[] | null)[] = [];
+  for (const match of html.matchAll(/<span class="([^"]*)">|<\/span>|([^<]+)/g)) {
+    if (match[1] !== undefined) {
+      stack.push(scopeStyles(match[1]));
+      continue;
+    }
+    if (match[2] === undefined) {
+      stack.pop();
+      continue;
+    }
+    const styles = stack.findLast((entry) => entry !== null) ?? [];
+    unescapeHtml(match[2]).split("\n").forEach((piece, index) => {
+      if (index > 0) lines.push([]);
+      if (piece !== "") lines[lines.length - 1]!.push({ text: piece, styles });
+    });
+  }
+  return lines;
+}
+
+/** The colours of a highlight.js scope ("hljs-title function_"); null inherits the enclosing scope's. */
+function scopeStyles(classes: string): readonly StyleName[] | null {
+  const [scope = "", modifier] = classes.replace(/^hljs-/, "").split(" ");
+  if (scope === "title") return modifier === "class_" ? ["cyan"] : ["blue"];
+  return SCOPES.get(scope) ?? null;
+}
+
+const SCOPES: ReadonlyMap<string, readonly StyleName[]> = new Map<string, readonly StyleName[]>([
+  ["keyword", ["magenta"]],
+  ["selector-tag", ["magenta"]],
+  ["doctag", ["magenta"]],
+  ["built_in", ["cyan"]],
+  ["type", ["cyan"]],
+  ["attr", ["cyan"]],
+  ["attribute", ["cyan"]],
+  ["property", ["cyan"]],
+  ["bullet", ["cyan"]],
+  ["code", ["cyan"]],
+  ["string", ["green"]],
+  ["char", ["green"]],
+  ["addition", ["green"]],
+  ["regexp", ["red"]],
+  ["deletion", ["red"]],
+  ["number", ["yellow"]],
+  ["literal", ["yellow"]],
+  ["symbol", ["yellow"]],
+  ["comment", ["gray", "italic"]],
+  ["quote", ["gray"]],
+  ["meta", ["gray"]],
+  ["name", ["blue"]],
+  ["section", ["bold", "blue"]],
+  ["emphasis", ["italic"]],
+  ["strong", ["bold"]],
+  ["link", ["underline"]],
+  ["subst", []],
+]);
+
+function unescapeHtml(text: string): string {
+  return text.replace(/&(amp|lt|gt|quot|#x27|#39);/g, (_, name: string) => HTML_ESCAPES.get(name) ?? "");
+}
+
+const HTML_ESCAPES: ReadonlyMap<string, string> = new Map([
+  ["amp", "&"],
+  ["lt", "<"],
+  ["gt", ">"],
+  ["quot", '"'],
+  ["#x27", "'"],
+  ["#39", "'"],
+]);

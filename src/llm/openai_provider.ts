@@ -1,0 +1,204 @@
+/**
+ * The OpenAI-compatible provider (OpenAI, Ollama, vLLM, LM Studio, OpenRouter, …): the official `openai`
+ * SDK sends a streaming chat completions request (`stream: true`, `stream_options.include_usage`, body from
+ * openai_wire.ts) and yields the parsed chunks; our assembler (openai_stream.ts) turns them into
+ * ProviderEvents and our retry policy (retry.ts) retries, exactly as for Anthropic. The SDK's own retries
+ * are off.
+ *
+ * ```ts
+ * const provider = new OpenAiProvider({ name: "ollama", apiKey: null, baseUrl: "http://127.0.0.1:11434/v1" });
+ * for await (const event of provider.stream(request, { signal })) { … }
+ * ```
+ *
+ * Errors thrown by `stream`: ApiError subclasses (401/403 AuthenticationError, 429 RateLimitError, 5xx
+ * ServerError, ConnectionError, an error payload in the stream), StreamInterruptedError (failure after
+ * content arrived), StreamProtocolError, or the signal's reason when aborted. The request limits the
+ * response with `max_completion_tokens` on OpenAI's own API and `max_tokens` elsewhere (the field most
+ * compatible servers know). The SDK reads none of the OPENAI_* variables here: key, base URL,
+ * organisation and project are passed explicitly.
+ *
+ * @module
+ */
+import OpenAI from "openai";
+import { ApiError, ConnectionError, type HeaderLookup, StreamProtocolError } from "./errors.ts";
+import { assembleChatStream } from "./openai_stream.ts";
+import { streamErrorFromWire, type TokenLimitField, toWireRequest } from "./openai_wire.ts";
+import type { ModelRequest, Provider, ProviderEvent } from "./provider.ts";
+import { type RetryOptions, streamWithRetry } from "./retry.ts";
+
+/** How to reach an OpenAI-compatible API. */
+export interface OpenAiProviderOptions {
+  /** Which provider this is for the transcript and messages: "openai" or "ollama". */
+  name: "openai" | "ollama";
+  /** null when the server needs none (a placeholder is sent, as Ollama's documentation does). */
+  apiKey: string | null;
+  /** The API's base URL, ending before `/chat/completions`, e.g. `https://api.openai.com/v1`. */
+  baseUrl: string;
+  retry?: RetryOptions;
+  /**
+   * How long the API may stay silent, in milliseconds: waiting for the response headers, and between two
+   * chunks. A silent connection is a ConnectionError (retried when no content had arrived).
+   */
+  idleTimeoutMs?: number;
+  /** The fetch requests go through; the global one by default (tests redirect a host with their own). */
+  fetch?: typeof fetch;
+}
+
+/** Two minutes without a byte from the API ends the request (a local model may think for a long time). */
+export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+
+/** The key sent to a server that needs none: some servers insist on an Authorization header. */
+const PLACEHOLDER_KEY = "ollama";
+
+/** The SDK's stream: parsed chunks, plus the controller that cancels its request. */
+type RawStream = AsyncIterable<unknown> & { controller: AbortController };
+
+/** A Provider backed by an OpenAI-compatible chat completions API. */
+export class OpenAiProvider implements Provider {
+  readonly name: "openai" | "ollama";
+  /** The base URL requests go to. */
+  readonly baseUrl: string;
+  #client: OpenAI;
+  #retry: RetryOptions;
+  #idleTimeoutMs: number;
+  #tokenLimitField: TokenLimitField;
+
+  constructor(options: OpenAiProviderOptions) {
+    this.name = options.name;
+    this.baseUrl = options.baseUrl.trim().replace(/\/+$/, "");
+    this.#retry = options.retry ?? {};
+    this.#idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.#tokenLimitField = isOpenAiHost(this.baseUrl) ? "max_completion_tokens" : "max_tokens";
+    this.#client = new OpenAI({
+      apiKey: options.apiKey ?? PLACEHOLDER_KEY,
+      baseURL: this.baseUrl,
+      organization: null,
+      project: null,
+      maxRetries: 0,
+      timeout: this.#idleTimeoutMs,
+      logLevel: "off",
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    });
+  }
+
+  /** Streams one model turn, retrying per the policy; see the module doc for what it throws. */
+  stream(request: ModelRequest, options: { signal: AbortSignal }): AsyncIterable<ProviderEvent> {
+    const { signal } = options;
+    return streamWithRetry(() => this.#attempt(request, signal), { ...this.#retry, signal });
+  }
+
+  /** The ids of the models the server offers (`GET /models`), to check that it answers. */
+  async listModels(options: { signal: AbortSignal }): Promise<string[]> {
+    try {
+      const page = await this.#client.models.list({ signal: options.signal });
+      return page.data.map((model) => model.id);
+    } catch (error) {
+      throw this.#toOurError(error, options.signal);
+    }
+  }
+
+  async *#attempt(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+    let rawStream: RawStream;
+    try {
+      rawStream = await this.#client.chat.completions.create(
+        toWireRequest(request, { tokenLimitField: this.#tokenLimitField }),
+        { signal },
+      );
+    } catch (error) {
+      throw this.#toOurError(error, signal);
+    }
+    yield* assembleChatStream(this.#translateErrors(rawStream, signal));
+  }
+
+  /**
+   * Passes the SDK's chunks through, turning its errors into ours and a silent stream into a
+   * ConnectionError; an abort surfaces as the signal's reason.
+   */
+  async *#translateErrors(rawStream: RawStream, signal: AbortSignal): AsyncGenerator<unknown> {
+    const iterator = rawStream[Symbol.asyncIterator]();
+    let done = false;
+    try {
+      while (true) {
+        const result = await this.#nextWithinIdleTimeout(iterator, rawStream.controller);
+        if (result.done) break;
+        yield result.value;
+      }
+      done = true;
+    } catch (error) {
+      throw this.#toOurError(error, signal);
+    } finally {
+      // Closing the SDK's iterator early cancels its HTTP request.
+      if (!done) {
+        rawStream.controller.abort();
+        try {
+          await iterator.return?.();
+        } catch {
+          // The request is cancelled either way; the error that brought us here matters more.
+        }
+      }
+    }
+    // The SDK ends the stream quietly when its request is aborted.
+    signal.throwIfAborted();
+  }
+
+  #nextWithinIdleTimeout(
+    iterator: AsyncIterator<unknown>,
+    controller: AbortController,
+  ): Promise<IteratorResult<unknown>> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const silence = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        const seconds = this.#idleTimeoutMs / 1000;
+        reject(new ConnectionError(`The API at "${this.baseUrl}" sent nothing for ${seconds} s`));
+      }, this.#idleTimeoutMs);
+    });
+    return Promise.race([iterator.next(), silence]).finally(() => clearTimeout(timer));
+  }
+
+  #toOurError(error: unknown, signal: AbortSignal): unknown {
+    if (signal.aborted) return signal.reason;
+    if (error instanceof ApiError || error instanceof StreamProtocolError) return error;
+    if (error instanceof OpenAI.APIConnectionError) {
+      const cause = error.cause instanceof Error ? error.cause.message : error.message;
+      return new ConnectionError(`Cannot reach the API at "${this.baseUrl}": ${cause}`, { cause: error });
+    }
+    if (error instanceof OpenAI.APIError) {
+      // An error payload inside the stream has no status of its own.
+      if (error.status === undefined) return streamErrorFromWire({ error: error.error });
+      const body = error.error ?? error.message.replace(new RegExp(`^${error.status} `), "");
+      return ApiError.fromResponse(error.status, body, {
+        headers: error.headers === undefined ? null : requestIdHeaders(error.headers),
+      });
+    }
+    if (error instanceof SyntaxError) {
+      return new StreamProtocolError(`Cannot parse a stream chunk from the API: ${error.message}`, {
+        cause: error,
+      });
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return new ConnectionError(
+      `Connection to the API at "${this.baseUrl}" failed while streaming: ${message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/** Whether a base URL is OpenAI's own API, which wants `max_completion_tokens`. */
+function isOpenAiHost(baseUrl: string): boolean {
+  try {
+    return new URL(baseUrl).hostname === "api.openai.com";
+  } catch {
+    return false;
+  }
+}
+
+/** The response headers, with OpenAI's `x-request-id` answering for `request-id`. */
+function requestIdHeaders(headers: Headers): HeaderLookup {
+  return {
+    get: (name) =>
+      name === "request-id" ? headers.get("x-request-id") ?? headers.get(name) : headers.get(name),
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Runs ripgrep for Grep in the read-only shell sandbox (`ShellSandbox.runCommand` with mode "read-only"):
+ * bubblewrap with the workspace and the added folders bound read-only, no network, mewcode's state hidden,
+ * the seccomp filter and resource limits of the shell, an environment cleared to the shell's allowlist. The
+ * sandbox is the boundary; inside it the script only ever hands ripgrep a directory it resolved and checked
+ * to lie in the workspace, and ripgrep never follows a symlink (no `--follow`).
+ *
+ * The script resolves the path (`cd -P`, a builtin), refuses one outside the roots or inside an excluded
+ * folder, decides whether ripgrep should read the ignore files above the start directory (only in the one
+ * layout where ripgrep reads exactly what Grep's walk reads: see below), prints a header line with what it
+ * decided, and runs ripgrep there with the caller's arguments. When nothing matched, it runs ripgrep's NUL-byte
+ * scan as well, which tells binary files apart (Grep reports how many it skipped when nothing matched).
+ *
+ * Above the start, Grep reads `.gitignore` from the workspace root (or the added folder holding the start)
+ * down to the start's parent. ripgrep reads them from every parent up to the nearest directory with `.git`,
+ * where it stops. The two agree when no parent has one (then `--no-ignore-parent`), or when the folder holding
+ * the start has `.git` and no directory between it and the start (the start included) does, and no parent has
+ * a `.rgignore` (ripgrep reads those from every parent). Any other layout is refused.
+ *
+ * @module
+ */
+import type { CommandResult } from "./sandboxed_command.ts";
+
+/** Exit status of the script when the path is not a directory inside the roots (the caller searches itself). */
+export const NOT_A_SEARCH_DIRECTORY = 90;
+/** Exit status of the script when the ignore files above the start are laid out in a way ripgrep reads differently. */
+export const UNSUPPORTED_IGNORE_LAYOUT = 91;
+/** The line the script prints before the NUL-byte scan's output. */
+export const NUL_SCAN_MARKER = "\0mewcode-rg-nul";
+/** The first word of the header line: `mewcode-rg\0<start>\0<parent flag>`. */
+export const HEADER_WORD = "mewcode-rg";
+
+/** Runs a command in the read-only sandbox: `ShellSandbox` implements it. */
+export interface SandboxCommandRunner {
+  runCommand(
+    command: string,
+    options: {
+      mode: "read-only" | "workspace-write";
+      timeoutMs: number;
+      signal?: AbortSignal;
+      maxOutputChars?: number;
+    },
+  ): Promise<CommandResult>;
+}
+
+/** One ripgrep search. */
+export interface RipgrepCommand {
+  /** Absolute path of ripgrep, as resolved by `resolveHelpers`. */
+  rg: string;
+  /** The directory to search, as the model named it (absolute; resolved inside the sandbox). */
+  path: string;
+  /** Real paths of the workspace root, then of the added folders. */
+  roots: readonly string[];
+  /** Real paths the tools treat as outside the workspace. */
+  excluded: readonly string[];
+  /** ripgrep's arguments for the search (before `--` and the path). */
+  search: readonly string[];
+  /** ripgrep's arguments for the NUL-byte scan run when nothing matched. */
+  nulScan: readonly string[];
+}
+
+/** The shell script of a search. */
+export function ripgrepScript(command: RipgrepCommand): string {
+  const rg = quote(command.rg);
+  const roots = command.roots.map(quote).join(" ");
+  const excluded = command.excluded.map(quote).join(" ");
+  return [
+    // A repository cannot configure ripgrep: no config file, whatever the environment says (--no-config too).
+    "unset RIPGREP_CONFIG_PATH",
+    `cd -P -- ${quote(command.path)} 2>/dev/null || exit ${NOT_A_SEARCH_DIRECTORY}`,
+    "start=$(pwd -P)",
+    'base=""',
+    `for root in ${roots}; do case "$start" in "$root" | "$root"/*) base=$root; break ;; esac; done`,
+    `[ -n "$base" ] || exit ${NOT_A_SEARCH_DIRECTORY}`,
+    ...(excluded === "" ? [] : [
+      `for folder in ${excluded}; do case "$start" in "$folder" | "$folder"/*) exit ${NOT_A_SEARCH_DIRECTORY} ;; esac; done`,
+    ]),
+    "parent=--no-ignore-parent",
+    'if [ "$start" != "$base" ]; then',
+    "  rules=0; nested=0; directory=$start",
+    '  while [ "$directory" != "$base" ]; do',
+    '    [ -e "$directory/.git" ] && nested=1',
+    "    directory=${directory%/*}",
+    '    [ -e "$directory/.gitignore" ] && rules=1',
+    "  done",
+    '  if [ "$rules" = 1 ]; then',
+    `    [ "$nested" = 0 ] && [ -e "$base/.git" ] || exit ${UNSUPPORTED_IGNORE_LAYOUT}`,
+    "    directory=$start",
+    '    while [ -n "$directory" ]; do',
+    "      directory=${directory%/*}",
+    `      [ -e "$directory/.rgignore" ] && exit ${UNSUPPORTED_IGNORE_LAYOUT}`,
+    "    done",
+    '    parent=""',
+    "  fi",
+    "fi",
+    `printf '${HEADER_WORD}\\0%s\\0%s\\n' "$start" "$parent"`,
+    `${rg} ${command.search.map(quote).join(" ")} $parent -- .`,
+    "status=$?",
+    'if [ "$status" = 1 ]; then',
+    `  printf '${NUL_SCAN_MARKER.replace("\0", "\\0")}\\n'`,
+    `  ${rg} ${command.nulScan.map(quote).join(" ")} $parent -- . || [ $? = 1 ] || exit 2`,
+    "fi",
+    'exit "$status"',
+  ].join("\n");
+}
+
+/** Runs a search in the read-only sandbox; never throws. */
+export async function runRipgrep(
+  runner: SandboxCommandRunner,
+  command: RipgrepCommand,
+  options: { timeoutMs: number; signal?: AbortSignal; maxOutputChars: number },
+): Promise<CommandResult> {
+  try {
+    return await runner.runCommand(ripgrepScript(command), {
+      mode: "read-only",
+      timeoutMs: options.timeoutMs,
+      maxOutputChars: options.maxOutputChars,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
+  } catch (error) {
+    return { status: "failed", message: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** A word for the shell: single-quoted, nothing in it expanded. */
+function quote(value: string): string {
+  return `'${value.replaceAll("'", "'\\''")}'`;
+}

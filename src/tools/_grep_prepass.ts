@@ -1,0 +1,219 @@
+/**
+ * The worker's part of a Grep call that ripgrep may answer (`grep_ripgrep.ts`): the usual search, given a
+ * short time budget; a small or dense search is done within it, and its result is final. Past the budget the
+ * worker stops reading files and only finishes the walk, which it reports: the files in path order and what
+ * was skipped. That walk is the authority on which files Grep searches; ripgrep's report is checked against
+ * it and used only for the contents.
+ *
+ * The request travels in the input under `GREP_PREPASS`, which only the runtime sets: the model's input is
+ * checked against Grep's strict schema before any call runs, and a field of that name is rejected there.
+ *
+ * @module
+ */
+import { IgnoreRules, MAX_IGNORE_FILE_BYTES } from "./_gitignore.ts";
+import { skippedByBinaryType } from "./_ripgrep_glob.ts";
+import { isBinaryPath } from "./_text.ts";
+import { readVerifiedSync } from "./_verified_read.ts";
+import type { WalkCounts, Walker } from "./_walk.ts";
+import { textResult, type ToolResult } from "./tool.ts";
+
+/** The input field that carries a prepass request. */
+export const GREP_PREPASS = "mewcodePrepass";
+
+/** What the runtime asks of the worker. */
+export interface GrepPrepass {
+  /** Milliseconds of searching before the worker gives up and only walks. */
+  budgetMs: number;
+  /**
+   * The type globs ripgrep selects files by name with for the glob (see `ripgrepGlob`), or null when it
+   * selects none: each file the walk offers the glob is also tested with them, and a disagreement reported.
+   */
+  prefilter: string[] | null;
+  /** Whether to finish and report the walk past the budget (false: the runtime still has a recent one). */
+  walk: boolean;
+}
+
+/** The result of a prepass past its budget that was not asked for the walk. */
+export const BUDGET_SPENT = "budget-spent";
+
+/** The walk a prepass reports when its budget ran out. */
+export interface GrepWalkReport {
+  /** Real path of the searched directory. */
+  start: string;
+  /** The workspace root or added folder that holds it. */
+  base: string;
+  /** Paths relative to `start` of the files Grep searches (those passing the glob), in path order. */
+  files: string[];
+  /** After each file, the walk's ignored files and directories so far: two numbers per file. */
+  progress: number[];
+  counts: WalkCounts;
+  /** Whether an ignore file above the start (`.git/info/exclude`, a parent's `.gitignore`) has rules. */
+  ancestorRules: boolean;
+  /** Whether one of those ignores the start itself, so that the walk leaves it out. */
+  droppedRules: boolean;
+  /** Whether `.git/info/exclude` of the root or added folder has rules. */
+  excludeRules: boolean;
+  /** Whether the glob and ripgrep's name filter disagreed on a file. */
+  prefilterMismatch: boolean;
+  /** Indexes in `files` of the files Grep skips by their extension (`isBinaryPath`). */
+  binaryNames: number[];
+  /** How many files ripgrep's binary type skips by name (`skippedByBinaryType`). */
+  skippedByType: number;
+  /** A file named `.rgignore` (ripgrep obeys it) or `.git` below the start (a nested repository), if any. */
+  ripgrepTrap: string | null;
+}
+
+/** The prepass request in an input, or null for an ordinary call. */
+export function prepassOf(input: object): GrepPrepass | null {
+  const value = (input as Record<string, unknown>)[GREP_PREPASS];
+  if (typeof value !== "object" || value === null) return null;
+  const budget = (value as Record<string, unknown>).budgetMs;
+  if (typeof budget !== "number") return null;
+  const globs = (value as Record<string, unknown>).prefilter;
+  const walk = (value as Record<string, unknown>).walk !== false;
+  return { budgetMs: budget, prefilter: Array.isArray(globs) ? globs.map(String) : null, walk };
+}
+
+/**
+ * A name filter from ripgrep type globs made of literal text and `*` (see `ripgrepGlob`): whether a file
+ * name matches one of them, as ripgrep's glob matching decides for such globs.
+ */
+export function nameFilter(globs: readonly string[]): (name: string) => boolean {
+  const parts = globs.map((glob) => glob.split("*"));
+  return (name) => parts.some((pieces) => matchesStars(name, pieces));
+}
+
+function matchesStars(name: string, pieces: readonly string[]): boolean {
+  const first = pieces[0]!;
+  if (pieces.length === 1) return name === first;
+  const last = pieces[pieces.length - 1]!;
+  if (!name.startsWith(first) || name.length < first.length + last.length || !name.endsWith(last)) {
+    return false;
+  }
+  let at = first.length;
+  const end = name.length - last.length;
+  for (let index = 1; index < pieces.length - 1; index++) {
+    const found = name.indexOf(pieces[index]!, at);
+    if (found === -1 || found + pieces[index]!.length > end) return false;
+    at = found + pieces[index]!.length;
+  }
+  return true;
+}
+
+/** Records the walk of a prepass and decides when its budget is spent. */
+export class WalkRecorder {
+  /** Whether the walk is to be finished and reported past the budget. */
+  readonly walks: boolean;
+  #deadline: number;
+  #filter: ((name: string) => boolean) | null;
+  #files: string[] = [];
+  #progress: number[] = [];
+  #mismatch = false;
+  #binaryNames: number[] = [];
+  #skippedByType = 0;
+  #trap: string | null = null;
+
+  constructor(prepass: GrepPrepass, started: number) {
+    this.#deadline = started + prepass.budgetMs;
+    this.walks = prepass.walk;
+    this.#filter = prepass.prefilter === null ? null : nameFilter(prepass.prefilter);
+  }
+
+  /** Compares the glob's verdict on a file with ripgrep's name filter. */
+  checkName(relativePath: string, passes: boolean): void {
+    if (this.#filter === null) return;
+    if (this.#filter(relativePath.slice(relativePath.lastIndexOf("/") + 1)) !== passes) this.#mismatch = true;
+  }
+
+  /** Records a file the walk found, with the walk's counters at that point. */
+  record(relativePath: string, walker: Walker): void {
+    if (isBinaryPath(relativePath)) this.#binaryNames.push(this.#files.length);
+    if (skippedByBinaryType(relativePath)) this.#skippedByType++;
+    if (relativePath.endsWith(".rgignore") || relativePath.endsWith("/.git")) {
+      const name = relativePath.slice(relativePath.lastIndexOf("/") + 1);
+      if (name === ".rgignore" || name === ".git") this.#trap ??= relativePath;
+    }
+    this.#files.push(relativePath);
+    this.#progress.push(walker.ignoredFiles, walker.ignoredDirectories);
+  }
+
+  /** Whether the search budget is spent. */
+  overBudget(): boolean {
+    return performance.now() > this.#deadline;
+  }
+
+  /** The result of a prepass past its budget that was not asked for the walk. */
+  budgetSpent(): ToolResult {
+    return textResult("", { engine: "typescript", prepass: BUDGET_SPENT });
+  }
+
+  /** The result that carries the finished walk. */
+  report(
+    walker: Walker,
+    places: {
+      start: string;
+      base: string;
+      roots: readonly string[];
+      excluded: readonly string[] | undefined;
+    },
+  ): ToolResult {
+    const report: GrepWalkReport = {
+      start: places.start,
+      base: places.base,
+      files: this.#files,
+      progress: this.#progress,
+      counts: {
+        ignoredFiles: walker.ignoredFiles,
+        ignoredDirectories: walker.ignoredDirectories,
+        skippedSymlinks: walker.skippedSymlinks,
+        changedDirectories: walker.changedDirectories,
+        ignoreProblems: walker.ignoreProblems,
+      },
+      ...ancestorIgnoreFiles(places),
+      prefilterMismatch: this.#mismatch,
+      binaryNames: this.#binaryNames,
+      skippedByType: this.#skippedByType,
+      ripgrepTrap: this.#trap,
+    };
+    return textResult("", { engine: "typescript", walk: report });
+  }
+}
+
+/**
+ * What the walk reads above the start: `.git/info/exclude` of the folder that holds the start and the
+ * `.gitignore` of every directory from that folder down to the start's parent (as `Walker` does).
+ */
+function ancestorIgnoreFiles(
+  places: { start: string; base: string; roots: readonly string[]; excluded: readonly string[] | undefined },
+): Pick<GrepWalkReport, "ancestorRules" | "droppedRules" | "excludeRules"> {
+  const { start, base, roots, excluded } = places;
+  const read = (path: string): IgnoreRules | null => {
+    const file = readVerifiedSync(path, {
+      root: roots[0]!,
+      additionalRoots: roots.slice(1),
+      excludedPaths: excluded,
+      maxBytes: MAX_IGNORE_FILE_BYTES,
+      truncate: true,
+    });
+    if (!file.ok) return null;
+    const rules = IgnoreRules.parse(new TextDecoder().decode(file.bytes));
+    return rules.isEmpty ? null : rules;
+  };
+  const below = start === base ? "" : start.slice(base.length + 1);
+  const segments = below === "" ? [] : below.split("/");
+  let ancestorRules = false;
+  let droppedRules = false;
+  const exclude = read(`${base}/.git/info/exclude`);
+  if (exclude !== null) {
+    if (below !== "" && exclude.ignoresDirectory(below)) droppedRules = true;
+    else ancestorRules = true;
+  }
+  for (let depth = 0; depth < segments.length; depth++) {
+    const directory = segments.slice(0, depth).join("/");
+    const rules = read(`${directory === "" ? base : `${base}/${directory}`}/.gitignore`);
+    if (rules === null) continue;
+    if (rules.ignoresDirectory(segments.slice(depth).join("/"))) droppedRules = true;
+    else ancestorRules = true;
+  }
+  return { ancestorRules, droppedRules, excludeRules: exclude !== null };
+}

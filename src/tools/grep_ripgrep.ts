@@ -1,0 +1,608 @@
+/**
+ * Grep with ripgrep searching the contents: the same results as Grep in its read-only worker (`grep.ts`), in
+ * a fraction of the time, or no answer at all (the caller then runs Grep as usual).
+ *
+ * Why: in the worker, Deno checks every file open against the worker's permissions, which costs more than
+ * the search itself; ripgrep runs in the read-only shell sandbox instead (bubblewrap: the workspace
+ * read-only, no network, mewcode's state hidden), which is the boundary for it, as for a read-only shell.
+ *
+ * How one call runs, from the runtime (`run`):
+ * 1. The worker runs Grep alone for a short time budget (`_grep_prepass.ts`): a small or dense search ends
+ *    within it, and its result is the answer.
+ * 2. Otherwise ripgrep searches in the sandbox (`src/sandbox/ripgrep_command.ts`) while the worker walks
+ *    the tree without reading files and reports the walk: the files Grep would search, in path order, and
+ *    what it skipped. The walk stays the authority; ripgrep's report is accepted only if it searched
+ *    exactly those files: every file it reports is one of them, none of them is where ripgrep reads ignore
+ *    rules differently (a `.rgignore`, rules Grep leaves out, `.git/info/exclude`), and `--stats` counts as
+ *    many searched files as the walk has, less those both skip by extension. A symlink Grep follows, a
+ *    nested repository whose parent's `.gitignore` rules ripgrep stops applying, a file larger than
+ *    256 MiB (skipped by both, but noted by Grep) all make the counts differ. A walk of the same path and
+ *    glob from the last 30 s is used again (see `#recentWalk` for why that is safe), except for a result
+ *    without matches.
+ * 3. The lines ripgrep reports are checked with Grep's own matcher unless the pattern's translation is exact
+ *    (`_ripgrep_pattern.ts`), binary files are told apart as Grep does (a NUL byte in the first 8 KiB), and
+ *    the result is built file by file in the walk's order by the collector Grep itself uses, with the same
+ *    limits, context lines, line shortening and notices. (`skippedBinary` in the metadata counts only the
+ *    binary files ripgrep reported, those with a match, unless nothing matched.)
+ * Anything else (ripgrep missing or failing, a symlink Grep follows, a NUL byte found after 8 KiB in a
+ * matching file, more output than expected) makes the call fall back to Grep as usual; a fallback caused by
+ * the tree is remembered for a while, so the next calls do not pay for ripgrep again, as is a tree of fewer
+ * than `SMALL_TREE_FILES` files, which the worker searches faster than the sandbox starts.
+ *
+ * @module
+ */
+import { compileGlob } from "../common/glob.ts";
+import { assertNever } from "../common/errors.ts";
+import { GrepCollector, MAX_GREP_FILE_BYTES } from "./_grep_collector.ts";
+import { findMatchingLines, type LineMatch, MAX_GREP_LINE_CHARACTERS } from "./_grep_lines.ts";
+import { compileGrepMatcher, type GrepMatcher } from "./_grep_matcher.ts";
+import { BUDGET_SPENT, GREP_PREPASS, type GrepPrepass, type GrepWalkReport } from "./_grep_prepass.ts";
+import type { LineMatcher } from "./_line_search.ts";
+import { readRipgrepOutput, type RipgrepFile, type RipgrepReport } from "./_ripgrep_output.ts";
+import { BINARY_TYPE, binaryTypeArguments, globTypeArguments, ripgrepGlob } from "./_ripgrep_glob.ts";
+import { type RipgrepPattern, ripgrepPattern } from "./_ripgrep_pattern.ts";
+import { BINARY_SNIFF_BYTES, isBinaryPath } from "./_text.ts";
+import { TimeSlicer } from "./_time_slicer.ts";
+import { EXCLUDED_DIRECTORY_NAMES } from "./_walk.ts";
+import { DEFAULT_HEAD_LIMIT, type GrepInput, stopResult } from "./grep.ts";
+import type { ToolCallContext, ToolResult } from "./tool.ts";
+
+/** Milliseconds the worker searches before it leaves the contents to ripgrep. */
+export const PREPASS_BUDGET_MS = 40;
+/** Walks kept for later calls (each up to a few MB for a tree of 100,000 files). */
+export const MAX_RECENT_WALKS = 8;
+/** Calls with a larger `head_limit` give the worker no search budget: it only walks. */
+export const MAX_BUDGETED_LIMIT = 1_000;
+/** Characters of ripgrep's output (each stream) read at most; more makes the call fall back. */
+export const MAX_RIPGREP_OUTPUT_CHARS = 64 * 1024 * 1024;
+/** How long a fallback caused by the tree keeps later calls on the same path from trying ripgrep. */
+export const FALLBACK_MEMORY_MS = 30_000;
+/**
+ * Below this many files the worker searches faster than the sandbox starts (measured: ~50 µs per file in
+ * the worker, tens of milliseconds to start bubblewrap, a shell and ripgrep): later calls on a path whose
+ * walk was this small skip ripgrep for `FALLBACK_MEMORY_MS`.
+ */
+export const SMALL_TREE_FILES = 2_000;
+/**
+ * A UTF-8 byte order mark is not in ripgrep's offsets, while Grep counts the first 8 KiB from the file's
+ * start: a first NUL byte this close to the limit could be on either side of it.
+ */
+const UNCERTAIN_BINARY_OFFSET = BINARY_SNIFF_BYTES - 3;
+
+/** How a call ended: the executor's `Execution`. */
+export interface GrepOutcome {
+  result: ToolResult;
+  status: "completed" | "failed" | "timed-out" | "aborted";
+}
+
+/** What the sandbox runs: a directory and ripgrep's arguments (see `src/sandbox/ripgrep_command.ts`). */
+export interface RipgrepSearch {
+  /** The directory as the model named it (absolute). */
+  path: string;
+  /** Real paths of the workspace root, then of the added folders. */
+  roots: string[];
+  /** Real paths the tools treat as outside the workspace. */
+  excluded: string[];
+  search: string[];
+  nulScan: string[];
+}
+
+/** How a ripgrep script ended. */
+export type RipgrepRun =
+  | { status: "exited"; code: number; stdout: string; stderr: string }
+  | { status: "timed-out" }
+  | { status: "failed"; message: string };
+
+/** What `RipgrepGrep` runs on. */
+export interface RipgrepGrepOptions {
+  /** Runs Grep (with a prepass request in the input, or as usual) in its read-only worker. */
+  runWorker(
+    input: Record<string, unknown>,
+    context: ToolCallContext,
+    signal: AbortSignal,
+  ): Promise<GrepOutcome>;
+  /** Runs the ripgrep script in the read-only sandbox. */
+  runRipgrep(search: RipgrepSearch, options: { timeoutMs: number; signal: AbortSignal }): Promise<RipgrepRun>;
+  /** The clock of the fallback memory; default `performance.now`. */
+  now?: () => number;
+  /** The worker's search budget; default `PREPASS_BUDGET_MS` (tests pass 0 to always ask ripgrep). */
+  prepassBudgetMs?: number;
+  /** Trees with fewer files are left to the worker after one walk; default `SMALL_TREE_FILES`. */
+  smallTreeFiles?: number;
+}
+
+/** Why ripgrep's answer was not used, and whether the cause lies in the tree (then it is remembered). */
+interface Fallback {
+  ok: false;
+  reason: string;
+  tree: boolean;
+}
+
+/** Grep calls with ripgrep's help, for one session. */
+export class RipgrepGrep {
+  #options: RipgrepGrepOptions;
+  #now: () => number;
+  /** Paths whose last try fell back because of the tree, or whose tree is small: until when, and why. */
+  #skipped = new Map<string, { until: number; reason: string }>();
+  /** Recent walks by path and glob (see `#recentWalk`), oldest first. */
+  #walks = new Map<string, { until: number; walk: GrepWalkReport }>();
+  /** Set when the sandbox cannot run ripgrep at all. */
+  #unavailable: string | null = null;
+  /** Why the last call fell back, for tests and diagnostics. */
+  lastFallback: string | null = null;
+  /** Whether the last call used a walk from an earlier call, for tests and diagnostics. */
+  lastUsedRecentWalk = false;
+
+  constructor(options: RipgrepGrepOptions) {
+    this.#options = options;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  /** Runs a validated, permitted Grep call; null when ripgrep cannot help with it (run it as usual). */
+  async run(input: GrepInput, context: ToolCallContext, signal: AbortSignal): Promise<GrepOutcome | null> {
+    this.lastFallback = null;
+    this.lastUsedRecentWalk = false;
+    if (this.#unavailable !== null) return this.#skip(this.#unavailable);
+    const plan = planRipgrep(input, context);
+    if (plan === null) return this.#skip("the call has options ripgrep cannot match");
+    const path = input.path ?? context.root;
+    const skipped = this.#skipped.get(path);
+    if (skipped !== undefined && skipped.until > this.#now()) return this.#skip(skipped.reason);
+    const walkKey = `${path}\0${input.glob ?? ""}`;
+    const started = performance.now();
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      const prepass = (budgetMs: number, walk: boolean): Promise<GrepOutcome> => {
+        const request: GrepPrepass = { budgetMs, prefilter: plan.prefilter, walk };
+        return this.#options.runWorker({ ...input, [GREP_PREPASS]: request }, context, signal);
+      };
+      // 1. The worker searches alone for a moment: a small or dense search ends there, and is the answer. A
+      //    search for more lines than `MAX_BUDGETED_LIMIT` could not on a tree worth ripgrep's start.
+      const budgetMs = plan.limit > MAX_BUDGETED_LIMIT
+        ? 0
+        : this.#options.prepassBudgetMs ?? PREPASS_BUDGET_MS;
+      if (budgetMs > 0) {
+        const first = await prepass(budgetMs, false);
+        if (first.result.metadata.prepass !== BUDGET_SPENT) return first;
+      }
+      // 2. ripgrep searches the contents in the sandbox while the worker walks, unless a recent walk will do.
+      const recent = this.#recentWalk(walkKey);
+      const ripgrep = this.#options.runRipgrep(
+        {
+          path,
+          roots: [context.root, ...context.additionalRoots ?? []],
+          excluded: [...context.excludedPaths ?? []],
+          search: plan.search,
+          nulScan: plan.nulScan,
+        },
+        { timeoutMs: context.timeoutMs, signal: stop.signal },
+      );
+      let fresh: GrepWalkReport | null = null;
+      if (recent === null) {
+        const walked = await prepass(0, true);
+        fresh = walkReportOf(walked.result);
+        if (fresh === null) {
+          stop.abort();
+          await ripgrep;
+          return walked;
+        }
+        this.#keepWalk(walkKey, fresh, path);
+      }
+      const run = await ripgrep;
+      if (signal.aborted) {
+        return outcomeOf(stopResult({ stopReason: () => "aborted" }, { ...context, signal }));
+      }
+      const call = { input, context, signal, started };
+      let answer = await answerFromRipgrep(plan, fresh ?? recent!, run, call);
+      if (fresh === null && (answer.ok ? answer.noMatch : answer.tree)) {
+        // The tree may have changed since that walk, and a result without matches shows the walk's counts:
+        // check against a walk of now.
+        const now = walkReportOf((await prepass(0, true)).result);
+        if (now === null) {
+          this.lastFallback = "the worker did not walk the tree";
+          return await this.#usual(input, context, signal);
+        }
+        this.#keepWalk(walkKey, now, path);
+        answer = await answerFromRipgrep(plan, now, run, call);
+      } else {
+        this.lastUsedRecentWalk = fresh === null;
+      }
+      if (answer.ok) return outcomeOf(answer.result);
+      this.lastFallback = answer.reason;
+      if (answer.tree) this.#remember(path, "a recent call fell back for this path");
+      if (run.status === "failed") this.#unavailable = `the sandbox cannot run ripgrep: ${run.message}`;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+    return await this.#usual(input, context, signal);
+  }
+
+  /** Forgets the remembered fallbacks and walks: to call after anything may have changed files. */
+  forget(): void {
+    this.#skipped.clear();
+    this.#walks.clear();
+  }
+
+  #usual(input: GrepInput, context: ToolCallContext, signal: AbortSignal): Promise<GrepOutcome> {
+    return this.#options.runWorker({ ...input }, context, signal);
+  }
+
+  /**
+   * A walk of the same path and glob from an earlier call, still fresh. A walk that has aged (files created
+   * or removed since, outside the session's own tools, which clear these) cannot make a result with
+   * matches differ: ripgrep's report is checked against it, every file with a match must be in it, and the
+   * numbers of files must agree; a result without matches, which shows the walk's counts, is built from a
+   * new walk (`run`).
+   */
+  #recentWalk(key: string): GrepWalkReport | null {
+    const entry = this.#walks.get(key);
+    if (entry === undefined) return null;
+    if (entry.until > this.#now()) return entry.walk;
+    this.#walks.delete(key);
+    return null;
+  }
+
+  #keepWalk(key: string, walk: GrepWalkReport, path: string): void {
+    if (walk.files.length < (this.#options.smallTreeFiles ?? SMALL_TREE_FILES)) {
+      this.#remember(path, "the tree is small");
+    }
+    this.#walks.delete(key);
+    this.#walks.set(key, { until: this.#now() + FALLBACK_MEMORY_MS, walk });
+    while (this.#walks.size > MAX_RECENT_WALKS) this.#walks.delete(this.#walks.keys().next().value!);
+  }
+
+  #remember(path: string, reason: string): void {
+    this.#skipped.set(path, { until: this.#now() + FALLBACK_MEMORY_MS, reason });
+  }
+
+  #skip(reason: string): null {
+    this.lastFallback = reason;
+    return null;
+  }
+}
+
+/** What a call asks of ripgrep. */
+export interface RipgrepPlan {
+  pattern: RipgrepPattern;
+  matcher: GrepMatcher;
+  mode: NonNullable<GrepInput["output_mode"]>;
+  context: number;
+  limit: number;
+  /** ripgrep's type globs for the glob, or null without a glob. */
+  prefilter: string[] | null;
+  /** ripgrep's arguments for the search and for the NUL-byte scan (see `ripgrepScript`). */
+  search: string[];
+  nulScan: string[];
+}
+
+/** The ripgrep arguments of a call, or null when ripgrep cannot give its results. */
+export function planRipgrep(
+  input: GrepInput,
+  context: Pick<ToolCallContext, "strictLinks">,
+): RipgrepPlan | null {
+  // ripgrep cannot refuse files with several hard links.
+  if (context.strictLinks) return null;
+  const caseInsensitive = input.case_insensitive ?? false;
+  const matcher = compileGrepMatcher(input.pattern, caseInsensitive);
+  const pattern = ripgrepPattern(input.pattern, caseInsensitive);
+  if (!matcher.ok || pattern === null) return null;
+  let prefilter: string[] | null = null;
+  if (input.glob !== undefined) {
+    if (!compileGlob(input.glob, { basename: true }).ok) return null;
+    prefilter = ripgrepGlob(input.glob);
+    if (prefilter === null) return null;
+  }
+  const mode = input.output_mode ?? "content";
+  const contextLines = mode === "content" ? input.context ?? 0 : 0;
+  const walk = [
+    "--no-config",
+    // Ignore files: .gitignore in every directory, whether or not git is there, and nothing else.
+    "--no-ignore-global",
+    "--no-ignore-dot",
+    "--no-ignore-exclude",
+    "--no-require-git",
+    "--hidden",
+    "--max-filesize",
+    String(MAX_GREP_FILE_BYTES),
+    ...[...EXCLUDED_DIRECTORY_NAMES].flatMap((name) => ["--glob", `!${name}/`]),
+    ...binaryTypeArguments(),
+    "--type-not",
+    BINARY_TYPE,
+    ...(prefilter === null ? [] : globTypeArguments(prefilter)),
+  ];
+  const search = [
+    ...walk,
+    "--stats",
+    // Search a file with a NUL byte to its end, and say where the first NUL byte is when it matches.
+    "--binary",
+    "--null",
+    "--with-filename",
+    "--line-number",
+    "--no-heading",
+    "--color",
+    "never",
+    ...(contextLines > 0 ? ["--context", String(contextLines)] : []),
+    ...(mode === "files_with_matches" && pattern.exact ? ["--max-count", "1"] : []),
+    ...pattern.args,
+  ];
+  const nulScan = [
+    ...walk,
+    "--text",
+    "--max-count",
+    "1",
+    "--byte-offset",
+    "--only-matching",
+    "--null",
+    "--no-line-number",
+    "--color",
+    "never",
+    "--regexp",
+    "\\x00",
+  ];
+  return {
+    pattern,
+    matcher,
+    mode,
+    context: contextLines,
+    limit: input.head_limit ?? DEFAULT_HEAD_LIMIT,
+    prefilter,
+    search,
+    nulScan,
+  };
+}
+
+function walkReportOf(result: ToolResult): GrepWalkReport | null {
+  const walk = result.metadata.walk;
+  return typeof walk === "object" && walk !== null && !result.isError ? walk as GrepWalkReport : null;
+}
+
+function outcomeOf(result: ToolResult): GrepOutcome {
+  if (result.stop === "timed-out") return { result, status: "timed-out" };
+  if (result.stop === "cancelled") return { result, status: "aborted" };
+  return { result, status: result.isError ? "failed" : "completed" };
+}
+
+function isFallback(value: unknown): value is Fallback {
+  return typeof value === "object" && value !== null && (value as { ok?: unknown }).ok === false;
+}
+
+function fallback(reason: string, tree = false): Fallback {
+  return { ok: false, reason, tree };
+}
+
+/** The call's result from ripgrep's report and the worker's walk, or why it cannot be trusted. */
+export async function answerFromRipgrep(
+  plan: RipgrepPlan,
+  walk: GrepWalkReport,
+  run: RipgrepRun,
+  call: { input: GrepInput; context: ToolCallContext; signal: AbortSignal; started: number },
+): Promise<{ ok: true; result: ToolResult; noMatch: boolean } | Fallback> {
+  const { context, signal, started } = call;
+  if (run.status === "timed-out") {
+    return {
+      ok: true,
+      result: stopResult({ stopReason: () => "timeout" }, { ...context, signal }),
+      noMatch: false,
+    };
+  }
+  if (run.status === "failed") return fallback(`ripgrep did not run: ${run.message}`);
+  if (run.code !== 0 && run.code !== 1) {
+    return fallback(`the ripgrep script exited with ${run.code}`, run.code !== 2);
+  }
+  if (run.stdout.length >= MAX_RIPGREP_OUTPUT_CHARS || run.stderr.length >= MAX_RIPGREP_OUTPUT_CHARS) {
+    return fallback("ripgrep printed more than can be read");
+  }
+  const report = readRipgrepOutput(run.stdout, run.stderr);
+  const problem = treeProblem(walk, report) ?? outputProblem(walk, report, run.code);
+  if (problem !== null) return problem;
+  const slicer = new TimeSlicer(signal, { deadline: started + context.timeoutMs });
+  const collector = new GrepCollector({ mode: plan.mode, context: plan.context, limit: plan.limit });
+  const checker = new LineChecker(plan, slicer);
+  let cutAt = -1;
+  for (const index of interestingFiles(walk, report)) {
+    const path = walk.files[index]!;
+    if (isBinaryPath(path)) {
+      collector.skipped.binary++;
+      continue;
+    }
+    const file = report.files.get(path);
+    const nul = file?.binaryOffset ?? report.nulOffsets?.get(path) ?? null;
+    if (nul !== null) {
+      if (nul >= UNCERTAIN_BINARY_OFFSET) {
+        return fallback(`"${path}" has its first NUL byte after the first 8 KiB`);
+      }
+      collector.skipped.binary++;
+      continue;
+    }
+    if (file === undefined || file.matches.length === 0) continue;
+    const added = await addFile(collector, checker, file, path);
+    if (added === "stopped") {
+      return { ok: true, result: stopResult(slicer, { ...context, signal }), noMatch: false };
+    }
+    if (isFallback(added)) return added;
+    if (!added) {
+      cutAt = index;
+      break;
+    }
+  }
+  if (!collector.hasLines && report.nulOffsets === null) {
+    return fallback("ripgrep's candidate lines did not match, and the NUL-byte scan did not run");
+  }
+  return {
+    ok: true,
+    noMatch: !collector.hasLines,
+    result: collector.result(call.input.pattern, call.input.path ?? context.root, walk.counts, {
+      started,
+      ...(cutAt === -1 ? {} : {
+        progress: {
+          ignoredFiles: walk.progress[2 * cutAt]!,
+          ignoredDirectories: walk.progress[2 * cutAt + 1]!,
+        },
+      }),
+      metadata: { engine: "ripgrep" },
+    }),
+  };
+}
+
+// Whether the tree has something ripgrep reads differently from Grep's walk.
+function treeProblem(walk: GrepWalkReport, report: RipgrepReport): Fallback | null {
+  if (walk.counts.ignoreProblems.length > 0) {
+    return fallback("an ignore file has rules Grep leaves out", true);
+  }
+  if (walk.counts.changedDirectories > 0) return fallback("a directory changed during the walk", true);
+  if (walk.excludeRules) return fallback(".git/info/exclude has rules", true);
+  if (walk.droppedRules) return fallback("an ignore file above the start ignores the start", true);
+  if (walk.prefilterMismatch) return fallback("ripgrep's name filter disagrees with the glob", true);
+  if (walk.ancestorRules && report.parentFlag !== "") {
+    return fallback("ripgrep did not read the ignore files above the start", true);
+  }
+  if (walk.ripgrepTrap !== null) return fallback(`ripgrep reads "${walk.ripgrepTrap}" differently`, true);
+  if (report.errors.length > 0) return fallback(`ripgrep reported: ${report.errors[0]}`, true);
+  return null;
+}
+
+// Whether ripgrep searched exactly the files of the walk, and said all it should have.
+function outputProblem(walk: GrepWalkReport, report: RipgrepReport, code: number): Fallback | null {
+  if (report.malformed) return fallback("ripgrep printed a line of an unknown shape");
+  if (report.start !== walk.start) {
+    return fallback("the worker and the sandbox resolved the path differently");
+  }
+  if (code === 1 && report.nulOffsets === null) return fallback("the NUL-byte scan did not run");
+  const walked = positions(walk);
+  for (const path of [...report.files.keys(), ...report.nulOffsets?.keys() ?? []]) {
+    if (!walked.has(path)) return fallback(`ripgrep searched "${path}", which Grep does not`, true);
+  }
+  // A file larger than 256 MiB (skipped by both, but noted by Grep), a symlink Grep follows or a nested
+  // repository (where ripgrep stops applying the parent's .gitignore) all make the counts differ.
+  const expected = walk.files.length - walk.skippedByType;
+  if (report.searched !== expected) {
+    return fallback(`ripgrep searched ${report.searched} files where Grep searches ${expected}`, true);
+  }
+  return null;
+}
+
+const walkPositions = new WeakMap<GrepWalkReport, Map<string, number>>();
+
+/** Each walked file's index in the walk. */
+function positions(walk: GrepWalkReport): Map<string, number> {
+  let map = walkPositions.get(walk);
+  if (map === undefined) {
+    map = new Map();
+    for (let index = 0; index < walk.files.length; index++) map.set(walk.files[index]!, index);
+    walkPositions.set(walk, map);
+  }
+  return map;
+}
+
+/**
+ * The walk's indexes, in order, of the files the result depends on: those ripgrep printed something for,
+ * and those Grep skips as binary by name or NUL byte (counted). The others are text files without a match.
+ */
+function interestingFiles(walk: GrepWalkReport, report: RipgrepReport): number[] {
+  const walked = positions(walk);
+  const indexes = new Set(walk.binaryNames);
+  for (const path of report.files.keys()) indexes.add(walked.get(path)!);
+  for (const path of report.nulOffsets?.keys() ?? []) indexes.add(walked.get(path)!);
+  return [...indexes].sort((a, b) => a - b);
+}
+
+/** Adds a file's checked lines to the collector: its verdict, "stopped", or a fallback. */
+async function addFile(
+  collector: GrepCollector,
+  checker: LineChecker,
+  file: RipgrepFile,
+  path: string,
+): Promise<boolean | "stopped" | Fallback> {
+  const mode = collector.options.mode;
+  const content = mode === "content";
+  const text = content ? syntheticText(file) : null;
+  const found: LineMatch[] = [];
+  let count = 0;
+  for (const index of file.matches) {
+    if (content && found.length === collector.wantedLines) break;
+    const line = file.texts[index]!;
+    const column = checker.quick(line, content) ?? await checker.column(line, content);
+    if (column === "stopped" || isFallback(column)) return column;
+    if (column === null) continue;
+    count++;
+    if (mode === "files_with_matches") return collector.addFile(path);
+    if (text !== null) {
+      const start = text.starts[index]!;
+      found.push({ line: file.numbers[index]!, start, end: start + line.length, column: start + column });
+    }
+  }
+  switch (mode) {
+    case "files_with_matches":
+      // With an exact pattern ripgrep stops at the first candidate: a long line Grep misses hides the rest.
+      return checker.exact ? fallback(`a long line of "${path}" needs the rest of the file`) : true;
+    case "count":
+      return collector.addCount(path, count);
+    case "content":
+      return collector.addLines(text!.text, path, found);
+    default:
+      return assertNever(mode);
+  }
+}
+
+/**
+ * The lines ripgrep printed for a file, joined: matches and their context, in order. Grep's formatter walks
+ * from a match to its context lines only, and ripgrep printed every line within the context of each line it
+ * reported (a superset of the matches), so it never reaches a line that is missing here.
+ */
+function syntheticText(file: RipgrepFile): { text: string; starts: number[] } {
+  const starts: number[] = [];
+  let at = 0;
+  for (const line of file.texts) {
+    starts.push(at);
+    at += line.length + 1;
+  }
+  return { text: file.texts.join("\n") + "\n", starts };
+}
+
+/** Decides with Grep's matcher whether a line ripgrep reported matches, and where. */
+class LineChecker {
+  readonly exact: boolean;
+  #plan: RipgrepPlan;
+  #matcher: LineMatcher;
+  #slicer: TimeSlicer;
+
+  constructor(plan: RipgrepPlan, slicer: TimeSlicer) {
+    this.#plan = plan;
+    this.#slicer = slicer;
+    this.#matcher = plan.matcher.build(slicer);
+    this.exact = plan.pattern.exact;
+  }
+
+  /**
+   * The column without running the matcher, or undefined: with an exact pattern a line short enough for the
+   * matcher to search at once matches, and its column matters only to shorten a line too long to show.
+   */
+  quick(line: string, forDisplay: boolean): number | undefined {
+    const fits = line.length <= this.#plan.matcher.chunk;
+    return this.exact && fits && !(forDisplay && line.length > MAX_GREP_LINE_CHARACTERS) ? 0 : undefined;
+  }
+
+  /** The column of the line's first match, or null when Grep's matcher finds none. */
+  async column(line: string, forDisplay: boolean): Promise<number | null | "stopped" | Fallback> {
+    const { matcher } = this.#plan;
+    if (!matcher.normalizeCrlf || !line.endsWith("\r")) return await this.#first(line);
+    // Grep turns CRLF into LF first, but keeps a "\r" that ends a file's last line: both must agree.
+    const withoutReturn = await this.#first(line.slice(0, -1));
+    const withReturn = await this.#first(line);
+    if (withoutReturn === "stopped" || withReturn === "stopped") return "stopped";
+    const differ = (withoutReturn === null) !== (withReturn === null) ||
+      (forDisplay && line.length > MAX_GREP_LINE_CHARACTERS && withoutReturn !== withReturn);
+    return differ
+      ? fallback("a line ending in \\r matches differently as a file's last line")
+      : withoutReturn;
+  }
+
+  // The line alone as Grep searches it within its file: followed by a line break.
+  async #first(line: string): Promise<number | null | "stopped"> {
+    const found = await findMatchingLines(`${line}\n`, this.#matcher, { slicer: this.#slicer, max: 1 });
+    if (found === null) return "stopped";
+    return found[0]?.column ?? null;
+  }
+}

@@ -1,0 +1,264 @@
+/**
+ * End to end: scripts/install.sh run by sh (dash on Debian) on a clean machine, against a release directory
+ * on disk (file://) whose binaries are shell scripts named like the real artifacts, with a SHA256SUMS the
+ * release's own writer made.
+ */
+import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { writeChecksums } from "../../scripts/checksums.ts";
+import { binaryName, TARGETS } from "../../scripts/compile.ts";
+import { releaseFiles } from "../../scripts/release.ts";
+import { CleanMachine, explain, type Run } from "./_clean_machine.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const INSTALL_SH = join(ROOT, "scripts", "install.sh");
+const VERSION = "0.1.0";
+const PATH_LINE = 'export PATH="$HOME/.local/bin:$PATH"';
+
+/** What the fake binary for a target prints for --version. */
+function fakeVersion(target: string): string {
+  return `mewcode ${VERSION} (fake ${target})`;
+}
+
+/** A release directory: a fake binary per target, stand-ins for the other files, and SHA256SUMS. */
+async function makeRelease(machine: CleanMachine): Promise<string> {
+  const dir = join(machine.root, "release");
+  await Deno.mkdir(dir);
+  for (const target of TARGETS) {
+    await Deno.writeTextFile(join(dir, binaryName(target)), `#!/bin/sh\necho "${fakeVersion(target)}"\n`, {
+      mode: 0o755,
+    });
+  }
+  await Deno.writeTextFile(join(dir, `mewcode-${VERSION}.tgz`), "not a tarball");
+  await Deno.copyFile(INSTALL_SH, join(dir, "install.sh"));
+  await writeChecksums(dir, releaseFiles(VERSION));
+  return dir;
+}
+
+/** Runs install.sh as `curl … | sh` does: the script on sh's standard input. */
+function install(machine: CleanMachine, release: string, env: Record<string, string> = {}): Promise<Run> {
+  return machine.run("sh", [], {
+    stdin: Deno.readTextFileSync(INSTALL_SH),
+    env: { MEWCODE_RELEASE_URL: `file://${release}`, ...env },
+  });
+}
+
+function installed(machine: CleanMachine): string {
+  return join(machine.home, ".local", "bin", "mewcode");
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("install.sh installs this machine's binary into a new ~/.local/bin, mode 755, and prints the PATH line", async () => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  const run = await install(machine, release);
+  equal(run.code, 0, explain(run));
+  const target = Deno.build.target;
+  equal(
+    await Deno.readTextFile(installed(machine)),
+    await Deno.readTextFile(join(release, binaryName(target))),
+  );
+  equal((await Deno.stat(installed(machine))).mode! & 0o777, 0o755);
+  deepStrictEqual(
+    (await Array.fromAsync(Deno.readDir(join(machine.home, ".local", "bin")))).map((entry) => entry.name),
+    ["mewcode"],
+  );
+  match(
+    run.stdout,
+    new RegExp(`^Installed ${fakeVersion(target).replace(/[()]/g, "\\$&")} to ${installed(machine)}$`, "m"),
+  );
+  ok(run.stdout.includes(`${join(machine.home, ".local", "bin")} is not on your PATH`), run.stdout);
+  ok(run.stdout.split("\n").includes(`  ${PATH_LINE}`), run.stdout);
+  equal(run.stderr, "");
+  const version = await machine.run(installed(machine), ["--version"]);
+  equal(version.stdout, `${fakeVersion(target)}\n`);
+});
+
+Deno.test("install.sh picks the release binary named for each OS and architecture uname reports", async (t) => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  const cases: [string, string, string][] = [
+    ["Linux", "x86_64", "x86_64-unknown-linux-gnu"],
+    ["Linux", "amd64", "x86_64-unknown-linux-gnu"],
+    ["Linux", "aarch64", "aarch64-unknown-linux-gnu"],
+    ["Linux", "arm64", "aarch64-unknown-linux-gnu"],
+    ["Darwin", "x86_64", "x86_64-apple-darwin"],
+    ["Darwin", "arm64", "aarch64-apple-darwin"],
+  ];
+  for (const [os, arch, target] of cases) {
+    await t.step(`${os} ${arch}`, async () => {
+      const run = await install(machine, release, { MEWCODE_INSTALL_OS: os, MEWCODE_INSTALL_ARCH: arch });
+      equal(run.code, 0, explain(run));
+      equal((await machine.run(installed(machine), ["--version"])).stdout, `${fakeVersion(target)}\n`);
+    });
+  }
+});
+
+Deno.test("install.sh prints no PATH advice when ~/.local/bin is on PATH", async () => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  const run = await install(machine, release, {
+    PATH: `${machine.tools}:${join(machine.home, ".local", "bin")}/`,
+  });
+  equal(run.code, 0, explain(run));
+  ok(!run.stdout.includes("PATH"), run.stdout);
+});
+
+Deno.test("install.sh refuses a binary whose checksum does not match: exit 1, a clear message, nothing installed", async () => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  const binary = join(release, binaryName(Deno.build.target));
+  await Deno.writeTextFile(binary, "#!/bin/sh\necho tampered\n");
+  const refused = await install(machine, release);
+  equal(refused.code, 1, explain(refused));
+  match(
+    refused.stderr,
+    new RegExp(
+      `^mewcode install: checksum mismatch for ${
+        binaryName(Deno.build.target)
+      }: SHA256SUMS lists [0-9a-f]{64} but the download is [0-9a-f]{64}; nothing was installed\n$`,
+    ),
+  );
+  equal(refused.stdout, "");
+  ok(!await exists(join(machine.home, ".local")), "not even ~/.local/bin was created");
+});
+
+Deno.test("install.sh keeps the installed mewcode when a new download fails its checksum", async () => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  equal((await install(machine, release)).code, 0);
+  const before = await Deno.readTextFile(installed(machine));
+  await Deno.writeTextFile(join(release, binaryName(Deno.build.target)), "#!/bin/sh\necho tampered\n");
+  const refused = await install(machine, release);
+  equal(refused.code, 1, explain(refused));
+  equal(await Deno.readTextFile(installed(machine)), before);
+  deepStrictEqual(
+    (await Array.fromAsync(Deno.readDir(join(machine.home, ".local", "bin")))).map((entry) => entry.name),
+    ["mewcode"],
+  );
+});
+
+Deno.test("install.sh refuses an unsupported platform with a message naming it and what to do instead", async (t) => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  const cases: [string, string, RegExp][] = [
+    [
+      "FreeBSD",
+      "amd64",
+      /no mewcode binary for FreeBSD amd64: mewcode runs where Deno does, on Linux and macOS \(x86_64 and arm64\) and Windows/,
+    ],
+    ["Linux", "armv7l", /no mewcode binary for Linux armv7l/],
+    ["Darwin", "ppc", /no mewcode binary for Darwin ppc/],
+    [
+      "MINGW64_NT-10.0-19045",
+      "x86_64",
+      /on Windows, download mewcode-x86_64-pc-windows-msvc\.exe from file:\/\//,
+    ],
+  ];
+  for (const [os, arch, message] of cases) {
+    await t.step(`${os} ${arch}`, async () => {
+      const refused = await install(machine, release, { MEWCODE_INSTALL_OS: os, MEWCODE_INSTALL_ARCH: arch });
+      equal(refused.code, 1, explain(refused));
+      match(refused.stderr, message);
+      ok(!await exists(join(machine.home, ".local")), "nothing was installed");
+    });
+  }
+});
+
+Deno.test("install.sh downloads with wget when curl is missing, and verifies with shasum when sha256sum is", async () => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  await Deno.remove(join(machine.tools, "curl"));
+  await Deno.remove(join(machine.tools, "sha256sum"));
+  ok(
+    await exists(join(machine.tools, "wget")) && await exists(join(machine.tools, "shasum")),
+    "wget and shasum exist",
+  );
+  const run = await install(machine, release);
+  equal(run.code, 0, explain(run));
+  equal((await machine.run(installed(machine), ["--version"])).stdout, `${fakeVersion(Deno.build.target)}\n`);
+  await Deno.writeTextFile(join(release, binaryName("aarch64-apple-darwin")), "tampered");
+  const refused = await install(machine, release, {
+    MEWCODE_INSTALL_OS: "Darwin",
+    MEWCODE_INSTALL_ARCH: "arm64",
+  });
+  equal(refused.code, 1, explain(refused));
+  match(refused.stderr, /checksum mismatch/);
+});
+
+Deno.test("install.sh stops before downloading without a downloader, a hasher, a release URL or HTTPS", async (t) => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  const cases: [string, () => Promise<Run>, RegExp][] = [
+    [
+      "no release URL",
+      () => install(machine, release, { MEWCODE_RELEASE_URL: "" }),
+      /no release to install from: set MEWCODE_RELEASE_URL/,
+    ],
+    [
+      "plain http",
+      () => install(machine, release, { MEWCODE_RELEASE_URL: "http://example.com/r" }),
+      /cannot download from "http:\/\/example\.com\/r": use an https:\/\//,
+    ],
+    ["a release without this binary", async () => {
+      await Deno.writeTextFile(join(release, "SHA256SUMS"), "");
+      return install(machine, release);
+    }, /SHA256SUMS of file:\/\/.* lists no mewcode-/],
+    ["no sha256sum nor shasum", async () => {
+      await Deno.remove(join(machine.tools, "sha256sum"));
+      await Deno.remove(join(machine.tools, "shasum"));
+      return install(machine, release);
+    }, /cannot verify a download: install sha256sum \(coreutils\) or shasum/],
+    ["no curl nor wget", async () => {
+      await Deno.remove(join(machine.tools, "curl"));
+      await Deno.remove(join(machine.tools, "wget"));
+      return install(machine, release);
+    }, /cannot download: install curl or wget/],
+  ];
+  for (const [name, attempt, message] of cases) {
+    await t.step(name, async () => {
+      const refused = await attempt();
+      equal(refused.code, 1, explain(refused));
+      match(refused.stderr, message);
+      ok(!await exists(join(machine.home, ".local")), "nothing was installed");
+    });
+  }
+});
+
+Deno.test("install.sh installs nothing when the verified binary does not run", async () => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  await Deno.writeTextFile(join(release, binaryName(Deno.build.target)), "#!/bin/sh\nexit 126\n");
+  await writeChecksums(release, releaseFiles(VERSION));
+  const refused = await install(machine, release);
+  equal(refused.code, 1, explain(refused));
+  match(refused.stderr, /the downloaded mewcode-\S+ does not run on this machine; nothing was installed/);
+  deepStrictEqual(await Array.fromAsync(Deno.readDir(join(machine.home, ".local", "bin"))), []);
+});
+
+Deno.test("install.sh renames the new binary into place (a link to the old file keeps it) with mode 755 under umask 077", async () => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  equal((await install(machine, release)).code, 0);
+  const old = await Deno.readTextFile(installed(machine));
+  // A hard link sees the old file's content only if the path was renamed over, not rewritten.
+  const link = join(machine.root, "old-mewcode");
+  await Deno.link(installed(machine), link);
+  await Deno.writeTextFile(join(release, binaryName(Deno.build.target)), "#!/bin/sh\necho new\n");
+  await writeChecksums(release, releaseFiles(VERSION));
+  const run = await machine.run("sh", ["-c", 'umask 077; exec sh "$0"', INSTALL_SH], {
+    env: { MEWCODE_RELEASE_URL: `file://${release}` },
+  });
+  equal(run.code, 0, explain(run));
+  equal(await Deno.readTextFile(link), old);
+  equal(await Deno.readTextFile(installed(machine)), "#!/bin/sh\necho new\n");
+  equal((await Deno.stat(installed(machine))).mode! & 0o777, 0o755);
+});

@@ -1,0 +1,164 @@
+import { deepStrictEqual, equal, match, notEqual, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { writeChecksums } from "../../scripts/checksums.ts";
+import { releaseFiles } from "../../scripts/release.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const VERSION =
+  (JSON.parse(await Deno.readTextFile(join(ROOT, "package.json"))) as { version: string }).version;
+
+interface Output {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+) {
+  const output = await new Deno.Command(command, {
+    args,
+    cwd: options.cwd ?? ROOT,
+    env: options.env ?? {},
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+}
+
+function release(...args: string[]): Promise<Output> {
+  return run(Deno.execPath(), ["task", "--quiet", "release", ...args]);
+}
+
+function explain(output: Output): string {
+  return `exit ${output.code}\nstdout: ${output.stdout}\nstderr: ${output.stderr}`;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("writeChecksums writes SHA256SUMS exactly as sha256sum does, and sha256sum -c and shasum -c accept it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "mewcode-sums-" });
+  try {
+    const names = ["mewcode-x86_64-unknown-linux-gnu", "b.tgz", "a file.sh", "install.sh"];
+    await Deno.writeTextFile(join(dir, names[0]!), "#!/bin/sh\necho fake\n");
+    // Larger than one read chunk, so the hash spans chunks.
+    await Deno.writeFile(
+      join(dir, names[1]!),
+      crypto.getRandomValues(new Uint8Array(60_000)).map((byte, index) => byte ^ index),
+    );
+    await Deno.writeFile(join(dir, names[2]!), new Uint8Array(300_000).fill(7));
+    await Deno.writeTextFile(join(dir, names[3]!), "");
+    const path = await writeChecksums(dir, names);
+    equal(path, join(dir, "SHA256SUMS"));
+    const written = await Deno.readTextFile(path);
+    const reference = await run("sha256sum", ["--", ...[...names].sort()], { cwd: dir });
+    equal(reference.code, 0, explain(reference));
+    equal(written, reference.stdout);
+    const checked = await run("sha256sum", ["-c", "SHA256SUMS"], { cwd: dir });
+    equal(checked.code, 0, explain(checked));
+    equal(checked.stdout.trim().split("\n").length, names.length);
+    if (await exists("/usr/bin/shasum")) {
+      const shasum = await run("shasum", ["-a", "256", "-c", "SHA256SUMS"], { cwd: dir });
+      equal(shasum.code, 0, explain(shasum));
+    }
+    await Deno.writeTextFile(join(dir, names[3]!), "changed");
+    const tampered = await run("sha256sum", ["-c", "SHA256SUMS"], { cwd: dir });
+    notEqual(tampered.code, 0, "a changed file no longer checks");
+    match(tampered.stdout, /install\.sh: FAILED/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task release --dry-run prints every step, compiling exactly what deno task compile would, and runs none", async () => {
+  const before = await exists(join(ROOT, "dist", "release"));
+  const dry = await release("--dry-run");
+  equal(dry.code, 0, explain(dry));
+  equal(await exists(join(ROOT, "dist", "release")), before, "the dry run creates or removes nothing");
+  const lines = dry.stdout.trimEnd().split("\n");
+  const compile = await run(Deno.execPath(), ["task", "--quiet", "compile", "--dry-run"]);
+  equal(compile.code, 0, explain(compile));
+  const expectedCompiles = compile.stdout.trimEnd().split("\n")
+    .map((line) => line.replace(/ --output dist\//, " --output dist/release/"));
+  deepStrictEqual(lines, [
+    "rm -rf dist/release && mkdir -p dist/release",
+    ...expectedCompiles,
+    "npm pack --pack-destination dist/release",
+    "cp scripts/install.sh dist/release/install.sh",
+    `(cd dist/release && sha256sum ${releaseFiles(VERSION).sort().join(" ")} > SHA256SUMS)`,
+  ]);
+  deepStrictEqual(
+    expectedCompiles.map((line) => line.split(" ").at(-2)),
+    [
+      "dist/release/mewcode-x86_64-unknown-linux-gnu",
+      "dist/release/mewcode-aarch64-unknown-linux-gnu",
+      "dist/release/mewcode-x86_64-apple-darwin",
+      "dist/release/mewcode-aarch64-apple-darwin",
+      "dist/release/mewcode-x86_64-pc-windows-msvc.exe",
+    ],
+  );
+  ok(expectedCompiles.every((line) => line.includes(" --frozen ")), "the lock file is enforced");
+  deepStrictEqual(releaseFiles(VERSION).slice(-2), [`mewcode-${VERSION}.tgz`, "install.sh"]);
+});
+
+Deno.test("deno task release refuses a tag that does not name the version, and --publish or --repository without a tag", async (t) => {
+  const cases: [string[], number, RegExp][] = [
+    [
+      ["--tag", "v99.0.0"],
+      1,
+      new RegExp(`the tag "v99\\.0\\.0" does not name this version: tag v${VERSION}`),
+    ],
+    [["--publish"], 2, /--publish and --repository need --tag/],
+    [["--repository", "acme/mewcode"], 2, /need --tag/],
+    [
+      ["--tag", `v${VERSION}`, "--repository", "acme/mew code"],
+      2,
+      /Cannot use the repository "acme\/mew code"/,
+    ],
+    [["--target", "x"], 2, /Unknown option '--target'/],
+  ];
+  for (const [args, code, message] of cases) {
+    await t.step(args.join(" "), async () => {
+      const refused = await release("--dry-run", ...args);
+      equal(refused.code, code, explain(refused));
+      match(refused.stderr, message);
+      equal(refused.stdout, "");
+    });
+  }
+});
+
+Deno.test("release.yml runs only deno task release, whose dry run points install.sh at the tag's release and publishes every file", async () => {
+  const workflow = await Deno.readTextFile(join(ROOT, ".github", "workflows", "release.yml"));
+  match(workflow, /^on:\n {2}push:\n {4}tags: \["v\*"\]$/m);
+  const commands = [...workflow.matchAll(/^\s+(?:- )?run: (.+)$/gm)].map((found) => found[1]!);
+  deepStrictEqual(
+    commands,
+    ['npx --yes deno@2.9.6 task release --tag "$GITHUB_REF_NAME" --repository "$GITHUB_REPOSITORY" --publish'],
+  );
+  // The step exactly as the runner runs it (bash -e), plus --dry-run.
+  const dry = await run("bash", ["-ec", `${commands[0]} --dry-run`], {
+    env: { GITHUB_REF_NAME: `v${VERSION}`, GITHUB_REPOSITORY: "acme/mewcode" },
+  });
+  equal(dry.code, 0, explain(dry));
+  const lines = dry.stdout.trimEnd().split("\n");
+  equal(
+    lines.find((line) => line.startsWith("sed ")),
+    `sed 's|^DEFAULT_RELEASE_URL=.*|DEFAULT_RELEASE_URL="https://github.com/acme/mewcode/releases/download/v${VERSION}"|' ` +
+      "scripts/install.sh > dist/release/install.sh",
+  );
+  equal(
+    lines.at(-1),
+    `gh release create v${VERSION} --verify-tag --title 'mewcode v${VERSION}' --generate-notes ` +
+      [...releaseFiles(VERSION), "SHA256SUMS"].map((file) => `dist/release/${file}`).join(" "),
+  );
+});

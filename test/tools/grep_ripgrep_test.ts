@@ -1,0 +1,447 @@
+import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { defaultLimits } from "../../src/sandbox/limits.ts";
+import { resolveHelpers } from "../../src/sandbox/helpers.ts";
+import { runRipgrep } from "../../src/sandbox/ripgrep_command.ts";
+import { ShellSandbox } from "../../src/sandbox/shell_sandbox.ts";
+import { type GrepInput, grepTool } from "../../src/tools/grep.ts";
+import {
+  MAX_RIPGREP_OUTPUT_CHARS,
+  RipgrepGrep,
+  type RipgrepGrepOptions,
+} from "../../src/tools/grep_ripgrep.ts";
+import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
+import type { ToolCallContext, ToolResult } from "../../src/tools/tool.ts";
+import { callContext, createTempWorkspace } from "../_fakes/tool_context.ts";
+
+const helpers = await resolveHelpers({ root: "/nonexistent", path: Deno.env.get("PATH") });
+const missing = helpers.rg === null || helpers.bwrap === null;
+
+async function writeTree(root: string, files: Record<string, string | Uint8Array>): Promise<void> {
+  for (const [path, content] of Object.entries(files)) {
+    await Deno.mkdir(dirname(join(root, path)), { recursive: true });
+    if (typeof content === "string") await Deno.writeTextFile(join(root, path), content);
+    else await Deno.writeFile(join(root, path), content);
+  }
+}
+
+function bytes(...parts: (string | number[])[]): Uint8Array {
+  const chunks = parts.map((part) =>
+    typeof part === "string" ? new TextEncoder().encode(part) : Uint8Array.from(part)
+  );
+  const result = new Uint8Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    result.set(chunk, at);
+    at += chunk.length;
+  }
+  return result;
+}
+
+/** A session's ripgrep path over a real read-only sandbox; the worker's part runs in this process. */
+async function openRipgrep(
+  root: string,
+  options: Partial<RipgrepGrepOptions> & { additionalRoots?: string[]; excluded?: string[] } = {},
+): Promise<{ grep: RipgrepGrep; context: ToolCallContext } & AsyncDisposable> {
+  const sandbox = await ShellSandbox.open({
+    root,
+    additionalRoots: options.additionalRoots ?? [],
+    mode: "read-only",
+    network: false,
+    env: Deno.env.toObject(),
+    limits: defaultLimits(),
+    excluded: options.excluded ?? [],
+    protectedPaths: PROTECTED_PATHS,
+  });
+  const rg = sandbox.helpers.rg!;
+  const grep = new RipgrepGrep({
+    // Always leave the contents to ripgrep, even in these small trees.
+    prepassBudgetMs: 0,
+    runWorker: async (input, context, signal) => {
+      const result = await grepTool.execute({ ...context, signal }, input as GrepInput);
+      return { result, status: result.isError ? "failed" : "completed" };
+    },
+    runRipgrep: (search, runOptions) =>
+      runRipgrep(sandbox, { rg, ...search }, { ...runOptions, maxOutputChars: MAX_RIPGREP_OUTPUT_CHARS }),
+    ...options,
+  });
+  const context = callContext(root, {
+    additionalRoots: options.additionalRoots ?? [],
+    excludedPaths: options.excluded ?? [],
+  });
+  return { grep, context, [Symbol.asyncDispose]: () => sandbox.close() };
+}
+
+/** Metadata both paths report the same way (`skippedBinary` is partial in the ripgrep path when lines match). */
+function comparable(result: ToolResult): Record<string, unknown> {
+  const { durationMs: _duration, engine: _engine, skippedBinary, ...rest } = result.metadata;
+  return result.content.startsWith("No matches found") ? { ...rest, skippedBinary } : rest;
+}
+
+/** Runs a call both ways and checks they give the same result; returns the engine that answered. */
+async function compare(
+  setup: { grep: RipgrepGrep; context: ToolCallContext },
+  input: GrepInput,
+): Promise<{ engine: unknown; fallback: string | null; result: ToolResult }> {
+  setup.grep.forget();
+  const outcome = await setup.grep.run(input, setup.context, new AbortController().signal);
+  const expected = await grepTool.execute({ ...setup.context, signal: new AbortController().signal }, input);
+  const label = JSON.stringify(input);
+  ok(outcome !== null, `${label}: ripgrep declined before running: ${setup.grep.lastFallback}`);
+  equal(outcome.result.content, expected.content, `${label} (fallback: ${setup.grep.lastFallback})`);
+  equal(outcome.result.isError, expected.isError, label);
+  deepStrictEqual(comparable(outcome.result), comparable(expected), label);
+  return {
+    engine: outcome.result.metadata.engine,
+    fallback: setup.grep.lastFallback,
+    result: outcome.result,
+  };
+}
+
+const context20 = Array.from(
+  { length: 20 },
+  (_, index) => [3, 5, 12, 19].includes(index + 1) ? `hit match ${index + 1}` : `line ${index + 1}`,
+).join("\n") + "\n";
+
+/** The edge cases of the tools' own tests, in one tree: ripgrep must agree with Grep on all of them. */
+const EDGE_TREE: Record<string, string | Uint8Array> = {
+  ".gitignore": "*.log\n!keep.log\nbuild/\n/only-root.txt\nsub/**/deep.txt\n",
+  "keep.log": "match kept by a negation\n",
+  "x.log": "match ignored\n",
+  "only-root.txt": "match anchored rule\n",
+  "sub/only-root.txt": "match not anchored here\n",
+  "sub/a/deep.txt": "match deep ignored\n",
+  "sub/a/shallow.txt": "match deep kept\n",
+  "sub/.gitignore": "*.tmp\n!important.tmp\n",
+  "sub/x.tmp": "match nested ignore\n",
+  "sub/important.tmp": "match nested negation\n",
+  "build/out.txt": "match build\n",
+  ".hidden/secret.txt": "match hidden file\n",
+  ".env": "MATCH=1\nmatch=2\n",
+  "node_modules/m.js": "match node_modules\n",
+  "vendor/v.txt": "match vendor\n",
+  "src/vendor": "match a file named vendor\n",
+  "__pycache__/c.txt": "match pycache\n",
+  "bin/nul.dat": bytes("match before\0binary\n"),
+  "bin/nul-no-match.dat": bytes("abc\0def\n"),
+  "image.png": "match png by extension\n",
+  "IMAGE.PNG": "match PNG by extension\n",
+  ".png": "match a dotfile named .png\n",
+  "crlf.txt": "match crlf\r\nsecond\r\n\r\nmatch end\r\n",
+  "cr-last.txt": "a\r\nmatch last\r",
+  "long.txt": `${"x".repeat(600)}match${"y".repeat(600)}\nshort match\n`,
+  "very-long.txt": `${"z".repeat(20_000)} match ${"z".repeat(50)}\n`,
+  "unicode.txt": "café match\nnaïve ÉCOLE match\n😀 emoji match\nΣίσυφος\n",
+  "invalid.txt": bytes("caf", [0xe9], " match\nok ", [0xff, 0xfe], " match\n"),
+  "bom8.txt": bytes([0xef, 0xbb, 0xbf], "match after a bom\n"),
+  "utf16.txt": bytes([0xff, 0xfe], ...[..."match wide\n"].map((c) => [c.charCodeAt(0), 0])),
+  "empty.txt": "",
+  "no-newline.txt": "first\nmatch without newline",
+  "context.txt": context20,
+  "many.txt": Array.from({ length: 150 }, (_, index) => `match ${index}`).join("\n") + "\n",
+  "lines/empty-lines.txt": "a\n\n\nb\n",
+  "lines/lone-cr.txt": "before\rmatch after a lone cr\n",
+  "z/last.ts": "export const match = 1;\n",
+  "z/last.md": "# match\n",
+};
+
+const EDGE_INPUTS: GrepInput[] = [
+  { pattern: "match" },
+  { pattern: "match", context: 2 },
+  { pattern: "match", context: 1, head_limit: 40 },
+  { pattern: "match", output_mode: "count" },
+  { pattern: "match", output_mode: "files_with_matches" },
+  { pattern: "match", output_mode: "files_with_matches", head_limit: 3 },
+  { pattern: "match", output_mode: "count", head_limit: 4 },
+  { pattern: "MATCH", case_insensitive: true },
+  { pattern: "match", head_limit: 7 },
+  { pattern: "match", head_limit: 100_000 },
+  { pattern: "^match" },
+  { pattern: "match$" },
+  { pattern: "^$" },
+  { pattern: "^\\s*$", output_mode: "count" },
+  { pattern: "é" },
+  { pattern: "caf." },
+  { pattern: "[^\\x00-\\x7F]", output_mode: "count" },
+  { pattern: "\\p{L}+ match" },
+  { pattern: "😀" },
+  { pattern: "\\uD83D\\uDE00" },
+  { pattern: ". emoji" },
+  { pattern: "\\bmatch\\b", context: 1 },
+  { pattern: "ma.ch", glob: "*.txt" },
+  { pattern: "match", glob: "*.{ts,md}" },
+  { pattern: "match", glob: "**/*.tmp" },
+  { pattern: "match", glob: "*.log", output_mode: "count" },
+  { pattern: "x{600}", output_mode: "count" },
+  { pattern: "z+ match" },
+  { pattern: "école", case_insensitive: true },
+  { pattern: "σίσυφος", case_insensitive: true },
+  { pattern: "after a lone" },
+  { pattern: "^match after" },
+  { pattern: "zzz-no-match" },
+  { pattern: "zzz-no-match", glob: "*.txt" },
+  { pattern: "match|second", context: 1 },
+  { pattern: "-starts-with-dash" },
+];
+
+Deno.test({
+  name: "Grep through ripgrep gives Grep's results on the edge cases of the tools' fixtures",
+  ignore: missing,
+  async fn(t) {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, EDGE_TREE);
+    // A symlink out of the workspace: Grep does not follow it, nor does ripgrep.
+    await Deno.symlink("/etc", join(workspace.root, "etc-link"));
+    await Deno.symlink("/etc/passwd", join(workspace.root, "passwd-link"));
+    await using setup = await openRipgrep(workspace.root);
+    for (const input of EDGE_INPUTS) {
+      await t.step(JSON.stringify(input), async () => {
+        const { engine, fallback } = await compare(setup, input);
+        // "cr-last.txt" ends with "\r" and no line break: Grep keeps that "\r", which "^$" can match before.
+        if (input.pattern.endsWith("$") && input.pattern.startsWith("^")) {
+          match(fallback ?? "", /ending in \\r/);
+          return;
+        }
+        equal(engine, "ripgrep", `fell back: ${fallback}`);
+      });
+    }
+    await t.step("a search of a subdirectory, with the root's ignore files above it", async () => {
+      await Deno.mkdir(join(workspace.root, ".git"));
+      const { engine } = await compare(setup, { pattern: "match", path: join(workspace.root, "sub") });
+      equal(engine, "ripgrep");
+    });
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep matches Grep on the benchmark's generated tree",
+  ignore: missing,
+  async fn(t) {
+    const { BENCH_LITERAL, BENCH_REGEX, ensureSearchTree } = await import("../../scripts/bench/search.ts");
+    await using work = await createTempWorkspace("mewcode-bench-tree-");
+    const root = await Deno.realPath(await ensureSearchTree(work.root, true));
+    await using setup = await openRipgrep(root);
+    const inputs: GrepInput[] = [
+      { pattern: BENCH_LITERAL, head_limit: 100_000 },
+      { pattern: BENCH_REGEX, head_limit: 100_000 },
+      { pattern: BENCH_REGEX, output_mode: "files_with_matches", head_limit: 100_000 },
+      { pattern: BENCH_LITERAL, output_mode: "count", head_limit: 100_000 },
+      { pattern: BENCH_REGEX },
+      { pattern: "import .* from", context: 2, head_limit: 500 },
+      { pattern: "^\\s+// ", case_insensitive: true, glob: "*.{ts,tsx}", output_mode: "count" },
+      { pattern: "no such text anywhere" },
+    ];
+    for (const input of inputs) {
+      await t.step(JSON.stringify(input), async () => {
+        const { engine, fallback } = await compare(setup, input);
+        equal(engine, "ripgrep", `fell back: ${fallback}`);
+      });
+    }
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep falls back to the worker where ripgrep would see other files or bytes",
+  ignore: missing,
+  async fn(t) {
+    const cases: {
+      name: string;
+      tree: Record<string, string | Uint8Array>;
+      prepare?: (root: string) => Promise<void>;
+      reason: RegExp;
+      /** A cause found in one file's bytes, not the tree's shape: not remembered as the tree's. */
+      once?: boolean;
+    }[] = [
+      {
+        name: "a symlink to a file inside the workspace, which Grep follows",
+        tree: { "a.txt": "match\n" },
+        prepare: (root) => Deno.symlink(join(root, "a.txt"), join(root, "b.txt")),
+        reason: /searched 1 files where Grep searches 2/,
+      },
+      {
+        name: "a symlink to an ignored directory inside the workspace, which Grep follows",
+        tree: { ".gitignore": "real/\n", "real/a.txt": "match\n" },
+        prepare: (root) => Deno.symlink(join(root, "real"), join(root, "alias")),
+        reason: /searched 1 files where Grep searches 2/,
+      },
+      {
+        name: "a nested repository, where ripgrep stops applying the parent's .gitignore",
+        tree: { ".gitignore": "*.log\n", "nested/a.log": "match\n", "nested/b.txt": "match\n" },
+        prepare: (root) => Deno.mkdir(join(root, "nested/.git")),
+        reason: /searched "nested\/a\.log", which Grep does not/,
+      },
+      {
+        name: "a .rgignore, which ripgrep would obey",
+        tree: { ".rgignore": "a.txt\n", "a.txt": "match\n" },
+        reason: /\.rgignore/,
+      },
+      {
+        name: "a NUL byte after the first 8 KiB of a matching file",
+        tree: { "late.txt": bytes("x".repeat(9000), "\nmatch\n", [0], "\nmatch again\n") },
+        reason: /NUL byte after the first 8 KiB/,
+        once: true,
+      },
+      {
+        name: "rules in .git/info/exclude",
+        tree: { ".git/info/exclude": "a.txt\n", "a.txt": "match\n", "b.txt": "match\n" },
+        reason: /exclude/,
+      },
+      {
+        name: "a .gitignore with more rules than Grep applies",
+        tree: { ".gitignore": `${"x".repeat(1_200)}\na.txt\n`, "a.txt": "match\n", "b.txt": "match\n" },
+        reason: /rules Grep leaves out/,
+      },
+    ];
+    for (const testCase of cases) {
+      await t.step(testCase.name, async () => {
+        await using workspace = await createTempWorkspace();
+        await writeTree(workspace.root, testCase.tree);
+        await testCase.prepare?.(workspace.root);
+        await using setup = await openRipgrep(workspace.root);
+        const { engine, fallback } = await compare(setup, { pattern: "match" });
+        equal(engine, "typescript");
+        match(fallback ?? "", testCase.reason);
+        // The next call on the same path does not ask ripgrep again: the tree is small (as any tree here),
+        // and a cause in the tree is remembered as such.
+        const again = await setup.grep.run({ pattern: "match" }, setup.context, new AbortController().signal);
+        equal(again, null);
+        match(
+          setup.grep.lastFallback ?? "",
+          testCase.once === true ? /tree is small/ : /recent call fell back/,
+        );
+      });
+    }
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep answers where a symlinked directory is one Grep walks anyway",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, { "real/a.txt": "match\n" });
+    await Deno.symlink(join(workspace.root, "real"), join(workspace.root, "alias"));
+    await using setup = await openRipgrep(workspace.root);
+    const { engine, result } = await compare(setup, { pattern: "match" });
+    equal(engine, "ripgrep");
+    equal(result.content, "real/a.txt:1: match");
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep keeps a small search in the worker, which answers within its budget",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, { "a.txt": "match\n" });
+    await using setup = await openRipgrep(workspace.root, { prepassBudgetMs: 10_000 });
+    const { engine } = await compare(setup, { pattern: "match" });
+    equal(engine, "typescript");
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep answers a path that is a file, or outside the workspace, as the worker does",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, { "a.txt": "match\n" });
+    await Deno.symlink("/etc", join(workspace.root, "etc-link"));
+    await using setup = await openRipgrep(workspace.root);
+    const file = await compare(setup, { pattern: "match", path: join(workspace.root, "a.txt") });
+    equal(file.engine, "typescript");
+    const outside = await compare(setup, { pattern: "root", path: join(workspace.root, "etc-link") });
+    equal(outside.result.isError, true);
+    match(outside.result.content, /outside/);
+  },
+});
+
+Deno.test({
+  name:
+    "Grep as deployed uses ripgrep when installed, the worker when it is missing, and never a prepass from input",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, { "a.txt": "match one\n", "b/c.txt": "match two\n" });
+    const { createToolRuntime } = await import("../../src/execution/runtime.ts");
+    const open = (rg: string | null) =>
+      createToolRuntime({
+        root: workspace.root,
+        readOnly: true,
+        sandbox: "read-only",
+        sandboxNetwork: false,
+        strictLinks: false,
+        policy: { decide: () => Promise.resolve({ behavior: "allow" }) },
+        env: Deno.env.toObject(),
+        helpers: { ...helpers, rg },
+        ripgrep: { prepassBudgetMs: 0 },
+      });
+    const call = (input: Record<string, unknown>) => ({ id: "call", name: "Grep", input });
+    const signal = new AbortController().signal;
+    {
+      await using runtime = await open(helpers.rg);
+      const result = await runtime.pipeline.run(call({ pattern: "match" }), { signal });
+      equal(result.result.content, "a.txt:1: match one\nb/c.txt:1: match two");
+      equal(result.result.metadata.engine, "ripgrep");
+      const forged = await runtime.pipeline.run(
+        call({ pattern: "match", mewcodePrepass: { budgetMs: 0, prefilter: null } }),
+        { signal },
+      );
+      equal(forged.result.isError, true);
+      match(forged.result.content, /mewcodePrepass/);
+    }
+    {
+      await using runtime = await open(null);
+      const result = await runtime.pipeline.run(call({ pattern: "match" }), { signal });
+      equal(result.result.content, "a.txt:1: match one\nb/c.txt:1: match two");
+      equal(result.result.metadata.engine, "typescript");
+    }
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep reuses a recent walk, and gives Grep's results when the tree changed since",
+  ignore: missing,
+  async fn(t) {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, {
+      ".gitignore": "*.log\n",
+      "a.txt": "match a\n",
+      "b/c.txt": "match c\n",
+      "b/d.txt": "nothing\n",
+    });
+    await using setup = await openRipgrep(workspace.root, { smallTreeFiles: 0 });
+    const run = async (input: GrepInput) => {
+      const outcome = await setup.grep.run(input, setup.context, new AbortController().signal);
+      const expected = await grepTool.execute(
+        { ...setup.context, signal: new AbortController().signal },
+        input,
+      );
+      ok(outcome !== null, setup.grep.lastFallback ?? "declined");
+      equal(outcome.result.content, expected.content);
+      deepStrictEqual(comparable(outcome.result), comparable(expected));
+      return { engine: outcome.result.metadata.engine, recent: setup.grep.lastUsedRecentWalk };
+    };
+    await t.step("the first call walks, the next one reuses that walk", async () => {
+      deepStrictEqual(await run({ pattern: "match" }), { engine: "ripgrep", recent: false });
+      deepStrictEqual(await run({ pattern: "match c" }), { engine: "ripgrep", recent: true });
+    });
+    await t.step("a new file with a match, made outside the session's tools", async () => {
+      await Deno.writeTextFile(join(workspace.root, "b/new.txt"), "match new\n");
+      deepStrictEqual(await run({ pattern: "match" }), { engine: "ripgrep", recent: false });
+    });
+    await t.step("a removed file and a new one without a match", async () => {
+      await Deno.remove(join(workspace.root, "b/d.txt"));
+      await Deno.writeTextFile(join(workspace.root, "e.txt"), "nothing either\n");
+      deepStrictEqual(await run({ pattern: "match" }), { engine: "ripgrep", recent: true });
+    });
+    await t.step("no match: the notice counts what is ignored now", async () => {
+      await Deno.writeTextFile(join(workspace.root, "b/x.log"), "ignored\n");
+      deepStrictEqual(await run({ pattern: "no such text" }), { engine: "ripgrep", recent: false });
+    });
+    await t.step("the session's own writes drop the walks", async () => {
+      setup.grep.forget();
+      deepStrictEqual(await run({ pattern: "match" }), { engine: "ripgrep", recent: false });
+    });
+  },
+});

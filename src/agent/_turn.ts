@@ -201,6 +201,9 @@ class Turn {
       case "retry":
         yield { type: "retry", turn, attempt: event.attempt, delayMs: event.delayMs, reason: event.reason };
         return;
+      case "warning":
+        yield { type: "warning", message: event.message };
+        return;
       case "message-end":
         this.#end = event;
         return;

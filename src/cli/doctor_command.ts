@@ -11,6 +11,8 @@
  * @module
  */
 import { describeError } from "../common/errors.ts";
+import { resolveMewcodeHome } from "../config/home.ts";
+import { describeTrust, type TrustDescription } from "../config/trust.ts";
 import {
   baseUrlOf,
   createProvider,
@@ -59,9 +61,7 @@ export async function runDoctor(input: DoctorInput): Promise<number> {
   lines.push(
     `Workspace: ${root}${workspace.aliases.length ? ` (also named ${workspace.aliases.join(", ")})` : ""}`,
   );
-  lines.push(
-    "  trust: not configured (every folder is treated as untrusted; folder trust arrives with the permissions issue)",
-  );
+  lines.push(`  trust: ${await trustLine(env, root)}`);
   const state = await stateFolders(env);
   if (state.length > 0) {
     lines.push(`  mewcode's state (outside the workspace for every tool): ${state.join(", ")}`);
@@ -161,5 +161,29 @@ function readEnvironment(): Record<string, string> {
     return Deno.env.toObject();
   } catch {
     return {};
+  }
+}
+
+/** Whether the workspace's own settings apply, and what waits for the user's trust. */
+async function trustLine(env: Record<string, string>, root: string): Promise<string> {
+  let trust: TrustDescription;
+  try {
+    trust = await describeTrust({ home: resolveMewcodeHome(env), root });
+  } catch (error) {
+    return `unknown: ${describeError(error)}`;
+  }
+  if (trust.files.length === 0) return "no repository settings files here: nothing needs trust";
+  const files = trust.files.join(", ");
+  const waiting = trust.enables.length === 0
+    ? "none of them loosens anything"
+    : `${trust.enables.length} setting(s) that loosen permissions wait for trust (review them with \`mewcode trust\`)`;
+  switch (trust.status) {
+    case "trusted":
+      return `trusted: the repository's settings apply (${files})`;
+    case "changed":
+      return `trusted once, but the settings changed since (${files}): they may only tighten until reviewed ` +
+        `again; ${waiting}`;
+    case "untrusted":
+      return `not trusted: the repository's settings may only tighten (${files}); ${waiting}`;
   }
 }

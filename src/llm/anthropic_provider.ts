@@ -21,6 +21,7 @@ import { assembleStream } from "./anthropic_stream.ts";
 import { toWireRequest } from "./anthropic_wire.ts";
 import { ApiError, ConnectionError, MissingApiKeyError, StreamProtocolError } from "./errors.ts";
 import type { ModelRequest, Provider, ProviderEvent } from "./provider.ts";
+import { guardSdkStream, type SdkStream } from "./_sdk_stream.ts";
 import { type RetryOptions, streamWithRetry } from "./retry.ts";
 
 /** The API endpoint when ANTHROPIC_BASE_URL is not set. */
@@ -44,9 +45,6 @@ export interface AnthropicProviderOptions {
 /** Two minutes without a byte from the API ends the request. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
-/** The SDK's stream: raw events, plus the controller that cancels its request. */
-type RawStream = AsyncIterable<unknown> & { controller: AbortController };
-
 /** A Provider backed by the Anthropic Messages API. */
 export class AnthropicProvider implements Provider {
   readonly name = "anthropic";
@@ -55,6 +53,8 @@ export class AnthropicProvider implements Provider {
   #client: Anthropic;
   #retry: RetryOptions;
   #idleTimeoutMs: number;
+  /** Warnings already said in this session. */
+  #warned = new Set<string>();
 
   constructor(options: AnthropicProviderOptions) {
     if (options.apiKey.trim() === "") throw new MissingApiKeyError();
@@ -87,59 +87,28 @@ export class AnthropicProvider implements Provider {
   }
 
   async *#attempt(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
-    let rawStream: RawStream;
+    let rawStream: SdkStream;
+    const warnings: string[] = [];
     try {
-      rawStream = await this.#client.messages.create(toWireRequest(request), { signal });
+      const pending = withConsoleWarnings(
+        warnings,
+        () => this.#client.messages.create(toWireRequest(request), { signal }),
+      );
+      for (const message of warnings) {
+        if (this.#warned.has(message)) continue;
+        this.#warned.add(message);
+        yield { type: "warning", message };
+      }
+      rawStream = await pending;
     } catch (error) {
       throw this.#toOurError(error, signal);
     }
-    yield* assembleStream(this.#translateErrors(rawStream, signal));
-  }
-
-  /**
-   * Passes the SDK's events through, turning its errors into ours and a silent stream into a
-   * ConnectionError; an abort surfaces as the signal's reason.
-   */
-  async *#translateErrors(rawStream: RawStream, signal: AbortSignal): AsyncGenerator<unknown> {
-    const iterator = rawStream[Symbol.asyncIterator]();
-    let done = false;
-    try {
-      while (true) {
-        const result = await this.#nextWithinIdleTimeout(iterator, rawStream.controller);
-        if (result.done) break;
-        yield result.value;
-      }
-      done = true;
-    } catch (error) {
-      throw this.#toOurError(error, signal);
-    } finally {
-      // Closing the SDK's iterator early cancels its HTTP request.
-      if (!done) {
-        rawStream.controller.abort();
-        try {
-          await iterator.return?.();
-        } catch {
-          // The request is cancelled either way; the error that brought us here matters more.
-        }
-      }
-    }
-    // The SDK ends the stream quietly when its request is aborted.
-    signal.throwIfAborted();
-  }
-
-  #nextWithinIdleTimeout(
-    iterator: AsyncIterator<unknown>,
-    controller: AbortController,
-  ): Promise<IteratorResult<unknown>> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const silence = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        controller.abort();
-        const seconds = this.#idleTimeoutMs / 1000;
-        reject(new ConnectionError(`The API at "${this.baseUrl}" sent nothing for ${seconds} s`));
-      }, this.#idleTimeoutMs);
-    });
-    return Promise.race([iterator.next(), silence]).finally(() => clearTimeout(timer));
+    yield* assembleStream(guardSdkStream(rawStream, {
+      signal,
+      idleTimeoutMs: this.#idleTimeoutMs,
+      baseUrl: this.baseUrl,
+      toOurError: (error) => this.#toOurError(error, signal),
+    }));
   }
 
   #toOurError(error: unknown, signal: AbortSignal): unknown {
@@ -166,5 +135,28 @@ export class AnthropicProvider implements Provider {
         cause: error,
       },
     );
+  }
+}
+
+/**
+ * Runs `start` with `console.warn` collecting into `into`. The SDK warns about a deprecated model with
+ * `console.warn` on every request, synchronously inside `messages.create`: written straight to stderr it
+ * would repeat on every turn and break into the interactive session's screen, so the provider says it once,
+ * as an event. Nothing is awaited while the collector is in place, so no other code's warning is taken.
+ */
+function withConsoleWarnings<T>(into: string[], start: () => T): T {
+  const original = console.warn;
+  console.warn = (...data: unknown[]) => {
+    into.push(
+      data.map((part) => typeof part === "string" ? part : Deno.inspect(part)).join(" ").replaceAll(
+        "\n",
+        " ",
+      ),
+    );
+  };
+  try {
+    return start();
+  } finally {
+    console.warn = original;
   }
 }

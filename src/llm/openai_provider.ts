@@ -24,6 +24,7 @@ import { ApiError, ConnectionError, type HeaderLookup, StreamProtocolError } fro
 import { assembleChatStream } from "./openai_stream.ts";
 import { streamErrorFromWire, type TokenLimitField, toWireRequest } from "./openai_wire.ts";
 import type { ModelRequest, Provider, ProviderEvent } from "./provider.ts";
+import { guardSdkStream, type SdkStream } from "./_sdk_stream.ts";
 import { type RetryOptions, streamWithRetry } from "./retry.ts";
 
 /** How to reach an OpenAI-compatible API. */
@@ -49,9 +50,6 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
 /** The key sent to a server that needs none: some servers insist on an Authorization header. */
 const PLACEHOLDER_KEY = "ollama";
-
-/** The SDK's stream: parsed chunks, plus the controller that cancels its request. */
-type RawStream = AsyncIterable<unknown> & { controller: AbortController };
 
 /** A Provider backed by an OpenAI-compatible chat completions API. */
 export class OpenAiProvider implements Provider {
@@ -98,7 +96,7 @@ export class OpenAiProvider implements Provider {
   }
 
   async *#attempt(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
-    let rawStream: RawStream;
+    let rawStream: SdkStream;
     try {
       rawStream = await this.#client.chat.completions.create(
         toWireRequest(request, { tokenLimitField: this.#tokenLimitField }),
@@ -107,53 +105,12 @@ export class OpenAiProvider implements Provider {
     } catch (error) {
       throw this.#toOurError(error, signal);
     }
-    yield* assembleChatStream(this.#translateErrors(rawStream, signal));
-  }
-
-  /**
-   * Passes the SDK's chunks through, turning its errors into ours and a silent stream into a
-   * ConnectionError; an abort surfaces as the signal's reason.
-   */
-  async *#translateErrors(rawStream: RawStream, signal: AbortSignal): AsyncGenerator<unknown> {
-    const iterator = rawStream[Symbol.asyncIterator]();
-    let done = false;
-    try {
-      while (true) {
-        const result = await this.#nextWithinIdleTimeout(iterator, rawStream.controller);
-        if (result.done) break;
-        yield result.value;
-      }
-      done = true;
-    } catch (error) {
-      throw this.#toOurError(error, signal);
-    } finally {
-      // Closing the SDK's iterator early cancels its HTTP request.
-      if (!done) {
-        rawStream.controller.abort();
-        try {
-          await iterator.return?.();
-        } catch {
-          // The request is cancelled either way; the error that brought us here matters more.
-        }
-      }
-    }
-    // The SDK ends the stream quietly when its request is aborted.
-    signal.throwIfAborted();
-  }
-
-  #nextWithinIdleTimeout(
-    iterator: AsyncIterator<unknown>,
-    controller: AbortController,
-  ): Promise<IteratorResult<unknown>> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const silence = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        controller.abort();
-        const seconds = this.#idleTimeoutMs / 1000;
-        reject(new ConnectionError(`The API at "${this.baseUrl}" sent nothing for ${seconds} s`));
-      }, this.#idleTimeoutMs);
-    });
-    return Promise.race([iterator.next(), silence]).finally(() => clearTimeout(timer));
+    yield* assembleChatStream(guardSdkStream(rawStream, {
+      signal,
+      idleTimeoutMs: this.#idleTimeoutMs,
+      baseUrl: this.baseUrl,
+      toOurError: (error) => this.#toOurError(error, signal),
+    }));
   }
 
   #toOurError(error: unknown, signal: AbortSignal): unknown {

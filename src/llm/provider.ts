@@ -81,6 +81,8 @@ export type ProviderEvent =
   | { type: "tool-call"; index: number; id: string; name: string; input: unknown }
   | { type: "tool-call-invalid"; index: number; id: string; name: string; rawInput: string; error: string }
   | { type: "retry"; attempt: number; delayMs: number; reason: string }
+  /** Something the person should know about the request, such as a deprecated model; said once per session. */
+  | { type: "warning"; message: string }
   | {
     type: "message-end";
     stopReason: StopReason | null;

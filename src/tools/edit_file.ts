@@ -221,16 +221,26 @@ function unencodableMessage(character: string, format: TextFormat | null): strin
 }
 
 /** A change in the new text: where the inserted text starts and how long it is. */
-interface Change {
+export interface Change {
   start: number;
   length: number;
 }
 
-type EditOutcome =
+/** The text an edit leaves, with where it changed; or why it cannot be applied (`reason`: a short code). */
+export type EditOutcome =
   | { ok: true; text: string; changes: Change[]; flexible?: boolean }
   | { ok: false; reason: string; message: string };
 
-function applyEdit(text: string, eol: LineEnding, input: EditFileInput): EditOutcome {
+/**
+ * Applies an edit to a file's text exactly as EditFile does (without the final-newline rule: see
+ * `keepFinalNewline`): exact matches tried with the file's line endings, exactly one unless `replace_all`,
+ * then the one whitespace-flexible fallback. Also used to preview an edit before it is approved.
+ */
+export function applyEdit(
+  text: string,
+  eol: LineEnding,
+  input: Pick<EditFileInput, "old_string" | "new_string" | "replace_all">,
+): EditOutcome {
   const replacement = withLineEnding(input.new_string, eol);
   const variants = [...new Set([withLineEnding(input.old_string, eol), input.old_string])];
   for (const needle of variants) {
@@ -294,8 +304,8 @@ function findAll(text: string, needle: string): number[] {
   return positions;
 }
 
-// The file's final-newline state is kept: an edit neither adds nor removes the last line break.
-function keepFinalNewline(before: string, after: string, eol: LineEnding): string {
+/** The file's final-newline state is kept: an edit neither adds nor removes the last line break. */
+export function keepFinalNewline(before: string, after: string, eol: LineEnding): string {
   if (before === "" || after === "") return after;
   const had = before.endsWith("\n");
   const has = after.endsWith("\n");

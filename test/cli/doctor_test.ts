@@ -1,6 +1,7 @@
 import { equal, match } from "node:assert/strict";
 import { parseCli } from "../../src/cli/args.ts";
 import { runDoctor } from "../../src/cli/doctor_command.ts";
+import { describeTrust, trustWorkspace } from "../../src/config/trust.ts";
 import type { HelperPaths } from "../../src/sandbox/helpers.ts";
 import { runMewcode } from "../_fakes/run_cli.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
@@ -38,7 +39,7 @@ Deno.test("mewcode doctor reports Deno, the workspace, the sandbox and enforced 
   equal(run.code, 0, run.stdout + run.stderr);
   match(run.stdout, new RegExp(`^Deno: ${Deno.version.deno.replaceAll(".", "\\.")} `, "m"));
   match(run.stdout, new RegExp(`^Workspace: ${workspace.root}$`, "m"));
-  match(run.stdout, /trust: not configured \(every folder is treated as untrusted/);
+  match(run.stdout, /^ {2}trust: no repository settings files here: nothing needs trust$/m);
   match(run.stdout, /backend: bubblewrap/);
   match(run.stdout, /preflight: ok/);
   for (const kind of ["read-only", "writer", "shell"]) {
@@ -55,6 +56,33 @@ Deno.test("mewcode doctor reports Deno, the workspace, the sandbox and enforced 
   match(run.stdout, /^ {4}processes: /m);
   match(run.stdout, /^ {4}memory: /m);
   match(run.stdout, /^Everything works\.$/m);
+});
+
+Deno.test("mewcode doctor says whether the repository's settings wait for trust, and that they apply once trusted", async () => {
+  await using workspace = await createTempWorkspace();
+  const home = await Deno.makeTempDir({ prefix: "mewcode-doctor-home-" });
+  try {
+    await Deno.mkdir(`${workspace.root}/.mewcode`);
+    await Deno.writeTextFile(
+      `${workspace.root}/.mewcode/settings.json`,
+      JSON.stringify({ permissions: { allow: ["Bash(npm test)"] } }),
+    );
+    const env = { MEWCODE_HOME: home };
+    const before = await doctorWith(workspace.root, [], WITHOUT_BUBBLEWRAP, env);
+    match(
+      before.stdout,
+      /^ {2}trust: not trusted: the repository's settings may only tighten \(.*settings\.json\); 1 setting\(s\) that loosen permissions wait for trust \(review them with `mewcode trust`\)$/m,
+    );
+    const description = await describeTrust({ home, root: workspace.root });
+    equal(
+      (await trustWorkspace({ home, root: workspace.root, fingerprint: description.fingerprint })).ok,
+      true,
+    );
+    const after = await doctorWith(workspace.root, [], WITHOUT_BUBBLEWRAP, env);
+    match(after.stdout, /^ {2}trust: trusted: the repository's settings apply \(.*settings\.json\)$/m);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
 });
 
 Deno.test("mewcode doctor --sandbox danger-full-access checks that the shell's worker may spawn the shell", async () => {

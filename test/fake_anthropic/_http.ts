@@ -158,3 +158,54 @@ export function isDisconnect(error: unknown): boolean {
   return error instanceof Deno.errors.BrokenPipe || error instanceof Deno.errors.ConnectionReset ||
     error instanceof Deno.errors.BadResource || error instanceof Deno.errors.Interrupted;
 }
+
+/**
+ * The TCP side both fake servers share: listens on 127.0.0.1 at a random port, hands each connection to
+ * `serve`, and on `close` stops listening, cuts open connections and waits for every handler.
+ */
+export class ConnectionServer {
+  readonly url: string;
+  #listener: Deno.TcpListener;
+  #connections = new Set<Deno.TcpConn>();
+  #tasks = new Set<Promise<void>>();
+  #closing = new AbortController();
+  #accepting: Promise<void>;
+
+  constructor(serve: (connection: Deno.TcpConn) => Promise<void>) {
+    this.#listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    this.url = `http://127.0.0.1:${this.#listener.addr.port}`;
+    this.#accepting = this.#accept(serve);
+  }
+
+  /** Aborted once `close` has begun: handlers stop waiting and ignore the errors of cut connections. */
+  get closing(): AbortSignal {
+    return this.#closing.signal;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closing.signal.aborted) return;
+    this.#closing.abort();
+    this.#listener.close();
+    for (const connection of this.#connections) closeQuietly(connection);
+    await this.#accepting;
+    await Promise.allSettled([...this.#tasks]);
+  }
+
+  async #accept(serve: (connection: Deno.TcpConn) => Promise<void>): Promise<void> {
+    try {
+      for await (const connection of this.#listener) {
+        this.#connections.add(connection);
+        // Small writes (byte-level chunking) must not wait for delayed ACKs.
+        connection.setNoDelay(true);
+        const task = serve(connection).finally(() => {
+          closeQuietly(connection);
+          this.#connections.delete(connection);
+          this.#tasks.delete(task);
+        });
+        this.#tasks.add(task);
+      }
+    } catch (error) {
+      if (!this.#closing.signal.aborted) throw error;
+    }
+  }
+}

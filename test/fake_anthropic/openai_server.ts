@@ -29,7 +29,15 @@
  *
  * @module
  */
-import { chunk, closeQuietly, isDisconnect, type RawRequest, readRequest, writeAll } from "./_http.ts";
+import {
+  chunk,
+  closeQuietly,
+  ConnectionServer,
+  isDisconnect,
+  type RawRequest,
+  readRequest,
+  writeAll,
+} from "./_http.ts";
 import { checkChatRequest } from "./openai_rules.ts";
 import {
   type ChatErrorResponse,
@@ -110,20 +118,15 @@ class FakeOpenAiServer implements FakeOpenAi {
   #script: readonly ChatScriptedResponse[];
   #next = 0;
   #options: FakeOpenAiOptions;
-  #listener: Deno.TcpListener;
-  #connections = new Set<Deno.TcpConn>();
-  #tasks = new Set<Promise<void>>();
-  #closing = new AbortController();
-  #accepting: Promise<void>;
+  #server: ConnectionServer;
 
   constructor(script: readonly ChatScriptedResponse[], options: FakeOpenAiOptions) {
     this.#script = script;
     this.#options = options;
     this.apiKey = options.apiKey ?? "sk-fake-openai-key";
-    this.#listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    this.url = `http://127.0.0.1:${this.#listener.addr.port}`;
+    this.#server = new ConnectionServer((connection) => this.#serve(connection));
+    this.url = this.#server.url;
     this.baseUrl = `${this.url}/v1`;
-    this.#accepting = this.#accept();
   }
 
   get remaining(): number {
@@ -138,34 +141,12 @@ class FakeOpenAiServer implements FakeOpenAi {
     return { OPENAI_BASE_URL: this.baseUrl, OPENAI_API_KEY: this.apiKey };
   }
 
-  async close(): Promise<void> {
-    if (this.#closing.signal.aborted) return;
-    this.#closing.abort();
-    this.#listener.close();
-    for (const connection of this.#connections) closeQuietly(connection);
-    await this.#accepting;
-    await Promise.allSettled([...this.#tasks]);
+  close(): Promise<void> {
+    return this.#server.close();
   }
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
-  }
-
-  async #accept(): Promise<void> {
-    try {
-      for await (const connection of this.#listener) {
-        this.#connections.add(connection);
-        connection.setNoDelay(true);
-        const task = this.#serve(connection).finally(() => {
-          closeQuietly(connection);
-          this.#connections.delete(connection);
-          this.#tasks.delete(task);
-        });
-        this.#tasks.add(task);
-      }
-    } catch (error) {
-      if (!this.#closing.signal.aborted) throw error;
-    }
   }
 
   async #serve(connection: Deno.TcpConn): Promise<void> {
@@ -174,7 +155,7 @@ class FakeOpenAiServer implements FakeOpenAi {
       if (request === null) return;
       const number = this.requests.length + 1;
       const body = parseJson(request.body);
-      this.requests.push({ number, ...request, body, receivedAt: Date.now() });
+      this.requests.push({ number, ...request, body, receivedAt: preciseNow() });
       const rejection = this.#reject(request, body);
       if (rejection !== null) return await writeChatError(connection, rejection);
       if (request.method === "GET") return await this.#listModels(connection);
@@ -195,7 +176,7 @@ class FakeOpenAiServer implements FakeOpenAi {
       const model = isRecord(body) && typeof body.model === "string" ? body.model : "";
       await this.#stream(connection, response.compile({ request: number, model }), response, number);
     } catch (error) {
-      if (!isDisconnect(error) && !this.#closing.signal.aborted) throw error;
+      if (!isDisconnect(error) && !this.#server.closing.aborted) throw error;
     }
   }
 
@@ -286,7 +267,7 @@ class FakeOpenAiServer implements FakeOpenAi {
   }
 
   #sleep(ms: number): Promise<void> {
-    const signal = this.#closing.signal;
+    const signal = this.#server.closing;
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(signal.reason);
       const timer = setTimeout(() => {
@@ -375,4 +356,9 @@ function parseJson(text: string): unknown {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Milliseconds since epoch with sub-millisecond precision, so that benchmarks can time short gaps. */
+function preciseNow(): number {
+  return performance.timeOrigin + performance.now();
 }

@@ -46,6 +46,7 @@
 import {
   chunk,
   closeQuietly,
+  ConnectionServer,
   type ErrorAnswer,
   isDisconnect,
   type RawRequest,
@@ -77,7 +78,7 @@ export interface RecordedRequest {
   headers: Record<string, string>;
   /** The parsed JSON body, or null when it was not JSON. */
   body: unknown;
-  /** When the request had been read completely, in ms since epoch. */
+  /** When the request had been read completely, in ms since epoch (fractional). */
   receivedAt: number;
 }
 
@@ -85,7 +86,7 @@ export interface RecordedRequest {
 export interface SentEvent {
   request: number;
   event: string;
-  /** When it was written, in ms since epoch. */
+  /** When it was written, in ms since epoch (fractional). */
   at: number;
 }
 
@@ -131,19 +132,14 @@ class FakeAnthropicServer implements FakeAnthropic {
   #script: readonly (TurnBuilder | HttpErrorResponse)[];
   #next = 0;
   #options: FakeAnthropicOptions;
-  #listener: Deno.TcpListener;
-  #connections = new Set<Deno.TcpConn>();
-  #tasks = new Set<Promise<void>>();
-  #closing = new AbortController();
-  #accepting: Promise<void>;
+  #server: ConnectionServer;
 
   constructor(script: readonly (TurnBuilder | HttpErrorResponse)[], options: FakeAnthropicOptions) {
     this.#script = script;
     this.#options = options;
     this.apiKey = options.apiKey ?? "sk-ant-fake-test-key";
-    this.#listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    this.url = `http://127.0.0.1:${this.#listener.addr.port}`;
-    this.#accepting = this.#accept();
+    this.#server = new ConnectionServer((connection) => this.#serve(connection));
+    this.url = this.#server.url;
   }
 
   get remaining(): number {
@@ -154,35 +150,12 @@ class FakeAnthropicServer implements FakeAnthropic {
     return { ANTHROPIC_BASE_URL: this.url, ANTHROPIC_API_KEY: this.apiKey };
   }
 
-  async close(): Promise<void> {
-    if (this.#closing.signal.aborted) return;
-    this.#closing.abort();
-    this.#listener.close();
-    for (const connection of this.#connections) closeQuietly(connection);
-    await this.#accepting;
-    await Promise.allSettled([...this.#tasks]);
+  close(): Promise<void> {
+    return this.#server.close();
   }
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
-  }
-
-  async #accept(): Promise<void> {
-    try {
-      for await (const connection of this.#listener) {
-        this.#connections.add(connection);
-        // Small writes (byte-level chunking) must not wait for delayed ACKs.
-        connection.setNoDelay(true);
-        const task = this.#serve(connection).finally(() => {
-          closeQuietly(connection);
-          this.#connections.delete(connection);
-          this.#tasks.delete(task);
-        });
-        this.#tasks.add(task);
-      }
-    } catch (error) {
-      if (!this.#closing.signal.aborted) throw error;
-    }
   }
 
   async #serve(connection: Deno.TcpConn): Promise<void> {
@@ -191,7 +164,7 @@ class FakeAnthropicServer implements FakeAnthropic {
       if (request === null) return;
       const number = this.requests.length + 1;
       const body = parseJson(request.body);
-      this.requests.push({ number, ...request, body, receivedAt: Date.now() });
+      this.requests.push({ number, ...request, body, receivedAt: preciseNow() });
       const rejection = this.#reject(request, body);
       if (rejection !== null) return await writeError(connection, number, rejection);
       const response = this.#script[this.#next];
@@ -210,7 +183,7 @@ class FakeAnthropicServer implements FakeAnthropic {
       await this.#stream(connection, number, response, model);
     } catch (error) {
       // A client that hangs up, or close(), ends the connection; anything else is a bug in the fake.
-      if (!isDisconnect(error) && !this.#closing.signal.aborted) throw error;
+      if (!isDisconnect(error) && !this.#server.closing.aborted) throw error;
     }
   }
 
@@ -281,7 +254,7 @@ class FakeAnthropicServer implements FakeAnthropic {
           for (const piece of byteChunks === undefined ? [bytes] : splitBytes(bytes, byteChunks, nextPiece)) {
             await writeAll(connection, chunk(piece));
           }
-          this.sent.push({ request: number, event: step.name, at: Date.now() });
+          this.sent.push({ request: number, event: step.name, at: preciseNow() });
           break;
         }
       }
@@ -289,7 +262,7 @@ class FakeAnthropicServer implements FakeAnthropic {
   }
 
   #sleep(ms: number): Promise<void> {
-    const signal = this.#closing.signal;
+    const signal = this.#server.closing;
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(signal.reason);
       const timer = setTimeout(() => {
@@ -315,4 +288,9 @@ function parseJson(text: string): unknown {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Milliseconds since epoch with sub-millisecond precision, so that benchmarks can time short gaps. */
+function preciseNow(): number {
+  return performance.timeOrigin + performance.now();
 }

@@ -544,3 +544,29 @@ Deno.test("createProvider honours ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY", asy
   deepStrictEqual(events[1], { type: "text-delta", index: 0, text: "Hello from the proxy" });
   equal(server.requests[0]?.headers.authorization, "Bearer sk-ant-env");
 });
+
+Deno.test("AnthropicProvider says once, as an event, that a model is deprecated, and never writes to the console", async () => {
+  await using server = await startFakeAnthropic([
+    turn().text("one").stop("end_turn"),
+    turn().text("two").stop("end_turn"),
+  ]);
+  const provider = providerFor(server);
+  const written: unknown[][] = [];
+  const original = console.warn;
+  console.warn = (...data: unknown[]) => void written.push(data);
+  try {
+    // The SDK's own list of deprecated models has this one (@anthropic-ai/sdk internal/data).
+    const request = { ...REQUEST, model: "claude-sonnet-4-5" };
+    const first = await collect(provider.stream(request, { signal: signal() }));
+    const second = await collect(provider.stream(request, { signal: signal() }));
+    equal(first.error, null);
+    equal(second.error, null);
+    const warnings = (events: ProviderEvent[]) => events.filter((event) => event.type === "warning");
+    equal(warnings(first.events).length, 1);
+    match((warnings(first.events)[0] as { message: string }).message, /claude-sonnet-4-5' is deprecated/);
+    equal(warnings(second.events).length, 0);
+    deepStrictEqual(written, []);
+  } finally {
+    console.warn = original;
+  }
+});

@@ -7,8 +7,8 @@
  */
 import { structuredPatch } from "diff";
 import { assertNever } from "../../common/errors.ts";
-import { flexibleMatch } from "../../tools/_edit_match.ts";
-import { detectLineEnding, type LineEnding, withLineEnding } from "../../tools/_text.ts";
+import { detectLineEnding } from "../../tools/_text.ts";
+import { applyEdit, keepFinalNewline } from "../../tools/edit_file.ts";
 import { cut, sanitize } from "../_terminal_text.ts";
 import { expandTabs, type Style } from "./style.ts";
 
@@ -187,64 +187,11 @@ export function previewEdit(fileContent: string | null, input: EditInput): EditP
   }
   const eol = detectLineEnding(text);
   const edit = applyEdit(text, eol, input);
-  if (!edit.ok) return edit;
-  return { ...edit, after: bom + keepFinalNewline(text, edit.after, eol) };
-}
-
-function applyEdit(text: string, eol: LineEnding, input: EditInput): EditPreview {
-  const replacement = withLineEnding(input.new_string, eol);
-  for (const needle of new Set([withLineEnding(input.old_string, eol), input.old_string])) {
-    const positions = findAll(text, needle);
-    if (positions.length === 0) continue;
-    if (positions.length > 1 && input.replace_all !== true) {
-      return { ok: false, reason: `old_string occurs ${positions.length} times in the file` };
-    }
-    let after = "";
-    let cursor = 0;
-    for (const position of positions) {
-      after += text.slice(cursor, position) + replacement;
-      cursor = position + needle.length;
-    }
-    return { ok: true, after: after + text.slice(cursor), replacements: positions.length, flexible: false };
-  }
-  const flexible = flexibleMatch(text, input.old_string, input.new_string, eol);
-  switch (flexible.kind) {
-    case "one": {
-      const { start, end, text: inserted } = flexible.replacement;
-      return {
-        ok: true,
-        after: text.slice(0, start) + inserted + text.slice(end),
-        replacements: 1,
-        flexible: true,
-      };
-    }
-    case "many":
-      return {
-        ok: false,
-        reason:
-          `old_string was not found exactly, and ignoring whitespace it matches ${flexible.lines.length} places`,
-      };
-    case "none":
-      return { ok: false, reason: "old_string was not found in the file" };
-    default:
-      return assertNever(flexible);
-  }
-}
-
-function findAll(text: string, needle: string): number[] {
-  const positions: number[] = [];
-  for (let index = text.indexOf(needle); index !== -1; index = text.indexOf(needle, index + needle.length)) {
-    positions.push(index);
-  }
-  return positions;
-}
-
-// As EditFile: an edit neither adds nor removes the file's last line break.
-function keepFinalNewline(before: string, after: string, eol: LineEnding): string {
-  if (before === "" || after === "") return after;
-  const had = before.endsWith("\n");
-  const has = after.endsWith("\n");
-  if (had && !has) return after + eol;
-  if (!had && has) return after.endsWith("\r\n") ? after.slice(0, -2) : after.slice(0, -1);
-  return after;
+  if (!edit.ok) return { ok: false, reason: edit.message };
+  return {
+    ok: true,
+    after: bom + keepFinalNewline(text, edit.text, eol),
+    replacements: edit.changes.length,
+    flexible: edit.flexible ?? false,
+  };
 }

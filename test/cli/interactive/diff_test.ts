@@ -116,7 +116,12 @@ const PREVIEW_CASES: PreviewCase[] = [
     name: "refuses an old_string that occurs several times",
     file: "x\nx\n",
     input: { old_string: "x", new_string: "y" },
-    expected: { ok: false, reason: "old_string occurs 2 times in the file" },
+    expected: {
+      ok: false,
+      reason:
+        "old_string occurs 2 times in the file (at lines 1, 2); add surrounding lines to old_string to " +
+        "make it unique, or set replace_all to true to replace every occurrence",
+    },
   },
   {
     name: "replaces every occurrence with replace_all",
@@ -128,7 +133,12 @@ const PREVIEW_CASES: PreviewCase[] = [
     name: "says when old_string is not found",
     file: "a\n",
     input: { old_string: "zzz", new_string: "y" },
-    expected: { ok: false, reason: "old_string was not found in the file" },
+    expected: {
+      ok: false,
+      reason:
+        "old_string was not found in the file, and no region of the file is close to it. Read the file " +
+        "again with ReadFile and copy old_string exactly, without the line-number prefixes",
+    },
   },
   {
     name: "refuses identical strings",

@@ -1,0 +1,60 @@
+/**
+ * What each benchmark returns to `scripts/bench.ts`: its Markdown section, and the goals it measured, which
+ * the report gathers into one table at the top of BENCHMARKS.md (met or not, with the numbers).
+ *
+ * @module
+ */
+
+/** One goal of a benchmark, measured in this run. */
+export interface Goal {
+  /** What is measured, e.g. "first model request after spawn". */
+  name: string;
+  /** The goal as written in the issue, e.g. "≤ 95 ms" or "≤ 1.5× rg". */
+  target: string;
+  /** The measurement with its baseline, e.g. "84 ms (hello world 41 ms)". */
+  measured: string;
+  met: boolean;
+}
+
+/** A benchmark's part of the report. */
+export interface BenchSection {
+  /** Markdown, starting with a `## ` heading. */
+  markdown: string;
+  goals: Goal[];
+}
+
+/** What every benchmark is given. */
+export interface BenchOptions {
+  /** Where generated inputs are cached between runs. */
+  workDir: string;
+  /**
+   * Small inputs and few runs: checks that the benchmark works (CI runs this) and must never fail because
+   * the machine is slow; goals are still reported but mean little.
+   */
+  quick: boolean;
+}
+
+/** The median of some numbers (NaN for none). */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** The value below which `fraction` of the values lie (nearest rank; NaN for none). */
+export function percentile(values: readonly number[], fraction: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+/** The machine's load averages (1, 5, 15 minutes), for the report; "unknown" where /proc is not readable. */
+export function loadAverage(): string {
+  try {
+    return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(", ");
+  } catch {
+    return "unknown";
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * What both providers do with an official SDK's stream: pass its items through, turn its errors into ours,
+ * treat a silence longer than the idle timeout as a dropped connection, and cancel the HTTP request when
+ * the consumer stops early. The SDKs differ only in their error classes (`toOurError`).
+ *
+ * @module
+ */
+import { ConnectionError } from "./errors.ts";
+
+/** A stream as both SDKs return it: its items, and the controller that cancels its request. */
+export type SdkStream = AsyncIterable<unknown> & { controller: AbortController };
+
+/** How to guard one SDK stream. */
+export interface GuardOptions {
+  signal: AbortSignal;
+  /** Milliseconds without an item before the connection counts as dropped. */
+  idleTimeoutMs: number;
+  /** For messages: where the API is. */
+  baseUrl: string;
+  /** Turns an SDK error into ours (ApiError, ConnectionError, StreamProtocolError, or the abort reason). */
+  toOurError(error: unknown): unknown;
+}
+
+/** The SDK stream's items, with its errors translated and an abort surfacing as the signal's reason. */
+export async function* guardSdkStream(stream: SdkStream, options: GuardOptions): AsyncGenerator<unknown> {
+  const iterator = stream[Symbol.asyncIterator]();
+  let done = false;
+  try {
+    while (true) {
+      const result = await nextWithinIdleTimeout(iterator, stream.controller, options);
+      if (result.done) break;
+      yield result.value;
+    }
+    done = true;
+  } catch (error) {
+    throw options.toOurError(error);
+  } finally {
+    // Closing the SDK's iterator early cancels its HTTP request.
+    if (!done) {
+      stream.controller.abort();
+      try {
+        await iterator.return?.();
+      } catch {
+        // The request is cancelled either way; the error that brought us here matters more.
+      }
+    }
+  }
+  // The SDKs end a stream quietly when its request is aborted.
+  options.signal.throwIfAborted();
+}
+
+function nextWithinIdleTimeout(
+  iterator: AsyncIterator<unknown>,
+  controller: AbortController,
+  options: GuardOptions,
+): Promise<IteratorResult<unknown>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const silence = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      const seconds = options.idleTimeoutMs / 1000;
+      reject(new ConnectionError(`The API at "${options.baseUrl}" sent nothing for ${seconds} s`));
+    }, options.idleTimeoutMs);
+  });
+  return Promise.race([iterator.next(), silence]).finally(() => clearTimeout(timer));
+}

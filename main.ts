@@ -8,7 +8,8 @@ import denoConfig from "./deno.json" with { type: "json" };
 import { type CliOptions, helpText, parseCli, UsageError } from "./src/cli/args.ts";
 import { EXIT } from "./src/cli/exit_codes.ts";
 import { assertNever } from "./src/common/errors.ts";
-import { resolveWorkspace, type Workspace, WorkspaceError } from "./src/session/workspace.ts";
+import { lazyImport } from "./src/common/lazy_import.ts";
+import type { Workspace } from "./src/session/workspace.ts";
 
 async function main(argv: string[]): Promise<number> {
   let options: CliOptions;
@@ -30,7 +31,9 @@ async function main(argv: string[]): Promise<number> {
       console.log(`mewcode ${denoConfig.version} (deno ${Deno.version.deno})`);
       return EXIT.ok;
     case "completions": {
-      const { completionScript } = await import("./src/cli/completions_command.ts");
+      const { completionScript } = await lazyImport<typeof import("./src/cli/completions_command.ts")>(
+        new URL("./src/cli/completions_command.ts", import.meta.url),
+      );
       console.log(completionScript(command.shell));
       return EXIT.ok;
     }
@@ -42,6 +45,11 @@ async function main(argv: string[]): Promise<number> {
     console.error(`mewcode: ${override}`);
     return EXIT.usage;
   }
+  // Loaded here, not above: `--version` and `--help` need nothing but the parser (node:path alone costs
+  // more than they do).
+  const { resolveWorkspace, WorkspaceError } = await lazyImport<typeof import("./src/session/workspace.ts")>(
+    new URL("./src/session/workspace.ts", import.meta.url),
+  );
   let workspace: Workspace;
   try {
     workspace = await resolveWorkspace(options.cd, { pwd: Deno.env.get("PWD") });
@@ -52,14 +60,18 @@ async function main(argv: string[]): Promise<number> {
   const interruption = new Interruption();
   try {
     switch (command.kind) {
-      // Every command is loaded on demand: `--version` and `--help` load none of them.
+      // Every command is loaded on demand (lazy_import.ts): `--version` and `--help` load none of them.
       case "tools": {
-        const { renderTools } = await import("./src/cli/tools_command.ts");
+        const { renderTools } = await lazyImport<typeof import("./src/cli/tools_command.ts")>(
+          new URL("./src/cli/tools_command.ts", import.meta.url),
+        );
         console.log(renderTools({ json: command.json, readOnly: options.readOnly }));
         return EXIT.ok;
       }
       case "tool": {
-        const { parseToolInput, runToolCommand } = await import("./src/cli/tool_command.ts");
+        const { parseToolInput, runToolCommand } = await lazyImport<
+          typeof import("./src/cli/tool_command.ts")
+        >(new URL("./src/cli/tool_command.ts", import.meta.url));
         let input: unknown;
         try {
           input = parseToolInput(command.input);
@@ -73,25 +85,35 @@ async function main(argv: string[]): Promise<number> {
         return exitCode;
       }
       case "doctor": {
-        const { runDoctor } = await import("./src/cli/doctor_command.ts");
+        const { runDoctor } = await lazyImport<typeof import("./src/cli/doctor_command.ts")>(
+          new URL("./src/cli/doctor_command.ts", import.meta.url),
+        );
         return await runDoctor({ workspace, options });
       }
       case "sessions": {
-        const { runSessionsCommand } = await import("./src/cli/sessions_command.ts");
+        const { runSessionsCommand } = await lazyImport<typeof import("./src/cli/sessions_command.ts")>(
+          new URL("./src/cli/sessions_command.ts", import.meta.url),
+        );
         return await runSessionsCommand({ workspace, json: command.json });
       }
       case "permissions":
       case "permissions-test":
       case "trust": {
-        const { runPermissionsCommand } = await import("./src/cli/permissions_command.ts");
+        const { runPermissionsCommand } = await lazyImport<typeof import("./src/cli/permissions_command.ts")>(
+          new URL("./src/cli/permissions_command.ts", import.meta.url),
+        );
         return await runPermissionsCommand({ workspace, options, command });
       }
       case "prompt": {
         if (!command.headless) {
-          const { runInteractive } = await import("./src/cli/interactive/interactive_session.ts");
+          const { runInteractive } = await lazyImport<
+            typeof import("./src/cli/interactive/interactive_session.ts")
+          >(new URL("./src/cli/interactive/interactive_session.ts", import.meta.url));
           return await runInteractive({ workspace, options, signal: interruption.signal, interruption });
         }
-        const { runPrintMode } = await import("./src/cli/print_mode.ts");
+        const { runPrintMode } = await lazyImport<typeof import("./src/cli/print_mode.ts")>(
+          new URL("./src/cli/print_mode.ts", import.meta.url),
+        );
         return await runPrintMode({ workspace, options, signal: interruption.signal, interruption });
       }
       default:

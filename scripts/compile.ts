@@ -1,7 +1,7 @@
 /**
  * `deno task compile`: builds dist/mewcode-<target> (`.exe` for Windows) for every supported target with the
  * runtime flags of scripts/runtime_flags.txt (the same ones scripts/mewcode uses), the worker entry points
- * included, and deno.lock enforced.
+ * and src/ (for the modules loaded by `lazyImport`) included, and deno.lock enforced.
  *
  *   deno task compile                      all targets
  *   deno task compile --target T [...]     only these targets
@@ -57,6 +57,9 @@ export function compileArguments(
     "--frozen",
     "--include",
     "workers/",
+    // Modules mewcode imports by a URL the module graph does not follow (src/common/lazy_import.ts).
+    "--include",
+    "src/",
     "--target",
     target,
     "--output",

@@ -1,9 +1,10 @@
 /**
- * Agent benchmark: the wall time of one model turn that asks for 4 concurrency-safe Grep calls, streamed
+ * Agent benchmarks. First, the wall time of one model turn that asks for 4 concurrency-safe Grep calls, streamed
  * by the fake Anthropic server with a delay after each tool_use block (a model still writing), under
  * streaming execution (safe calls start as their block arrives), batched execution (all start when the
  * stream ends) and sequential execution (one at a time after the stream). Real HTTP, real provider, real
- * tools; only the model is fake.
+ * tools; only the model is fake. Second, the agent's own time in a ReadFile turn as deployed
+ * (`benchReadFileTurns`).
  *
  *   deno run --allow-all --no-prompt --unstable-worker-options scripts/bench/agent.ts [--quick]
  *
@@ -16,9 +17,19 @@ import { createToolRuntime, type ToolRuntime } from "../../src/execution/runtime
 import { AnthropicProvider } from "../../src/llm/anthropic_provider.ts";
 import { policyForMode } from "../../src/permissions/modes.ts";
 import { startFakeAnthropic, turn } from "../../test/fake_anthropic/server.ts";
+import { DirectExecutor } from "../../src/execution/executor.ts";
+import { NO_SHELL } from "../../test/_fakes/pipeline.ts";
+import { readFileTool } from "../../src/tools/read_file.ts";
+import { type BenchOptions, type BenchSection, type Goal, median, percentile } from "./_report.ts";
+
+const LAUNCHER = new URL("../mewcode", import.meta.url).pathname;
 
 const MODES: readonly ExecutionMode[] = ["streaming", "batched", "sequential"];
 const PATTERNS = ["needle_alpha", "needle_beta", "needle_gamma", "needle_delta"];
+/** ReadFile turns per session in the agent-time benchmark. */
+const READ_TURNS = 20;
+/** The goal: the agent's own time between two API calls of a ReadFile turn, median. */
+const READ_TURN_GOAL_MS = 5;
 
 interface Sizes {
   files: number;
@@ -27,8 +38,14 @@ interface Sizes {
   runs: number;
 }
 
-/** Runs the agent benchmark and returns its Markdown section. */
-export async function benchAgent(options: { workDir: string; quick: boolean }): Promise<string> {
+/** Runs the agent benchmarks: streaming tool execution, and the agent's own time in a ReadFile turn. */
+export async function benchAgent(options: BenchOptions): Promise<BenchSection> {
+  const streaming = await benchStreaming(options);
+  const readFile = await benchReadFileTurns(options);
+  return { markdown: `${streaming.trim()}\n\n${readFile.markdown.trim()}\n`, goals: readFile.goals };
+}
+
+async function benchStreaming(options: BenchOptions): Promise<string> {
   const sizes: Sizes = options.quick
     ? { files: 80, linesPerFile: 200, delayMs: 60, runs: 2 }
     : { files: 400, linesPerFile: 1_000, delayMs: 150, runs: 5 };
@@ -147,15 +164,112 @@ async function measureTurn(
   return { turnMs, callMs };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  if (sorted.length === 0) return NaN;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+/**
+ * The agent's own time in a ReadFile turn, as deployed: `scripts/mewcode -p` as a real process against the
+ * fake server, which asks for one ReadFile per turn. The time counted is the gap the server sees between
+ * writing the last event of response k and receiving request k+1: the stream's end reaching the loop, the
+ * call through the gates and the worker, the transcript, and building and sending the next request. The
+ * baseline is the same ReadFile called directly in this process.
+ */
+async function benchReadFileTurns(options: BenchOptions): Promise<BenchSection> {
+  const sessions = options.quick ? 1 : 3;
+  const turns = options.quick ? 5 : READ_TURNS;
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "mewcode-bench-read-" }));
+  const home = await Deno.makeTempDir({ prefix: "mewcode-bench-home-" });
+  try {
+    const file = join(root, "small.ts");
+    await Deno.writeTextFile(
+      file,
+      Array.from({ length: 40 }, (_, index) => `export const value${index} = ${index};\n`).join(""),
+    );
+    const gaps: number[] = [];
+    for (let session = 0; session < sessions; session++) {
+      gaps.push(...await readFileSession(root, home, file, turns));
+    }
+    const direct = await directReadFileMs(root, file, options.quick ? 50 : 500);
+    const p50 = median(gaps);
+    const p95 = percentile(gaps, 0.95);
+    const goal: Goal = {
+      name: "agent time of a ReadFile turn, between API calls (p50)",
+      target: `≤ ${READ_TURN_GOAL_MS} ms`,
+      measured: `${p50.toFixed(2)} ms (p95 ${p95.toFixed(2)} ms; a direct ReadFile call ${
+        direct.toFixed(2)
+      } ms)`,
+      met: p50 <= READ_TURN_GOAL_MS,
+    };
+    const markdown = [
+      "## Agent: time per ReadFile turn",
+      "",
+      `\`scripts/mewcode -p\` as a real process against the fake server, which asks for one ReadFile of a ` +
+      `small file per turn, ${turns} turns per session, ${sessions} session(s). Measured at the server: ` +
+      "from writing the last event of a response to receiving the next request (the agent's whole share " +
+      "of a turn: stream end, gates, worker, transcript, next request). Baseline: the same ReadFile called " +
+      "directly in the benchmark's process.",
+      "",
+      "| measure | p50 ms | p95 ms | p50 vs direct call |",
+      "|---|---:|---:|---:|",
+      `| agent time per ReadFile turn | ${p50.toFixed(2)} | ${p95.toFixed(2)} | ${
+        (p50 / direct).toFixed(1)
+      }× |`,
+      `| ReadFile called directly (baseline) | ${direct.toFixed(2)} | | 1.0× |`,
+      "",
+    ].join("\n");
+    return { markdown, goals: [goal] };
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(home, { recursive: true });
+  }
+}
+
+/** One `-p` session of `turns` ReadFile turns; returns the agent's time per turn in ms. */
+async function readFileSession(root: string, home: string, file: string, turns: number): Promise<number[]> {
+  const script = Array.from(
+    { length: turns },
+    () => turn().toolUse("ReadFile", { path: file }).stop("tool_use"),
+  );
+  await using server = await startFakeAnthropic([...script, turn().text("done").stop("end_turn")]);
+  const output = await new Deno.Command(LAUNCHER, {
+    args: ["-p", "Read the file again and again", "--max-turns", String(turns + 1)],
+    cwd: root,
+    env: { ...server.env(), MEWCODE_HOME: home, MEWCODE_DENO: Deno.execPath(), NO_COLOR: "1" },
+    clearEnv: false,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!output.success) {
+    throw new Error(
+      `bench: mewcode -p failed (exit ${output.code}): ${new TextDecoder().decode(output.stderr)}`,
+    );
+  }
+  const gaps: number[] = [];
+  for (let request = 1; request <= turns; request++) {
+    const lastEvent = server.sent.filter((event) => event.request === request).at(-1);
+    const next = server.requests[request];
+    if (lastEvent === undefined || next === undefined) throw new Error(`bench: turn ${request} has no reply`);
+    gaps.push(next.receivedAt - lastEvent.at);
+  }
+  return gaps;
+}
+
+/** The median time of a ReadFile call in this process, with every permission (the baseline). */
+async function directReadFileMs(root: string, file: string, calls: number): Promise<number> {
+  const executor = new DirectExecutor();
+  const context = { root, timeoutMs: 60_000, fileRecords: {}, strictLinks: false, shell: NO_SHELL };
+  const times: number[] = [];
+  for (let index = 0; index < calls; index++) {
+    const started = performance.now();
+    const { result } = await executor.execute({ tool: readFileTool, input: { path: file }, context }, {
+      signal: new AbortController().signal,
+    });
+    if (result.isError) throw new Error(`bench: ReadFile failed: ${result.content}`);
+    times.push(performance.now() - started);
+  }
+  return median(times.slice(Math.floor(calls / 5)));
 }
 
 if (import.meta.main) {
   const workDir = new URL("../../.bench/", import.meta.url).pathname;
   await Deno.mkdir(workDir, { recursive: true });
-  console.log(await benchAgent({ workDir, quick: Deno.args.includes("--quick") }));
+  console.log((await benchAgent({ workDir, quick: Deno.args.includes("--quick") })).markdown);
 }

@@ -1,9 +1,18 @@
 /**
- * Executor benchmark: what the sandbox costs per call. ReadFile on a small file through a cold worker
- * (a new worker for every call), the warm pool, and a direct in-process call; Bash `true` through the warm
- * pool under bubblewrap (the default sandbox), in-process under bubblewrap, and in-process without a
- * sandbox (danger-full-access). Ratios are against the direct call measured in the same run, with the
- * measurements interleaved so that drift in the machine's load spreads evenly.
+ * Executor benchmark: what a tool call costs per call beyond the tool's own work, and where the time of a
+ * Bash call goes.
+ *
+ * ReadFile on a small file: a direct in-process call, the warm worker pool, and a cold worker (started for
+ * the call). Bash `true`, from the bare process spawn up to the whole pipeline, each layer one row, so the
+ * breakdown can be read off the table:
+ *   - `bash -c true` spawned from Deno (the floor of any shell call);
+ *   - the session's bubblewrap command line spawned raw, with and without its network namespace (what the
+ *     sandbox itself costs, without mewcode's code);
+ *   - the Bash tool called in-process without a sandbox (danger-full-access) and under bubblewrap;
+ *   - the Bash tool through the warm worker pool (the executor only);
+ *   - the call through a session's `ToolRuntime.pipeline` (gates, the shell plan decided before the call and
+ *     its checks after it, the worker, bubblewrap): the goal, ≤ 10 ms at p50.
+ * All variants are interleaved, so that drift in the machine's load spreads evenly over them.
  *
  *   deno run --allow-all --no-prompt --unstable-worker-options scripts/bench/executor.ts [--quick]
  *
@@ -11,16 +20,18 @@
  */
 import { parseArgs } from "node:util";
 import { DirectExecutor, type ToolExecutor } from "../../src/execution/executor.ts";
+import { createToolRuntime, type ToolRuntime } from "../../src/execution/runtime.ts";
+import { WorkerExecutor } from "../../src/execution/worker_executor.ts";
 import { defaultLimits } from "../../src/sandbox/limits.ts";
 import { ShellSandbox } from "../../src/sandbox/shell_sandbox.ts";
-import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
-import { WorkerExecutor } from "../../src/execution/worker_executor.ts";
 import { bashTool } from "../../src/tools/bash.ts";
+import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import { readFileTool } from "../../src/tools/read_file.ts";
 import type { AnyTool, SandboxMode, ShellPlan, ToolCallContext } from "../../src/tools/tool.ts";
+import { type BenchOptions, type BenchSection, type Goal, loadAverage, percentile } from "./_report.ts";
 
 interface Sizes {
-  /** Calls per warm/direct variant. */
+  /** ReadFile calls per warm/direct variant. */
   calls: number;
   /** Calls with a new worker each. */
   coldCalls: number;
@@ -34,13 +45,19 @@ interface Sizes {
 interface Series {
   label: string;
   times: number[];
+  run: () => Promise<void>;
 }
 
-/** Runs the executor benchmark and returns its Markdown section. */
-export async function benchExecutor(options: { workDir: string; quick: boolean }): Promise<string> {
+/** The goal of issue 14 for a shell call, p50. */
+const PIPELINE_GOAL_MS = 10;
+/** The goal for the warm pool's overhead on ReadFile, p50. */
+const WARM_OVERHEAD_GOAL_MS = 1;
+
+/** Runs the executor benchmark and returns its section of the report. */
+export async function benchExecutor(options: BenchOptions): Promise<BenchSection> {
   const sizes: Sizes = options.quick
-    ? { calls: 100, coldCalls: 5, shellCalls: 20, warmup: 10 }
-    : { calls: 1_000, coldCalls: 30, shellCalls: 150, warmup: 50 };
+    ? { calls: 40, coldCalls: 3, shellCalls: 6, warmup: 2 }
+    : { calls: 1_000, coldCalls: 30, shellCalls: 150, warmup: 20 };
   const directory = `${options.workDir}/executor`;
   await Deno.mkdir(directory, { recursive: true });
   const root = await Deno.realPath(directory);
@@ -51,84 +68,190 @@ export async function benchExecutor(options: { workDir: string; quick: boolean }
   ).join("\n") + "\n";
   await Deno.writeTextFile(file, source);
   const env = Deno.env.toObject();
-  const sandboxed = await shellPlan(root, "workspace-write", env);
-  const unsandboxed = await shellPlan(root, "danger-full-access", env);
-  if (sandboxed.unavailable !== null) {
-    throw new Error(`bench: the shell sandbox cannot run: ${sandboxed.unavailable}`);
+  await using sandboxed = await openSandbox(root, "workspace-write", env);
+  await using unsandboxed = await openSandbox(root, "danger-full-access", env);
+  if (sandboxed.sandbox.unavailable !== null) {
+    throw new Error(`bench: the shell sandbox cannot run: ${sandboxed.sandbox.unavailable}`);
   }
-
-  const readInput = { path: file };
-  const readContext = contextFor(root, sandboxed);
   const direct = new DirectExecutor();
   await using warm = new WorkerExecutor();
+  await using runtime = await sessionRuntime(root, env);
 
-  // ReadFile: direct and warm interleaved, then cold.
-  const directRead: Series = { label: "ReadFile, direct in-process call", times: [] };
-  const warmRead: Series = { label: "ReadFile, warm worker pool", times: [] };
-  for (let index = 0; index < sizes.warmup; index++) {
-    await timeCall(direct, readFileTool, readInput, readContext);
-    await timeCall(warm, readFileTool, readInput, readContext);
-  }
-  for (let index = 0; index < sizes.calls; index++) {
-    directRead.times.push(await timeCall(direct, readFileTool, readInput, readContext));
-    warmRead.times.push(await timeCall(warm, readFileTool, readInput, readContext));
-  }
-  const coldRead: Series = { label: "ReadFile, cold worker (started for the call, then closed)", times: [] };
-  for (let index = 0; index < sizes.coldCalls; index++) {
-    const started = performance.now();
-    const cold = new WorkerExecutor();
-    await callOrThrow(cold, readFileTool, readInput, readContext);
-    await cold.close();
-    coldRead.times.push(performance.now() - started);
-  }
+  const read = await measureReadFile(sizes, { root, file, plan: sandboxed.plan, direct, warm });
+  const shell = await measureBash(sizes, {
+    root,
+    sandboxed: sandboxed.plan,
+    unsandboxed: unsandboxed.plan,
+    direct,
+    warm,
+    runtime,
+  });
 
-  // Bash `true`: three variants interleaved.
-  const bashInput = { command: "true" };
-  const sandboxedContext = contextFor(root, sandboxed);
-  const unsandboxedContext = contextFor(root, unsandboxed);
-  const directBash: Series = { label: "Bash `true`, direct, no sandbox (danger-full-access)", times: [] };
-  const directBwrap: Series = { label: "Bash `true`, direct, bubblewrap", times: [] };
-  const warmBwrap: Series = { label: "Bash `true`, warm worker pool, bubblewrap (default)", times: [] };
-  for (let index = 0; index < sizes.warmup + sizes.shellCalls; index++) {
-    const measured = index >= sizes.warmup;
-    const a = await timeCall(direct, bashTool, bashInput, unsandboxedContext);
-    const b = await timeCall(direct, bashTool, bashInput, sandboxedContext);
-    const c = await timeCall(warm, bashTool, bashInput, sandboxedContext);
-    if (!measured) continue;
-    directBash.times.push(a);
-    directBwrap.times.push(b);
-    warmBwrap.times.push(c);
-  }
-
-  const warmOverhead = percentile(warmRead.times, 50) - percentile(directRead.times, 50);
-  return [
+  const p50 = (series: Series) => percentile(series.times, 0.5);
+  const warmOverhead = p50(read.warm) - p50(read.direct);
+  const pipeline = p50(shell.pipeline);
+  const goals: Goal[] = [
+    {
+      name: "Bash `true` through the whole pipeline (gates, worker, bubblewrap), p50",
+      target: `≤ ${PIPELINE_GOAL_MS} ms`,
+      measured: `${formatMs(pipeline)} ms (\`bash -c true\` spawned directly ${
+        formatMs(p50(shell.spawn))
+      } ms; Bash in-process under bubblewrap ${formatMs(p50(shell.directBwrap))} ms)`,
+      met: pipeline <= PIPELINE_GOAL_MS,
+    },
+    {
+      name: "ReadFile: overhead of the warm worker pool over a direct call, p50",
+      target: `< ${WARM_OVERHEAD_GOAL_MS} ms`,
+      measured: `${formatMs(warmOverhead)} ms (direct ${formatMs(p50(read.direct))} ms)`,
+      met: warmOverhead < WARM_OVERHEAD_GOAL_MS,
+    },
+  ];
+  const markdown = [
     "## Executor overhead",
     "",
-    "Per-call time of one tool call through the executor interface (the pipeline's gates excluded). " +
-    "The warm pool is what mewcode uses: a worker per permission profile, started before the first call. " +
-    `${sizes.calls} ReadFile calls per variant on a ${
-      new TextEncoder().encode(source).length
-    }-byte file, ${sizes.coldCalls} cold ones, ${sizes.shellCalls} Bash calls per variant.`,
+    `Per-call time of one tool call. Load average at the end: ${loadAverage()}. ${sizes.calls} ReadFile ` +
+    `calls per variant on a ${new TextEncoder().encode(source).length}-byte file, ${sizes.coldCalls} ` +
+    `cold ones, ${sizes.shellCalls} Bash calls per variant; every table's variants interleaved.`,
     "",
-    table([directRead, warmRead, coldRead], directRead),
+    table([read.direct, read.warm, read.cold], read.direct, "direct"),
     "",
-    table([directBash, directBwrap, warmBwrap], directBash),
+    "Bash `true`, layer by layer (the ratio is against `bash -c true` spawned directly):",
     "",
-    `Warm-pool overhead of ReadFile: ${formatMs(warmOverhead)} ms at p50 (target < 1 ms: ${
-      warmOverhead < 1 ? "met" : "NOT met"
-    }). A cold worker costs ${
-      formatMs(percentile(coldRead.times, 50) - percentile(directRead.times, 50))
-    } ms ` +
-    "more than a direct call; the pool pays it once per profile, while the first API request is in flight. " +
-    `Bubblewrap adds ${
-      formatMs(percentile(directBwrap.times, 50) - percentile(directBash.times, 50))
-    } ms to a shell call, the worker ${
-      formatMs(percentile(warmBwrap.times, 50) - percentile(directBwrap.times, 50))
-    } ms on top.`,
+    table(
+      [
+        shell.spawn,
+        shell.rawBwrapShareNet,
+        shell.rawBwrap,
+        shell.directBash,
+        shell.directBwrap,
+        shell.warmBwrap,
+        shell.pipeline,
+      ],
+      shell.spawn,
+      "spawn",
+    ),
+    "",
+    `Bubblewrap (the session's command line, raw) costs ${
+      formatMs(p50(shell.rawBwrap) - p50(shell.spawn))
+    } ms over a bare spawn, of which its network namespace ${
+      formatMs(p50(shell.rawBwrap) - p50(shell.rawBwrapShareNet))
+    } ms; the Bash tool's own code (pipes, the readiness announcement, the resource-limit prologue) ${
+      formatMs(p50(shell.directBwrap) - p50(shell.rawBwrap))
+    } ms; the worker ${formatMs(p50(shell.warmBwrap) - p50(shell.directBwrap))} ms; the pipeline's ` +
+    `gates and the per-call sandbox plan and checks ${
+      formatMs(p50(shell.pipeline) - p50(shell.warmBwrap))
+    } ms. A cold worker costs ${formatMs(p50(read.cold) - p50(read.direct))} ms more than a direct ` +
+    "ReadFile call; the pool pays it once per profile, while the first API request is in flight.",
   ].join("\n");
+  return { markdown, goals };
 }
 
-async function shellPlan(root: string, mode: SandboxMode, env: Record<string, string>): Promise<ShellPlan> {
+/** ReadFile: direct and warm interleaved, then cold. */
+async function measureReadFile(
+  sizes: Sizes,
+  parts: { root: string; file: string; plan: ShellPlan; direct: ToolExecutor; warm: ToolExecutor },
+): Promise<{ direct: Series; warm: Series; cold: Series }> {
+  const input = { path: parts.file };
+  const context = contextFor(parts.root, parts.plan);
+  const direct = series(
+    "ReadFile, direct in-process call",
+    () => callOrThrow(parts.direct, readFileTool, input, context),
+  );
+  const warm = series(
+    "ReadFile, warm worker pool",
+    () => callOrThrow(parts.warm, readFileTool, input, context),
+  );
+  await interleave([direct, warm], sizes.warmup, sizes.calls);
+  const cold = series("ReadFile, cold worker (started for the call, then closed)", async () => {
+    const executor = new WorkerExecutor();
+    try {
+      await callOrThrow(executor, readFileTool, input, context);
+    } finally {
+      await executor.close();
+    }
+  });
+  await interleave([cold], 0, sizes.coldCalls);
+  return { direct, warm, cold };
+}
+
+/** Bash `true`, every layer interleaved. */
+async function measureBash(
+  sizes: Sizes,
+  parts: {
+    root: string;
+    sandboxed: ShellPlan;
+    unsandboxed: ShellPlan;
+    direct: ToolExecutor;
+    warm: ToolExecutor;
+    runtime: ToolRuntime;
+  },
+) {
+  const input = { command: "true" };
+  const sandboxedContext = contextFor(parts.root, parts.sandboxed);
+  const unsandboxedContext = contextFor(parts.root, parts.unsandboxed);
+  const plan = parts.sandboxed;
+  const spawn = series("`bash -c true` spawned directly (no tool code, no sandbox)", async () => {
+    await spawnOrThrow(plan.shell, ["-c", "true"], plan.env, null);
+  });
+  const [bwrap = plan.shell, ...flags] = plan.wrapper;
+  const rawBwrap = series("bubblewrap (the session's command line) + `bash -c true`, raw spawn", async () => {
+    await spawnOrThrow(bwrap, [...flags, plan.shell, "-c", "true"], plan.env, plan.seccomp);
+  });
+  const shareNet = flags.filter((flag) => flag !== "--unshare-net");
+  const rawBwrapShareNet = series(
+    "the same without its network namespace (not a product setting)",
+    async () => {
+      await spawnOrThrow(bwrap, [...shareNet, plan.shell, "-c", "true"], plan.env, plan.seccomp);
+    },
+  );
+  const directBash = series(
+    "Bash `true`, in-process, no sandbox (danger-full-access)",
+    () => callOrThrow(parts.direct, bashTool, input, unsandboxedContext),
+  );
+  const directBwrap = series(
+    "Bash `true`, in-process, bubblewrap",
+    () => callOrThrow(parts.direct, bashTool, input, sandboxedContext),
+  );
+  const warmBwrap = series(
+    "Bash `true`, warm worker pool, bubblewrap (executor only)",
+    () => callOrThrow(parts.warm, bashTool, input, sandboxedContext),
+  );
+  let id = 0;
+  const pipeline = series(
+    "**Bash `true` through the whole pipeline** (gates, plan, worker, bubblewrap)",
+    async () => {
+      const { result } = await parts.runtime.pipeline.run(
+        { id: `bench-${id++}`, name: "Bash", input },
+        { signal: new AbortController().signal },
+      );
+      if (result.isError) throw new Error(`bench: Bash failed through the pipeline: ${result.content}`);
+    },
+  );
+  const all = { spawn, rawBwrap, rawBwrapShareNet, directBash, directBwrap, warmBwrap, pipeline };
+  await interleave(Object.values(all), sizes.warmup, sizes.shellCalls);
+  return all;
+}
+
+function series(label: string, run: () => Promise<void>): Series {
+  return { label, times: [], run };
+}
+
+/** Runs each variant once per round, `warmup` rounds unmeasured, then `rounds` measured. */
+async function interleave(variants: readonly Series[], warmup: number, rounds: number): Promise<void> {
+  for (let round = 0; round < warmup + rounds; round++) {
+    for (const variant of variants) {
+      const started = performance.now();
+      await variant.run();
+      if (round >= warmup) variant.times.push(performance.now() - started);
+    }
+  }
+}
+
+async function openSandbox(
+  root: string,
+  mode: SandboxMode,
+  env: Record<string, string>,
+): Promise<{ sandbox: ShellSandbox; plan: ShellPlan } & AsyncDisposable> {
   const sandbox = await ShellSandbox.open({
     root,
     mode,
@@ -138,23 +261,51 @@ async function shellPlan(root: string, mode: SandboxMode, env: Record<string, st
     excluded: [],
     protectedPaths: PROTECTED_PATHS,
   });
-  // The plan of one call, as the pipeline would prepare it; its cgroups live until the process exits.
-  return (await sandbox.prepareCall()).plan;
+  // The plan of one call, as the pipeline would prepare it.
+  const call = await sandbox.prepareCall();
+  await call.finish();
+  return { sandbox, plan: call.plan, [Symbol.asyncDispose]: () => sandbox.close() };
+}
+
+/** A session's tool runtime as the agent uses it, with a policy that allows everything. */
+async function sessionRuntime(root: string, env: Record<string, string>): Promise<ToolRuntime> {
+  return await createToolRuntime({
+    root,
+    readOnly: false,
+    sandbox: "workspace-write",
+    sandboxNetwork: false,
+    strictLinks: false,
+    policy: { decide: () => Promise.resolve({ behavior: "allow" }) },
+    env,
+    ripgrep: false,
+  });
 }
 
 function contextFor(root: string, shell: ShellPlan): ToolCallContext {
   return { root, timeoutMs: 60_000, fileRecords: {}, strictLinks: false, shell };
 }
 
-async function timeCall(
-  executor: ToolExecutor,
-  tool: AnyTool,
-  input: unknown,
-  context: ToolCallContext,
-): Promise<number> {
-  const started = performance.now();
-  await callOrThrow(executor, tool, input, context);
-  return performance.now() - started;
+async function spawnOrThrow(
+  program: string,
+  args: string[],
+  env: Record<string, string>,
+  stdin: Uint8Array | null,
+): Promise<void> {
+  const child = new Deno.Command(program, {
+    args,
+    clearEnv: true,
+    env,
+    stdin: stdin === null ? "null" : "piped",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  if (stdin !== null) {
+    const writer = child.stdin.getWriter();
+    await writer.write(stdin);
+    await writer.close();
+  }
+  const status = await child.status;
+  if (!status.success) throw new Error(`bench: ${program} failed with exit code ${status.code}`);
 }
 
 async function callOrThrow(
@@ -169,28 +320,21 @@ async function callOrThrow(
   if (result.isError) throw new Error(`bench: ${tool.name} failed: ${result.content}`);
 }
 
-function table(rows: Series[], baseline: Series): string {
-  const base = percentile(baseline.times, 50);
+function table(rows: readonly Series[], baseline: Series, baselineName: string): string {
+  const base = percentile(baseline.times, 0.5);
   const lines = [
-    "| path | p50 ms | p95 ms | p50 vs direct | overhead p50 ms |",
+    `| path | p50 ms | p95 ms | p50 vs ${baselineName} | overhead p50 ms |`,
     "|---|---:|---:|---:|---:|",
   ];
   for (const row of rows) {
-    const p50 = percentile(row.times, 50);
+    const p50 = percentile(row.times, 0.5);
     lines.push(
-      `| ${row.label} | ${formatMs(p50)} | ${formatMs(percentile(row.times, 95))} | ${
+      `| ${row.label} | ${formatMs(p50)} | ${formatMs(percentile(row.times, 0.95))} | ${
         (p50 / base).toFixed(2)
       }× | ${formatMs(p50 - base)} |`,
     );
   }
   return lines.join("\n");
-}
-
-/** The nearest-rank percentile. */
-function percentile(values: readonly number[], rank: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((rank / 100) * sorted.length) - 1));
-  return sorted[index] ?? Number.NaN;
 }
 
 function formatMs(value: number): string {
@@ -204,5 +348,9 @@ if (import.meta.main) {
   });
   const workDir = values["work-dir"] ?? new URL("../../.bench/", import.meta.url).pathname;
   await Deno.mkdir(workDir, { recursive: true });
-  console.log(await benchExecutor({ workDir, quick: values.quick ?? false }));
+  const section = await benchExecutor({ workDir, quick: values.quick ?? false });
+  console.log(section.markdown);
+  for (const goal of section.goals) {
+    console.log(`- ${goal.met ? "met" : "NOT met"}: ${goal.name}: ${goal.target}; measured ${goal.measured}`);
+  }
 }

@@ -7,18 +7,16 @@
  * No one is there to approve anything, so an "ask" that no approval command answers is a denial the model
  * sees with its reason; the run then exits 55 so a script knows work was left undone.
  *
+ * What only some runs need is loaded when they need it (`--json-schema`'s validator, a session to
+ * continue): the first model request waits for nothing else.
+ *
  * @module
  */
 import denoConfig from "../../deno.json" with { type: "json" };
 import type { AgentEvent } from "../agent/events.ts";
 import type { AnswerContract } from "../agent/loop.ts";
-import {
-  compileOutputSchema,
-  repairPrompt,
-  structuredOutputTool,
-  validateOutput,
-} from "../agent/structured_output.ts";
 import { assertNever, describeError } from "../common/errors.ts";
+import { lazyImport } from "../common/lazy_import.ts";
 import { errorCategory } from "../llm/errors.ts";
 import type { Message } from "../llm/provider.ts";
 import { priceOn } from "../llm/prices.ts";
@@ -43,7 +41,6 @@ import {
   verdictOf,
 } from "./run_summary.ts";
 import { continuedSetup, requireModel, type SessionSetup, sessionSetup } from "./session_options.ts";
-import { sessionToContinue } from "./session_resume.ts";
 import { StatusLine } from "./status_line.ts";
 import { StderrReporter } from "./stderr_reporter.ts";
 
@@ -228,6 +225,9 @@ async function prepareRun(
       break;
     case "continue":
     case "resume": {
+      const { sessionToContinue } = await lazyImport<typeof import("./session_resume.ts")>(
+        new URL("./session_resume.ts", import.meta.url),
+      );
       const resumed = await sessionToContinue(workspace, choice, env);
       // The recorded provider and model, unless the flags name others (then the history is converted).
       const continued = continuedSetup(setup, options, resumed);
@@ -261,6 +261,9 @@ async function prepareRun(
 
 /** The structured-output contract of `--json-schema`, checked before any request. */
 async function answerContract(schema: string): Promise<AnswerContract> {
+  const { compileOutputSchema, repairPrompt, structuredOutputTool, validateOutput } = await lazyImport<
+    typeof import("../agent/structured_output.ts")
+  >(new URL("../agent/structured_output.ts", import.meta.url));
   // "@file" is relative to where the user typed the command, not to the workspace (-C).
   const compiled = await compileOutputSchema(schema, { cwd: Deno.cwd() });
   if (!compiled.ok) throw new UsageError(`Invalid --json-schema: ${compiled.message}`);

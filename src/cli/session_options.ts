@@ -7,6 +7,7 @@
  * @module
  */
 import { isAbsolute, resolve } from "node:path";
+import { lazyImport } from "../common/lazy_import.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
 import { ignoredNotice } from "../config/repository_screen.ts";
 import { type ResolvedSettings, resolveSettings, type SourcedRule } from "../config/settings.ts";
@@ -14,7 +15,6 @@ import type { SettingsFile } from "../config/settings_schema.ts";
 import { portHistory } from "../llm/history_port.ts";
 import type { Message } from "../llm/provider.ts";
 import { missingModelMessage, type ProviderChoice, resolveProviderChoice } from "../llm/provider_choice.ts";
-import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../permissions/approval_command.ts";
 import { parseRule, type Rule } from "../permissions/rules.ts";
 import type { SessionOptions } from "../session/session.ts";
 import type { Workspace } from "../session/workspace.ts";
@@ -64,6 +64,10 @@ export async function sessionSetup(
   notices.push(...trustNotices(settings));
   const provider = chooseProvider(cli, settings, null);
   const approval = settings.approvalCommand;
+  // Its module loads only for a session that has an approval command.
+  const defaultApprovalTimeoutMs = approval === null ? 0 : (await lazyImport<
+    typeof import("../permissions/approval_command.ts")
+  >(new URL("../permissions/approval_command.ts", import.meta.url))).DEFAULT_APPROVAL_TIMEOUT_MS;
   const options: SessionOptions = {
     workspace,
     env,
@@ -85,7 +89,7 @@ export async function sessionSetup(
     ...(approval === null ? {} : {
       approvalCommand: {
         command: approval.value,
-        timeoutMs: (settings.approvalTimeout?.value ?? DEFAULT_APPROVAL_TIMEOUT_MS / 1000) * 1000,
+        timeoutMs: (settings.approvalTimeout?.value ?? defaultApprovalTimeoutMs / 1000) * 1000,
         // A trusted repository's approval command runs in the sandbox, like its hooks.
         sandboxed: approval.source === "project" || approval.source === "local",
       },

@@ -1,6 +1,10 @@
 /**
  * Assembles what runs tool calls for one session: registry, shell plan, executor and pipeline.
  *
+ * No worker starts here: the session calls `prewarm` once its first model request is on its way, for the
+ * profiles its permissions can use (usable_tools.ts), so nothing competes with that request for the CPU
+ * and a run that never calls a tool of a profile never pays for its worker.
+ *
  * @module
  */
 import { assertNever } from "../common/errors.ts";
@@ -18,11 +22,15 @@ import type { ProtectedPath } from "../tools/tool.ts";
 import { checkAdditionalRoots } from "./additional_roots.ts";
 import { FileRecordStore } from "./file_records.ts";
 import { type CallAccelerator, type PipelineOptions, ToolPipeline } from "./pipeline.ts";
-import { profilesForTools } from "./profiles.ts";
+import { type ProfileKind, profileKind, profilesForTools } from "./profiles.ts";
+import { usableTools, type UsableToolsOptions } from "./usable_tools.ts";
 import { WorkerExecutor, type WorkerExecutorOptions } from "./worker_executor.ts";
 import { type GrepInput, grepTool } from "../tools/grep.ts";
-import { MAX_RIPGREP_OUTPUT_CHARS, RipgrepGrep } from "../tools/grep_ripgrep.ts";
-import { runRipgrep } from "../sandbox/ripgrep_command.ts";
+import type { RipgrepGrep } from "../tools/grep_ripgrep.ts";
+import { lazyImport } from "../common/lazy_import.ts";
+
+/** The order in which `prewarm` starts the profiles' workers. */
+const PREWARM_ORDER: readonly ProfileKind[] = ["read-only", "writer", "shell"];
 
 /** Where tool calls run: permission-scoped workers (the sandbox), or in-process for benchmarks. */
 export type ExecutorKind = "worker" | "direct";
@@ -89,6 +97,11 @@ export interface ToolRuntime extends AsyncDisposable {
   files: FileRecordStore;
   /** The end-of-session checks (git metadata that gained hooks or commands); lines for the user. */
   finish(): Promise<string[]>;
+  /**
+   * Starts a worker for each profile of the tools these permissions can let run, one after the other,
+   * unless one runs already; resolves when they are ready (never rejects). Nothing with the direct executor.
+   */
+  prewarm(permissions: UsableToolsOptions): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -122,11 +135,13 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
   });
   const shell = sandbox.plan;
   const executor = createExecutor(options);
-  if (executor instanceof WorkerExecutor) {
-    // Not awaited: the workers start while the caller goes on (for the agent, its first API request).
-    const profiles = profilesForTools(registry.listEnabled(), { root: options.root, additionalRoots, shell });
-    void executor.prewarm(profiles);
-  }
+  const prewarm = (permissions: UsableToolsOptions): Promise<void> => {
+    if (!(executor instanceof WorkerExecutor)) return Promise.resolve();
+    // Reads come first in most sessions: their worker starts first.
+    const tools = usableTools(registry.listEnabled(), permissions)
+      .sort((a, b) => PREWARM_ORDER.indexOf(profileKind(a)) - PREWARM_ORDER.indexOf(profileKind(b)));
+    return executor.prewarm(profilesForTools(tools, { root: options.root, additionalRoots, shell }));
+  };
   const files = new FileRecordStore();
   const accelerator = options.ripgrep === false ? null : grepAccelerator(executor, sandbox, options.ripgrep);
   const pipeline = new ToolPipeline({
@@ -160,6 +175,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     additionalRoots,
     files,
     finish: () => sandbox.endOfSession(),
+    prewarm,
     close,
     [Symbol.asyncDispose]: close,
   };
@@ -168,6 +184,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
 /**
  * Grep through ripgrep where ripgrep is installed (`src/tools/grep_ripgrep.ts`): the worker still walks and
  * decides, ripgrep searches the contents in the read-only shell sandbox, and any doubt falls back to the worker.
+ * Its modules load with the first Grep call: a session that never greps never reads them.
  */
 function grepAccelerator(
   executor: ToolExecutor,
@@ -176,18 +193,33 @@ function grepAccelerator(
 ): CallAccelerator | null {
   const rg = sandbox.helpers.rg;
   if (rg === null) return null;
-  const grep = new RipgrepGrep({
-    ...(typeof tuning === "object" ? { prepassBudgetMs: tuning.prepassBudgetMs } : {}),
-    runWorker: (input, context, signal) => executor.execute({ tool: grepTool, input, context }, { signal }),
-    runRipgrep: (search, options) =>
-      runRipgrep(sandbox, { rg, ...search }, { ...options, maxOutputChars: MAX_RIPGREP_OUTPUT_CHARS }),
-  });
+  let loaded: RipgrepGrep | null = null;
+  let loading: Promise<RipgrepGrep> | null = null;
+  const load = async (): Promise<RipgrepGrep> => {
+    const [{ MAX_RIPGREP_OUTPUT_CHARS, RipgrepGrep }, { runRipgrep }] = await Promise.all([
+      lazyImport<typeof import("../tools/grep_ripgrep.ts")>(
+        new URL("../tools/grep_ripgrep.ts", import.meta.url),
+      ),
+      lazyImport<typeof import("../sandbox/ripgrep_command.ts")>(
+        new URL("../sandbox/ripgrep_command.ts", import.meta.url),
+      ),
+    ]);
+    loaded = new RipgrepGrep({
+      ...(typeof tuning === "object" ? { prepassBudgetMs: tuning.prepassBudgetMs } : {}),
+      runWorker: (input, context, signal) => executor.execute({ tool: grepTool, input, context }, { signal }),
+      runRipgrep: (search, options) =>
+        runRipgrep(sandbox, { rg, ...search }, { ...options, maxOutputChars: MAX_RIPGREP_OUTPUT_CHARS }),
+    });
+    return loaded;
+  };
   return {
-    run: (request, options) =>
-      request.tool === grepTool
-        ? grep.run(request.input as GrepInput, request.context, options.signal)
-        : Promise.resolve(null),
-    changed: () => grep.forget(),
+    run: async (request, options) => {
+      if (request.tool !== grepTool) return null;
+      const grep = loaded ?? await (loading ??= load());
+      return await grep.run(request.input as GrepInput, request.context, options.signal);
+    },
+    // Before the first Grep there is nothing to forget.
+    changed: () => loaded?.forget(),
   };
 }
 

@@ -7,6 +7,10 @@
  * or crashed is never reused: it gets a cancel request and a short grace period (so a shell can kill its
  * process group), is terminated, and a fresh worker takes its place. `close` stops them all.
  *
+ * Each worker is a V8 isolate costing several megabytes, so a burst that started extra workers does not
+ * keep them: a worker that stays idle for `idleReleaseMs` while another worker of its profile remains is
+ * terminated, down to one per profile.
+ *
  * Deno 2.9 cannot stop a worker stuck in a synchronous loop (`terminate()` returns, the thread keeps
  * running: denoland/deno#35657). The call still ends at its time limit and the pool moves on; such a
  * thread is counted in `stats().abandoned` and ends with the process.
@@ -27,6 +31,8 @@ export const DEFAULT_MAX_WORKERS_PER_PROFILE = 8;
 export const DEFAULT_CANCEL_GRACE_MS = 2_000;
 /** Default time a new worker gets to load its tools and report ready. */
 export const DEFAULT_START_TIMEOUT_MS = 30_000;
+/** Default time an idle worker beyond the first of its profile is kept before it is terminated. */
+export const DEFAULT_IDLE_RELEASE_MS = 30_000;
 
 /** How the pool is set up. */
 export interface WorkerPoolOptions {
@@ -38,6 +44,8 @@ export interface WorkerPoolOptions {
   cancelGraceMs?: number;
   /** Time a new worker gets to report ready; default 30000 ms. */
   startTimeoutMs?: number;
+  /** Time an idle worker beyond one per profile is kept; default DEFAULT_IDLE_RELEASE_MS. */
+  idleReleaseMs?: number;
 }
 
 /** Counts of one profile's workers, for tests and diagnostics. */
@@ -61,6 +69,8 @@ export interface PoolStats {
   abandoned: number;
   /** Workers started since the pool was created. */
   started: number;
+  /** Idle workers terminated because their profile had another one (see `idleReleaseMs`). */
+  released: number;
 }
 
 interface Waiter {
@@ -79,6 +89,10 @@ export class WorkerPool {
   #max: number;
   #graceMs: number;
   #startTimeoutMs: number;
+  #idleReleaseMs: number;
+  /** Release timers of idle workers, by worker. */
+  #idleTimers = new Map<PooledWorker, ReturnType<typeof setTimeout>>();
+  #released = 0;
   #slots = new Map<string, Slot>();
   #draining = new Set<Promise<boolean>>();
   #abandoned = 0;
@@ -95,6 +109,12 @@ export class WorkerPool {
     }
     this.#graceMs = options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS;
     this.#startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+    this.#idleReleaseMs = options.idleReleaseMs ?? DEFAULT_IDLE_RELEASE_MS;
+    if (!(this.#idleReleaseMs >= 0)) {
+      throw new RangeError(
+        `Cannot create a worker pool: idleReleaseMs must be 0 or more, got ${this.#idleReleaseMs}`,
+      );
+    }
   }
 
   /**
@@ -155,7 +175,13 @@ export class WorkerPool {
       }
       profiles[key] = counts;
     }
-    return { profiles, draining: this.#draining.size, abandoned: this.#abandoned, started: this.#nextId - 1 };
+    return {
+      profiles,
+      draining: this.#draining.size,
+      abandoned: this.#abandoned,
+      started: this.#nextId - 1,
+      released: this.#released,
+    };
   }
 
   /**
@@ -194,6 +220,7 @@ export class WorkerPool {
     if (this.#closed) return { type: "closed" };
     for (const worker of slot.workers) {
       if (worker.state === "idle") {
+        this.#cancelRelease(worker);
         worker.state = "busy";
         return worker;
       }
@@ -278,7 +305,29 @@ export class WorkerPool {
     if (slot === undefined || !slot.workers.has(worker) || worker.state === "closed") return;
     const waiter = slot.waiters.shift();
     worker.state = waiter === undefined ? "idle" : "busy";
+    if (waiter === undefined) this.#scheduleRelease(worker, slot);
     waiter?.resolve(worker);
+  }
+
+  /** Terminates an idle worker after `idleReleaseMs` if its profile still has another worker then. */
+  #scheduleRelease(worker: PooledWorker, slot: Slot): void {
+    this.#cancelRelease(worker);
+    const timer = setTimeout(() => {
+      this.#idleTimers.delete(worker);
+      if (worker.state !== "idle" || !slot.workers.has(worker) || slot.workers.size <= 1) return;
+      this.#released += 1;
+      this.#remove(worker, { replace: false });
+    }, this.#idleReleaseMs);
+    // An idle worker's timer must not keep the process alive.
+    Deno.unrefTimer(timer);
+    this.#idleTimers.set(worker, timer);
+  }
+
+  #cancelRelease(worker: PooledWorker): void {
+    const timer = this.#idleTimers.get(worker);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.#idleTimers.delete(worker);
   }
 
   /** Takes a worker out of service: cancel its call, terminate it after the grace period, start a replacement. */
@@ -300,6 +349,7 @@ export class WorkerPool {
   }
 
   #detach(worker: PooledWorker): void {
+    this.#cancelRelease(worker);
     this.#slots.get(worker.profile.key)?.workers.delete(worker);
   }
 

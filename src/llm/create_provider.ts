@@ -1,6 +1,7 @@
 /**
  * Builds the provider a session talks to, from its configuration. The provider's module (and its SDK) is
- * loaded only here, on demand: commands that never talk to a model start without it.
+ * loaded only here, on demand (lazy_import.ts): commands that never talk to a model start without it, and
+ * an Anthropic run never reads the OpenAI SDK, nor the other way round.
  *
  * Where each provider's key and endpoint come from (the settings' `apiKeyEnv` and `baseUrl`, when they
  * apply, win over the environment, so a key never travels to an endpoint configured somewhere else):
@@ -12,6 +13,7 @@
  * @module
  */
 import { assertNever } from "../common/errors.ts";
+import { lazyImport } from "../common/lazy_import.ts";
 import { MissingApiKeyError } from "./errors.ts";
 import type { Provider } from "./provider.ts";
 import type { ProviderKind } from "./provider_choice.ts";
@@ -112,13 +114,17 @@ export function baseUrlOf(config: ProviderConfig): string {
 export async function createProvider(config: ProviderConfig): Promise<Provider> {
   switch (config.kind) {
     case "anthropic": {
-      const { AnthropicProvider } = await import("./anthropic_provider.ts");
+      const { AnthropicProvider } = await lazyImport<typeof import("./anthropic_provider.ts")>(
+        new URL("./anthropic_provider.ts", import.meta.url),
+      );
       const { kind: _kind, ...options } = config;
       return new AnthropicProvider(options);
     }
     case "openai":
     case "ollama": {
-      const { OpenAiProvider } = await import("./openai_provider.ts");
+      const { OpenAiProvider } = await lazyImport<typeof import("./openai_provider.ts")>(
+        new URL("./openai_provider.ts", import.meta.url),
+      );
       const { kind, ...options } = config;
       return new OpenAiProvider({ ...options, name: kind });
     }

@@ -8,8 +8,8 @@
  * The script resolves the path (`cd -P`, a builtin), refuses one outside the roots or inside an excluded
  * folder, decides whether ripgrep should read the ignore files above the start directory (only in the one
  * layout where ripgrep reads exactly what Grep's walk reads: see below), prints a header line with what it
- * decided, and runs ripgrep there with the caller's arguments. When nothing matched, it runs ripgrep's NUL-byte
- * scan as well, which tells binary files apart (Grep reports how many it skipped when nothing matched).
+ * decided, and runs ripgrep there with the caller's arguments, once (the caller's pattern also reports the
+ * lines with a NUL byte, which tell binary files apart: no second pass over the files).
  *
  * Above the start, Grep reads `.gitignore` from the workspace root (or the added folder holding the start)
  * down to the start's parent. ripgrep reads them from every parent up to the nearest directory with `.git`,
@@ -25,8 +25,6 @@ import type { CommandResult } from "./sandboxed_command.ts";
 export const NOT_A_SEARCH_DIRECTORY = 90;
 /** Exit status of the script when the ignore files above the start are laid out in a way ripgrep reads differently. */
 export const UNSUPPORTED_IGNORE_LAYOUT = 91;
-/** The line the script prints before the NUL-byte scan's output. */
-export const NUL_SCAN_MARKER = "\0mewcode-rg-nul";
 /** The first word of the header line: `mewcode-rg\0<start>\0<parent flag>`. */
 export const HEADER_WORD = "mewcode-rg";
 
@@ -55,8 +53,6 @@ export interface RipgrepCommand {
   excluded: readonly string[];
   /** ripgrep's arguments for the search (before `--` and the path). */
   search: readonly string[];
-  /** ripgrep's arguments for the NUL-byte scan run when nothing matched. */
-  nulScan: readonly string[];
 }
 
 /** The shell script of a search. */
@@ -95,12 +91,6 @@ export function ripgrepScript(command: RipgrepCommand): string {
     "fi",
     `printf '${HEADER_WORD}\\0%s\\0%s\\n' "$start" "$parent"`,
     `${rg} ${command.search.map(quote).join(" ")} $parent -- .`,
-    "status=$?",
-    'if [ "$status" = 1 ]; then',
-    `  printf '${NUL_SCAN_MARKER.replace("\0", "\\0")}\\n'`,
-    `  ${rg} ${command.nulScan.map(quote).join(" ")} $parent -- . || [ $? = 1 ] || exit 2`,
-    "fi",
-    'exit "$status"',
   ].join("\n");
 }
 

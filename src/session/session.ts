@@ -28,7 +28,8 @@ import { costOf, priceOn } from "../llm/prices.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
 import { AdditionalDirectoryError, resolveAdditionalDirectories } from "../execution/additional_roots.ts";
 import type { CallResult } from "../execution/call_outcome.ts";
-import { checkWorkerProfiles, type ProfileFinding } from "../execution/profile_checks.ts";
+import type { ProfileFinding } from "../execution/profile_checks.ts";
+import { lazyImport } from "../common/lazy_import.ts";
 import type { ToolCall } from "../execution/pipeline.ts";
 import { createToolRuntime, type ExecutorKind, type ToolRuntime } from "../execution/runtime.ts";
 import { createProvider, providerConfigFromEnv, type ProviderEndpoint } from "../llm/create_provider.ts";
@@ -188,8 +189,11 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   const { workspace, env } = options;
   // Before anything is built or written: settings that cannot work, a run without an API key.
   compactionThreshold(options.model, options.compaction ?? {});
+  let provider: Promise<Provider> | null = null;
   if (options.needsModel && options.provider === undefined) {
-    providerConfigFromEnv({ get: (name) => env[name] }, options.providerEndpoint);
+    // Its SDK loads while the sandbox is checked and the prompt's context is gathered.
+    provider = createProvider(providerConfigFromEnv({ get: (name) => env[name] }, options.providerEndpoint));
+    provider.catch(() => {}); // Reported by the first run, which awaits it.
   }
   const defaults = defaultLimits();
   let sandbox: ShellSandbox | null = null;
@@ -197,7 +201,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     sessionId: options.resume?.id ?? options.sessionId ?? "",
     transcriptPath: null as string | null,
   };
-  const permissions = new SessionPermissions({
+  const permissions = await SessionPermissions.open({
     mode: options.permissionMode,
     rules: options.rules ?? [],
     root: workspace.root,
@@ -238,6 +242,8 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     ...(options.helpers === undefined ? {} : { helpers: options.helpers }),
   });
   sandbox = tools.sandbox;
+  // A headless session runs its prompt at once: read the repository while the transcript is created.
+  const context = options.needsModel && options.headless ? earlyContext(options, tools) : null;
   let transcript: Transcript | null = null;
   try {
     if (options.persist ?? true) {
@@ -251,13 +257,33 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       });
     }
   } catch (error) {
+    context?.controller.abort();
+    await context?.promise;
     await tools.close();
     throw error;
   }
-  const session = new OpenSession(options, tools, transcript, permissions);
+  const session = new OpenSession(options, tools, transcript, permissions, { provider, context });
   identity.sessionId = session.id;
   identity.transcriptPath = session.transcriptPath;
   return session;
+}
+
+/** The prompt's context, gathered from the moment the session opens (see `earlyContext`). */
+interface EarlyContext {
+  promise: Promise<PromptContext>;
+  /** Stops its git status (the run was interrupted, or the session closed first). */
+  controller: AbortController;
+}
+
+function earlyContext(options: SessionOptions, tools: ToolRuntime): EarlyContext {
+  const controller = new AbortController();
+  const promise = gatherPromptContext({
+    root: options.workspace.root,
+    home: resolveMewcodeHome(options.env),
+    sandbox: tools.sandbox,
+    signal: controller.signal,
+  });
+  return { promise, controller };
 }
 
 class OpenSession implements Session {
@@ -268,6 +294,11 @@ class OpenSession implements Session {
   #transcript: Transcript | null;
   #conversation: Conversation;
   #provider: Provider | null;
+  /** The provider being built since the session opened, until the first run takes it. */
+  #providerStart: Promise<Provider> | null;
+  #earlyContext: EarlyContext | null;
+  /** The workers' start, scheduled once the first request is on its way. */
+  #prewarm: { timer: ReturnType<typeof setTimeout> | null } | null = null;
   #started = false;
   #context: { prompt: PromptContext; hooks: string[] } | null = null;
   readonly permissions: SessionPermissions;
@@ -287,8 +318,11 @@ class OpenSession implements Session {
     tools: ToolRuntime,
     transcript: Transcript | null,
     permissions: SessionPermissions,
+    early: { provider: Promise<Provider> | null; context: EarlyContext | null },
   ) {
     this.#options = options;
+    this.#providerStart = early.provider;
+    this.#earlyContext = early.context;
     this.permissions = permissions;
     this.tools = tools;
     this.#transcript = transcript;
@@ -354,9 +388,29 @@ class OpenSession implements Session {
       })
     ) {
       this.#observe(event);
+      if (event.type === "request-start") this.#schedulePrewarm();
       yield this.#record(event);
       yield* this.#notices();
     }
+  }
+
+  /**
+   * Starts the tool workers the permissions can use, once, after the first request was sent (a timer
+   * runs after the request's start): they never delay it, and their start overlaps the model's answer.
+   */
+  #schedulePrewarm(): void {
+    if (this.#prewarm !== null || this.#closed) return;
+    const timer = setTimeout(() => {
+      if (this.#prewarm !== null) this.#prewarm.timer = null;
+      const permissions = this.permissions;
+      void this.tools.prewarm({
+        mode: permissions.mode,
+        rules: permissions.policy.rules,
+        canAsk: permissions.approver !== null,
+        hooksMayDecide: permissions.preToolUseHooks().length > 0,
+      });
+    }, 0);
+    this.#prewarm = { timer };
   }
 
   async *compact(options: { signal: AbortSignal }): AsyncGenerator<AgentEvent, CompactionResult> {
@@ -433,18 +487,35 @@ class OpenSession implements Session {
       });
     }
     if (this.#context === null) {
-      const gathered = await gatherPromptContext({
-        root: workspace.root,
-        home: resolveMewcodeHome(this.#options.env),
-        sandbox: this.tools.sandbox,
-        signal,
-      });
+      const gathered = await this.#gather(signal);
       const source = this.#options.resume === undefined ? "startup" : "resume";
       const hooks = await this.permissions.sessionStart(source, signal);
       this.#context = { prompt: gathered, hooks };
       for (const notice of gathered.memory.notices) yield this.#record({ type: "warning", message: notice });
     }
     return this.#systemPrompt(platform, this.#context);
+  }
+
+  /** The repository's state and memory files: gathered since the session opened, or now. */
+  async #gather(signal: AbortSignal): Promise<PromptContext> {
+    const early = this.#earlyContext;
+    if (early === null) {
+      return await gatherPromptContext({
+        root: this.#options.workspace.root,
+        home: resolveMewcodeHome(this.#options.env),
+        sandbox: this.tools.sandbox,
+        signal,
+      });
+    }
+    this.#earlyContext = null;
+    const abort = () => early.controller.abort();
+    if (signal.aborted) abort();
+    signal.addEventListener("abort", abort, { once: true });
+    try {
+      return await early.promise;
+    } finally {
+      signal.removeEventListener("abort", abort);
+    }
   }
 
   /** What the hooks had to tell the user, as warnings. */
@@ -510,8 +581,11 @@ class OpenSession implements Session {
     return this.tools.finish();
   }
 
-  checkWorkers(): Promise<ProfileFinding[]> {
-    return checkWorkerProfiles(this.tools.registry.listEnabled(), {
+  async checkWorkers(): Promise<ProfileFinding[]> {
+    const { checkWorkerProfiles } = await lazyImport<typeof import("../execution/profile_checks.ts")>(
+      new URL("../execution/profile_checks.ts", import.meta.url),
+    );
+    return await checkWorkerProfiles(this.tools.registry.listEnabled(), {
       root: this.#options.workspace.root,
       additionalRoots: this.tools.additionalRoots,
       plan: this.tools.sandbox.plan,
@@ -521,6 +595,11 @@ class OpenSession implements Session {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    const early = this.#earlyContext;
+    this.#earlyContext = null;
+    early?.controller.abort();
+    await early?.promise;
+    if (this.#prewarm?.timer != null) clearTimeout(this.#prewarm.timer);
     try {
       await this.tools.close();
     } finally {
@@ -533,6 +612,9 @@ class OpenSession implements Session {
   }
 
   async #ensureProvider(): Promise<Provider> {
+    const started = this.#providerStart;
+    this.#providerStart = null;
+    if (started !== null) this.#provider ??= await started;
     this.#provider ??= await createProvider(
       providerConfigFromEnv({ get: (name) => this.#options.env[name] }, this.#options.providerEndpoint),
     );

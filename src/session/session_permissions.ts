@@ -4,13 +4,17 @@
  * the hooks have to tell the user (a hook that failed or timed out) is collected for the session to report
  * as warnings.
  *
+ * The hook runner and the approval command's module load only for a session whose settings have some
+ * (`SessionPermissions.open`): most sessions have neither, and their first request waits for nothing.
+ *
  * @module
  */
 import { describeError } from "../common/errors.ts";
 import type { CallResult } from "../execution/call_outcome.ts";
 import type { ToolCall } from "../execution/pipeline.ts";
-import { approvalCommandApprover } from "../permissions/approval_command.ts";
-import { CommandHooks } from "../permissions/command_hooks.ts";
+import { lazyImport } from "../common/lazy_import.ts";
+import type { approvalCommandApprover } from "../permissions/approval_command.ts";
+import type { CommandHooks } from "../permissions/command_hooks.ts";
 import type { Approver } from "../permissions/decision.ts";
 import type { HooksConfig } from "../permissions/hook_config.ts";
 import type { HookPayloads, HookRunReport } from "../permissions/hook_events.ts";
@@ -55,6 +59,12 @@ export interface SessionPermissionOptions {
   sandbox: () => ShellSandbox | null;
 }
 
+/** The modules a session's hooks and approval command need, loaded by `SessionPermissions.open`. */
+export interface PermissionModules {
+  CommandHooks?: typeof CommandHooks;
+  approvalCommandApprover?: typeof approvalCommandApprover;
+}
+
 /** The permission side of a session. */
 export class SessionPermissions {
   /** The policy the pipeline asks; it follows rule and mode changes made during the session. */
@@ -67,7 +77,25 @@ export class SessionPermissions {
   #mode: PermissionMode;
   #rules: readonly Rule[];
 
-  constructor(options: SessionPermissionOptions) {
+  /** Builds the permission side, loading the hook runner and the approval command only when configured. */
+  static async open(options: SessionPermissionOptions): Promise<SessionPermissions> {
+    const modules: PermissionModules = {};
+    if (options.hooks !== null && (hasHooks(options.hooks.user) || hasHooks(options.hooks.repository))) {
+      modules.CommandHooks = (await lazyImport<typeof import("../permissions/command_hooks.ts")>(
+        new URL("../permissions/command_hooks.ts", import.meta.url),
+      )).CommandHooks;
+    }
+    if (options.approver === null && options.approvalCommand !== null) {
+      modules.approvalCommandApprover =
+        (await lazyImport<typeof import("../permissions/approval_command.ts")>(
+          new URL("../permissions/approval_command.ts", import.meta.url),
+        )).approvalCommandApprover;
+    }
+    return new SessionPermissions(options, modules);
+  }
+
+  /** Use `open`, which loads `modules` as the options need them; throws TypeError when one is missing. */
+  constructor(options: SessionPermissionOptions, modules: PermissionModules) {
     this.#options = options;
     this.#mode = options.mode;
     this.#rules = options.rules;
@@ -91,26 +119,38 @@ export class SessionPermissions {
       if (sandbox === null) throw new Error("the shell sandbox is not running");
       return sandbox.runCommand(command, run);
     };
-    this.#hooks = options.hooks === null ? null : new CommandHooks({
-      user: options.hooks.user,
-      repository: options.hooks.repository,
-      sandboxRepositoryHooks: options.hooks.sandboxRepositoryHooks,
+    const hooks =
+      options.hooks !== null && (hasHooks(options.hooks.user) || hasHooks(options.hooks.repository))
+        ? options.hooks
+        : null;
+    if (hooks !== null && modules.CommandHooks === undefined) {
+      throw new TypeError("SessionPermissions needs the CommandHooks module for the configured hooks");
+    }
+    this.#hooks = hooks === null || modules.CommandHooks === undefined ? null : new modules.CommandHooks({
+      user: hooks.user,
+      repository: hooks.repository,
+      sandboxRepositoryHooks: hooks.sandboxRepositoryHooks,
       root: options.root,
       env: options.env,
       session: options.session,
       runSandboxed,
     });
     const command = options.approvalCommand;
-    this.approver = options.approver ?? (command === null ? null : approvalCommandApprover({
-      command: command.command,
-      cwd: options.root,
-      env: options.env,
-      sessionId: () => options.session().sessionId,
-      timeoutMs: command.timeoutMs,
-      ...(command.sandboxed
-        ? { run: (text, run) => runSandboxed(text, { mode: "workspace-write", ...run }) }
-        : {}),
-    }));
+    const approvalCommandApprover = modules.approvalCommandApprover;
+    if (options.approver === null && command !== null && approvalCommandApprover === undefined) {
+      throw new TypeError("SessionPermissions needs the approval command module for the approval command");
+    }
+    this.approver = options.approver ??
+      (command === null || approvalCommandApprover === undefined ? null : approvalCommandApprover({
+        command: command.command,
+        cwd: options.root,
+        env: options.env,
+        sessionId: () => options.session().sessionId,
+        timeoutMs: command.timeoutMs,
+        ...(command.sandboxed
+          ? { run: (text, run) => runSandboxed(text, { mode: "workspace-write", ...run }) }
+          : {}),
+      }));
   }
 
   /** The permission mode now. */
@@ -230,6 +270,11 @@ export class SessionPermissions {
       return null;
     }
   }
+}
+
+/** Whether a hooks configuration has any hook at all. */
+function hasHooks(config: HooksConfig): boolean {
+  return Object.values(config).some((groups) => groups !== undefined && groups.length > 0);
 }
 
 function withContext(prompt: string, context: readonly string[]): string {

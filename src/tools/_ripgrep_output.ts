@@ -1,12 +1,22 @@
 /**
  * Reading what the ripgrep script printed (`src/sandbox/ripgrep_command.ts`): the header, the lines of each
- * file (`path\0N:text` for a match, `path\0N-text` for context, `--` between groups), binary notices, the
- * `--stats` block, and the NUL-byte scan after a search that found nothing; anything on standard error is
- * one of ripgrep's errors. A line of any other shape makes the report unusable (`malformed`), and the caller
- * then searches itself.
+ * file (`path\0N:OFFSET:text` for a match, `path\0N-OFFSET-text` for context, `--` between groups) and the
+ * `--stats` block; anything on standard error is one of ripgrep's errors. A line of any other shape makes the
+ * report unusable (`malformed`), and the caller then searches itself.
+ *
+ * ripgrep searches every file as text with a second pattern, `\x00`, so every line holding a NUL byte is
+ * printed: the first such line of a file locates the file's first NUL byte, which tells binary files apart.
+ * Its offset in bytes is known only within bounds, since the output arrives decoded (an invalid byte sequence
+ * became one U+FFFD, which stood for one to three bytes).
  *
  * @module
  */
+
+/** Where a file's first NUL byte is, in bytes from the start ripgrep saw (after a UTF-8 BOM): at least, at most. */
+export interface NulBounds {
+  lower: number;
+  upper: number;
+}
 
 /** What ripgrep printed for one file. */
 export interface RipgrepFile {
@@ -16,8 +26,8 @@ export interface RipgrepFile {
   texts: string[];
   /** Indexes (into `numbers` and `texts`) of the lines ripgrep reported as matching. */
   matches: number[];
-  /** Offset of the first NUL byte when ripgrep found the file binary, else null. */
-  binaryOffset: number | null;
+  /** Where the file's first NUL byte is, or null when it has none. */
+  nul: NulBounds | null;
 }
 
 /** Everything the script printed, by kind. */
@@ -26,12 +36,10 @@ export interface RipgrepReport {
   start: string;
   /** The flag the script chose about parent ignore files: "--no-ignore-parent" or "". */
   parentFlag: string;
-  /** Files with printed lines or a binary notice, by path relative to the start. */
+  /** Files with printed lines, by path relative to the start. */
   files: Map<string, RipgrepFile>;
   /** "N files searched" of `--stats`, or null when missing. */
   searched: number | null;
-  /** First NUL byte of each file that has one, when the scan ran (the search matched nothing). */
-  nulOffsets: Map<string, number> | null;
   /** Lines on standard error: ripgrep's errors. */
   errors: string[];
   /** Whether a line had an unknown shape. */
@@ -39,8 +47,6 @@ export interface RipgrepReport {
 }
 
 const HEADER = "mewcode-rg\0";
-const NUL_MARKER = "\0mewcode-rg-nul";
-const BINARY_NOTICE = /^(.*): binary file matches \(found "\\0" byte around offset (\d+)\)$/s;
 const STATS_LINE =
   /^(?:\d+ (?:matches|matched lines|files contained matches|bytes printed|bytes searched)|[\d.]+ seconds(?: spent searching)?)$/;
 const SEARCHED = /^(\d+) files searched$/;
@@ -51,7 +57,6 @@ export function readRipgrepOutput(stdout: string, stderr: string): RipgrepReport
     parentFlag: "",
     files: new Map(),
     searched: null,
-    nulOffsets: null,
     errors: stderr.split("\n").filter((line) => line !== ""),
     malformed: false,
   };
@@ -87,19 +92,10 @@ export function readRipgrepOutput(stdout: string, stderr: string): RipgrepReport
     const line = stdout.slice(at, end);
     at = end + 1;
     file = null;
-    if (line === NUL_MARKER) {
-      report.nulOffsets = readNulScan(stdout.slice(at).split("\n"), report);
-      break;
-    }
     if (line === "" || line === "--" || STATS_LINE.test(line)) continue;
     const searched = SEARCHED.exec(line);
     if (searched !== null) {
       report.searched = Number(searched[1]);
-      continue;
-    }
-    const binary = BINARY_NOTICE.exec(line);
-    if (binary !== null) {
-      fileOf(report, relative(binary[1]!)).binaryOffset = Number(binary[2]);
       continue;
     }
     report.malformed = true;
@@ -107,7 +103,7 @@ export function readRipgrepOutput(stdout: string, stderr: string): RipgrepReport
   return report;
 }
 
-// "N:text" (a match) or "N-text" (context) at `start`; false when the line has another shape.
+// "N:OFFSET:text" (a match) or "N-OFFSET-text" (context) at `start`; false when the line has another shape.
 function addLine(file: RipgrepFile, stdout: string, start: number, end: number): boolean {
   let number = 0;
   let at = start;
@@ -118,33 +114,43 @@ function addLine(file: RipgrepFile, stdout: string, start: number, end: number):
   }
   const kind = stdout[at];
   if (at === start || (kind !== ":" && kind !== "-")) return false;
+  let offset = 0;
+  const offsetAt = ++at;
+  for (; at < end; at++) {
+    const code = stdout.charCodeAt(at);
+    if (code < 48 || code > 57) break;
+    offset = offset * 10 + code - 48;
+  }
+  if (at === offsetAt || stdout[at] !== kind) return false;
   if (kind === ":") file.matches.push(file.numbers.length);
   file.numbers.push(number);
-  file.texts.push(stdout.slice(at + 1, end));
+  const text = stdout.slice(at + 1, end);
+  file.texts.push(text);
+  if (file.nul === null) {
+    const nul = text.indexOf("\0");
+    if (nul !== -1) file.nul = nulBounds(text, nul, offset);
+  }
   return true;
 }
 
-// "path\0OFFSET:\0" per NUL byte on the first line that has one; the smallest offset counts.
-function readNulScan(lines: string[], report: RipgrepReport): Map<string, number> {
-  const offsets = new Map<string, number>();
-  for (const line of lines) {
-    const nul = line.indexOf("\0");
-    const offset = nul === -1 ? null : /^(\d+):/.exec(line.slice(nul + 1));
-    if (offset === null || offset === undefined) {
-      if (line !== "") report.malformed = true;
-      continue;
-    }
-    const path = relative(line.slice(0, nul));
-    const value = Number(offset[1]);
-    offsets.set(path, Math.min(value, offsets.get(path) ?? Infinity));
+/** The bounds of the byte offset of `text[index]`, for a line that starts at byte `offset`. */
+export function nulBounds(text: string, index: number, offset: number): NulBounds {
+  let lower = offset;
+  let upper = offset;
+  for (let at = 0; at < index; at++) {
+    const code = text.charCodeAt(at);
+    // A surrogate is half of a 4-byte character; U+FFFD may be one to three bytes that were not UTF-8.
+    const size = code < 0x80 ? 1 : code < 0x800 ? 2 : code >= 0xd800 && code <= 0xdfff ? 2 : 3;
+    lower += code === 0xfffd ? 1 : size;
+    upper += size;
   }
-  return offsets;
+  return { lower, upper };
 }
 
 function fileOf(report: RipgrepReport, path: string): RipgrepFile {
   let file = report.files.get(path);
   if (file === undefined) {
-    file = { numbers: [], texts: [], matches: [], binaryOffset: null };
+    file = { numbers: [], texts: [], matches: [], nul: null };
     report.files.set(path, file);
   }
   return file;

@@ -17,8 +17,9 @@
  *   surrogate set followed by a low one (an emoji written in the pattern) becomes the characters they encode,
  *   exactly.
  * `\b` and `\B` are ASCII in Grep's rewrite, as `(?-u:\b)` is in ripgrep. Grep searches lines, so a set never
- * matches `\n` (ripgrep refuses a pattern that could). A literal pattern (Grep's `indexOf`) is ripgrep's
- * `--fixed-strings`, exact, unless it holds U+FFFD.
+ * matches `\n` (ripgrep refuses a pattern that could). A literal pattern (Grep's `indexOf`) becomes a regex of
+ * escaped characters, exact, unless it holds U+FFFD: not `--fixed-strings`, which would also make the search's
+ * second pattern (`\x00`, see `grep_ripgrep.ts`) literal text.
  *
  * @module
  */
@@ -29,7 +30,7 @@ import { grepLiteral } from "./_grep_matcher.ts";
 
 /** A Grep pattern as ripgrep arguments. */
 export interface RipgrepPattern {
-  /** The arguments that select the pattern: `--fixed-strings --regexp LITERAL` or `--regexp REGEX`. */
+  /** The arguments that select the pattern: `--regexp REGEX`. */
   args: string[];
   /**
    * Whether ripgrep reports exactly the lines Grep's matcher matches (lines longer than the matcher's chunk
@@ -52,13 +53,22 @@ const LINE_BREAKS = "[\\r\\x{2028}\\x{2029}]";
 /** Pairs of surrogate sets expanded at most into the characters they encode. */
 const MAX_PAIR_UNITS = 1024;
 
+/** A Rust regex matching exactly `literal`: every character but ASCII letters, digits and "_" escaped. */
+export function literalRegex(literal: string): string {
+  let source = "";
+  for (const character of literal) {
+    source += /^\w$/.test(character) ? character : `\\x{${character.codePointAt(0)!.toString(16)}}`;
+  }
+  return source;
+}
+
 /** The ripgrep pattern for a Grep pattern that Grep accepts, or null when there is none. */
 export function ripgrepPattern(pattern: string, caseInsensitive: boolean): RipgrepPattern | null {
   if (LONE_SURROGATE.test(pattern)) return null;
   const literal = grepLiteral(pattern, caseInsensitive);
   if (literal !== null) {
     if (literal.includes("\uFFFD") || literal.includes("\0")) return null;
-    return { args: ["--fixed-strings", "--regexp", literal], exact: true };
+    return { args: ["--regexp", literalRegex(literal)], exact: true };
   }
   const unicode = unicodeMode(pattern, caseInsensitive);
   if (unicode === null) return null;

@@ -19,13 +19,16 @@
  *    256 MiB (skipped by both, but noted by Grep) all make the counts differ. A walk of the same path and
  *    glob from the last 30 s is used again (see `#recentWalk` for why that is safe), except for a result
  *    without matches.
- * 3. The lines ripgrep reports are checked with Grep's own matcher unless the pattern's translation is exact
- *    (`_ripgrep_pattern.ts`), binary files are told apart as Grep does (a NUL byte in the first 8 KiB), and
- *    the result is built file by file in the walk's order by the collector Grep itself uses, with the same
- *    limits, context lines, line shortening and notices. (`skippedBinary` in the metadata counts only the
- *    binary files ripgrep reported, those with a match, unless nothing matched.)
- * Anything else (ripgrep missing or failing, a symlink Grep follows, a NUL byte found after 8 KiB in a
- * matching file, more output than expected) makes the call fall back to Grep as usual; a fallback caused by
+ * 3. ripgrep searches every file as text, once, with a second pattern `\x00`: the first line it prints with a
+ *    NUL byte tells binary files apart as Grep does (a NUL byte in the first 8 KiB), so no second pass over
+ *    the files is needed to count them. The lines ripgrep reports are checked with Grep's own matcher unless
+ *    the pattern's translation is exact (`_ripgrep_pattern.ts`) and the file has no NUL byte, and the result
+ *    is built file by file in the walk's order by the collector Grep itself uses, with the same limits,
+ *    context lines, line shortening, notices and metadata.
+ * Parallel calls (one turn's) share a running walk of the same path and glob, and their budgeted searches
+ * run one at a time: each would otherwise hold a worker of its own.
+ * Anything else (ripgrep missing or failing, a symlink Grep follows, a first NUL byte too close to 8 KiB to
+ * place, more output than expected) makes the call fall back to Grep as usual; a fallback caused by
  * the tree is remembered for a while, so the next calls do not pay for ripgrep again, as is a tree of fewer
  * than `SMALL_TREE_FILES` files, which the worker searches faster than the sandbox starts.
  *
@@ -84,7 +87,6 @@ export interface RipgrepSearch {
   /** Real paths the tools treat as outside the workspace. */
   excluded: string[];
   search: string[];
-  nulScan: string[];
 }
 
 /** How a ripgrep script ended. */
@@ -126,6 +128,10 @@ export class RipgrepGrep {
   #skipped = new Map<string, { until: number; reason: string }>();
   /** Recent walks by path and glob (see `#recentWalk`), oldest first. */
   #walks = new Map<string, { until: number; walk: GrepWalkReport }>();
+  /** Walks running now, by path and glob (see `#sharedWalk`). */
+  #walking = new Map<string, Promise<GrepOutcome>>();
+  /** The end of the last budgeted search queued (see `#oneAtATime`). */
+  #budgeted: Promise<unknown> = Promise.resolve();
   /** Set when the sandbox cannot run ripgrep at all. */
   #unavailable: string | null = null;
   /** Why the last call fell back, for tests and diagnostics. */
@@ -164,7 +170,7 @@ export class RipgrepGrep {
         ? 0
         : this.#options.prepassBudgetMs ?? PREPASS_BUDGET_MS;
       if (budgetMs > 0) {
-        const first = await prepass(budgetMs, false);
+        const first = await this.#oneAtATime(() => prepass(budgetMs, false));
         if (first.result.metadata.prepass !== BUDGET_SPENT) return first;
       }
       // 2. ripgrep searches the contents in the sandbox while the worker walks, unless a recent walk will do.
@@ -175,18 +181,21 @@ export class RipgrepGrep {
           roots: [context.root, ...context.additionalRoots ?? []],
           excluded: [...context.excludedPaths ?? []],
           search: plan.search,
-          nulScan: plan.nulScan,
         },
         { timeoutMs: context.timeoutMs, signal: stop.signal },
       );
       let fresh: GrepWalkReport | null = null;
       if (recent === null) {
-        const walked = await prepass(0, true);
-        fresh = walkReportOf(walked.result);
+        let walked = await this.#sharedWalk(walkKey, () => prepass(0, true));
+        // Another call's walk that did not end in a report (cancelled, or a file searched): walk ourselves.
+        if (walked.joined && walkReportOf(walked.outcome.result) === null) {
+          walked = { outcome: await prepass(0, true), joined: false };
+        }
+        fresh = walkReportOf(walked.outcome.result);
         if (fresh === null) {
           stop.abort();
           await ripgrep;
-          return walked;
+          return walked.outcome;
         }
         this.#keepWalk(walkKey, fresh, path);
       }
@@ -223,6 +232,28 @@ export class RipgrepGrep {
   forget(): void {
     this.#skipped.clear();
     this.#walks.clear();
+  }
+
+  /**
+   * Runs the worker's searches within their budget one at a time: parallel Greps (one turn's) would each
+   * hold a worker, whose memory outweighs the few tens of milliseconds of waiting.
+   */
+  #oneAtATime(run: () => Promise<GrepOutcome>): Promise<GrepOutcome> {
+    const result = this.#budgeted.then(run, run);
+    this.#budgeted = result.catch(() => {});
+    return result;
+  }
+
+  /** The walk of a path and glob, shared with the calls that ask for it while it runs. */
+  async #sharedWalk(
+    key: string,
+    run: () => Promise<GrepOutcome>,
+  ): Promise<{ outcome: GrepOutcome; joined: boolean }> {
+    const running = this.#walking.get(key);
+    if (running !== undefined) return { outcome: await running, joined: true };
+    const walk = run().finally(() => this.#walking.delete(key));
+    this.#walking.set(key, walk);
+    return { outcome: await walk, joined: false };
   }
 
   #usual(input: GrepInput, context: ToolCallContext, signal: AbortSignal): Promise<GrepOutcome> {
@@ -272,9 +303,8 @@ export interface RipgrepPlan {
   limit: number;
   /** ripgrep's type globs for the glob, or null without a glob. */
   prefilter: string[] | null;
-  /** ripgrep's arguments for the search and for the NUL-byte scan (see `ripgrepScript`). */
+  /** ripgrep's arguments for the search (see `ripgrepScript`). */
   search: string[];
-  nulScan: string[];
 }
 
 /** The ripgrep arguments of a call, or null when ripgrep cannot give its results. */
@@ -315,29 +345,17 @@ export function planRipgrep(
   const search = [
     ...walk,
     "--stats",
-    // Search a file with a NUL byte to its end, and say where the first NUL byte is when it matches.
-    "--binary",
+    // Every file as text, with the lines that hold a NUL byte too: they tell binary files apart in one pass.
+    "--text",
     "--null",
     "--with-filename",
     "--line-number",
+    "--byte-offset",
     "--no-heading",
     "--color",
     "never",
     ...(contextLines > 0 ? ["--context", String(contextLines)] : []),
-    ...(mode === "files_with_matches" && pattern.exact ? ["--max-count", "1"] : []),
     ...pattern.args,
-  ];
-  const nulScan = [
-    ...walk,
-    "--text",
-    "--max-count",
-    "1",
-    "--byte-offset",
-    "--only-matching",
-    "--null",
-    "--no-line-number",
-    "--color",
-    "never",
     "--regexp",
     "\\x00",
   ];
@@ -349,7 +367,6 @@ export function planRipgrep(
     limit: input.head_limit ?? DEFAULT_HEAD_LIMIT,
     prefilter,
     search,
-    nulScan,
   };
 }
 
@@ -395,7 +412,7 @@ export async function answerFromRipgrep(
     return fallback("ripgrep printed more than can be read");
   }
   const report = readRipgrepOutput(run.stdout, run.stderr);
-  const problem = treeProblem(walk, report) ?? outputProblem(walk, report, run.code);
+  const problem = treeProblem(walk, report) ?? outputProblem(walk, report);
   if (problem !== null) return problem;
   const slicer = new TimeSlicer(signal, { deadline: started + context.timeoutMs });
   const collector = new GrepCollector({ mode: plan.mode, context: plan.context, limit: plan.limit });
@@ -408,15 +425,14 @@ export async function answerFromRipgrep(
       continue;
     }
     const file = report.files.get(path);
-    const nul = file?.binaryOffset ?? report.nulOffsets?.get(path) ?? null;
-    if (nul !== null) {
-      if (nul >= UNCERTAIN_BINARY_OFFSET) {
-        return fallback(`"${path}" has its first NUL byte after the first 8 KiB`);
-      }
+    if (file === undefined) continue;
+    if (file.nul !== null && file.nul.upper < UNCERTAIN_BINARY_OFFSET) {
       collector.skipped.binary++;
       continue;
     }
-    if (file === undefined || file.matches.length === 0) continue;
+    if (file.nul !== null && file.nul.lower < BINARY_SNIFF_BYTES) {
+      return fallback(`"${path}" has its first NUL byte too close to 8 KiB to tell`);
+    }
     const added = await addFile(collector, checker, file, path);
     if (added === "stopped") {
       return { ok: true, result: stopResult(slicer, { ...context, signal }), noMatch: false };
@@ -426,9 +442,6 @@ export async function answerFromRipgrep(
       cutAt = index;
       break;
     }
-  }
-  if (!collector.hasLines && report.nulOffsets === null) {
-    return fallback("ripgrep's candidate lines did not match, and the NUL-byte scan did not run");
   }
   return {
     ok: true,
@@ -464,14 +477,13 @@ function treeProblem(walk: GrepWalkReport, report: RipgrepReport): Fallback | nu
 }
 
 // Whether ripgrep searched exactly the files of the walk, and said all it should have.
-function outputProblem(walk: GrepWalkReport, report: RipgrepReport, code: number): Fallback | null {
+function outputProblem(walk: GrepWalkReport, report: RipgrepReport): Fallback | null {
   if (report.malformed) return fallback("ripgrep printed a line of an unknown shape");
   if (report.start !== walk.start) {
     return fallback("the worker and the sandbox resolved the path differently");
   }
-  if (code === 1 && report.nulOffsets === null) return fallback("the NUL-byte scan did not run");
   const walked = positions(walk);
-  for (const path of [...report.files.keys(), ...report.nulOffsets?.keys() ?? []]) {
+  for (const path of report.files.keys()) {
     if (!walked.has(path)) return fallback(`ripgrep searched "${path}", which Grep does not`, true);
   }
   // A file larger than 256 MiB (skipped by both, but noted by Grep), a symlink Grep follows or a nested
@@ -504,7 +516,6 @@ function interestingFiles(walk: GrepWalkReport, report: RipgrepReport): number[]
   const walked = positions(walk);
   const indexes = new Set(walk.binaryNames);
   for (const path of report.files.keys()) indexes.add(walked.get(path)!);
-  for (const path of report.nulOffsets?.keys() ?? []) indexes.add(walked.get(path)!);
   return [...indexes].sort((a, b) => a - b);
 }
 
@@ -523,7 +534,9 @@ async function addFile(
   for (const index of file.matches) {
     if (content && found.length === collector.wantedLines) break;
     const line = file.texts[index]!;
-    const column = checker.quick(line, content) ?? await checker.column(line, content);
+    // In a text file with a NUL byte, a line may be printed for its NUL byte alone: check them all.
+    const quick = file.nul === null ? checker.quick(line, content) : undefined;
+    const column = quick ?? await checker.column(line, content);
     if (column === "stopped" || isFallback(column)) return column;
     if (column === null) continue;
     count++;
@@ -535,8 +548,7 @@ async function addFile(
   }
   switch (mode) {
     case "files_with_matches":
-      // With an exact pattern ripgrep stops at the first candidate: a long line Grep misses hides the rest.
-      return checker.exact ? fallback(`a long line of "${path}" needs the rest of the file`) : true;
+      return true;
     case "count":
       return collector.addCount(path, count);
     case "content":

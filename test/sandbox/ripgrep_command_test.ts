@@ -42,7 +42,6 @@ function command(root: string, overrides: Partial<RipgrepCommand> = {}): Ripgrep
     roots: [root],
     excluded: [],
     search: plan.search,
-    nulScan: plan.nulScan,
     ...overrides,
   };
 }
@@ -154,7 +153,7 @@ Deno.test({
       await runRipgrep(sandbox, command(workspace.root), { timeoutMs: 30_000, maxOutputChars: 1 << 20 }),
     );
     equal(result.code, 0, result.stderr);
-    ok(result.stdout.includes("kept.txt\u00001:root: kept"), result.stdout);
+    ok(result.stdout.includes("kept.txt\u00001:0:root: kept"), result.stdout);
     assertExcludes(result.stdout, "PWNED");
     assertExcludes(result.stdout, "ignored.txt");
   },
@@ -183,7 +182,7 @@ Deno.test({
       }),
     );
     equal(result.code, 0, result.stderr);
-    ok(result.stdout.includes("a.txt\u00001:$(touch pwned)"), result.stdout);
+    ok(result.stdout.includes("a.txt\u00001:0:$(touch pwned)"), result.stdout);
     const dash = planRipgrep({ pattern: "--files" }, { strictLinks: false })!;
     const listed = exited(
       await runRipgrep(sandbox, command(workspace.root, { path: odd, search: dash.search }), {

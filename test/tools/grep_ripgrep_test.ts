@@ -10,6 +10,7 @@ import {
   RipgrepGrep,
   type RipgrepGrepOptions,
 } from "../../src/tools/grep_ripgrep.ts";
+import { nulBounds } from "../../src/tools/_ripgrep_output.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import type { ToolCallContext, ToolResult } from "../../src/tools/tool.ts";
 import { callContext, createTempWorkspace } from "../_fakes/tool_context.ts";
@@ -72,10 +73,10 @@ async function openRipgrep(
   return { grep, context, [Symbol.asyncDispose]: () => sandbox.close() };
 }
 
-/** Metadata both paths report the same way (`skippedBinary` is partial in the ripgrep path when lines match). */
+/** The metadata both paths report: all but the duration and the engine. */
 function comparable(result: ToolResult): Record<string, unknown> {
-  const { durationMs: _duration, engine: _engine, skippedBinary, ...rest } = result.metadata;
-  return result.content.startsWith("No matches found") ? { ...rest, skippedBinary } : rest;
+  const { durationMs: _duration, engine: _engine, ...rest } = result.metadata;
+  return rest;
 }
 
 /** Runs a call both ways and checks they give the same result; returns the engine that answered. */
@@ -124,6 +125,10 @@ const EDGE_TREE: Record<string, string | Uint8Array> = {
   "__pycache__/c.txt": "match pycache\n",
   "bin/nul.dat": bytes("match before\0binary\n"),
   "bin/nul-no-match.dat": bytes("abc\0def\n"),
+  "bin/match-then-nul.dat": bytes("match on the first line\n", "x".repeat(5000), [0], "\nmatch after\n"),
+  "bin/invalid-then-nul.dat": bytes("ab", [0xff, 0xc3], "match", [0], "\n"),
+  "bin/wide-then-nul.dat": bytes("é😀 match", [0], "\n"),
+  "late-nul.txt": bytes("x".repeat(9000), "\nmatch before\n", [0], "\nmatch again\n", [0, 0], "match\n"),
   "image.png": "match png by extension\n",
   "IMAGE.PNG": "match PNG by extension\n",
   ".png": "match a dotfile named .png\n",
@@ -237,7 +242,31 @@ Deno.test({
         equal(engine, "ripgrep", `fell back: ${fallback}`);
       });
     }
+    await t.step("parallel calls, which share one walk of the tree", async () => {
+      setup.grep.forget();
+      const outcomes = await Promise.all(
+        inputs.slice(0, 4).map((input) => setup.grep.run(input, setup.context, new AbortController().signal)),
+      );
+      for (const [index, outcome] of outcomes.entries()) {
+        const input = inputs[index]!;
+        const expected = await grepTool.execute(
+          { ...setup.context, signal: new AbortController().signal },
+          input,
+        );
+        ok(outcome !== null, JSON.stringify(input));
+        equal(outcome.result.content, expected.content, JSON.stringify(input));
+        equal(outcome.result.metadata.engine, "ripgrep", JSON.stringify(input));
+      }
+    });
   },
+});
+
+Deno.test("The bounds of a NUL byte's offset widen only where the decoded line holds U+FFFD", () => {
+  deepStrictEqual(nulBounds("ab\0", 2, 100), { lower: 102, upper: 102 });
+  // "é" is two bytes, "😀" four (two UTF-16 code units), "€" three.
+  deepStrictEqual(nulBounds("é😀€\0", 4, 0), { lower: 9, upper: 9 });
+  // An invalid sequence decoded as one U+FFFD was one to three bytes.
+  deepStrictEqual(nulBounds("a\uFFFD\uFFFDb\0", 4, 10), { lower: 14, upper: 18 });
 });
 
 Deno.test({
@@ -276,9 +305,9 @@ Deno.test({
         reason: /\.rgignore/,
       },
       {
-        name: "a NUL byte after the first 8 KiB of a matching file",
-        tree: { "late.txt": bytes("x".repeat(9000), "\nmatch\n", [0], "\nmatch again\n") },
-        reason: /NUL byte after the first 8 KiB/,
+        name: "a first NUL byte so close to 8 KiB that a UTF-8 BOM would decide",
+        tree: { "edge.txt": bytes("x".repeat(8190), [0], "\nmatch\n") },
+        reason: /NUL byte too close to 8 KiB/,
         once: true,
       },
       {

@@ -1,0 +1,20 @@
+/**
+ * Imports a module by a URL that Deno's module graph does not follow. Deno reads, parses and resolves
+ * every statically written `import("./x.ts")` of a module when that module is loaded, with everything
+ * those import in turn, whether or not the branch ever runs: mewcode's entry point would read every
+ * command's modules for `--version`, and a session the OpenAI SDK's graph for an Anthropic run. A module
+ * loaded this way is read when it is needed, and only then.
+ *
+ * ```ts
+ * const { runDoctor } = await lazyImport<typeof import("./doctor.ts")>(new URL("./doctor.ts", import.meta.url));
+ * ```
+ *
+ * `deno compile` does not see these imports either: scripts/compile.ts includes src/ as a whole.
+ *
+ * @module
+ */
+
+/** Imports the module at `url` (built from the caller's `import.meta.url`). */
+export function lazyImport<Module>(url: URL): Promise<Module> {
+  return import(url.href);
+}

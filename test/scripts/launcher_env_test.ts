@@ -1,0 +1,49 @@
+/**
+ * scripts/mewcode clears every Deno variable it does not know to be harmless, with shell built-ins only:
+ * checked with a stand-in Deno (MEWCODE_DENO) that prints the environment it was started with.
+ */
+import { deepStrictEqual, equal } from "node:assert/strict";
+import { join } from "node:path";
+import { LAUNCHER } from "../_fakes/run_cli.ts";
+
+async function denoVariablesSeen(env: Record<string, string>, shell: string): Promise<string[]> {
+  const dir = await Deno.makeTempDir({ prefix: "mewcode-launcher-env-" });
+  try {
+    const fake = join(dir, "deno");
+    await Deno.writeTextFile(fake, "#!/bin/sh\nenv | grep '^DENO_' | sort\n");
+    await Deno.chmod(fake, 0o755);
+    const output = await new Deno.Command(shell, {
+      args: [LAUNCHER, "--version"],
+      env: { ...env, MEWCODE_DENO: fake },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    equal(output.code, 0, new TextDecoder().decode(output.stderr));
+    return new TextDecoder().decode(output.stdout).split("\n").filter((line) => line !== "");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("the launcher passes on only the harmless Deno variables, whatever their values hold", async (t) => {
+  const env = {
+    PATH: "/usr/bin:/bin",
+    DENO_DIR: "/cache/deno",
+    DENO_CERT: "/etc/cert.pem",
+    DENO_PERMISSION_BROKER_PATH: "/run/broker.sock",
+    DENO_AUDIT_PERMISSIONS: "/tmp/audit.log",
+    DENO_V8_FLAGS: "--no-enable-experimental-regexp-engine-on-excessive-backtracks",
+    // A value that spans lines and looks like another variable's line.
+    DENO_TRICK: "x\nexport DENO_DIR='/elsewhere'\ndeclare -x DENO_CERT=y",
+    NOT_DENO: "kept",
+  };
+  for (const shell of ["/bin/sh", "/bin/bash"]) {
+    await t.step(shell, async () => {
+      deepStrictEqual(await denoVariablesSeen(env, shell), [
+        "DENO_CERT=/etc/cert.pem",
+        "DENO_DIR=/cache/deno",
+      ]);
+    });
+  }
+});

@@ -201,7 +201,8 @@ async function benchReadFileTurns(options: BenchOptions): Promise<BenchSection> 
       "## Agent: time per ReadFile turn",
       "",
       `\`scripts/mewcode -p\` as a real process against the fake server, which asks for one ReadFile of a ` +
-      `small file per turn, ${turns} turns per session, ${sessions} session(s). Measured at the server: ` +
+      "small file per turn (20 lines, each turn from another line, so the repeat guard never refuses a " +
+      `call), ${turns} turns per session, ${sessions} session(s). Measured at the server: ` +
       "from writing the last event of a response to receiving the next request (the agent's whole share " +
       "of a turn: stream end, gates, worker, transcript, next request). Baseline: the same ReadFile called " +
       "directly in the benchmark's process.",
@@ -223,9 +224,11 @@ async function benchReadFileTurns(options: BenchOptions): Promise<BenchSection> 
 
 /** One `-p` session of `turns` ReadFile turns; returns the agent's time per turn in ms. */
 async function readFileSession(root: string, home: string, file: string, turns: number): Promise<number[]> {
+  // Each turn reads from another line: the same call three times in a row would be refused by the repeat
+  // guard without reading anything.
   const script = Array.from(
     { length: turns },
-    () => turn().toolUse("ReadFile", { path: file }).stop("tool_use"),
+    (_, index) => turn().toolUse("ReadFile", { path: file, offset: 1 + index, limit: 20 }).stop("tool_use"),
   );
   await using server = await startFakeAnthropic([...script, turn().text("done").stop("end_turn")]);
   const output = await new Deno.Command(LAUNCHER, {

@@ -183,11 +183,18 @@ function answer() {
   return turn().text("Hello.").stop("end_turn");
 }
 
-/** READ_TURNS turns that each read the file, then a text answer. */
+/**
+ * READ_TURNS turns that each read a page of the file, then a text answer. Each page starts elsewhere: the
+ * same call three times in a row would be refused by the repeat guard, without reading anything.
+ */
 function readScript(file: string) {
   const turns = Array.from(
     { length: READ_TURNS },
-    (_, index) => turn().toolUse("ReadFile", { path: file }, { id: `toolu_read_${index}` }).stop("tool_use"),
+    (_, index) =>
+      turn().toolUse("ReadFile", { path: file, offset: 1 + index * 5, limit: 40 }, {
+        id: `toolu_read_${index}`,
+      })
+        .stop("tool_use"),
   );
   return [...turns, turn().text("Read it.").stop("end_turn")];
 }

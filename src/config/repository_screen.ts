@@ -15,13 +15,12 @@
  *
  * @module
  */
-import {
-  SETTINGS_HOOK_EVENTS,
-  SETTINGS_PROVIDERS,
-  type SettingsFile,
-  type SettingsHooks,
-  type SettingsPermissionMode,
-  type SettingsSandboxMode,
+import { SETTINGS_HOOK_EVENTS, SETTINGS_PROVIDERS } from "./settings_names.ts";
+import type {
+  SettingsFile,
+  SettingsHooks,
+  SettingsPermissionMode,
+  SettingsSandboxMode,
 } from "./settings_schema.ts";
 
 /** The settings layers that come from the repository. */

@@ -11,28 +11,27 @@
  * from the repository, so they pass folder trust first (repository_screen.ts). A file that cannot be used
  * is ignored as a whole, with a warning naming it and the line.
  *
+ * Most runs have no settings file and no trust record at all: they get the defaults without building the
+ * settings schema (zod) or hashing anything, since the readers (settings_file.ts, trust_store.ts) load
+ * only when one of those files exists.
+ *
  * @module
  */
 import { isAbsolute, join, normalize, resolve } from "node:path";
-import { realPathOrNull } from "../common/fs.ts";
+import { lazyImport } from "../common/lazy_import.ts";
+import { lstatOrNull, realPathOrNull } from "../common/fs.ts";
 import { type IgnoredItem, type RepositorySource, screenRepositorySettings } from "./repository_screen.ts";
-import { readSettingsFile, type SettingsFileRead, type SettingsWarning } from "./settings_file.ts";
-import {
-  SETTINGS_HOOK_EVENTS,
-  type SettingsFile,
-  type SettingsHookEvent,
-  type SettingsMatcherGroup,
-  type SettingsPermissionMode,
-  type SettingsProvider,
-  type SettingsSandboxMode,
+import type { SettingsFileRead, SettingsWarning } from "./settings_file.ts";
+import { SETTINGS_HOOK_EVENTS, TRUST_FILE } from "./settings_names.ts";
+import type {
+  SettingsFile,
+  SettingsHookEvent,
+  SettingsMatcherGroup,
+  SettingsPermissionMode,
+  SettingsProvider,
+  SettingsSandboxMode,
 } from "./settings_schema.ts";
-import {
-  type FingerprintedFile,
-  fingerprintFiles,
-  readTrustRecords,
-  type TrustStatus,
-  trustStatusOf,
-} from "./trust_store.ts";
+import type { FingerprintedFile, TrustStatus } from "./trust_store.ts";
 
 export type { IgnoredItem, SettingsWarning, TrustStatus };
 
@@ -118,6 +117,13 @@ export const REPOSITORY_SETTINGS_FILES = {
   local: join(".mewcode", "settings.local.json"),
 } as const satisfies Record<RepositorySource, string>;
 
+/**
+ * The fingerprint (trust_store.ts `fingerprintFiles`) of a workspace with neither settings file, which
+ * is what most workspaces are: known without hashing (a test checks it against `fingerprintFiles`).
+ */
+export const NO_SETTINGS_FINGERPRINT =
+  "sha256:10471581002a47c0c94d90a149601d269083817076cd3ff2716b0312b5337e23";
+
 /** The repository's settings files as read once, and the fingerprint of exactly those bytes. */
 export interface RepositorySettingsRead {
   files: { source: RepositorySource; read: SettingsFileRead }[];
@@ -131,6 +137,7 @@ export interface RepositorySettingsRead {
 export async function readRepositorySettings(
   options: { home: string; root: string },
 ): Promise<RepositorySettingsRead> {
+  const { readSettingsFile } = await settingsFileModule();
   const userReal = await realPathOrNull(join(options.home, "settings.json"));
   const files: RepositorySettingsRead["files"] = [];
   for (const source of ["project", "local"] as const) {
@@ -145,13 +152,22 @@ export async function readRepositorySettings(
 export async function fingerprintRepositoryBytes(
   files: readonly { source: RepositorySource; read: SettingsFileRead }[],
 ): Promise<string> {
-  return await fingerprintFiles(files.map(({ source, read }) => fingerprinted(source, read)));
+  const fingerprinted = files.map(({ source, read }) => fingerprintedFile(source, read));
+  if (fingerprinted.every((file) => file.state === "absent") && fingerprinted.length === 2) {
+    // Both absent: the names are "project" and "local" (the only RepositorySource values).
+    return NO_SETTINGS_FINGERPRINT;
+  }
+  return await (await trustStoreModule()).fingerprintFiles(fingerprinted);
 }
 
 /** Reads every layer, applies folder trust and merges them. Never throws for a bad file. */
 export async function resolveSettings(options: ResolveSettingsOptions): Promise<ResolvedSettings> {
   const { home, root } = options;
   const userPath = join(home, "settings.json");
+  const unset = await withoutFiles(options, userPath);
+  if (unset !== null) return unset;
+  const { readSettingsFile } = await settingsFileModule();
+  const { readTrustRecords, trustStatusOf } = await trustStoreModule();
   const user = await readSettingsFile(userPath, { within: null });
   const { files: repository, fingerprint } = await readRepositorySettings({ home, root });
   const records = await readTrustRecords(home);
@@ -196,6 +212,49 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
   }
   if (options.cli !== undefined) layers.push({ source: "cli", path: null, settings: options.cli });
   return { ...merge(layers, root), ignored, warnings, trusted, trustStatus, fingerprint, files };
+}
+
+/**
+ * The settings when none of their files exists (the user's and the repository's settings, the trust
+ * record): exactly what reading them would give, without loading their readers; null when one exists.
+ */
+async function withoutFiles(
+  options: ResolveSettingsOptions,
+  userPath: string,
+): Promise<ResolvedSettings | null> {
+  const { home, root } = options;
+  const repository = (["project", "local"] as const).map((source) => ({
+    source,
+    path: join(root, REPOSITORY_SETTINGS_FILES[source]),
+  }));
+  const paths = [userPath, ...repository.map((file) => file.path), join(home, TRUST_FILE)];
+  // lstat: a symbolic link, even a broken one, is a file the readers must look at.
+  const found = await Promise.all(paths.map(async (path) => await lstatOrNull(path) !== null));
+  if (found.some((exists) => exists)) return null;
+  const layers = options.cli === undefined
+    ? []
+    : [{ source: "cli" as const, path: null, settings: options.cli }];
+  return {
+    ...merge(layers, root),
+    ignored: [],
+    warnings: [],
+    // No record trusts nothing; the flags may still say to trust the folder.
+    trusted: options.trustOverride ?? false,
+    trustStatus: "untrusted",
+    fingerprint: NO_SETTINGS_FINGERPRINT,
+    files: [
+      { source: "user", path: userPath, status: "missing" },
+      ...repository.map(({ source, path }) => ({ source, path, status: "missing" as const })),
+    ],
+  };
+}
+
+function settingsFileModule(): Promise<typeof import("./settings_file.ts")> {
+  return lazyImport<typeof import("./settings_file.ts")>(new URL("./settings_file.ts", import.meta.url));
+}
+
+function trustStoreModule(): Promise<typeof import("./trust_store.ts")> {
+  return lazyImport<typeof import("./trust_store.ts")>(new URL("./trust_store.ts", import.meta.url));
 }
 
 type Merged = Omit<
@@ -269,7 +328,7 @@ function merge(
   return merged;
 }
 
-function fingerprinted(name: string, read: SettingsFileRead): FingerprintedFile {
+function fingerprintedFile(name: string, read: SettingsFileRead): FingerprintedFile {
   if (read.status === "missing") return { name, state: "absent" };
   if (read.bytes === null) return { name, state: "unreadable" };
   return { name, state: "present", bytes: read.bytes };

@@ -11,44 +11,24 @@
  * }
  * ```
  *
- * The lists below repeat names from src/permissions/ and src/tools/ on purpose: src/config/ imports only
+ * The lists of names (settings_names.ts) repeat names from src/permissions/ and src/tools/ on purpose: src/config/ imports only
  * src/common/ (see the README's Architecture); tests check that the copies agree.
  *
  * @module
  */
 import { z } from "zod";
+import { SETTINGS_PERMISSION_MODES, SETTINGS_PROVIDERS, SETTINGS_SANDBOX_MODES } from "./settings_names.ts";
 
-/** The permission modes a settings file may name (`dontAsk` denies whatever would ask). */
-export const SETTINGS_PERMISSION_MODES = [
-  "default",
-  "acceptEdits",
-  "plan",
-  "dontAsk",
-  "bypassPermissions",
-] as const;
-/** One of SETTINGS_PERMISSION_MODES. */
-export type SettingsPermissionMode = typeof SETTINGS_PERMISSION_MODES[number];
-
-/** The shell sandbox modes (the same names as `--sandbox`). */
-export const SETTINGS_SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;
-/** One of SETTINGS_SANDBOX_MODES. */
-export type SettingsSandboxMode = typeof SETTINGS_SANDBOX_MODES[number];
-
-/** The hook events, with Claude Code's names. */
-export const SETTINGS_HOOK_EVENTS = [
-  "PreToolUse",
-  "PostToolUse",
-  "UserPromptSubmit",
-  "Stop",
-  "SessionStart",
-] as const;
-/** One of SETTINGS_HOOK_EVENTS. */
-export type SettingsHookEvent = typeof SETTINGS_HOOK_EVENTS[number];
-
-/** The model providers (the same names as `--provider`). */
-export const SETTINGS_PROVIDERS = ["anthropic", "openai", "ollama"] as const;
-/** One of SETTINGS_PROVIDERS. */
-export type SettingsProvider = typeof SETTINGS_PROVIDERS[number];
+export {
+  SETTINGS_HOOK_EVENTS,
+  SETTINGS_PERMISSION_MODES,
+  SETTINGS_PROVIDERS,
+  SETTINGS_SANDBOX_MODES,
+  type SettingsHookEvent,
+  type SettingsPermissionMode,
+  type SettingsProvider,
+  type SettingsSandboxMode,
+} from "./settings_names.ts";
 
 /** A rule: a tool name, optionally followed by a specifier in parentheses. */
 const RULE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*(\([\s\S]*\))?$/;

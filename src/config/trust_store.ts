@@ -16,9 +16,9 @@ import { z } from "zod";
 import { assertNever } from "../common/errors.ts";
 import { readBoundedFile } from "./_bounded_read.ts";
 import { writeFileAtomic } from "./_atomic_write.ts";
+import { TRUST_FILE } from "./settings_names.ts";
 
-/** The trust record's file name in `$MEWCODE_HOME`. */
-export const TRUST_FILE = "trust.json";
+export { TRUST_FILE };
 const MAX_TRUST_BYTES = 4 * 1024 * 1024;
 
 /** When and for which settings content a folder was trusted. */

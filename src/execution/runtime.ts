@@ -78,6 +78,11 @@ export interface RuntimeOptions {
   /** The helper programs; default: resolved from the system directories. Tests inject missing ones. */
   helpers?: HelperPaths;
   /**
+   * Check the shell sandbox when it is first needed, not before the runtime is ready (see
+   * `ShellSandboxOptions.deferPreflight`): for sessions whose first model request should not wait for it.
+   */
+  deferShellCheck?: boolean;
+  /**
    * Let Grep search with ripgrep in the read-only sandbox when ripgrep is installed; default true. Tests and
    * benchmarks may set the worker's search budget (see `RipgrepGrepOptions.prepassBudgetMs`).
    */
@@ -132,6 +137,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     excluded: options.excludedPaths ?? [],
     protectedPaths: PROTECTED_PATHS,
     ...(options.helpers === undefined ? {} : { helpers: options.helpers }),
+    ...(options.deferShellCheck ? { deferPreflight: true } : {}),
   });
   const shell = sandbox.plan;
   const executor = createExecutor(options);

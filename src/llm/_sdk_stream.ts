@@ -1,27 +1,28 @@
 /**
- * What both providers do with an official SDK's stream: pass its items through, turn its errors into ours,
- * treat a silence longer than the idle timeout as a dropped connection, and cancel the HTTP request when
- * the consumer stops early. The SDKs differ only in their error classes (`toOurError`).
+ * What both providers do with their raw event stream (the OpenAI SDK's, or our Anthropic client's, which
+ * has the same shape): pass its items through, turn its errors into ours, treat a silence longer than the
+ * idle timeout as a dropped connection, and cancel the HTTP request when the consumer stops early. The
+ * providers differ only in their error classes (`toOurError`).
  *
  * @module
  */
 import { ConnectionError } from "./errors.ts";
 
-/** A stream as both SDKs return it: its items, and the controller that cancels its request. */
+/** A stream as the OpenAI SDK and anthropic_http.ts return it: its items, and what cancels its request. */
 export type SdkStream = AsyncIterable<unknown> & { controller: AbortController };
 
-/** How to guard one SDK stream. */
+/** How to guard one stream. */
 export interface GuardOptions {
   signal: AbortSignal;
   /** Milliseconds without an item before the connection counts as dropped. */
   idleTimeoutMs: number;
   /** For messages: where the API is. */
   baseUrl: string;
-  /** Turns an SDK error into ours (ApiError, ConnectionError, StreamProtocolError, or the abort reason). */
+  /** Turns a stream error into ours (ApiError, ConnectionError, StreamProtocolError, or the abort reason). */
   toOurError(error: unknown): unknown;
 }
 
-/** The SDK stream's items, with its errors translated and an abort surfacing as the signal's reason. */
+/** The stream's items, with its errors translated and an abort surfacing as the signal's reason. */
 export async function* guardSdkStream(stream: SdkStream, options: GuardOptions): AsyncGenerator<unknown> {
   const iterator = stream[Symbol.asyncIterator]();
   let done = false;
@@ -35,7 +36,7 @@ export async function* guardSdkStream(stream: SdkStream, options: GuardOptions):
   } catch (error) {
     throw options.toOurError(error);
   } finally {
-    // Closing the SDK's iterator early cancels its HTTP request.
+    // Closing the stream's iterator early cancels its HTTP request.
     if (!done) {
       stream.controller.abort();
       try {
@@ -45,7 +46,7 @@ export async function* guardSdkStream(stream: SdkStream, options: GuardOptions):
       }
     }
   }
-  // The SDKs end a stream quietly when its request is aborted.
+  // The OpenAI SDK ends a stream quietly when its request is aborted.
   options.signal.throwIfAborted();
 }
 

@@ -1,8 +1,8 @@
 /**
- * The Anthropic provider: the official SDK sends the request (`messages.create({stream: true})`, body
- * from `toWireRequest`, with prompt-cache breakpoints unless `request.cache` is false) and yields the raw
+ * The Anthropic provider: our HTTP client (anthropic_http.ts) sends the request (body from
+ * `toWireRequest`, with prompt-cache breakpoints unless `request.cache` is false) and yields the raw
  * stream events; our assembler (anthropic_stream.ts) turns them into ProviderEvents and our retry policy
- * (retry.ts) retries, reporting each retry as an event. The SDK's own retries are off.
+ * (retry.ts) retries, reporting each retry as an event.
  *
  * ```ts
  * const provider = new AnthropicProvider({ apiKey, baseUrl }); // or createProvider(config) (create_provider.ts)
@@ -11,17 +11,16 @@
  *
  * Errors thrown by `stream`: ApiError subclasses (message as the API gave it), StreamInterruptedError
  * (failure after content arrived), StreamProtocolError, or the signal's reason when aborted.
- * A `retry` event means the previous attempt yielded nothing (see retry.ts). Needs `--allow-net` and
- * `--allow-env` (SDK 1.14.0 reads ANTHROPIC_* variables in its constructor; it needs no `--allow-sys`).
+ * A `retry` event means the previous attempt yielded nothing (see retry.ts). Needs `--allow-net` only.
  *
  * @module
  */
-import Anthropic from "@anthropic-ai/sdk";
+import { AnthropicHttpClient, type MessageEventStream } from "./anthropic_http.ts";
 import { assembleStream } from "./anthropic_stream.ts";
 import { toWireRequest } from "./anthropic_wire.ts";
 import { ApiError, ConnectionError, MissingApiKeyError, StreamProtocolError } from "./errors.ts";
 import type { ModelRequest, Provider, ProviderEvent } from "./provider.ts";
-import { guardSdkStream, type SdkStream } from "./_sdk_stream.ts";
+import { guardSdkStream } from "./_sdk_stream.ts";
 import { type RetryOptions, streamWithRetry } from "./retry.ts";
 
 /** The API endpoint when ANTHROPIC_BASE_URL is not set. */
@@ -50,7 +49,7 @@ export class AnthropicProvider implements Provider {
   readonly name = "anthropic";
   /** The base URL requests go to. */
   readonly baseUrl: string;
-  #client: Anthropic;
+  #client: AnthropicHttpClient;
   #retry: RetryOptions;
   #idleTimeoutMs: number;
   /** Warnings already said in this session. */
@@ -61,12 +60,10 @@ export class AnthropicProvider implements Provider {
     this.baseUrl = options.baseUrl?.trim() || DEFAULT_BASE_URL;
     this.#retry = options.retry ?? {};
     this.#idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    this.#client = new Anthropic({
+    this.#client = new AnthropicHttpClient({
       apiKey: options.apiKey,
-      baseURL: this.baseUrl,
-      maxRetries: 0,
-      timeout: this.#idleTimeoutMs,
-      logLevel: "off",
+      baseUrl: this.baseUrl,
+      idleTimeoutMs: this.#idleTimeoutMs,
     });
   }
 
@@ -79,27 +76,21 @@ export class AnthropicProvider implements Provider {
   /** The ids of the models the API offers (`GET /v1/models`), to check that it answers. */
   async listModels(options: { signal: AbortSignal }): Promise<string[]> {
     try {
-      const page = await this.#client.models.list(undefined, { signal: options.signal });
-      return page.data.map((model) => model.id);
+      return await this.#client.listModels({ signal: options.signal });
     } catch (error) {
       throw this.#toOurError(error, options.signal);
     }
   }
 
   async *#attempt(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
-    let rawStream: SdkStream;
-    const warnings: string[] = [];
+    const warning = deprecationWarning(request.model);
+    if (warning !== null && !this.#warned.has(warning)) {
+      this.#warned.add(warning);
+      yield { type: "warning", message: warning };
+    }
+    let rawStream: MessageEventStream;
     try {
-      const pending = withConsoleWarnings(
-        warnings,
-        () => this.#client.messages.create(toWireRequest(request), { signal }),
-      );
-      for (const message of warnings) {
-        if (this.#warned.has(message)) continue;
-        this.#warned.add(message);
-        yield { type: "warning", message };
-      }
-      rawStream = await pending;
+      rawStream = await this.#client.streamMessage(toWireRequest(request), { signal });
     } catch (error) {
       throw this.#toOurError(error, signal);
     }
@@ -111,52 +102,31 @@ export class AnthropicProvider implements Provider {
     }));
   }
 
+  /** The client throws our errors already; anything else is the stream's transport failing. */
   #toOurError(error: unknown, signal: AbortSignal): unknown {
     if (signal.aborted) return signal.reason;
     if (error instanceof ApiError || error instanceof StreamProtocolError) return error;
-    if (error instanceof Anthropic.APIConnectionError) {
-      const cause = error.cause instanceof Error ? error.cause.message : error.message;
-      return new ConnectionError(`Cannot reach the API at "${this.baseUrl}": ${cause}`, { cause: error });
-    }
-    if (error instanceof Anthropic.APIError) {
-      if (error.status === undefined) return ApiError.fromErrorEvent(error.error);
-      const body = error.error ?? error.message.replace(new RegExp(`^${error.status} `), "");
-      return ApiError.fromResponse(error.status, body, { headers: error.headers ?? null });
-    }
-    if (error instanceof SyntaxError) {
-      return new StreamProtocolError(`Cannot parse a stream event from the API: ${error.message}`, {
-        cause: error,
-      });
-    }
     const message = error instanceof Error ? error.message : String(error);
-    return new ConnectionError(
-      `Connection to the API at "${this.baseUrl}" failed while streaming: ${message}`,
-      {
-        cause: error,
-      },
-    );
+    const reason = `Connection to the API at "${this.baseUrl}" failed while streaming: ${message}`;
+    return new ConnectionError(reason, { cause: error });
   }
 }
 
 /**
- * Runs `start` with `console.warn` collecting into `into`. The SDK warns about a deprecated model with
- * `console.warn` on every request, synchronously inside `messages.create`: written straight to stderr it
- * would repeat on every turn and break into the interactive session's screen, so the provider says it once,
- * as an event. Nothing is awaited while the collector is in place, so no other code's warning is taken.
+ * Models the API has announced the end of, with the date: the list @anthropic-ai/sdk 1.14.0 carried
+ * (its internal/data), which warned on every request; the provider says it once per session, as an event.
  */
-function withConsoleWarnings<T>(into: string[], start: () => T): T {
-  const original = console.warn;
-  console.warn = (...data: unknown[]) => {
-    into.push(
-      data.map((part) => typeof part === "string" ? part : Deno.inspect(part)).join(" ").replaceAll(
-        "\n",
-        " ",
-      ),
-    );
-  };
-  try {
-    return start();
-  } finally {
-    console.warn = original;
-  }
+const DEPRECATED_MODELS: Readonly<Record<string, string>> = {
+  "claude-mythos-preview": "June 30th, 2026",
+  "claude-opus-4-5": "January 22nd, 2027",
+  "claude-opus-4-5-20251101": "January 22nd, 2027",
+  "claude-sonnet-4-5": "November 30th, 2026",
+  "claude-sonnet-4-5-20250929": "November 30th, 2026",
+};
+
+/** The warning for a deprecated model, or null. */
+function deprecationWarning(model: string): string | null {
+  if (!Object.hasOwn(DEPRECATED_MODELS, model)) return null;
+  return `The model '${model}' is deprecated and will reach end-of-life on ${DEPRECATED_MODELS[model]}: ` +
+    "migrate to a newer model (https://docs.anthropic.com/en/docs/resources/model-deprecations)";
 }

@@ -165,7 +165,7 @@ function assistantContent(snapshot: MessageSnapshot): ContentBlock[] {
 }
 
 /**
- * Assembles a stream of parsed SSE `data:` payloads (as the SDK yields them) into ProviderEvents.
+ * Assembles a stream of parsed SSE `data:` payloads (as anthropic_http.ts yields them) into ProviderEvents.
  * Unknown event types are skipped; a stream that ends before message_stop throws ConnectionError.
  */
 export async function* assembleStream(rawEvents: AsyncIterable<unknown>): AsyncGenerator<ProviderEvent> {

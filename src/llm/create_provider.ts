@@ -1,12 +1,12 @@
 /**
- * Builds the provider a session talks to, from its configuration. The provider's module (and its SDK) is
+ * Builds the provider a session talks to, from its configuration. The provider's module (and any SDK) is
  * loaded only here, on demand (lazy_import.ts): commands that never talk to a model start without it, and
  * an Anthropic run never reads the OpenAI SDK, nor the other way round.
  *
  * Where each provider's key and endpoint come from (the settings' `apiKeyEnv` and `baseUrl`, when they
  * apply, win over the environment, so a key never travels to an endpoint configured somewhere else):
  *
- *   anthropic  key: ANTHROPIC_API_KEY (required)   base URL: ANTHROPIC_BASE_URL, else the SDK's
+ *   anthropic  key: ANTHROPIC_API_KEY (required)   base URL: ANTHROPIC_BASE_URL, else https://api.anthropic.com
  *   openai     key: OPENAI_API_KEY (required)      base URL: OPENAI_BASE_URL, else https://api.openai.com/v1
  *   ollama     key: none (only `apiKeyEnv`)        base URL: OPENAI_BASE_URL, else http://127.0.0.1:11434/v1
  *

@@ -11,6 +11,13 @@
  *
  * A sandbox that cannot start is reported in `unavailable`, never replaced by a weaker one silently.
  *
+ * The start-up check (bubblewrap once with `SHELL -c true`) costs a process start, and a session that runs
+ * a prompt would pay it before its first model request, right before the prompt's own `git status` in the
+ * sandbox. With `deferPreflight` it runs when it is first needed instead: before the first shell call, and,
+ * to say why, when a command of mewcode's own (`runCommand`) does not succeed. A session that never runs
+ * Bash pays for one bubblewrap start (its git status), not two. Until the check has run the plan reads as
+ * available; a failed check makes every later call see the failure, as if it had failed at start-up.
+ *
  * @module
  */
 import type { ProtectedPath, SandboxMode, ShellPlan } from "../tools/tool.ts";
@@ -63,6 +70,11 @@ export interface ShellSandboxOptions {
   preflightTimeoutMs?: number;
   /** Default: the running architecture's filter. Tests pass null to see the sandbox refuse to start. */
   seccomp?: Uint8Array | null;
+  /**
+   * Run the start-up check when it is first needed rather than in `open` (see the module doc); default
+   * false. Only the bubblewrap modes defer it; danger-full-access needs it to choose its wrapper.
+   */
+  deferPreflight?: boolean;
 }
 
 /** The plan of one call, and what to do once it has ended. */
@@ -86,9 +98,10 @@ export class ShellSandbox {
   readonly mode: SandboxMode;
   readonly network: boolean;
   readonly helpers: HelperPaths;
-  /** Why Bash cannot run here, or null. */
-  readonly unavailable: string | null;
-  /** The plan as of the start of the session (protected paths as they were then). */
+  /**
+   * The plan as of the start of the session (protected paths as they were then). With a deferred start-up
+   * check that has not run, it reads as available: `prepareCall` and `preflight` give the check's verdict.
+   */
   readonly plan: ShellPlan;
   /** Said plainly in `mewcode doctor` and the README when a guarantee does not hold here. */
   readonly caveats: readonly string[];
@@ -102,6 +115,11 @@ export class ShellSandbox {
    * that no other root contains); null until then.
    */
   #snapshots: { root: string; scan: GitScan }[] | null = null;
+  /**
+   * The deferred start-up check: null when `open` ran it. `outcome` once it started, `verdict` once it
+   * ended (null: bubblewrap works; else why not).
+   */
+  #deferred: { outcome: Promise<string | null> | null; verdict?: string | null } | null = null;
   #closed = false;
 
   private constructor(
@@ -122,7 +140,6 @@ export class ShellSandbox {
     this.network = options.network;
     this.helpers = parts.helpers;
     this.plan = parts.plan;
-    this.unavailable = parts.plan.unavailable;
     this.caveats = parts.caveats;
     this.#options = options;
     this.#view = parts.view;
@@ -131,7 +148,15 @@ export class ShellSandbox {
     this.#isolated = parts.isolated;
   }
 
-  /** Resolves the helpers, decides what the shell sees, sets up the limits and runs the start-up check. */
+  /** Why Bash cannot run here, or null (also while a deferred start-up check has not run). */
+  get unavailable(): string | null {
+    return this.plan.unavailable ?? this.#deferred?.verdict ?? null;
+  }
+
+  /**
+   * Resolves the helpers, decides what the shell sees, sets up the limits and runs the start-up check (or,
+   * with `deferPreflight`, leaves it for when it is needed).
+   */
   static async open(options: ShellSandboxOptions): Promise<ShellSandbox> {
     const helpers = options.helpers ?? await resolveHelpers({
       root: options.root,
@@ -238,6 +263,19 @@ export class ShellSandbox {
     });
     const protection = await sandbox.#protection();
     const plan = sandbox.#callPlan(protection);
+    if (options.deferPreflight) {
+      const deferred = new ShellSandbox(options, {
+        helpers,
+        view,
+        limits,
+        seccomp,
+        isolated: true,
+        caveats,
+        plan,
+      });
+      deferred.#deferred = { outcome: null };
+      return deferred;
+    }
     const failure = await preflight({ wrapper: plan.wrapper, shell, seccomp, timeoutMs, mode: options.mode });
     // bubblewrap created the placeholders' mount points on the host.
     await removePlaceholders(protection.placeholders);
@@ -248,8 +286,22 @@ export class ShellSandbox {
     return new ShellSandbox(options, { helpers, view, limits, seccomp, isolated: true, caveats, plan });
   }
 
+  /**
+   * Runs the start-up check now if it was deferred and has not run yet; returns why Bash cannot run here,
+   * or null when it can (the check runs once per session).
+   */
+  async preflight(): Promise<string | null> {
+    if (this.#deferred === null) return this.plan.unavailable;
+    this.#deferred.outcome ??= this.#deferredPreflight();
+    return await this.#deferred.outcome;
+  }
+
   /** Decides the plan of one call: the protected paths as they are now. */
   async prepareCall(): Promise<ShellCall> {
+    const failure = await this.preflight();
+    if (failure !== null) {
+      return { plan: { ...this.plan, unavailable: failure }, finish: () => Promise.resolve([]) };
+    }
     if (this.plan.unavailable !== null || this.plan.wrapper.length === 0 || this.mode !== "workspace-write") {
       return { plan: this.plan, finish: () => Promise.resolve([]) };
     }
@@ -289,19 +341,20 @@ export class ShellSandbox {
     },
   ): Promise<CommandResult> {
     const seccomp = this.#seccomp ?? unixSocketFilter();
-    const works = this.mode === "danger-full-access" ? this.#isolated : this.plan.unavailable === null;
+    const works = this.mode === "danger-full-access" ? this.#isolated : this.unavailable === null;
     if (this.helpers.bwrap === null || seccomp === null || !works) {
       return {
         status: "failed",
-        message: this.plan.unavailable ?? "bubblewrap is not available to sandbox the command",
+        message: this.unavailable ?? "bubblewrap is not available to sandbox the command",
       };
     }
     const protection = options.mode === "workspace-write"
       ? await this.#protection(true)
       : { keepInPlace: [], readOnly: [], placeholders: [], mustNotAppear: [] };
     const plan = this.#callPlan(protection, { mode: options.mode, network: false, seccomp });
+    let result: CommandResult;
     try {
-      return await runSandboxedCommand(plan, {
+      result = await runSandboxedCommand(plan, {
         command,
         stdin: options.stdin ?? "",
         timeoutMs: options.timeoutMs,
@@ -312,6 +365,14 @@ export class ShellSandbox {
       await removePlaceholders(protection.placeholders);
       await revertAppeared(protection.mustNotAppear);
     }
+    // A deferred check has not proven bubblewrap yet: a command that did not succeed may mean it cannot run
+    // here, and the check then says so, with the fixes (a timeout or an interruption is not that).
+    const succeeded = result.status === "exited" && result.code === 0;
+    if (this.#deferred !== null && !succeeded && result.status !== "timed-out" && !options.signal?.aborted) {
+      const failure = await this.preflight();
+      if (failure !== null) return { status: "failed", message: failure };
+    }
+    return result;
   }
 
   /**
@@ -385,16 +446,47 @@ export class ShellSandbox {
         ? "  API key: not reachable (not in the shell's environment; mewcode's /proc entry is not visible)"
         : "  API key: READABLE by commands through /proc/<mewcode pid>/environ (no PID namespace)",
     );
-    lines.push(plan.unavailable === null ? "  preflight: ok" : `  preflight: FAILED: ${plan.unavailable}`);
+    lines.push(this.#preflightLine());
     for (const caveat of this.caveats) lines.push(`  note: ${caveat}`);
     return lines;
   }
 
-  /** Removes the session's cgroups. */
+  /** Removes the session's cgroups (once a deferred start-up check still running has ended). */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#deferred?.outcome;
     await this.#limits?.close();
+  }
+
+  /** The start-up check's line of the `mewcode doctor` report. */
+  #preflightLine(): string {
+    const failure = this.unavailable;
+    if (failure !== null) return `  preflight: FAILED: ${failure}`;
+    if (this.#deferred != null && this.#deferred.verdict === undefined) {
+      return "  preflight: not run yet (it runs before the first command)";
+    }
+    return "  preflight: ok";
+  }
+
+  /** The deferred start-up check: the session's plan as it would be now, run once with `SHELL -c true`. */
+  async #deferredPreflight(): Promise<string | null> {
+    const protection = await this.#protection();
+    const plan = this.#callPlan(protection);
+    try {
+      const verdict = await preflight({
+        wrapper: plan.wrapper,
+        shell: this.plan.shell,
+        seccomp: this.#seccomp,
+        timeoutMs: this.#options.preflightTimeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS,
+        mode: this.mode,
+      });
+      if (this.#deferred !== null) this.#deferred.verdict = verdict;
+      return verdict;
+    } finally {
+      // bubblewrap created the placeholders' mount points on the host.
+      await removePlaceholders(protection.placeholders);
+    }
   }
 
   /** The protected paths as they are now; with `always`, also when the session's own mode needs none. */

@@ -240,6 +240,9 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     ...(options.requireRead === undefined ? {} : { requireRead: options.requireRead }),
     ...(options.protectedPaths === undefined ? {} : { protectedPaths: options.protectedPaths }),
     ...(options.helpers === undefined ? {} : { helpers: options.helpers }),
+    // A session that talks to a model checks the shell sandbox with its first use (its git status, or the
+    // first Bash call), not before the first request; doctor and `mewcode tool` check it at once.
+    ...(options.needsModel ? { deferShellCheck: true } : {}),
   });
   sandbox = tools.sandbox;
   // A headless session runs its prompt at once: read the repository while the transcript is created.

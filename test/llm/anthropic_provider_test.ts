@@ -555,7 +555,7 @@ Deno.test("AnthropicProvider says once, as an event, that a model is deprecated,
   const original = console.warn;
   console.warn = (...data: unknown[]) => void written.push(data);
   try {
-    // The SDK's own list of deprecated models has this one (@anthropic-ai/sdk internal/data).
+    // The provider's list of deprecated models (DEPRECATED_MODELS, from the SDK's data) has this one.
     const request = { ...REQUEST, model: "claude-sonnet-4-5" };
     const first = await collect(provider.stream(request, { signal: signal() }));
     const second = await collect(provider.stream(request, { signal: signal() }));

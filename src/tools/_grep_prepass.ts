@@ -142,9 +142,12 @@ export class WalkRecorder {
     return performance.now() > this.#deadline;
   }
 
-  /** The result of a prepass past its budget that was not asked for the walk. */
-  budgetSpent(): ToolResult {
-    return textResult("", { engine: "typescript", prepass: BUDGET_SPENT });
+  /**
+   * The result of a prepass past its budget that was not asked for the walk, saying whether the search
+   * found a match in the files it reached (the runtime then expects a result with matches).
+   */
+  budgetSpent(matched: boolean): ToolResult {
+    return textResult("", { engine: "typescript", prepass: BUDGET_SPENT, matched });
   }
 
   /** The result that carries the finished walk. */

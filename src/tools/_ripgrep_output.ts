@@ -40,6 +40,8 @@ export interface RipgrepReport {
   files: Map<string, RipgrepFile>;
   /** "N files searched" of `--stats`, or null when missing. */
   searched: number | null;
+  /** "N bytes searched" of `--stats` (with `--text`, the sizes of the searched files added up), or null. */
+  bytesSearched: number | null;
   /** Lines on standard error: ripgrep's errors. */
   errors: string[];
   /** Whether a line had an unknown shape. */
@@ -48,8 +50,9 @@ export interface RipgrepReport {
 
 const HEADER = "mewcode-rg\0";
 const STATS_LINE =
-  /^(?:\d+ (?:matches|matched lines|files contained matches|bytes printed|bytes searched)|[\d.]+ seconds(?: spent searching)?)$/;
+  /^(?:\d+ (?:matches|matched lines|files contained matches|bytes printed)|[\d.]+ seconds(?: spent searching)?)$/;
 const SEARCHED = /^(\d+) files searched$/;
+const BYTES_SEARCHED = /^(\d+) bytes searched$/;
 /** Reads the script's standard output and error. */
 export function readRipgrepOutput(stdout: string, stderr: string): RipgrepReport {
   const report: RipgrepReport = {
@@ -57,6 +60,7 @@ export function readRipgrepOutput(stdout: string, stderr: string): RipgrepReport
     parentFlag: "",
     files: new Map(),
     searched: null,
+    bytesSearched: null,
     errors: stderr.split("\n").filter((line) => line !== ""),
     malformed: false,
   };
@@ -96,6 +100,11 @@ export function readRipgrepOutput(stdout: string, stderr: string): RipgrepReport
     const searched = SEARCHED.exec(line);
     if (searched !== null) {
       report.searched = Number(searched[1]);
+      continue;
+    }
+    const bytes = BYTES_SEARCHED.exec(line);
+    if (bytes !== null) {
+      report.bytesSearched = Number(bytes[1]);
       continue;
     }
     report.malformed = true;

@@ -181,7 +181,7 @@ export const grepTool = defineTool({
         recorder?.record(file.relativePath, walker);
         if (!searching) continue;
         if (recorder?.overBudget()) {
-          if (!recorder.walks) return recorder.budgetSpent();
+          if (!recorder.walks) return recorder.budgetSpent(search.collector.files > 0);
           searching = false;
           continue;
         }

@@ -8,25 +8,31 @@
  *
  * How one call runs, from the runtime (`run`):
  * 1. The worker runs Grep alone for a short time budget (`_grep_prepass.ts`): a small or dense search ends
- *    within it, and its result is the answer.
- * 2. Otherwise ripgrep searches in the sandbox (`src/sandbox/ripgrep_command.ts`) while the worker walks
- *    the tree without reading files and reports the walk: the files Grep would search, in path order, and
- *    what it skipped. The walk stays the authority; ripgrep's report is accepted only if it searched
- *    exactly those files: every file it reports is one of them, none of them is where ripgrep reads ignore
- *    rules differently (a `.rgignore`, rules Grep leaves out, `.git/info/exclude`), and `--stats` counts as
- *    many searched files as the walk has, less those both skip by extension. A symlink Grep follows, a
- *    nested repository whose parent's `.gitignore` rules ripgrep stops applying, a file larger than
- *    256 MiB (skipped by both, but noted by Grep) all make the counts differ. A walk of the same path and
- *    glob from the last 30 s is used again (see `#recentWalk` for why that is safe), except for a result
- *    without matches.
+ *    within it, and its result is the answer. Without a recent walk of the path, the same worker call walks
+ *    on past the budget (without reading files), so the walk starts with the call.
+ * 2. Otherwise ripgrep searches in the sandbox (`src/sandbox/ripgrep_command.ts`), started when the budget is
+ *    spent, while the worker walks; a call costs the longer of the two, not their sum. The walk reports the
+ *    files Grep would search, in path order, and what it skipped. The walk stays the authority; ripgrep's
+ *    report is accepted only if it searched exactly those files: every file it reports is one of them, none
+ *    of them is where ripgrep reads ignore rules differently (a `.rgignore`, rules Grep leaves out,
+ *    `.git/info/exclude`), and `--stats` counts as many searched files as the walk has, less those both skip
+ *    by extension. A symlink Grep follows, a nested repository whose parent's `.gitignore` rules ripgrep
+ *    stops applying, a file larger than 256 MiB (skipped by both, but noted by Grep) all make the counts
+ *    differ. ripgrep skips large files itself (`--max-filesize`, a stat of every file) only on a path whose
+ *    searched files added up to 256 MiB once: below that, no file can reach the limit. A walk of the same
+ *    path and glob from the last 30 s is used again (see `#recentWalk` for why that is safe) when the budgeted
+ *    search found a match; without one, a result without matches is likely, which shows the walk's counts,
+ *    so the worker walks again alongside ripgrep.
  * 3. ripgrep searches every file as text, once, with a second pattern `\x00`: the first line it prints with a
  *    NUL byte tells binary files apart as Grep does (a NUL byte in the first 8 KiB), so no second pass over
- *    the files is needed to count them. The lines ripgrep reports are checked with Grep's own matcher unless
- *    the pattern's translation is exact (`_ripgrep_pattern.ts`) and the file has no NUL byte, and the result
- *    is built file by file in the walk's order by the collector Grep itself uses, with the same limits,
- *    context lines, line shortening, notices and metadata.
- * Parallel calls (one turn's) share a running walk of the same path and glob, and their budgeted searches
- * run one at a time: each would otherwise hold a worker of its own.
+ *    the files is needed to count them (the second pattern costs ripgrep about a third more CPU time, since
+ *    its literal search then looks for two first bytes; a second pass would cost more). The lines ripgrep
+ *    reports are checked with Grep's own matcher unless the pattern's translation is exact
+ *    (`_ripgrep_pattern.ts`) and the file has no NUL byte, and the result is built file by file in the
+ *    walk's order by the collector Grep itself uses, with the same limits, context lines, line shortening,
+ *    notices and metadata.
+ * Parallel calls (one turn's) share a running walk of the same path and glob, and those that join it skip
+ * the budgeted search (it would hold a second worker); the other budgeted searches run one at a time.
  * Anything else (ripgrep missing or failing, a symlink Grep follows, a first NUL byte too close to 8 KiB to
  * place, more output than expected) makes the call fall back to Grep as usual; a fallback caused by
  * the tree is remembered for a while, so the next calls do not pay for ripgrep again, as is a tree of fewer
@@ -54,7 +60,13 @@ import type { ToolCallContext, ToolResult } from "./tool.ts";
 export const PREPASS_BUDGET_MS = 40;
 /** Walks kept for later calls (each up to a few MB for a tree of 100,000 files). */
 export const MAX_RECENT_WALKS = 8;
-/** Calls with a larger `head_limit` give the worker no search budget: it only walks. */
+/**
+ * Milliseconds past the worker's budget after which ripgrep starts even though the worker call has not
+ * returned (it walks on past its budget). Not sooner: on two cores, ripgrep's start slows the worker's search
+ * enough that a search answered within the budget would miss it and wait for ripgrep's whole search.
+ */
+export const RIPGREP_START_MARGIN_MS = 5;
+/** Calls with a larger `head_limit` give the worker no search budget: ripgrep starts at once, the worker walks. */
 export const MAX_BUDGETED_LIMIT = 1_000;
 /** Characters of ripgrep's output (each stream) read at most; more makes the call fall back. */
 export const MAX_RIPGREP_OUTPUT_CHARS = 64 * 1024 * 1024;
@@ -109,6 +121,10 @@ export interface RipgrepGrepOptions {
   now?: () => number;
   /** The worker's search budget; default `PREPASS_BUDGET_MS` (tests pass 0 to always ask ripgrep). */
   prepassBudgetMs?: number;
+  /** How long the worker searches alone before ripgrep starts; default the budget and `RIPGREP_START_MARGIN_MS`. */
+  headStartMs?: number;
+  /** Bytes searched from which ripgrep runs again with `--max-filesize`; default (and at most) the limit. */
+  largeTreeBytes?: number;
   /** Trees with fewer files are left to the worker after one walk; default `SMALL_TREE_FILES`. */
   smallTreeFiles?: number;
 }
@@ -118,6 +134,8 @@ interface Fallback {
   ok: false;
   reason: string;
   tree: boolean;
+  /** Set when ripgrep may have searched a file larger than `MAX_GREP_FILE_BYTES` (run it again with the limit). */
+  large?: boolean;
 }
 
 /** Grep calls with ripgrep's help, for one session. */
@@ -132,6 +150,8 @@ export class RipgrepGrep {
   #walking = new Map<string, Promise<GrepOutcome>>();
   /** The end of the last budgeted search queued (see `#oneAtATime`). */
   #budgeted: Promise<unknown> = Promise.resolve();
+  /** Paths whose searched files add up to `MAX_GREP_FILE_BYTES`: ripgrep skips large files itself there. */
+  #largeTrees = new Set<string>();
   /** Set when the sandbox cannot run ripgrep at all. */
   #unavailable: string | null = null;
   /** Why the last call fell back, for tests and diagnostics. */
@@ -149,9 +169,10 @@ export class RipgrepGrep {
     this.lastFallback = null;
     this.lastUsedRecentWalk = false;
     if (this.#unavailable !== null) return this.#skip(this.#unavailable);
-    const plan = planRipgrep(input, context);
-    if (plan === null) return this.#skip("the call has options ripgrep cannot match");
     const path = input.path ?? context.root;
+    const sizes = { largeTreeBytes: this.#options.largeTreeBytes ?? MAX_GREP_FILE_BYTES };
+    let plan = planRipgrep(input, context, { ...sizes, limitFileSize: this.#largeTrees.has(path) });
+    if (plan === null) return this.#skip("the call has options ripgrep cannot match");
     const skipped = this.#skipped.get(path);
     if (skipped !== undefined && skipped.until > this.#now()) return this.#skip(skipped.reason);
     const walkKey = `${path}\0${input.glob ?? ""}`;
@@ -159,53 +180,84 @@ export class RipgrepGrep {
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     signal.addEventListener("abort", onAbort, { once: true });
-    try {
-      const prepass = (budgetMs: number, walk: boolean): Promise<GrepOutcome> => {
-        const request: GrepPrepass = { budgetMs, prefilter: plan.prefilter, walk };
-        return this.#options.runWorker({ ...input, [GREP_PREPASS]: request }, context, signal);
-      };
-      // 1. The worker searches alone for a moment: a small or dense search ends there, and is the answer. A
-      //    search for more lines than `MAX_BUDGETED_LIMIT` could not on a tree worth ripgrep's start.
-      const budgetMs = plan.limit > MAX_BUDGETED_LIMIT
-        ? 0
-        : this.#options.prepassBudgetMs ?? PREPASS_BUDGET_MS;
-      if (budgetMs > 0) {
-        const first = await this.#oneAtATime(() => prepass(budgetMs, false));
-        if (first.result.metadata.prepass !== BUDGET_SPENT) return first;
-      }
-      // 2. ripgrep searches the contents in the sandbox while the worker walks, unless a recent walk will do.
-      const recent = this.#recentWalk(walkKey);
-      const ripgrep = this.#options.runRipgrep(
+    const search = (current: RipgrepPlan): Promise<RipgrepRun> =>
+      this.#options.runRipgrep(
         {
           path,
           roots: [context.root, ...context.additionalRoots ?? []],
           excluded: [...context.excludedPaths ?? []],
-          search: plan.search,
+          search: current.search,
         },
         { timeoutMs: context.timeoutMs, signal: stop.signal },
       );
-      let fresh: GrepWalkReport | null = null;
-      if (recent === null) {
+    let ripgrep: Promise<RipgrepRun> | null = null;
+    const startRipgrep = (): Promise<RipgrepRun> => ripgrep ??= search(plan!);
+    // A search for more lines than `MAX_BUDGETED_LIMIT` could not end within the budget on a tree worth
+    // ripgrep's start.
+    // A call that joins a running walk (one turn's parallel calls) does not search within a budget either:
+    // the walk holds a worker, and a search would start another, whose memory outweighs its few milliseconds.
+    const budgetMs = plan.limit > MAX_BUDGETED_LIMIT || this.#walking.has(walkKey)
+      ? 0
+      : this.#options.prepassBudgetMs ?? PREPASS_BUDGET_MS;
+    // ripgrep starts once the worker's budget is spent: a search that ends sooner never starts the sandbox,
+    // and the walk that follows the budget overlaps the sandbox's start and ripgrep's search.
+    const headStart = budgetMs > 0
+      ? setTimeout(startRipgrep, this.#options.headStartMs ?? budgetMs + RIPGREP_START_MARGIN_MS)
+      : undefined;
+    if (budgetMs === 0) startRipgrep();
+    try {
+      const prepass = (budget: number, walk: boolean): Promise<GrepOutcome> => {
+        const request: GrepPrepass = { budgetMs: budget, prefilter: plan!.prefilter, walk };
+        return this.#options.runWorker({ ...input, [GREP_PREPASS]: request }, context, signal);
+      };
+      const recent = this.#recentWalk(walkKey);
+      let walk: GrepWalkReport | null = recent;
+      let fresh = false;
+      if (budgetMs > 0) {
+        // 1. The worker searches alone within its budget: a small or dense search ends there, and is the
+        //    answer. Without a walk of the path to use or join, the same worker call walks on past the budget.
+        const first = recent === null && !this.#walking.has(walkKey)
+          ? (await this.#sharedWalk(walkKey, () => prepass(budgetMs, true))).outcome
+          : await this.#oneAtATime(() => prepass(budgetMs, false));
+        const report = walkReportOf(first.result);
+        if (report === null && first.result.metadata.prepass !== BUDGET_SPENT) return first;
+        startRipgrep();
+        if (report !== null) {
+          this.#keepWalk(walkKey, report, path);
+          walk = report;
+          fresh = true;
+        } else if (first.result.metadata.matched !== true) {
+          // No match in the files searched so far: a result without matches shows the walk's counts, so
+          // walk now, alongside ripgrep, rather than after it.
+          walk = null;
+        }
+      }
+      // 2. ripgrep searches the contents in the sandbox while the worker walks, unless a recent walk will do.
+      if (walk === null) {
         let walked = await this.#sharedWalk(walkKey, () => prepass(0, true));
         // Another call's walk that did not end in a report (cancelled, or a file searched): walk ourselves.
         if (walked.joined && walkReportOf(walked.outcome.result) === null) {
           walked = { outcome: await prepass(0, true), joined: false };
         }
-        fresh = walkReportOf(walked.outcome.result);
-        if (fresh === null) {
-          stop.abort();
-          await ripgrep;
-          return walked.outcome;
-        }
-        this.#keepWalk(walkKey, fresh, path);
+        walk = walkReportOf(walked.outcome.result);
+        if (walk === null) return walked.outcome;
+        this.#keepWalk(walkKey, walk, path);
+        fresh = true;
       }
-      const run = await ripgrep;
+      let run = await startRipgrep();
       if (signal.aborted) {
         return outcomeOf(stopResult({ stopReason: () => "aborted" }, { ...context, signal }));
       }
       const call = { input, context, signal, started };
-      let answer = await answerFromRipgrep(plan, fresh ?? recent!, run, call);
-      if (fresh === null && (answer.ok ? answer.noMatch : answer.tree)) {
+      let answer = await answerFromRipgrep(plan, walk, run, call);
+      if (!answer.ok && answer.large) {
+        // Files of this path add up to the size limit: from now on ripgrep skips large files itself.
+        this.#largeTrees.add(path);
+        plan = planRipgrep(input, context, { ...sizes, limitFileSize: true })!;
+        run = await (ripgrep = search(plan));
+        answer = await answerFromRipgrep(plan, walk, run, call);
+      }
+      if (!fresh && (answer.ok ? answer.noMatch : answer.tree)) {
         // The tree may have changed since that walk, and a result without matches shows the walk's counts:
         // check against a walk of now.
         const now = walkReportOf((await prepass(0, true)).result);
@@ -216,14 +268,20 @@ export class RipgrepGrep {
         this.#keepWalk(walkKey, now, path);
         answer = await answerFromRipgrep(plan, now, run, call);
       } else {
-        this.lastUsedRecentWalk = fresh === null;
+        this.lastUsedRecentWalk = !fresh;
       }
       if (answer.ok) return outcomeOf(answer.result);
       this.lastFallback = answer.reason;
       if (answer.tree) this.#remember(path, "a recent call fell back for this path");
       if (run.status === "failed") this.#unavailable = `the sandbox cannot run ripgrep: ${run.message}`;
     } finally {
+      clearTimeout(headStart);
       signal.removeEventListener("abort", onAbort);
+      // A search no longer needed (the worker answered, or a walk failed) ends before the call does.
+      if (ripgrep !== null) {
+        stop.abort();
+        await ripgrep;
+      }
     }
     return await this.#usual(input, context, signal);
   }
@@ -303,6 +361,13 @@ export interface RipgrepPlan {
   limit: number;
   /** ripgrep's type globs for the glob, or null without a glob. */
   prefilter: string[] | null;
+  /** Whether ripgrep skips files larger than `MAX_GREP_FILE_BYTES` itself (`--max-filesize`). */
+  limitFileSize: boolean;
+  /**
+   * Without `limitFileSize`: searched files adding up to this many bytes could hold a file over the limit
+   * (at most `MAX_GREP_FILE_BYTES`; tests lower it).
+   */
+  largeTreeBytes: number;
   /** ripgrep's arguments for the search (see `ripgrepScript`). */
   search: string[];
 }
@@ -311,6 +376,7 @@ export interface RipgrepPlan {
 export function planRipgrep(
   input: GrepInput,
   context: Pick<ToolCallContext, "strictLinks">,
+  options: { limitFileSize?: boolean; largeTreeBytes?: number } = {},
 ): RipgrepPlan | null {
   // ripgrep cannot refuse files with several hard links.
   if (context.strictLinks) return null;
@@ -326,6 +392,7 @@ export function planRipgrep(
   }
   const mode = input.output_mode ?? "content";
   const contextLines = mode === "content" ? input.context ?? 0 : 0;
+  const limitFileSize = options.limitFileSize ?? false;
   const walk = [
     "--no-config",
     // Ignore files: .gitignore in every directory, whether or not git is there, and nothing else.
@@ -334,8 +401,8 @@ export function planRipgrep(
     "--no-ignore-exclude",
     "--no-require-git",
     "--hidden",
-    "--max-filesize",
-    String(MAX_GREP_FILE_BYTES),
+    // Costs a stat of every file: only where the files searched add up to the limit (see `#largeTrees`).
+    ...(limitFileSize ? ["--max-filesize", String(MAX_GREP_FILE_BYTES)] : []),
     ...[...EXCLUDED_DIRECTORY_NAMES].flatMap((name) => ["--glob", `!${name}/`]),
     ...binaryTypeArguments(),
     "--type-not",
@@ -366,6 +433,8 @@ export function planRipgrep(
     context: contextLines,
     limit: input.head_limit ?? DEFAULT_HEAD_LIMIT,
     prefilter,
+    limitFileSize,
+    largeTreeBytes: Math.min(options.largeTreeBytes ?? MAX_GREP_FILE_BYTES, MAX_GREP_FILE_BYTES),
     search,
   };
 }
@@ -414,6 +483,11 @@ export async function answerFromRipgrep(
   const report = readRipgrepOutput(run.stdout, run.stderr);
   const problem = treeProblem(walk, report) ?? outputProblem(walk, report);
   if (problem !== null) return problem;
+  // Without `--max-filesize` (a stat of every file), searched files that add up to less than the limit
+  // prove that none of them alone reaches it.
+  if (!plan.limitFileSize && (report.bytesSearched ?? Infinity) >= plan.largeTreeBytes) {
+    return { ...fallback("ripgrep may have searched a file larger than the limit"), large: true };
+  }
   const slicer = new TimeSlicer(signal, { deadline: started + context.timeoutMs });
   const collector = new GrepCollector({ mode: plan.mode, context: plan.context, limit: plan.limit });
   const checker = new LineChecker(plan, slicer);

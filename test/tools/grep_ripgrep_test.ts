@@ -42,7 +42,12 @@ function bytes(...parts: (string | number[])[]): Uint8Array {
 /** A session's ripgrep path over a real read-only sandbox; the worker's part runs in this process. */
 async function openRipgrep(
   root: string,
-  options: Partial<RipgrepGrepOptions> & { additionalRoots?: string[]; excluded?: string[] } = {},
+  options: Partial<RipgrepGrepOptions> & {
+    additionalRoots?: string[];
+    excluded?: string[];
+    /** Told the arguments of each ripgrep search. */
+    onSearch?: (search: readonly string[]) => void;
+  } = {},
 ): Promise<{ grep: RipgrepGrep; context: ToolCallContext } & AsyncDisposable> {
   const sandbox = await ShellSandbox.open({
     root,
@@ -62,8 +67,13 @@ async function openRipgrep(
       const result = await grepTool.execute({ ...context, signal }, input as GrepInput);
       return { result, status: result.isError ? "failed" : "completed" };
     },
-    runRipgrep: (search, runOptions) =>
-      runRipgrep(sandbox, { rg, ...search }, { ...runOptions, maxOutputChars: MAX_RIPGREP_OUTPUT_CHARS }),
+    runRipgrep: (search, runOptions) => {
+      options.onSearch?.(search.search);
+      return runRipgrep(sandbox, { rg, ...search }, {
+        ...runOptions,
+        maxOutputChars: MAX_RIPGREP_OUTPUT_CHARS,
+      });
+    },
     ...options,
   });
   const context = callContext(root, {
@@ -471,6 +481,85 @@ Deno.test({
     await t.step("the session's own writes drop the walks", async () => {
       setup.grep.forget();
       deepStrictEqual(await run({ pattern: "match" }), { engine: "ripgrep", recent: false });
+    });
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep runs ripgrep again with a size limit where the files searched add up to it",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, { "a.txt": "match one\n", "b/c.txt": "match two\n" });
+    const limited: boolean[] = [];
+    await using setup = await openRipgrep(workspace.root, {
+      largeTreeBytes: 10,
+      onSearch: (search) => limited.push(search.includes("--max-filesize")),
+    });
+    const { engine, fallback } = await compare(setup, { pattern: "match" });
+    equal(engine, "ripgrep", `fell back: ${fallback}`);
+    deepStrictEqual(limited, [false, true]);
+    // The next call asks for the limit at once, and agrees too.
+    const again = await compare(setup, { pattern: "two", output_mode: "count" });
+    equal(again.engine, "ripgrep", `fell back: ${again.fallback}`);
+    deepStrictEqual(limited, [false, true, true]);
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep ends a ripgrep it started when the worker answers within its budget",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, { "a.txt": "match\n" });
+    // ripgrep starts at once, and the worker still answers first: the sandbox must end with the call.
+    let searches = 0;
+    await using setup = await openRipgrep(workspace.root, {
+      prepassBudgetMs: 10_000,
+      headStartMs: 0,
+      onSearch: () => searches++,
+      // The worker answers only after ripgrep has started.
+      runWorker: async (input, context, signal) => {
+        while (searches === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+        const result = await grepTool.execute({ ...context, signal }, input as GrepInput);
+        return { result, status: result.isError ? "failed" : "completed" };
+      },
+    });
+    const { engine } = await compare(setup, { pattern: "match" });
+    equal(engine, "typescript");
+    equal(searches, 1);
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep walks alongside ripgrep when the worker saw no match within its budget",
+  ignore: missing,
+  async fn(t) {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, {
+      ".gitignore": "*.log\n",
+      "a.txt": "match a\n",
+      "b/c.txt": "match c\n",
+    });
+    // A budget spent before the first file: the worker never answers, and never sees a match.
+    await using setup = await openRipgrep(workspace.root, { prepassBudgetMs: 1e-9, smallTreeFiles: 0 });
+    const run = async (input: GrepInput) => {
+      const outcome = await setup.grep.run(input, setup.context, new AbortController().signal);
+      const expected = await grepTool.execute(
+        { ...setup.context, signal: new AbortController().signal },
+        input,
+      );
+      ok(outcome !== null, setup.grep.lastFallback ?? "declined");
+      equal(outcome.result.content, expected.content);
+      deepStrictEqual(comparable(outcome.result), comparable(expected));
+      return { engine: outcome.result.metadata.engine, recent: setup.grep.lastUsedRecentWalk };
+    };
+    await t.step("the first call searches and walks in one worker call", async () => {
+      deepStrictEqual(await run({ pattern: "match" }), { engine: "ripgrep", recent: false });
+    });
+    await t.step("a later call without a match shows the counts of now", async () => {
+      await Deno.writeTextFile(join(workspace.root, "b/x.log"), "ignored\n");
+      deepStrictEqual(await run({ pattern: "no such text" }), { engine: "ripgrep", recent: false });
     });
   },
 });

@@ -72,7 +72,10 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 // How many times `isOpenedAt` looks the path up again. Each look-up is two path resolutions that another
 // process could answer differently by swapping a directory for a symlink between them. Repeating makes a
 // lucky interleaving much rarer; it is no proof: without openat2 or a mount namespace, no path-based check is.
-const LOCATION_CHECKS = 4;
+// With 4, an adversary swapping a directory thousands of times a millisecond (test/tools/_fs_test.ts) got an
+// outside file through once in roughly 20 suite runs; readVerified also checks again after reading, so a
+// swap must win both rounds, far apart in time.
+const LOCATION_CHECKS = 8;
 
 /** SHA-256 of bytes, lowercase hex. */
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
@@ -137,6 +140,10 @@ export async function readVerified(
         reason: "too-large",
         message: `the file grew past ${maxBytes} bytes while being read`,
       };
+    }
+    // A second round, after the read: a swap that fooled the first must also fool this one.
+    if (!await isOpenedAt(path, opened)) {
+      return changed("the file or a parent directory was replaced while it was being read; try again");
     }
     return { ok: true, bytes, links };
   } catch (error) {

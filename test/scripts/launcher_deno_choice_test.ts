@@ -1,0 +1,87 @@
+/**
+ * scripts/mewcode picks the Deno it runs from PATH only where neither the workspace nor anyone else can
+ * have put it: a `deno` that says it is the pinned version, planted in the workspace, in a temporary
+ * directory or in a world-writable directory earlier on PATH, is passed over for the real one.
+ */
+import { equal } from "node:assert/strict";
+import { join } from "node:path";
+import { LAUNCHER } from "../_fakes/run_cli.ts";
+
+const PINNED = "2.9.6";
+const CHECKOUT = new URL("../../", import.meta.url).pathname;
+const TEMPORARY = ["/tmp/", "/var/tmp/", "/dev/shm/"];
+
+/**
+ * A new directory outside the temporary directories (which the launcher refuses outright), so that only
+ * its world-writable check can refuse a Deno there: beside the checkout, or in a system directory when the
+ * checkout itself lies in /tmp.
+ */
+async function directoryOutsideTemporary(): Promise<string> {
+  for (const parent of [CHECKOUT, "/var/cache", "/opt", "/srv"]) {
+    const real = await Deno.realPath(parent).catch(() => null);
+    if (real === null || TEMPORARY.some((prefix) => `${real}/`.startsWith(prefix))) continue;
+    try {
+      return await Deno.makeTempDir({ dir: real, prefix: ".mewcode-launcher-open-" });
+    } catch {
+      // Not writable here: try the next.
+    }
+  }
+  throw new Error("no writable directory outside /tmp, /var/tmp and /dev/shm for the test");
+}
+
+/** A stand-in Deno that claims the pinned version; it must never be the one chosen. */
+async function plantDeno(directory: string): Promise<void> {
+  await Deno.mkdir(directory, { recursive: true });
+  const path = join(directory, "deno");
+  await Deno.writeTextFile(path, `#!/bin/sh\necho "deno ${PINNED} (planted)"\n`);
+  await Deno.chmod(path, 0o755);
+}
+
+/** The Deno the launcher would run, with `dirs` first on PATH, from `cwd`. */
+async function chosenDeno(dirs: string[], cwd: string): Promise<string> {
+  const realDeno = await Deno.realPath(Deno.execPath());
+  const output = await new Deno.Command(LAUNCHER, {
+    args: ["--version"],
+    cwd,
+    clearEnv: true,
+    env: {
+      PATH: [...dirs, join(realDeno, ".."), "/usr/bin", "/bin"].join(":"),
+      HOME: cwd,
+      MEWCODE_PRINT_COMMAND: "1",
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  return new TextDecoder().decode(output.stdout).split("\n")[0]!;
+}
+
+Deno.test("the launcher passes over a planted deno in the workspace, in /tmp and in a world-writable directory", async (t) => {
+  const realDeno = await Deno.realPath(Deno.execPath());
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "mewcode-launcher-ws-" }));
+  const open = await directoryOutsideTemporary();
+  try {
+    await t.step("a deno inside the workspace, first on PATH", async () => {
+      await plantDeno(join(workspace, "node_modules", ".bin"));
+      equal(await chosenDeno([join(workspace, "node_modules", ".bin")], workspace), realDeno);
+    });
+    await t.step(
+      "a deno inside the workspace, reached through a relative PATH entry",
+      async () => {
+        equal(await chosenDeno(["node_modules/.bin"], workspace), realDeno);
+      },
+    );
+    await t.step("a deno in a world-writable directory outside the workspace", async () => {
+      await plantDeno(open);
+      await Deno.chmod(open, 0o777);
+      equal(await chosenDeno([open], workspace), realDeno);
+    });
+    await t.step("the same directory once it is no longer world-writable is trusted", async () => {
+      await Deno.chmod(open, 0o755);
+      equal(await chosenDeno([open], workspace), join(await Deno.realPath(open), "deno"));
+    });
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
+    await Deno.remove(open, { recursive: true });
+  }
+});

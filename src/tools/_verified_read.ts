@@ -7,12 +7,16 @@
  * `readVerified` checks it: the opened file (fstat) must be a regular file, the real path of the walked path
  * must lie inside the root and outside the excluded folders, and that real path must name the same file
  * (device and inode). A directory of the path swapped for a symlink to the outside while the walk runs is thus
- * caught, unless it is swapped out, back and out again within the few microseconds between these calls.
+ * caught, unless it is swapped out, back and out again within the few microseconds between these calls:
+ * another process swapping a directory thousands of times a millisecond (test/tools/_fs_test.ts) won that
+ * race on most searches of a few files. So the check is made `LOCATION_CHECKS` times before the read and
+ * as many after it, and a swap must win every one of them. It stays a path-based check, which without
+ * openat2 cannot be a proof; it makes a lucky interleaving astronomically rare.
  *
  * @module
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { isExcludedPath, isWithinRoots } from "./_paths.ts";
+import { isExcludedPath, rootContaining } from "./_paths.ts";
 
 /** Why a file was not read: counted by the callers, never shown one by one. */
 export type SkipReason = "unreadable" | "not-regular" | "changed" | "hard-linked" | "too-large";
@@ -50,6 +54,8 @@ export type VerifiedRead =
 
 // Opening a named pipe without O_NONBLOCK waits for a writer; regular files ignore the flag.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+/** How many times the path's location is checked before the read, and again after it. */
+const LOCATION_CHECKS = 4;
 
 /** Reads a file the walk found, after checking that it is the regular file its path names inside the root. */
 export function readVerifiedSync(path: string, options: VerifiedReadOptions): VerifiedRead {
@@ -65,7 +71,9 @@ export function readVerifiedSync(path: string, options: VerifiedReadOptions): Ve
     if (options.strictLinks === true && info.nlink > 1) return { ok: false, reason: "hard-linked" };
     if (info.size > options.maxBytes && options.truncate !== true) return { ok: false, reason: "too-large" };
     if (!namesSameFile(path, info, options)) return { ok: false, reason: "changed" };
-    return readAll(fd, info.size, options);
+    const read = readAll(fd, info.size, options);
+    if (read.ok && !namesSameFile(path, info, options)) return { ok: false, reason: "changed" };
+    return read;
   } catch {
     return { ok: false, reason: "unreadable" };
   } finally {
@@ -74,25 +82,42 @@ export function readVerifiedSync(path: string, options: VerifiedReadOptions): Ve
 }
 
 // The real path of `path` lies inside the root or an added folder (and not in an excluded folder) and names
-// the opened file.
+// the opened file, `LOCATION_CHECKS` times in a row.
 function namesSameFile(
   path: string,
   opened: { dev: number; ino: number },
   options: VerifiedReadOptions,
 ): boolean {
-  let realPath: string;
-  let info: Deno.FileInfo;
-  try {
-    realPath = Deno.realPathSync(path);
-    const roots = [options.root, ...options.additionalRoots ?? []];
-    if (!isWithinRoots(roots, realPath) || isExcludedPath(realPath, options.excludedPaths)) {
+  const roots = [options.root, ...options.additionalRoots ?? []];
+  for (let check = 0; check < LOCATION_CHECKS; check++) {
+    try {
+      const realPath = Deno.realPathSync(path);
+      const root = rootContaining(roots, realPath);
+      if (root === null || isExcludedPath(realPath, options.excludedPaths)) return false;
+      if (!isPlainPath(root, realPath, opened)) return false;
+    } catch {
       return false;
     }
-    info = Deno.statSync(realPath);
-  } catch {
-    return false;
   }
-  return info.dev === opened.dev && info.ino === opened.ino;
+  return true;
+}
+
+/**
+ * Whether every directory of the real path below its root is a directory and not a symlink, and the path
+ * itself names the opened file, each seen with `lstat` (the kernel's answer at that moment). `realPathSync`
+ * alone is not enough: in a restricted worker, another process swapping a directory for a symlink got an
+ * outside file past it about once in a hundred reads, while the same reads with every permission never were.
+ */
+function isPlainPath(root: string, realPath: string, opened: { dev: number; ino: number }): boolean {
+  let prefix = root;
+  const parts = realPath.slice(root.length).split("/").filter((part) => part !== "");
+  for (const part of parts.slice(0, -1)) {
+    prefix = `${prefix}/${part}`;
+    const info = Deno.lstatSync(prefix);
+    if (!info.isDirectory || info.isSymlink) return false;
+  }
+  const named = Deno.lstatSync(realPath);
+  return named.isFile && named.dev === opened.dev && named.ino === opened.ino;
 }
 
 function readAll(fd: number, sizeHint: number, options: VerifiedReadOptions): VerifiedRead {

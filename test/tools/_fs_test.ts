@@ -18,6 +18,7 @@ import {
   startToolWorker,
   workerPermissions,
 } from "../_fakes/tool_context.ts";
+import { startSwapper } from "../_fakes/swapper.ts";
 
 const SECRET = "outside secret\n";
 const PAYLOAD = "written by the tool\n";
@@ -28,54 +29,6 @@ const RACE_MILLISECONDS = 8_000;
 const BLOCKED_MILLISECONDS = 5_000;
 // The swapper exchanges two names atomically with renameat2(RENAME_EXCHANGE), a Linux system call.
 const LINUX = Deno.build.os === "linux";
-
-/**
- * Another process that swaps two paths in a tight loop with renameat2(RENAME_EXCHANGE), so each name is
- * always one of the two (never missing), thousands of times a millisecond: the fastest adversary a
- * sandboxed program could be. A shell loop of `mv`/`ln` is a thousand times slower and leaves gaps.
- */
-async function startSwapper(first: string, second: string): Promise<AsyncDisposable> {
-  // renameat2(AT_FDCWD = -100, first, AT_FDCWD, second, RENAME_EXCHANGE = 2), through libc.
-  const script = `const libc = Deno.dlopen("libc.so.6", {
-  renameat2: { parameters: ["i32", "buffer", "i32", "buffer", "u32"], result: "i32" },
-});
-const encoder = new TextEncoder();
-const first = encoder.encode(Deno.args[0] + "\\0");
-const second = encoder.encode(Deno.args[1] + "\\0");
-while (true) libc.symbols.renameat2(-100, first, -100, second, 2);`;
-  const before = await Deno.lstat(first);
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--no-config",
-      "--allow-ffi",
-      `data:text/javascript;base64,${btoa(script)}`,
-      first,
-      second,
-    ],
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  const stop = async (): Promise<void> => {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // Already exited.
-    }
-    await child.status;
-  };
-  const deadline = Date.now() + 10_000;
-  while ((await Deno.lstat(first)).ino === before.ino) {
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error("The swapper process never swapped the paths");
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return { [Symbol.asyncDispose]: stop };
-}
 
 /** Files under a directory that are not empty, and every name in it. */
 async function contentsOf(directory: string): Promise<{ names: string[]; nonEmpty: string[] }> {
@@ -372,5 +325,41 @@ Deno.test({
       }
     }
     assertExercised(outcomes);
+  },
+});
+
+Deno.test({
+  name: "Grep in a worker never returns an outside line while another process swaps a directory",
+  ignore: !LINUX,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await using outside = await createTempWorkspace("mewcode-outside-");
+    const { root } = workspace;
+    await Deno.mkdir(`${root}/dir`);
+    for (let index = 0; index < 5; index++) {
+      await Deno.writeTextFile(`${root}/dir/f${index}.txt`, "needle inside\n");
+      await Deno.writeTextFile(`${outside.root}/f${index}.txt`, `needle ${SECRET}`);
+    }
+    await Deno.symlink(outside.root, `${root}/dir.alt`);
+    using worker = startToolWorker(
+      { grepTool: new URL("../../src/tools/grep.ts", import.meta.url) },
+      workerPermissions(root, "read"),
+    );
+    const outcomes = new Set<string>();
+    await using _swapper = await startSwapper(`${root}/dir`, `${root}/dir.alt`);
+    const deadline = Date.now() + RACE_MILLISECONDS;
+    let searches = 0;
+    for (; searches < RACE_CALLS && Date.now() < deadline; searches++) {
+      const result = await worker.execute("grepTool", callContext(root), {
+        pattern: "needle",
+        path: `${root}/dir`,
+      });
+      assertExcludes(result.content, SECRET.trim());
+      if (result.content.includes("needle inside")) outcomes.add("found inside");
+      if (/replaced while being searched/.test(result.content)) outcomes.add("caught a swap");
+    }
+    assert(searches > 10, `only ${searches} searches ran`);
+    // The swapper really raced the reads: at least one was caught in the act.
+    assert(outcomes.has("caught a swap"), `the race was not exercised: ${[...outcomes].join(", ")}`);
   },
 });

@@ -8,10 +8,13 @@
  * must lie inside the root and outside the excluded folders, and that real path must name the same file
  * (device and inode). A directory of the path swapped for a symlink to the outside while the walk runs is thus
  * caught, unless it is swapped out, back and out again within the few microseconds between these calls:
- * another process swapping a directory thousands of times a millisecond (test/tools/_fs_test.ts) won that
- * race on most searches of a few files. So the check is made `LOCATION_CHECKS` times before the read and
- * as many after it, and a swap must win every one of them. It stays a path-based check, which without
- * openat2 cannot be a proof; it makes a lucky interleaving astronomically rare.
+ * another process swapping a directory thousands of times a millisecond (test/tools/_fs_test.ts) wins one
+ * such check on about half of its reads in a restricted worker (in-process, never). So a caller about to
+ * show a file's content (Grep, for a file with matches) confirms it with `confirmLocation`:
+ * `LOCATION_CHECKS` stronger checks (`lstat` of every directory of the real path) at random intervals, which
+ * a swap must all win. Content that is read but never shown (files without matches, ignore rules) costs
+ * only the one check. It stays a path-based check, which without openat2 cannot be a proof; it makes a
+ * lucky interleaving very rare.
  *
  * @module
  */
@@ -49,13 +52,15 @@ export type VerifiedRead =
     buffer: Uint8Array;
     /** Whether the file was longer than `maxBytes` (only with `truncate`). */
     truncated: boolean;
+    /** The opened file, for `confirmLocation`. */
+    identity: FileIdentity;
   }
   | { ok: false; reason: SkipReason };
 
 // Opening a named pipe without O_NONBLOCK waits for a writer; regular files ignore the flag.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
-/** How many times the path's location is checked before the read, and again after it. */
-const LOCATION_CHECKS = 4;
+/** How many checks in a row `confirmLocation` makes. */
+const LOCATION_CHECKS = 8;
 
 /** Reads a file the walk found, after checking that it is the regular file its path names inside the root. */
 export function readVerifiedSync(path: string, options: VerifiedReadOptions): VerifiedRead {
@@ -70,10 +75,8 @@ export function readVerifiedSync(path: string, options: VerifiedReadOptions): Ve
     if (!info.isFile()) return { ok: false, reason: "not-regular" };
     if (options.strictLinks === true && info.nlink > 1) return { ok: false, reason: "hard-linked" };
     if (info.size > options.maxBytes && options.truncate !== true) return { ok: false, reason: "too-large" };
-    if (!namesSameFile(path, info, options)) return { ok: false, reason: "changed" };
-    const read = readAll(fd, info.size, options);
-    if (read.ok && !namesSameFile(path, info, options)) return { ok: false, reason: "changed" };
-    return read;
+    if (!locatedInside(path, info, options)) return { ok: false, reason: "changed" };
+    return readAll(fd, info.size, options, { dev: info.dev, ino: info.ino });
   } catch {
     return { ok: false, reason: "unreadable" };
   } finally {
@@ -81,12 +84,20 @@ export function readVerifiedSync(path: string, options: VerifiedReadOptions): Ve
   }
 }
 
-// The real path of `path` lies inside the root or an added folder (and not in an excluded folder) and names
-// the opened file, `LOCATION_CHECKS` times in a row.
-function namesSameFile(
+/** What identifies an opened file. */
+export interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+/**
+ * Whether `path` still names the file read as `identity`, inside the workspace, `LOCATION_CHECKS` times in
+ * a row: for a file whose content is about to be shown.
+ */
+export function confirmLocation(
   path: string,
-  opened: { dev: number; ino: number },
-  options: VerifiedReadOptions,
+  identity: FileIdentity,
+  options: Pick<VerifiedReadOptions, "root" | "additionalRoots" | "excludedPaths">,
 ): boolean {
   const roots = [options.root, ...options.additionalRoots ?? []];
   for (let check = 0; check < LOCATION_CHECKS; check++) {
@@ -94,12 +105,40 @@ function namesSameFile(
       const realPath = Deno.realPathSync(path);
       const root = rootContaining(roots, realPath);
       if (root === null || isExcludedPath(realPath, options.excludedPaths)) return false;
-      if (!isPlainPath(root, realPath, opened)) return false;
+      if (!isPlainPath(root, realPath, identity)) return false;
     } catch {
       return false;
     }
+    spinAWhile();
   }
   return true;
+}
+
+/**
+ * Waits a random few microseconds. A swapper running in a tight loop falls into step with checks made at a
+ * steady rhythm, and then wins them together; checks spaced at random intervals it wins one at a time.
+ */
+function spinAWhile(): void {
+  const until = performance.now() + Math.random() * 0.02;
+  while (performance.now() < until) {
+    // Busy: the worker has nothing else to do meanwhile, and a timer cannot wait microseconds.
+  }
+}
+
+// The one check of every read: the real path of `path` lies inside the root or an added folder (and not in
+// an excluded folder) and names the opened file.
+function locatedInside(path: string, opened: FileIdentity, options: VerifiedReadOptions): boolean {
+  try {
+    const realPath = Deno.realPathSync(path);
+    const roots = [options.root, ...options.additionalRoots ?? []];
+    if (rootContaining(roots, realPath) === null || isExcludedPath(realPath, options.excludedPaths)) {
+      return false;
+    }
+    const info = Deno.statSync(realPath);
+    return info.dev === opened.dev && info.ino === opened.ino;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -108,7 +147,7 @@ function namesSameFile(
  * alone is not enough: in a restricted worker, another process swapping a directory for a symlink got an
  * outside file past it about once in a hundred reads, while the same reads with every permission never were.
  */
-function isPlainPath(root: string, realPath: string, opened: { dev: number; ino: number }): boolean {
+function isPlainPath(root: string, realPath: string, opened: FileIdentity): boolean {
   let prefix = root;
   const parts = realPath.slice(root.length).split("/").filter((part) => part !== "");
   for (const part of parts.slice(0, -1)) {
@@ -120,7 +159,12 @@ function isPlainPath(root: string, realPath: string, opened: { dev: number; ino:
   return named.isFile && named.dev === opened.dev && named.ino === opened.ino;
 }
 
-function readAll(fd: number, sizeHint: number, options: VerifiedReadOptions): VerifiedRead {
+function readAll(
+  fd: number,
+  sizeHint: number,
+  options: VerifiedReadOptions,
+  identity: FileIdentity,
+): VerifiedRead {
   const limit = options.maxBytes;
   let buffer = options.buffer ?? new Uint8Array(0);
   const wanted = Math.min(sizeHint, limit) + 1;
@@ -142,7 +186,7 @@ function readAll(fd: number, sizeHint: number, options: VerifiedReadOptions): Ve
   }
   if (length > limit) {
     if (options.truncate !== true) return { ok: false, reason: "too-large" };
-    return { ok: true, bytes: buffer.subarray(0, limit), buffer, truncated: true };
+    return { ok: true, bytes: buffer.subarray(0, limit), buffer, truncated: true, identity };
   }
-  return { ok: true, bytes: buffer.subarray(0, length), buffer, truncated: false };
+  return { ok: true, bytes: buffer.subarray(0, length), buffer, truncated: false, identity };
 }

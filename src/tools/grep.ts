@@ -28,7 +28,7 @@ import type { LineMatcher } from "./_line_search.ts";
 import { isExcludedPath, rootContaining, safePath, validatePathInput } from "./_paths.ts";
 import { isBinaryPath, looksBinary, utf16Bom } from "./_text.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
-import { readVerifiedSync, type SkipReason } from "./_verified_read.ts";
+import { confirmLocation, type FileIdentity, readVerifiedSync, type SkipReason } from "./_verified_read.ts";
 import { Walker } from "./_walk.ts";
 import {
   defineTool,
@@ -268,24 +268,28 @@ class Search {
       collector.skipped.binary++;
       return true;
     }
-    const text = this.#readText(path);
-    if (text === null) return true;
+    const read = this.#readText(path);
+    if (read === null) return true;
+    const { text, identity } = read;
     const { slicer } = this.#options;
     const mode: GrepMode = collector.options.mode;
     switch (mode) {
       case "files_with_matches": {
         const count = await countMatchingLines(text, this.#matcher, { slicer, max: 1 });
         if (count === null) return this.#stop();
-        return count === 0 ? true : collector.addFile(shownPath);
+        if (count === 0 || !this.#confirm(path, identity)) return true;
+        return collector.addFile(shownPath);
       }
       case "count": {
         const count = await countMatchingLines(text, this.#matcher, { slicer });
         if (count === null) return this.#stop();
+        if (count > 0 && !this.#confirm(path, identity)) return true;
         return collector.addCount(shownPath, count);
       }
       case "content": {
         const found = await findMatchingLines(text, this.#matcher, { slicer, max: collector.wantedLines });
         if (found === null) return this.#stop();
+        if (found.length > 0 && !this.#confirm(path, identity)) return true;
         return collector.addLines(text, shownPath, found);
       }
       default:
@@ -298,8 +302,20 @@ class Search {
     return false;
   }
 
+  // A file about to be shown is checked again, many times (see `confirmLocation`); counted when it fails.
+  #confirm(path: string, identity: FileIdentity): boolean {
+    const { call } = this.#options;
+    const confirmed = confirmLocation(path, identity, {
+      root: call.root,
+      additionalRoots: call.additionalRoots,
+      excludedPaths: call.excludedPaths,
+    });
+    if (!confirmed) this.collector.skipped.changed++;
+    return confirmed;
+  }
+
   // Reads a file into the reused buffer and decodes it; null (and counted) when skipped.
-  #readText(path: string): string | null {
+  #readText(path: string): { text: string; identity: FileIdentity } | null {
     const { call } = this.#options;
     const skipped = this.collector.skipped;
     const read = readVerifiedSync(path, {
@@ -324,6 +340,9 @@ class Search {
     // A UTF-16 BOM makes looksBinary say text; the default decoder drops a UTF-8 BOM.
     const wide = utf16Bom(bytes);
     const text = wide === null ? this.#decoder.decode(bytes) : new TextDecoder(wide).decode(bytes);
-    return this.#matcher.normalizeCrlf && text.includes("\r\n") ? text.replaceAll("\r\n", "\n") : text;
+    return {
+      text: this.#matcher.normalizeCrlf && text.includes("\r\n") ? text.replaceAll("\r\n", "\n") : text,
+      identity: read.identity,
+    };
   }
 }

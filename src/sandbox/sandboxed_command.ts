@@ -81,7 +81,11 @@ export async function runSandboxedCommand(
   let ready = plan.wrapper.length === 0;
   let killRequested = false;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
+  // The announcement can be read after the exit was seen: a stop requested then has nothing left to kill,
+  // and must not leave a timer behind.
+  let exited = false;
   const kill = () => {
+    if (exited) return;
     try {
       // The main process may signal the whole group (the Bash worker may not).
       Deno.kill(-child.pid, "SIGTERM");
@@ -125,6 +129,7 @@ export async function runSandboxedCommand(
   try {
     status = await child.status;
   } finally {
+    exited = true;
     clearTimeout(timer);
     clearTimeout(readyTimer);
     clearTimeout(killTimer);

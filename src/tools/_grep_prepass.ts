@@ -137,9 +137,12 @@ export class WalkRecorder {
     this.#progress.push(walker.ignoredFiles, walker.ignoredDirectories);
   }
 
-  /** Whether the search budget is spent. */
-  overBudget(): boolean {
-    return performance.now() > this.#deadline;
+  /**
+   * Whether the search budget is spent, not counting `excludedMs` (the time spent confirming the location
+   * of files with matches, which a search with few of them pays in any case: see `confirmLocation`).
+   */
+  overBudget(excludedMs = 0): boolean {
+    return performance.now() - excludedMs > this.#deadline;
   }
 
   /**

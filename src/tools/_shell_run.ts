@@ -214,6 +214,8 @@ class TreeKiller {
   }
 
   #kill(): void {
+    // The announcement can be read after the exit was seen: nothing is left to kill, and no timer may stay.
+    if (this.#done) return;
     this.#signal("SIGTERM");
     this.#escalation = setTimeout(() => this.#signal("SIGKILL"), KILL_GRACE_MS);
   }

@@ -180,7 +180,7 @@ export const grepTool = defineTool({
         }
         recorder?.record(file.relativePath, walker);
         if (!searching) continue;
-        if (recorder?.overBudget()) {
+        if (recorder?.overBudget(search.confirmMs)) {
           if (!recorder.walks) return recorder.budgetSpent(search.collector.files > 0);
           searching = false;
           continue;
@@ -254,6 +254,8 @@ class Search {
   #decoder = new TextDecoder();
   /** Whether the slicer stopped the search (cancelled or past the deadline). */
   stopped = false;
+  /** Milliseconds spent confirming the location of files with matches. */
+  confirmMs = 0;
 
   constructor(matcher: LineMatcher, options: SearchOptions) {
     this.#matcher = matcher;
@@ -305,11 +307,13 @@ class Search {
   // A file about to be shown is checked again, many times (see `confirmLocation`); counted when it fails.
   #confirm(path: string, identity: FileIdentity): boolean {
     const { call } = this.#options;
+    const started = performance.now();
     const confirmed = confirmLocation(path, identity, {
       root: call.root,
       additionalRoots: call.additionalRoots,
       excludedPaths: call.excludedPaths,
     });
+    this.confirmMs += performance.now() - started;
     if (!confirmed) this.collector.skipped.changed++;
     return confirmed;
   }

@@ -145,7 +145,7 @@ function locatedInside(path: string, opened: FileIdentity, options: VerifiedRead
  * Whether every directory of the real path below its root is a directory and not a symlink, and the path
  * itself names the opened file, each seen with `lstat` (the kernel's answer at that moment). `realPathSync`
  * alone is not enough: in a restricted worker, another process swapping a directory for a symlink got an
- * outside file past it about once in a hundred reads, while the same reads with every permission never were.
+ * outside file past it on about half of the raced reads, while the same reads with every permission never.
  */
 function isPlainPath(root: string, realPath: string, opened: FileIdentity): boolean {
   let prefix = root;

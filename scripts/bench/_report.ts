@@ -1,6 +1,7 @@
 /**
  * What each benchmark returns to `scripts/bench.ts`: its Markdown section, and the goals it measured, which
- * the report gathers into one table at the top of BENCHMARKS.md (met or not, with the numbers).
+ * the report gathers into one table at the top of BENCHMARKS.md (met or not, with the numbers); and the
+ * measuring helpers they share (medians, the load, a process tree's memory from /proc).
  *
  * @module
  */
@@ -57,4 +58,44 @@ export function loadAverage(): string {
   } catch {
     return "unknown";
   }
+}
+
+/** A field of /proc/PID/status in kB (VmHWM, VmRSS, …), or null when the process is gone. */
+export function statusKilobytes(pid: number, field: string): number | null {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(`/proc/${pid}/status`);
+  } catch {
+    return null;
+  }
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text);
+  return match === null ? null : Number(match[1]);
+}
+
+/** Every live descendant of a process (through each of its threads' children lists). */
+export function descendants(pid: number): number[] {
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const current = queue.shift()!;
+    let tasks: Deno.DirEntry[];
+    try {
+      tasks = [...Deno.readDirSync(`/proc/${current}/task`)];
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      let children: string;
+      try {
+        children = Deno.readTextFileSync(`/proc/${current}/task/${task.name}/children`);
+      } catch {
+        continue;
+      }
+      for (const child of children.split(" ").filter((part) => part !== "")) {
+        found.push(Number(child));
+        queue.push(Number(child));
+      }
+    }
+  }
+  return found;
 }

@@ -24,7 +24,15 @@ import { grepTool } from "../../src/tools/grep.ts";
 import { profileFor } from "../../src/execution/profiles.ts";
 import { createToolRuntime, type ToolRuntime } from "../../src/execution/runtime.ts";
 import type { ShellPlan, ToolContext, ToolResult } from "../../src/tools/tool.ts";
-import { type BenchOptions, type BenchSection, type Goal, loadAverage, median } from "./_report.ts";
+import {
+  type BenchOptions,
+  type BenchSection,
+  descendants,
+  type Goal,
+  loadAverage,
+  median,
+  statusKilobytes,
+} from "./_report.ts";
 
 /** Sizes of a generated tree. */
 interface TreeShape {
@@ -629,39 +637,9 @@ async function runRssChild(root: string): Promise<void> {
   }
 }
 
+/** A field of /proc/PID/status in MB, 0 when the process is gone. */
 function statusField(pid: number, field: string): number {
-  try {
-    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(
-      Deno.readTextFileSync(`/proc/${pid}/status`),
-    );
-    return match === null ? 0 : Number(match[1]) / 1024;
-  } catch {
-    return 0;
-  }
-}
-
-/** The process ids of `pid`'s descendants, from /proc. */
-function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      children.set(parent, [...children.get(parent) ?? [], Number(entry.name)]);
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  const found: number[] = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    for (const child of children.get(queue.shift()!) ?? []) {
-      found.push(child);
-      queue.push(child);
-    }
-  }
-  return found;
+  return (statusKilobytes(pid, field) ?? 0) / 1024;
 }
 
 async function measureTurnMemory(root: string): Promise<TurnMemory> {

@@ -22,7 +22,15 @@
 import { join } from "node:path";
 import { type FakeAnthropic, startFakeAnthropic, turn } from "../../test/fake_anthropic/server.ts";
 import { readRuntimeFlags } from "../compile.ts";
-import { type BenchOptions, type BenchSection, type Goal, loadAverage, median } from "./_report.ts";
+import {
+  type BenchOptions,
+  type BenchSection,
+  descendants,
+  type Goal,
+  loadAverage,
+  median,
+  statusKilobytes,
+} from "./_report.ts";
 
 const CHECKOUT = new URL("../../", import.meta.url).pathname;
 const LAUNCHER = join(CHECKOUT, "scripts", "mewcode");
@@ -264,45 +272,6 @@ function sampleMemory(pid: number): { stop(): Promise<number> } {
       return peak;
     },
   };
-}
-
-function statusKilobytes(pid: number, field: string): number | null {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(`/proc/${pid}/status`);
-  } catch {
-    return null;
-  }
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text);
-  return match === null ? null : Number(match[1]);
-}
-
-/** Every live descendant of a process (through each of its threads' children lists). */
-function descendants(pid: number): number[] {
-  const found: number[] = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    const current = queue.shift()!;
-    let tasks: Deno.DirEntry[];
-    try {
-      tasks = [...Deno.readDirSync(`/proc/${current}/task`)];
-    } catch {
-      continue;
-    }
-    for (const task of tasks) {
-      let children: string;
-      try {
-        children = Deno.readTextFileSync(`/proc/${current}/task/${task.name}/children`);
-      } catch {
-        continue;
-      }
-      for (const child of children.split(" ").filter((part) => part !== "")) {
-        found.push(Number(child));
-        queue.push(Number(child));
-      }
-    }
-  }
-  return found;
 }
 
 interface Samples {

@@ -263,16 +263,10 @@ export class ShellSandbox {
     });
     const protection = await sandbox.#protection();
     const plan = sandbox.#callPlan(protection);
+    const ready = () =>
+      new ShellSandbox(options, { helpers, view, limits, seccomp, isolated: true, caveats, plan });
     if (options.deferPreflight) {
-      const deferred = new ShellSandbox(options, {
-        helpers,
-        view,
-        limits,
-        seccomp,
-        isolated: true,
-        caveats,
-        plan,
-      });
+      const deferred = ready();
       deferred.#deferred = { outcome: null };
       return deferred;
     }
@@ -283,7 +277,7 @@ export class ShellSandbox {
       await limits.close();
       return unavailable(failure);
     }
-    return new ShellSandbox(options, { helpers, view, limits, seccomp, isolated: true, caveats, plan });
+    return ready();
   }
 
   /**

@@ -209,3 +209,17 @@ export class ConnectionServer {
     }
   }
 }
+
+/** A request body parsed as JSON, or null when it is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** Milliseconds since epoch with sub-millisecond precision, so that benchmarks can time short gaps. */
+export function preciseNow(): number {
+  return performance.timeOrigin + performance.now();
+}

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { type FragmentSize, splitFragments, type Step } from "./script.ts";
+import { escapeNonAscii, type FragmentSize, splitFragments, type Step } from "./script.ts";
 
 export type { Step };
 
@@ -285,11 +285,4 @@ export function chatError(
     headers: options.headers ?? {},
     rawBody: options.rawBody ?? null,
   };
-}
-
-function escapeNonAscii(json: string): string {
-  return json.replace(
-    /[\u007f-\uffff]/g,
-    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
 }

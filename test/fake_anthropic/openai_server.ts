@@ -34,10 +34,13 @@ import {
   closeQuietly,
   ConnectionServer,
   isDisconnect,
+  parseJson,
+  preciseNow,
   type RawRequest,
   readRequest,
   writeAll,
 } from "./_http.ts";
+import { isRecord } from "../../src/common/values.ts";
 import { checkChatRequest } from "./openai_rules.ts";
 import {
   type ChatErrorResponse,
@@ -343,22 +346,4 @@ async function writeBody(
     encoder.encode(`HTTP/1.1 ${status} ${status < 400 ? "OK" : "Error"}\r\n${head}\r\n`),
   );
   await writeAll(connection, bytes);
-}
-
-function parseJson(text: string): unknown {
-  if (text === "") return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Milliseconds since epoch with sub-millisecond precision, so that benchmarks can time short gaps. */
-function preciseNow(): number {
-  return performance.timeOrigin + performance.now();
 }

@@ -339,7 +339,8 @@ function chunks(text: string, size: number | null): string[] {
   return size === null ? [text] : splitFragments(text, size);
 }
 
-function escapeNonAscii(json: string): string {
+/** JSON with every character past ASCII as a \\u escape, as the API sends it. */
+export function escapeNonAscii(json: string): string {
   return json.replace(
     /[\u007f-\uffff]/g,
     (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`,

@@ -49,11 +49,14 @@ import {
   ConnectionServer,
   type ErrorAnswer,
   isDisconnect,
+  parseJson,
+  preciseNow,
   type RawRequest,
   readRequest,
   writeAll,
   writeError,
 } from "./_http.ts";
+import { isRecord } from "../../src/common/values.ts";
 import { checkMessagesRequest } from "./conversation_rules.ts";
 import { type HttpErrorResponse, seededRandom, splitBytes, type Step, TurnBuilder } from "./script.ts";
 
@@ -276,21 +279,4 @@ class FakeAnthropicServer implements FakeAnthropic {
       signal.addEventListener("abort", onAbort, { once: true });
     });
   }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Milliseconds since epoch with sub-millisecond precision, so that benchmarks can time short gaps. */
-function preciseNow(): number {
-  return performance.timeOrigin + performance.now();
 }

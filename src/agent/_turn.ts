@@ -8,6 +8,7 @@
 import { assertNever } from "../common/errors.ts";
 import type { CallOutcome, CallResult } from "../execution/call_outcome.ts";
 import type { ToolCall, ToolPipeline } from "../execution/pipeline.ts";
+import type { ToolSource } from "../execution/tool_source.ts";
 import { type ExecutionMode, type ScheduledOutcome, ToolScheduler } from "../execution/scheduler.ts";
 import type {
   ContentBlock,
@@ -28,7 +29,8 @@ import { CONTINUING_STOP_REASONS } from "./stop_reasons.ts";
 export interface TurnOptions {
   turn: number;
   provider: Provider;
-  pipeline: ToolPipeline;
+  /** The tools: a pipeline, or what loads one with the first call. */
+  pipeline: ToolSource;
   signal: AbortSignal;
   repeat: RepeatGuard;
   execution: ExecutionMode;
@@ -92,11 +94,22 @@ class Turn {
   /** The usage the response reported at its start: all a broken response reports. */
   #startUsage: Usage | null = null;
   #sideEffects = false;
+  /** The pipeline, once the first call needed it (see `#handle`). */
+  #pipeline: ToolPipeline | null = null;
 
   constructor(request: ModelRequest, options: TurnOptions) {
     this.#request = request;
     this.#options = options;
-    this.#scheduler = new ToolScheduler(options.pipeline, {
+    // Calls reach the scheduler only after `#handle` has loaded the pipeline.
+    const loaded = () => {
+      if (this.#pipeline === null) throw new TypeError("A call was scheduled before the tools were loaded");
+      return this.#pipeline;
+    };
+    const runner = {
+      prepare: (call: ToolCall) => loaded().prepare(call),
+      runPrepared: (...args: Parameters<ToolPipeline["runPrepared"]>) => loaded().runPrepared(...args),
+    };
+    this.#scheduler = new ToolScheduler(runner, {
       signal: options.signal,
       mode: options.execution,
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
@@ -157,6 +170,9 @@ class Turn {
   async *#handle(item: Item): AsyncGenerator<AgentEvent> {
     switch (item.kind) {
       case "event":
+        if (item.event.type === "tool-call" && item.event.name !== this.#options.answer?.name) {
+          this.#pipeline ??= await this.#options.pipeline.load();
+        }
         yield* this.#onProviderEvent(item.event);
         return;
       case "stream-end":
@@ -190,6 +206,9 @@ class Turn {
         return;
       case "thinking-delta":
         yield { type: "thinking-delta", turn, thinking: event.thinking };
+        return;
+      case "tool-call-begin":
+        this.#options.pipeline.expect(event.name);
         return;
       case "tool-call":
         this.#onToolCall({ id: event.id, name: event.name, input: event.input });

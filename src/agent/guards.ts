@@ -4,9 +4,10 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "../common/path.ts";
 import type { CallResult } from "../execution/call_outcome.ts";
-import { errorResult, type ToolResult } from "../tools/tool.ts";
+import { errorResult } from "../tools/results.ts";
+import type { ToolResult } from "../tools/tool.ts";
 
 /** Calls with the same tool and input this many times in a row are not run again. */
 export const DEFAULT_REPEAT_LIMIT = 3;

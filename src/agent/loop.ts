@@ -18,7 +18,9 @@
  */
 import { assertNever, describeError } from "../common/errors.ts";
 import type { CallResult } from "../execution/call_outcome.ts";
-import { ended, type ToolCall, type ToolPipeline } from "../execution/pipeline.ts";
+import { ended } from "../execution/call_outcome.ts";
+import type { ToolCall } from "../execution/pipeline.ts";
+import type { ToolSource } from "../execution/tool_source.ts";
 import type { ExecutionMode } from "../execution/scheduler.ts";
 import {
   type ContentBlock,
@@ -45,7 +47,8 @@ import { decideStop, unrunResult } from "./stop_reasons.ts";
 /** Everything one run needs. */
 export interface RunAgentOptions {
   provider: Provider;
-  pipeline: ToolPipeline;
+  /** The tools: a pipeline, or what loads one when the model first calls a tool (tool_source.ts). */
+  pipeline: ToolSource;
   /** The user's message for this run. */
   prompt: string;
   model: string;

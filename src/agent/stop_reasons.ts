@@ -13,7 +13,7 @@
  * @module
  */
 import type { CallResult } from "../execution/call_outcome.ts";
-import { ended } from "../execution/pipeline.ts";
+import { ended } from "../execution/call_outcome.ts";
 import { cancelledResult } from "../execution/scheduler.ts";
 import type { StopReason } from "../llm/provider.ts";
 import type { TurnEndReason } from "./events.ts";

@@ -8,11 +8,11 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "../common/path.ts";
 import { assertNever } from "../common/errors.ts";
 import type { ProjectMemory } from "../config/memory.ts";
 import type { PermissionMode } from "../permissions/modes.ts";
-import type { AnyTool, SandboxMode } from "../tools/tool.ts";
+import type { SandboxMode, ToolInfo } from "../tools/tool.ts";
 
 /** The workspace's git HEAD: a branch, or a detached commit (abbreviated). */
 export type GitHead = { kind: "branch"; name: string } | { kind: "detached"; commit: string };
@@ -47,7 +47,7 @@ export interface SystemPromptOptions {
   /** Today's date; only the day is used. */
   date: Date;
   /** The tools offered in this session. */
-  tools: readonly AnyTool[];
+  tools: readonly ToolInfo[];
   /** "plan" adds that no changes may be made; absent, the mode is not mentioned. */
   permissionMode?: PermissionMode;
   /** The shell's sandbox; said when Bash is offered. */

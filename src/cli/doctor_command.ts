@@ -83,11 +83,12 @@ export async function runDoctor(input: DoctorInput): Promise<number> {
     return 1;
   }
   await using session = opened;
-  const added = session.tools.additionalRoots;
+  const tools = await session.toolRuntime();
+  const added = tools.additionalRoots;
   if (added.length > 0) {
     lines.push(`  added folders (the tools and the shell use them like the workspace): ${added.join(", ")}`);
   }
-  const sandbox = session.tools.sandbox;
+  const sandbox = tools.sandbox;
   const plan = sandbox.plan;
   lines.push(...sandbox.describe());
   if (options.readOnly) {

@@ -135,7 +135,7 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
       sessionId: session.id,
       model: prepared.model,
       cwd: workspace.root,
-      tools: session.tools.registry.listEnabled().map((tool) => tool.name),
+      tools: session.catalog.enabledNames(),
       permissionMode: prepared.setup.options.permissionMode,
       sandboxMode: prepared.setup.options.sandbox,
       version: denoConfig.version,

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, resolve } from "../common/path.ts";
 import { lazyImport } from "../common/lazy_import.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
 import { ignoredNotice } from "../config/repository_screen.ts";

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "../common/path.ts";
 
 /** The environment variables this module reads. */
 export interface HomeEnv {

@@ -14,9 +14,7 @@
  *
  * @module
  */
-import { constants } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, sep } from "../common/path.ts";
 import { describeError } from "../common/errors.ts";
 import { lstatOrNull, realPathOrNull, statOrNull } from "../common/fs.ts";
 import { formatBytes } from "../common/size.ts";
@@ -142,25 +140,53 @@ export type TextPrefix =
   | { ok: false; reason: "missing" | "not-regular" | "outside" | "unreadable"; message: string };
 
 /**
+ * How long opening a file that was a regular file a moment earlier may take. Only a named pipe swapped in
+ * between the look and the open makes it wait (for a writer that never comes); then the file is skipped.
+ */
+const OPEN_DEADLINE_MS = 2_000;
+
+/**
  * Reads at most `maxBytes` of a regular file without hanging on a named pipe; with `confine`, the file's real
  * path must lie inside that directory (a real path) and name the file opened. Never throws.
+ *
+ * Deno's open has no O_NONBLOCK (and `node:fs`, which has, costs more start-up time than the whole read), so
+ * the file is looked at first and opened only when it is a regular file; the open file must then be that
+ * same file, and an open that waits (a named pipe swapped in between) is given up after OPEN_DEADLINE_MS.
  */
 export async function readTextPrefix(
   path: string,
   maxBytes: number,
   options: { confine?: string | null } = {},
 ): Promise<TextPrefix> {
-  let handle: FileHandle;
+  let seen: Deno.FileInfo;
   try {
-    // Opening a named pipe without O_NONBLOCK waits for a writer; regular files ignore the flag.
-    handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    seen = await Deno.stat(path);
   } catch (error) {
-    const missing = error instanceof Error && "code" in error && error.code === "ENOENT";
+    const missing = error instanceof Deno.errors.NotFound;
+    return { ok: false, reason: missing ? "missing" : "unreadable", message: describeError(error) };
+  }
+  if (!seen.isFile) return { ok: false, reason: "not-regular", message: "it is not a regular file" };
+  let file: Deno.FsFile;
+  try {
+    const opened = await openWithin(path, OPEN_DEADLINE_MS);
+    if (opened === null) {
+      return {
+        ok: false,
+        reason: "not-regular",
+        message: "it did not open in time (it is not a regular file)",
+      };
+    }
+    file = opened;
+  } catch (error) {
+    const missing = error instanceof Deno.errors.NotFound;
     return { ok: false, reason: missing ? "missing" : "unreadable", message: describeError(error) };
   }
   try {
-    const info = await handle.stat();
-    if (!info.isFile()) return { ok: false, reason: "not-regular", message: "it is not a regular file" };
+    const info = await file.stat();
+    if (!info.isFile) return { ok: false, reason: "not-regular", message: "it is not a regular file" };
+    if (info.dev !== seen.dev || info.ino !== seen.ino) {
+      return { ok: false, reason: "unreadable", message: "it was replaced while it was being opened" };
+    }
     const confine = options.confine ?? null;
     if (confine !== null) {
       const real = await realPathOrNull(path);
@@ -172,9 +198,9 @@ export async function readTextPrefix(
     const buffer = new Uint8Array(Math.min(info.size, maxBytes) + 1);
     let length = 0;
     while (length < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
-      if (bytesRead === 0) break;
-      length += bytesRead;
+      const read = await file.read(buffer.subarray(length));
+      if (read === null || read === 0) break;
+      length += read;
     }
     const truncated = length > maxBytes || info.size > maxBytes;
     const kept = buffer.subarray(0, Math.min(length, maxBytes));
@@ -184,7 +210,23 @@ export async function readTextPrefix(
   } catch (error) {
     return { ok: false, reason: "unreadable", message: describeError(error) };
   } finally {
-    await handle.close().catch(() => undefined);
+    file.close();
+  }
+}
+
+/** Opens `path` for reading, or gives up after `deadlineMs` (null); a late open is closed when it comes. */
+async function openWithin(path: string, deadlineMs: number): Promise<Deno.FsFile | null> {
+  const opening = Deno.open(path, { read: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), deadlineMs);
+  });
+  try {
+    const first = await Promise.race([opening, late]);
+    if (first === null) opening.then((file) => file.close(), () => undefined);
+    return first;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { isAbsolute, join, normalize, resolve } from "node:path";
+import { isAbsolute, join, normalize, resolve } from "../common/path.ts";
 import { lazyImport } from "../common/lazy_import.ts";
 import { lstatOrNull, realPathOrNull } from "../common/fs.ts";
 import { type IgnoredItem, type RepositorySource, screenRepositorySettings } from "./repository_screen.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { posix } from "node:path";
+import { posix } from "../common/path.ts";
 
 /** Why a folder cannot be added to the workspace; the message names the folder and the reason. */
 export class AdditionalDirectoryError extends Error {

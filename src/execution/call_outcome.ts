@@ -60,3 +60,8 @@ export interface CallResult {
   result: ToolResult;
   outcome: CallOutcome;
 }
+
+/** A call that a gate ended, with its message for the model. */
+export function ended(status: CallStatus, gate: PipelineGate, message: string): CallResult {
+  return { result: { content: message, isError: true, metadata: {} }, outcome: { status, gate } };
+}

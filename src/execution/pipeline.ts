@@ -13,7 +13,7 @@ import type { ToolRegistry } from "../tools/registry.ts";
 import { assertNever } from "../common/errors.ts";
 import { type AnyTool, errorResult, type ProtectedPath, type ShellPlan } from "../tools/tool.ts";
 import { parseInput } from "./_input_check.ts";
-import type { CallOutcome, CallResult, CallStatus, Denial, PipelineGate } from "./call_outcome.ts";
+import { type CallOutcome, type CallResult, type Denial, ended, type PipelineGate } from "./call_outcome.ts";
 import { abortedExecution, type Execution, type ExecutionRequest, type ToolExecutor } from "./executor.ts";
 import type { FileRecordStore } from "./file_records.ts";
 
@@ -92,6 +92,14 @@ export class ToolPipeline {
   get registry(): ToolRegistry {
     return this.#options.registry;
   }
+
+  /** A pipeline is its own ToolSource: loaded already. */
+  load(): Promise<ToolPipeline> {
+    return Promise.resolve(this);
+  }
+
+  /** A pipeline is its own ToolSource: nothing to get ready. */
+  expect(_name: string): void {}
 
   /** Resolves a call's tool and validates its input without running it: for the scheduler. */
   prepare(call: ToolCall): PreparedCall {
@@ -284,10 +292,8 @@ export class ToolPipeline {
   }
 }
 
-/** A call that a gate ended, with its message for the model. */
-export function ended(status: CallStatus, gate: PipelineGate, message: string): CallResult {
-  return { result: errorResult(message), outcome: { status, gate } };
-}
+// Re-exported: the gates' results are built where the light modules (the loop, the scheduler) find them.
+export { ended };
 
 /** A PreToolUse hook's say on the permission question, and which hook said it. */
 type HookDecision = HookPermissionDecision & { hook: string };

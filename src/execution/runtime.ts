@@ -103,10 +103,11 @@ export interface ToolRuntime extends AsyncDisposable {
   /** The end-of-session checks (git metadata that gained hooks or commands); lines for the user. */
   finish(): Promise<string[]>;
   /**
-   * Starts a worker for each profile of the tools these permissions can let run, one after the other,
-   * unless one runs already; resolves when they are ready (never rejects). Nothing with the direct executor.
+   * Starts a worker for each profile of the tools these permissions can let run (only `toolName`'s, when
+   * given), one after the other, unless one runs already; resolves when they are ready (never rejects).
+   * Nothing with the direct executor.
    */
-  prewarm(permissions: UsableToolsOptions): Promise<void>;
+  prewarm(permissions: UsableToolsOptions, toolName?: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -141,10 +142,11 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
   });
   const shell = sandbox.plan;
   const executor = createExecutor(options);
-  const prewarm = (permissions: UsableToolsOptions): Promise<void> => {
+  const prewarm = (permissions: UsableToolsOptions, toolName?: string): Promise<void> => {
     if (!(executor instanceof WorkerExecutor)) return Promise.resolve();
+    const enabled = registry.listEnabled().filter((tool) => toolName === undefined || tool.name === toolName);
     // Reads come first in most sessions: their worker starts first.
-    const tools = usableTools(registry.listEnabled(), permissions)
+    const tools = usableTools(enabled, permissions)
       .sort((a, b) => PREWARM_ORDER.indexOf(profileKind(a)) - PREWARM_ORDER.indexOf(profileKind(b)));
     return executor.prewarm(profilesForTools(tools, { root: options.root, additionalRoots, shell }));
   };

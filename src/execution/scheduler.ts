@@ -12,7 +12,11 @@
  */
 import type { ToolResult } from "../tools/tool.ts";
 import type { CallOutcome, CallResult } from "./call_outcome.ts";
-import { ended, type PreparedCall, type ToolCall, type ToolPipeline } from "./pipeline.ts";
+import { ended } from "./call_outcome.ts";
+import type { PreparedCall, ToolCall, ToolPipeline } from "./pipeline.ts";
+
+/** What the scheduler uses of a pipeline. */
+export type CallRunner = Pick<ToolPipeline, "prepare" | "runPrepared">;
 
 /**
  * How calls are started: `streaming` starts safe calls while the model still streams; `batched` waits
@@ -62,7 +66,7 @@ type Entry = {
 
 /** Schedules one turn's calls: `add` them in the model's order, `close` when the stream ends, await `settled`. */
 export class ToolScheduler {
-  #pipeline: ToolPipeline;
+  #pipeline: CallRunner;
   #mode: ExecutionMode;
   #concurrency: number;
   #clock: () => number;
@@ -76,7 +80,7 @@ export class ToolScheduler {
   #waiters: (() => void)[] = [];
   #onOuterAbort = () => this.#controller.abort(this.#options.signal.reason);
 
-  constructor(pipeline: ToolPipeline, options: SchedulerOptions) {
+  constructor(pipeline: CallRunner, options: SchedulerOptions) {
     this.#pipeline = pipeline;
     this.#options = options;
     this.#mode = options.mode ?? "streaming";

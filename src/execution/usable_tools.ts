@@ -11,7 +11,7 @@
  */
 import { accessOf, MODE_TABLE, type PermissionMode } from "../permissions/modes.ts";
 import type { RuleSyntax } from "../permissions/rules.ts";
-import type { AnyTool } from "../tools/tool.ts";
+import type { ToolInfo } from "../tools/tool.ts";
 
 /** What decides whether a tool can run, as far as prewarming cares. */
 export interface UsableToolsOptions {
@@ -24,11 +24,11 @@ export interface UsableToolsOptions {
 }
 
 /** The tools among `tools` that some call could be allowed to run under these permissions. */
-export function usableTools(tools: readonly AnyTool[], options: UsableToolsOptions): AnyTool[] {
+export function usableTools<T extends ToolInfo>(tools: readonly T[], options: UsableToolsOptions): T[] {
   return tools.filter((tool) => mayRun(tool, options));
 }
 
-function mayRun(tool: AnyTool, options: UsableToolsOptions): boolean {
+function mayRun(tool: ToolInfo, options: UsableToolsOptions): boolean {
   const access = accessOf(tool);
   const named = options.rules.filter((rule) => rule.tool === tool.name);
   // A deny rule without a specifier refuses every call of the tool, before hooks, rules or the mode.

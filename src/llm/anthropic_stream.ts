@@ -217,6 +217,7 @@ function startBlock(
         input: {},
         invalid: null,
       };
+      events.push({ type: "tool-call-begin", index, id: block.id, name: block.name });
       break;
     default:
       return assertNever(block);

@@ -193,6 +193,7 @@ function applyToolCallFragment(
       input: {},
       invalid: null,
     };
+    events.push({ type: "tool-call-begin", index: index + 1, id: call.id, name: call.name });
     return { ...started, toolCalls: [...started.toolCalls, call] };
   }
   const call = snapshot.toolCalls[index];

@@ -71,13 +71,16 @@ export type StopReason =
   | (string & Record<never, never>);
 
 /**
- * What a provider stream yields, in order. `tool-call` is emitted once a tool call's input is complete,
- * with the input parsed; `tool-call-invalid` when its JSON was malformed, too large or too deep.
+ * What a provider stream yields, in order. `tool-call-begin` is emitted when the model begins a tool call
+ * (its name is known, its input is still being written), so the tool can get ready; `tool-call` once the
+ * call's input is complete, with the input parsed; `tool-call-invalid` when its JSON was malformed, too
+ * large or too deep.
  */
 export type ProviderEvent =
   | { type: "message-start"; messageId: string; model: string; usage: Usage }
   | { type: "text-delta"; index: number; text: string }
   | { type: "thinking-delta"; index: number; thinking: string }
+  | { type: "tool-call-begin"; index: number; id: string; name: string }
   | { type: "tool-call"; index: number; id: string; name: string; input: unknown }
   | { type: "tool-call-invalid"; index: number; id: string; name: string; rawInput: string; error: string }
   | { type: "retry"; attempt: number; delayMs: number; reason: string }

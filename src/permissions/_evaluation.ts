@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { posix } from "node:path";
+import { posix } from "../common/path.ts";
 import { assertNever } from "../common/errors.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 import type { PermissionDecision, PermissionGrants } from "./decision.ts";

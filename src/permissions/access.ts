@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { posix } from "node:path";
+import { posix } from "../common/path.ts";
 import { isRecord } from "../common/values.ts";
 import type { PermissionRequest } from "./decision.ts";
 import { type AccessKind, accessOf } from "./modes.ts";

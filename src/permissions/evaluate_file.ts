@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { posix } from "node:path";
+import { posix } from "../common/path.ts";
 import type { Access } from "./access.ts";
 import type { PermissionDecision } from "./decision.ts";
 import { addDirFlag, allowedToolsFlag, folderRule, modeFlag, pathRule } from "./hints.ts";

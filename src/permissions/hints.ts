@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { posix } from "node:path";
+import { posix } from "../common/path.ts";
 import { compileCommandPattern, matchesCommand, matchesWithAnyArguments } from "./command_pattern.ts";
 import type { CommandForm } from "./shell_commands.ts";
 import { isWithin } from "./real_paths.ts";

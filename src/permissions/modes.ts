@@ -16,7 +16,7 @@
  */
 import { assertNever } from "../common/errors.ts";
 import type { PermissionDecision, PermissionPolicy, PermissionRequest } from "./decision.ts";
-import type { AnyTool } from "../tools/tool.ts";
+import type { ToolInfo } from "../tools/tool.ts";
 
 /** The permission modes of the agent loop. */
 export const PERMISSION_MODES = ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"] as const;
@@ -39,7 +39,7 @@ export const MODE_TABLE: Readonly<Record<PermissionMode, Readonly<Record<AccessK
 };
 
 /** The kind of access of a tool, from its metadata (never its name). */
-export function accessOf(tool: AnyTool): AccessKind {
+export function accessOf(tool: ToolInfo): AccessKind {
   if (tool.isReadOnly()) return "read";
   return tool.isDestructive() ? "command" : "edit";
 }

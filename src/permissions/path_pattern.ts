@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { posix } from "node:path";
+import { posix } from "../common/path.ts";
 import { assertNever } from "../common/errors.ts";
 import { compileGlob, type GlobMatcher } from "../common/glob.ts";
 import type { Result } from "./rules.ts";

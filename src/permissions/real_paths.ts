@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { posix } from "node:path";
+import { posix } from "../common/path.ts";
 
 /** A path as named (normalised, aliases mapped) and where it really leads (null when that cannot be told). */
 export interface ResolvedPath {

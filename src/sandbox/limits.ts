@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "../common/path.ts";
 import { formatBytes } from "../common/size.ts";
 
 /** The limits of one shell command (all its processes together where a cgroup is available). */

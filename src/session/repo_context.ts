@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "../common/path.ts";
 import type { GitHead, GitStatusSummary, RepositoryState } from "../agent/system_prompt.ts";
 import { assertNever } from "../common/errors.ts";
 import { statOrNull } from "../common/fs.ts";
@@ -139,22 +139,34 @@ export interface GatherPromptContextOptions {
   root: string;
   /** mewcode's state directory (`$MEWCODE_HOME`), for the user-level AGENTS.md; null for none. */
   home: string | null;
-  sandbox: GitStatusSandbox;
+  /** Where `git status` runs; null: it does not (the prompt says the status was not gathered). */
+  sandbox: GitStatusSandbox | null;
   signal?: AbortSignal;
 }
+
+/** Why a session's prompt has no git status when it was opened without a sandbox for it. */
+export const STATUS_NOT_GATHERED = "not gathered for a one-shot run; run git status to see it";
 
 /** Gathers the repository state and the project memory for a session's system prompt; never throws. */
 export async function gatherPromptContext(options: GatherPromptContextOptions): Promise<PromptContext> {
   const gitRoot = await findGitRoot(options.root);
+  const sandbox = options.sandbox;
   const [repository, memory] = await Promise.all([
-    readRepositoryState(options.root, {
-      sandbox: options.sandbox,
+    sandbox === null ? readRepositoryHead(gitRoot) : readRepositoryState(options.root, {
+      sandbox,
       gitRoot,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     }),
     loadProjectMemory({ root: options.root, home: options.home, gitRoot }),
   ]);
   return { repository, memory };
+}
+
+/** The repository's root and HEAD without its status (see STATUS_NOT_GATHERED). */
+async function readRepositoryHead(gitRoot: string | null): Promise<RepositoryState> {
+  if (gitRoot === null) return { gitRoot: null, head: null, status: null };
+  const status = { kind: "unavailable" as const, reason: STATUS_NOT_GATHERED };
+  return { gitRoot, head: await readGitHead(gitRoot), status };
 }
 
 /** The git directory a `.git` entry names: itself when a directory, its `gitdir:` when a file. */

@@ -4,6 +4,11 @@
  * pipeline), the permission policy, the transcript and, on the first run, the provider; it runs prompts as
  * AgentEvent streams, records them in the transcript, and keeps the conversation between runs.
  *
+ * A one-shot session (headless, talking to a model) sends its first request before any tool code loads:
+ * it offers the tools from their catalog (src/tools/catalog.ts), leaves `git status` out of the prompt,
+ * and builds the tool runtime when the model begins its first tool call, starting only the worker that
+ * call needs. Every other session builds the runtime when it opens.
+ *
  * ```ts
  * await using session = await openSession({ workspace, env, model, … });
  * for await (const event of session.run("why does the build fail?", { signal })) render(event);
@@ -16,7 +21,7 @@
  *
  * @module
  */
-import { resolve } from "node:path";
+import { resolve } from "../common/path.ts";
 import { assertNever } from "../common/errors.ts";
 import { type CompactionResult, conversationTokens, runCompaction } from "../agent/compaction.ts";
 import { Conversation } from "../agent/conversation.ts";
@@ -26,12 +31,20 @@ import { buildSystemPrompt } from "../agent/system_prompt.ts";
 import { contextWindowOf } from "../llm/models.ts";
 import { costOf, priceOn } from "../llm/prices.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
-import { AdditionalDirectoryError, resolveAdditionalDirectories } from "../execution/additional_roots.ts";
+import {
+  AdditionalDirectoryError,
+  checkAdditionalRoots,
+  resolveAdditionalDirectories,
+} from "../execution/additional_roots.ts";
 import type { CallResult } from "../execution/call_outcome.ts";
 import type { ProfileFinding } from "../execution/profile_checks.ts";
 import { lazyImport } from "../common/lazy_import.ts";
 import type { ToolCall } from "../execution/pipeline.ts";
-import { createToolRuntime, type ExecutorKind, type ToolRuntime } from "../execution/runtime.ts";
+import type { ExecutorKind, RuntimeOptions, ToolRuntime } from "../execution/runtime.ts";
+import type { UsableToolsOptions } from "../execution/usable_tools.ts";
+import type { ToolSource } from "../execution/tool_source.ts";
+import { BUILTIN_TOOL_INFO } from "../tools/catalog.ts";
+import { createRegistry, type ToolRegistry } from "../tools/registry.ts";
 import { createProvider, providerConfigFromEnv, type ProviderEndpoint } from "../llm/create_provider.ts";
 import { emptyUsage, type Message, type Provider, type Usage } from "../llm/provider.ts";
 import type { Approver } from "../permissions/decision.ts";
@@ -42,7 +55,7 @@ import type { ShellSandbox } from "../sandbox/shell_sandbox.ts";
 import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
 import type { HelperPaths } from "../sandbox/helpers.ts";
 import { DEFAULT_MAX_PROCESSES, defaultLimits, type ResourceLimits } from "../sandbox/limits.ts";
-import type { ProtectedPath, SandboxMode } from "../tools/tool.ts";
+import type { ProtectedPath, SandboxMode, ToolInfo } from "../tools/tool.ts";
 import { gatherPromptContext, type PromptContext } from "./repo_context.ts";
 import { type ApprovalCommand, type SessionHooks, SessionPermissions } from "./session_permissions.ts";
 import { Transcript } from "./transcript.ts";
@@ -153,8 +166,12 @@ export interface Session extends AsyncDisposable {
   readonly id: string;
   /** The transcript file, or null when the session is not persisted. */
   readonly transcriptPath: string | null;
-  /** The tool side: registry, pipeline, shell sandbox. */
-  readonly tools: ToolRuntime;
+  /** The tools offered to the model: described, their code loaded or not. */
+  readonly catalog: ToolRegistry<ToolInfo>;
+  /** The tool side (registry, pipeline, shell sandbox), built now if it has not been. */
+  toolRuntime(): Promise<ToolRuntime>;
+  /** Whether the tool side has been built or is being built (a one-shot session's first call builds it). */
+  readonly toolsStarted: boolean;
   /** The permission side: the live policy (rules and mode can change during the session), hooks, approver. */
   readonly permissions: SessionPermissions;
   /** The conversation so far. */
@@ -196,7 +213,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     provider.catch(() => {}); // Reported by the first run, which awaits it.
   }
   const defaults = defaultLimits();
-  let sandbox: ShellSandbox | null = null;
+  let runtime: LazyRuntime | null = null;
   const identity = {
     sessionId: options.resume?.id ?? options.sessionId ?? "",
     transcriptPath: null as string | null,
@@ -213,18 +230,19 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     approver: options.approver ?? null,
     approvalCommand: options.approvalCommand ?? null,
     session: () => identity,
-    sandbox: () => sandbox,
+    sandbox: () => runtime?.sandbox() ?? null,
   });
-  // Real paths, checked by the runtime (never mewcode's state folder, never "/").
-  const additionalRoots = await resolveAdditionalDirectories(
-    options.additionalDirectories ?? [],
-    workspace.root,
+  const excludedPaths = await stateFolders(env);
+  // Real paths, checked here (never mewcode's state folder, never "/"), and by the runtime again.
+  const additionalRoots = await checkAdditionalRoots(
+    await resolveAdditionalDirectories(options.additionalDirectories ?? [], workspace.root),
+    { root: workspace.root, excludedPaths },
   );
-  const tools = await createToolRuntime({
+  runtime = new LazyRuntime({
     root: workspace.root,
     rootAliases: workspace.aliases,
     additionalRoots,
-    excludedPaths: await stateFolders(env),
+    excludedPaths,
     readOnly: options.readOnly,
     sandbox: options.sandbox,
     sandboxNetwork: options.sandboxNetwork,
@@ -244,9 +262,11 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     // first Bash call), not before the first request; doctor and `mewcode tool` check it at once.
     ...(options.needsModel ? { deferShellCheck: true } : {}),
   });
-  sandbox = tools.sandbox;
+  // A one-shot session loads its tools with the model's first call; every other one now.
+  const oneShot = options.needsModel === true && options.headless === true;
+  if (!oneShot) await runtime.load();
   // A headless session runs its prompt at once: read the repository while the transcript is created.
-  const context = options.needsModel && options.headless ? earlyContext(options, tools) : null;
+  const context = options.needsModel && options.headless ? earlyContext(options, runtime) : null;
   let transcript: Transcript | null = null;
   try {
     if (options.persist ?? true) {
@@ -262,13 +282,72 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   } catch (error) {
     context?.controller.abort();
     await context?.promise;
-    await tools.close();
+    await runtime.close();
     throw error;
   }
-  const session = new OpenSession(options, tools, transcript, permissions, { provider, context });
+  const session = new OpenSession(options, runtime, transcript, permissions, { provider, context });
   identity.sessionId = session.id;
   identity.transcriptPath = session.transcriptPath;
   return session;
+}
+
+/**
+ * A session's tool runtime, built on demand: the catalog and the checked folders are known at once, the
+ * modules behind them load with `load()`.
+ */
+class LazyRuntime {
+  readonly catalog: ToolRegistry<ToolInfo>;
+  readonly additionalRoots: readonly string[];
+  #options: RuntimeOptions;
+  #loading: Promise<ToolRuntime> | null = null;
+  #loaded: ToolRuntime | null = null;
+
+  constructor(options: RuntimeOptions & { additionalRoots: readonly string[] }) {
+    this.#options = options;
+    this.additionalRoots = options.additionalRoots;
+    this.catalog = createRegistry(BUILTIN_TOOL_INFO, {
+      allowWrite: !options.readOnly,
+      allowBash: !options.readOnly,
+    });
+  }
+
+  /** The runtime if it has been built. */
+  get loaded(): ToolRuntime | null {
+    return this.#loaded;
+  }
+
+  /** Whether it has been asked for (it may still be loading, or have failed). */
+  get started(): boolean {
+    return this.#loading !== null;
+  }
+
+  /** Builds the runtime once; every caller gets the same one (or the same error). */
+  load(): Promise<ToolRuntime> {
+    this.#loading ??= (async () => {
+      const { createToolRuntime } = await lazyImport<typeof import("../execution/runtime.ts")>(
+        new URL("../execution/runtime.ts", import.meta.url),
+      );
+      this.#loaded = await createToolRuntime(this.#options);
+      return this.#loaded;
+    })();
+    return this.#loading;
+  }
+
+  /** The shell sandbox, building the runtime for it if need be (a hook that runs in the sandbox). */
+  sandbox(): ShellSandbox | Promise<ShellSandbox> {
+    return this.#loaded?.sandbox ?? this.load().then((runtime) => runtime.sandbox);
+  }
+
+  async close(): Promise<void> {
+    if (this.#loading === null) return;
+    let runtime: ToolRuntime;
+    try {
+      runtime = await this.#loading;
+    } catch {
+      return; // It never started: nothing to stop.
+    }
+    await runtime.close();
+  }
 }
 
 /** The prompt's context, gathered from the moment the session opens (see `earlyContext`). */
@@ -278,12 +357,13 @@ interface EarlyContext {
   controller: AbortController;
 }
 
-function earlyContext(options: SessionOptions, tools: ToolRuntime): EarlyContext {
+function earlyContext(options: SessionOptions, runtime: LazyRuntime): EarlyContext {
   const controller = new AbortController();
   const promise = gatherPromptContext({
     root: options.workspace.root,
     home: resolveMewcodeHome(options.env),
-    sandbox: tools.sandbox,
+    // A one-shot session does not wait for a sandbox to start before its first request: no git status.
+    sandbox: runtime.loaded?.sandbox ?? null,
     signal: controller.signal,
   });
   return { promise, controller };
@@ -292,7 +372,7 @@ function earlyContext(options: SessionOptions, tools: ToolRuntime): EarlyContext
 class OpenSession implements Session {
   readonly id: string;
   readonly transcriptPath: string | null;
-  readonly tools: ToolRuntime;
+  #runtime: LazyRuntime;
   #options: SessionOptions;
   #transcript: Transcript | null;
   #conversation: Conversation;
@@ -300,8 +380,12 @@ class OpenSession implements Session {
   /** The provider being built since the session opened, until the first run takes it. */
   #providerStart: Promise<Provider> | null;
   #earlyContext: EarlyContext | null;
-  /** The workers' start, scheduled once the first request is on its way. */
+  /** The workers' start, scheduled once the first request is on its way (unless the tools load later). */
   #prewarm: { timer: ReturnType<typeof setTimeout> | null } | null = null;
+  /** What the runs call tools through: the pipeline, or what loads it (a one-shot session's first call). */
+  #tools: ToolSource;
+  /** The tools load with the model's first call, each tool's worker with its first call (see `#expect`). */
+  #loadsOnFirstCall: boolean;
   #started = false;
   #context: { prompt: PromptContext; hooks: string[] } | null = null;
   readonly permissions: SessionPermissions;
@@ -318,7 +402,7 @@ class OpenSession implements Session {
 
   constructor(
     options: SessionOptions,
-    tools: ToolRuntime,
+    runtime: LazyRuntime,
     transcript: Transcript | null,
     permissions: SessionPermissions,
     early: { provider: Promise<Provider> | null; context: EarlyContext | null },
@@ -327,7 +411,13 @@ class OpenSession implements Session {
     this.#providerStart = early.provider;
     this.#earlyContext = early.context;
     this.permissions = permissions;
-    this.tools = tools;
+    this.#runtime = runtime;
+    this.#loadsOnFirstCall = runtime.loaded === null;
+    this.#tools = runtime.loaded?.pipeline ?? {
+      registry: runtime.catalog,
+      expect: (name) => this.#expect(name),
+      load: async () => (await this.toolRuntime()).pipeline,
+    };
     this.#transcript = transcript;
     this.#provider = options.provider ?? null;
     this.#conversation = new Conversation(options.resume?.messages ?? []);
@@ -340,6 +430,19 @@ class OpenSession implements Session {
 
   get messages(): Message[] {
     return this.#conversation.messages;
+  }
+
+  get catalog(): ToolRegistry<ToolInfo> {
+    return this.#runtime.catalog;
+  }
+
+  get toolsStarted(): boolean {
+    return this.#runtime.started;
+  }
+
+  toolRuntime(): Promise<ToolRuntime> {
+    if (this.#closed) return Promise.reject(new TypeError("Cannot use the tools of a closed session"));
+    return this.#runtime.load();
   }
 
   get model(): string {
@@ -374,7 +477,7 @@ class OpenSession implements Session {
     for await (
       const event of runAgent({
         provider,
-        pipeline: this.tools.pipeline,
+        pipeline: this.#tools,
         prompt: submitted.prompt,
         model,
         maxTokens,
@@ -391,7 +494,7 @@ class OpenSession implements Session {
       })
     ) {
       this.#observe(event);
-      if (event.type === "request-start") this.#schedulePrewarm();
+      if (event.type === "request-start" && !this.#loadsOnFirstCall) this.#schedulePrewarm();
       yield this.#record(event);
       yield* this.#notices();
     }
@@ -405,15 +508,32 @@ class OpenSession implements Session {
     if (this.#prewarm !== null || this.#closed) return;
     const timer = setTimeout(() => {
       if (this.#prewarm !== null) this.#prewarm.timer = null;
-      const permissions = this.permissions;
-      void this.tools.prewarm({
-        mode: permissions.mode,
-        rules: permissions.policy.rules,
-        canAsk: permissions.approver !== null,
-        hooksMayDecide: permissions.preToolUseHooks().length > 0,
-      });
+      void this.#runtime.loaded?.prewarm(this.#usable());
     }, 0);
     this.#prewarm = { timer };
+  }
+
+  /** What decides which tools the permissions can let run (see usable_tools.ts). */
+  #usable(): UsableToolsOptions {
+    const permissions = this.permissions;
+    return {
+      mode: permissions.mode,
+      rules: permissions.policy.rules,
+      canAsk: permissions.approver !== null,
+      hooksMayDecide: permissions.preToolUseHooks().length > 0,
+    };
+  }
+
+  /**
+   * The model began a call to `name` in a session whose tools load with the first call: build the runtime
+   * and start that tool's worker while the call's input streams. A failure is the first call's to report.
+   */
+  #expect(name: string): void {
+    if (this.#closed) return;
+    this.#runtime.load().then(
+      (runtime) => this.#closed ? undefined : runtime.prewarm(this.#usable(), name),
+      () => undefined,
+    );
   }
 
   async *compact(options: { signal: AbortSignal }): AsyncGenerator<AgentEvent, CompactionResult> {
@@ -506,7 +626,7 @@ class OpenSession implements Session {
       return await gatherPromptContext({
         root: this.#options.workspace.root,
         home: resolveMewcodeHome(this.#options.env),
-        sandbox: this.tools.sandbox,
+        sandbox: this.#runtime.loaded?.sandbox ?? null,
         signal,
       });
     }
@@ -559,14 +679,14 @@ class OpenSession implements Session {
       root: workspace.root,
       platform,
       date: new Date(),
-      tools: this.tools.registry.listEnabled(),
+      tools: this.catalog.listEnabled(),
       permissionMode,
       sandbox,
       sandboxNetwork,
       headless: headless ?? false,
       repository: context.prompt.repository,
       memory: context.prompt.memory,
-      additionalDirectories: this.tools.additionalRoots,
+      additionalDirectories: this.#runtime.additionalRoots,
     });
     const parts = [base];
     if (context.hooks.length > 0) {
@@ -576,22 +696,25 @@ class OpenSession implements Session {
     return parts.join("\n\n");
   }
 
-  runTool(call: ToolCall, options: { signal: AbortSignal }): Promise<CallResult> {
-    return this.tools.pipeline.run(call, options);
+  async runTool(call: ToolCall, options: { signal: AbortSignal }): Promise<CallResult> {
+    return await (await this.toolRuntime()).pipeline.run(call, options);
   }
 
-  finish(): Promise<string[]> {
-    return this.tools.finish();
+  async finish(): Promise<string[]> {
+    // Tools that never loaded never ran: nothing in the workspace can have changed through them.
+    if (!this.#runtime.started) return [];
+    return await (await this.#runtime.load()).finish();
   }
 
   async checkWorkers(): Promise<ProfileFinding[]> {
     const { checkWorkerProfiles } = await lazyImport<typeof import("../execution/profile_checks.ts")>(
       new URL("../execution/profile_checks.ts", import.meta.url),
     );
-    return await checkWorkerProfiles(this.tools.registry.listEnabled(), {
+    const runtime = await this.toolRuntime();
+    return await checkWorkerProfiles(runtime.registry.listEnabled(), {
       root: this.#options.workspace.root,
-      additionalRoots: this.tools.additionalRoots,
-      plan: this.tools.sandbox.plan,
+      additionalRoots: runtime.additionalRoots,
+      plan: runtime.sandbox.plan,
     });
   }
 
@@ -604,7 +727,7 @@ class OpenSession implements Session {
     await early?.promise;
     if (this.#prewarm?.timer != null) clearTimeout(this.#prewarm.timer);
     try {
-      await this.tools.close();
+      await this.#runtime.close();
     } finally {
       this.#transcript?.close();
     }

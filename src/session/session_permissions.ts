@@ -55,8 +55,11 @@ export interface SessionPermissionOptions {
   approvalCommand: ApprovalCommand | null;
   /** The session, read when a hook or the approval command runs (known only once the session opened). */
   session: () => { sessionId: string; transcriptPath: string | null };
-  /** The shell sandbox, once the tool runtime exists: repository hooks and commands run in it. */
-  sandbox: () => ShellSandbox | null;
+  /**
+   * The shell sandbox repository hooks and commands run in: null before the tool runtime exists, a promise
+   * while it loads (a session whose tools load with the first call).
+   */
+  sandbox: () => ShellSandbox | null | Promise<ShellSandbox>;
 }
 
 /** The modules a session's hooks and approval command need, loaded by `SessionPermissions.open`. */
@@ -111,13 +114,13 @@ export class SessionPermissions {
       evaluate: (request) => live().evaluate(request),
       decide: (request) => live().decide(request),
     };
-    const runSandboxed = (
+    const runSandboxed = async (
       command: string,
       run: { mode: "workspace-write"; stdin: string; timeoutMs: number; signal?: AbortSignal },
     ) => {
-      const sandbox = options.sandbox();
+      const sandbox = await options.sandbox();
       if (sandbox === null) throw new Error("the shell sandbox is not running");
-      return sandbox.runCommand(command, run);
+      return await sandbox.runCommand(command, run);
     };
     const hooks =
       options.hooks !== null && (hasHooks(options.hooks.user) || hasHooks(options.hooks.repository))

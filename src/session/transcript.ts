@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join } from "../common/path.ts";
 import type {
   AgentEvent,
   CompactionTrigger,

@@ -13,7 +13,7 @@
  * @module
  */
 import { lstatOrNull } from "../common/fs.ts";
-import { posix } from "node:path";
+import { posix } from "../common/path.ts";
 
 /** Why a path was rejected, for callers that branch (tests, Glob/Grep) rather than show the message. */
 export type PathErrorReason =

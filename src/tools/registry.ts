@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { AnyTool, InputJsonSchema } from "./tool.ts";
+import type { AnyTool, InputJsonSchema, ToolInfo } from "./tool.ts";
 
 /** One tool as offered to the model, in mewcode's provider-neutral shape (each provider converts it). */
 export interface OfferedTool {
@@ -12,13 +12,16 @@ export interface OfferedTool {
   inputSchema: InputJsonSchema;
 }
 
-/** Holds tools by name; a disabled tool stays registered but is not offered or callable. */
-export class ToolRegistry {
-  #tools = new Map<string, AnyTool>();
+/**
+ * Holds tools by name; a disabled tool stays registered but is not offered or callable. The tools are
+ * whole (AnyTool, for the pipeline) or only described (ToolInfo, for a session that has not loaded them).
+ */
+export class ToolRegistry<T extends ToolInfo = AnyTool> {
+  #tools = new Map<string, T>();
   #disabled = new Set<string>();
 
   /** Adds a tool; a second tool with the same name is a programming error. */
-  register(tool: AnyTool): void {
+  register(tool: T): void {
     if (this.#tools.has(tool.name)) {
       throw new TypeError(`Cannot register tool "${tool.name}": a tool with that name is already registered`);
     }
@@ -40,7 +43,7 @@ export class ToolRegistry {
   }
 
   /** The enabled tool with this name, or undefined. */
-  get(name: string): AnyTool | undefined {
+  get(name: string): T | undefined {
     if (this.#disabled.has(name)) return undefined;
     return this.#tools.get(name);
   }
@@ -51,7 +54,7 @@ export class ToolRegistry {
   }
 
   /** Every enabled tool, in registration order. */
-  listEnabled(): AnyTool[] {
+  listEnabled(): T[] {
     return [...this.#tools.values()].filter((tool) => !this.#disabled.has(tool.name));
   }
 
@@ -82,8 +85,8 @@ export interface ToolSetup {
  * Builds a registry from a tool list and a setup: read-only tools always; non-destructive writers only
  * with `allowWrite`; destructive tools (the shell) only with `allowBash`.
  */
-export function createRegistry(tools: readonly AnyTool[], setup: ToolSetup): ToolRegistry {
-  const registry = new ToolRegistry();
+export function createRegistry<T extends ToolInfo>(tools: readonly T[], setup: ToolSetup): ToolRegistry<T> {
+  const registry = new ToolRegistry<T>();
   for (const tool of tools) {
     if (tool.isReadOnly()) registry.register(tool);
     else if (tool.isDestructive()) {

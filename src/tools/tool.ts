@@ -156,6 +156,15 @@ export interface Tool<Input = unknown> {
   execute(context: ToolContext, input: Input): Promise<ToolResult>;
 }
 
+/**
+ * What is known of a tool without loading its code: enough to offer it to the model, list it, and derive
+ * its worker's profile. Every Tool is one; the catalog (catalog.ts) has one for each built-in tool.
+ */
+export type ToolInfo = Pick<
+  Tool<unknown>,
+  "name" | "description" | "category" | "jsonSchema" | "isReadOnly" | "isDestructive"
+>;
+
 /** A tool whose input type has been erased, as stored in the registry. */
 // deno-lint-ignore no-explicit-any -- the registry holds tools of every input type; callers validate first
 export type AnyTool = Tool<any>;
@@ -254,21 +263,5 @@ function withoutSafeIntegerBounds(properties: Record<string, unknown>): Record<s
   return cleaned;
 }
 
-/** A result of a tool that stopped early (`stop`), with what it had so far for the model. */
-export function stoppedResult(
-  content: string,
-  stop: ToolStop,
-  metadata: Record<string, unknown> = {},
-): ToolResult {
-  return { content, isError: true, metadata, stop };
-}
-
-/** A successful result with text for the model. */
-export function textResult(content: string, metadata: Record<string, unknown> = {}): ToolResult {
-  return { content, isError: false, metadata };
-}
-
-/** An error result: the message tells the model what failed and what to do instead. */
-export function errorResult(content: string, metadata: Record<string, unknown> = {}): ToolResult {
-  return { content, isError: true, metadata };
-}
+// The result builders live in results.ts, which loads without zod (the agent loop uses them too).
+export { errorResult, stoppedResult, textResult } from "./results.ts";

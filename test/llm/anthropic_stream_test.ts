@@ -139,7 +139,10 @@ Deno.test("accumulateMessage keeps text, thinking with signature and tool calls 
     { type: "thinking-delta", index: 0, thinking: "think." },
     { type: "text-delta", index: 1, text: "Reading " },
     { type: "text-delta", index: 1, text: "two files." },
+    // Each call is announced when its block starts, while its input streams.
+    { type: "tool-call-begin", index: 2, id: "toolu_a", name: "ReadFile" },
     { type: "tool-call", index: 2, id: "toolu_a", name: "ReadFile", input: { path: "/a" } },
+    { type: "tool-call-begin", index: 3, id: "toolu_b", name: "Grep" },
     { type: "tool-call", index: 3, id: "toolu_b", name: "Grep", input: { pattern: "x" } },
     {
       type: "message-end",
@@ -183,7 +186,8 @@ Deno.test("accumulateMessage reports malformed, truncated or non-object tool inp
 
 Deno.test("accumulateMessage gives an empty input buffer the input {}", () => {
   const { events } = fold(toolTurn([]));
-  assertEquals(events[1], { type: "tool-call", index: 0, id: "toolu_0", name: "ReadFile", input: {} });
+  assertEquals(events[1], { type: "tool-call-begin", index: 0, id: "toolu_0", name: "ReadFile" });
+  assertEquals(events[2], { type: "tool-call", index: 0, id: "toolu_0", name: "ReadFile", input: {} });
 });
 
 Deno.test("accumulateMessage merges usage from message_start and message_delta and keeps the stop reason", () => {

@@ -112,10 +112,13 @@ Deno.test("accumulateChunk completes a call as soon as the next one starts, befo
     return result.events;
   };
   fold(delta({ role: "assistant" }));
-  deepStrictEqual(fold(callStart(0, "call_1", "ReadFile", '{"path":')), []);
+  deepStrictEqual(fold(callStart(0, "call_1", "ReadFile", '{"path":')), [
+    { type: "tool-call-begin", index: 1, id: "call_1", name: "ReadFile" },
+  ]);
   deepStrictEqual(fold(callArgs(0, '"/w/a"}')), []);
   deepStrictEqual(fold(callStart(1, "call_2", "ReadFile")), [
     { type: "tool-call", index: 1, id: "call_1", name: "ReadFile", input: { path: "/w/a" } },
+    { type: "tool-call-begin", index: 2, id: "call_2", name: "ReadFile" },
   ]);
   deepStrictEqual(fold(finish("tool_calls")), [
     { type: "tool-call", index: 2, id: "call_2", name: "ReadFile", input: {} },

@@ -1,6 +1,7 @@
 /**
- * When a session starts its tool workers: after its first request is on its way, and only for the profiles
- * its permissions can use. Real workers, the fake Anthropic server over HTTP.
+ * When a session starts its tool workers: a terminal session after its first request is on its way, and
+ * only for the profiles its permissions can use; a one-shot session when the model begins a call, only for
+ * that call's tool. Real workers, the fake Anthropic server over HTTP.
  */
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { WorkerExecutor } from "../../src/execution/worker_executor.ts";
@@ -8,6 +9,7 @@ import { openSession, type Session, type SessionOptions } from "../../src/sessio
 import { APPROVE_ALL } from "../../src/permissions/decision.ts";
 import { type FakeAnthropic, startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { join } from "node:path";
 
 const NO_SIGNAL = new AbortController().signal;
 
@@ -25,13 +27,13 @@ function open(root: string, server: FakeAnthropic, options: Partial<SessionOptio
     strictLinks: false,
     persist: false,
     needsModel: true,
-    headless: true,
+    headless: false,
     ...options,
   });
 }
 
-function executorOf(session: Session): WorkerExecutor {
-  const executor = session.tools.executor;
+async function executorOf(session: Session): Promise<WorkerExecutor> {
+  const executor = (await session.toolRuntime()).executor;
   ok(executor instanceof WorkerExecutor);
   return executor;
 }
@@ -61,7 +63,7 @@ Deno.test("a session starts no worker before its first request, then only those 
       permissionMode: "plan",
       approver: APPROVE_ALL,
     });
-    const executor = executorOf(session);
+    const executor = await executorOf(session);
     equal(executor.stats().started, 0);
     const events = await Array.fromAsync(session.run("plan it", { signal: NO_SIGNAL }));
     equal(events.at(-1)?.type, "turn-end");
@@ -73,7 +75,7 @@ Deno.test("a session starts no worker before its first request, then only those 
   await t.step("default mode with an approver: every profile, one worker each", async () => {
     await using server = await startFakeAnthropic([turn().text("Done.").stop("end_turn")]);
     await using session = await open(workspace.root, server, { approver: APPROVE_ALL });
-    const executor = executorOf(session);
+    const executor = await executorOf(session);
     equal(executor.stats().started, 0);
     await Array.fromAsync(session.run("do it", { signal: NO_SIGNAL }));
     await eventually(() => readyKinds(executor).length === 3);
@@ -84,6 +86,69 @@ Deno.test("a session starts no worker before its first request, then only those 
     await using server = await startFakeAnthropic([]);
     await using session = await open(workspace.root, server, { approver: APPROVE_ALL });
     await new Promise((resolve) => setTimeout(resolve, 100));
-    equal(executorOf(session).stats().started, 0);
+    equal((await executorOf(session)).stats().started, 0);
+  });
+});
+
+Deno.test("a one-shot session loads its tools with the model's first call and starts only its worker", async (t) => {
+  await using workspace = await createTempWorkspace();
+  const file = join(workspace.root, "notes.txt");
+  await Deno.writeTextFile(file, "one\ntwo\n");
+  await t.step("a text answer loads no tools at all", async () => {
+    await using server = await startFakeAnthropic([turn().text("Hello.").stop("end_turn")]);
+    await using session = await open(workspace.root, server, { headless: true, approver: APPROVE_ALL });
+    const events = await Array.fromAsync(session.run("hello", { signal: NO_SIGNAL }));
+    equal(events.at(-1)?.type, "turn-end");
+    equal(session.toolsStarted, false);
+    // The catalog offered every tool all the same.
+    deepEqual(
+      (server.requests[0]?.body as { tools: { name: string }[] }).tools.map((tool) => tool.name),
+      session.catalog.enabledNames(),
+    );
+  });
+  await t.step(
+    "a ReadFile call starts the read-only worker only, in a mode that could use all three",
+    async () => {
+      await using server = await startFakeAnthropic([
+        turn().toolUse("ReadFile", { path: file }).stop("tool_use"),
+        turn().text("Read it.").stop("end_turn"),
+      ]);
+      await using session = await open(workspace.root, server, { headless: true, approver: APPROVE_ALL });
+      const events = await Array.fromAsync(session.run("read it", { signal: NO_SIGNAL }));
+      const ended = events.find((event) => event.type === "tool-call-end");
+      ok(ended?.type === "tool-call-end" && !ended.result.isError, JSON.stringify(ended));
+      ok(ended.result.content.includes("two"));
+      equal(session.toolsStarted, true);
+      const executor = await executorOf(session);
+      await eventually(() => readyKinds(executor).length > 0);
+      deepEqual(readyKinds(executor), ["read-only"]);
+      equal(executor.stats().started, 1, JSON.stringify(executor.stats()));
+    },
+  );
+  await t.step("a repository's SessionStart hook runs in the sandbox, which starts for it", async () => {
+    await using server = await startFakeAnthropic([turn().text("Hello.").stop("end_turn")]);
+    await using session = await open(workspace.root, server, {
+      headless: true,
+      approver: APPROVE_ALL,
+      hooks: {
+        user: {},
+        repository: {
+          SessionStart: [{
+            hooks: [{ type: "command", command: "echo repository context; touch hook-ran" }],
+          }],
+        },
+        sandboxRepositoryHooks: true,
+      },
+    });
+    const events = await Array.fromAsync(session.run("hello", { signal: NO_SIGNAL }));
+    equal(
+      events.at(-1)?.type,
+      "turn-end",
+      JSON.stringify(events.filter((event) => event.type === "warning")),
+    );
+    const system = (server.requests[0]?.body as { system: { text: string }[] | string }).system;
+    ok(JSON.stringify(system).includes("repository context"), JSON.stringify(system));
+    ok((await Deno.stat(join(workspace.root, "hook-ran"))).isFile);
+    equal(session.toolsStarted, true);
   });
 });

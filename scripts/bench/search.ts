@@ -23,6 +23,7 @@ import { globTool } from "../../src/tools/glob.ts";
 import { grepTool } from "../../src/tools/grep.ts";
 import { profileFor } from "../../src/execution/profiles.ts";
 import { createToolRuntime, type ToolRuntime } from "../../src/execution/runtime.ts";
+import { readRuntimeFlags } from "../compile.ts";
 import type { ShellPlan, ToolContext, ToolResult } from "../../src/tools/tool.ts";
 import {
   type BenchOptions,
@@ -644,12 +645,11 @@ function statusField(pid: number, field: string): number {
 
 async function measureTurnMemory(root: string): Promise<TurnMemory> {
   const child = new Deno.Command(Deno.execPath(), {
+    // mewcode's own runtime flags (its V8 flags size the heaps), with every permission for the benchmark.
     args: [
       "run",
+      ...await readRuntimeFlags(),
       "--allow-all",
-      "--no-prompt",
-      "--unstable-worker-options",
-      "--v8-flags=--enable-experimental-regexp-engine,--enable-experimental-regexp-engine-on-excessive-backtracks",
       new URL(import.meta.url).pathname,
       RSS_CHILD_FLAG,
       root,

@@ -43,6 +43,8 @@ const SAMPLE_INTERVAL_MS = 5;
 const RUN_LIMIT_MS = 60_000;
 /** ReadFile calls in the long session. */
 const READ_TURNS = 20;
+/** How long after its response begins the fake model writes its text answer. */
+const ANSWER_DELAY_MS = 300;
 
 /** One measured process: its wall time, the first request (if any) and the peak memory of its tree. */
 interface Measured {
@@ -187,8 +189,12 @@ console.log((await response.text()).length);
   };
 }
 
+/**
+ * The text answer: its words come ANSWER_DELAY_MS after the response begins, as a real model's do at the
+ * least, so what mewcode does meanwhile (it builds its tools once the model answers) counts in its memory.
+ */
 function answer() {
-  return turn().text("Hello.").stop("end_turn");
+  return turn().delay(ANSWER_DELAY_MS).text("Hello.").stop("end_turn");
 }
 
 /**
@@ -335,7 +341,8 @@ function report(
     "",
     `Median of ${input.runs} runs per case (the cases alternating; ${samples.reads.length} runs of the ` +
     `${READ_TURNS}-turn session), after unmeasured warm-up runs. A small git repository with an AGENTS.md ` +
-    "as the workspace; the fake Anthropic server on 127.0.0.1 answers at once. The baselines are Deno hello " +
+    `as the workspace; the fake Anthropic server on 127.0.0.1 begins its response at once and writes the text ` +
+    `answer ${ANSWER_DELAY_MS} ms later (the ReadFile turns at once). The baselines are Deno hello ` +
     "worlds run with mewcode's runtime flags: one prints a line, one sends a single streaming request to " +
     `the same server. Load average (1, 5, 15 min) at the start: ${input.loadBefore}; at the end: ` +
     `${input.loadAfter}.`,
@@ -359,7 +366,7 @@ function report(
     rssRow('`mewcode -p "hello"`: one turn, a text answer', samples.promptLauncher),
     rssRow(`\`mewcode -p\`: ${READ_TURNS} turns, one ReadFile each`, samples.reads),
     "",
-    `Whole one-turn run (spawn to exit): ${
+    `Whole one-turn run (spawn to exit, the ${ANSWER_DELAY_MS} ms of the answer included): ${
       ms(wall(samples.promptLauncher))
     }; the ${READ_TURNS}-turn session: ` +
     `${ms(wall(samples.reads))}.`,

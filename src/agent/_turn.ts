@@ -199,6 +199,7 @@ class Turn {
     switch (event.type) {
       case "message-start":
         this.#startUsage = event.usage;
+        this.#options.pipeline.expect();
         return;
       case "text-delta":
         this.#texts.set(event.index, (this.#texts.get(event.index) ?? "") + event.text);

@@ -99,7 +99,7 @@ export class ToolPipeline {
   }
 
   /** A pipeline is its own ToolSource: nothing to get ready. */
-  expect(_name: string): void {}
+  expect(_name?: string): void {}
 
   /** Resolves a call's tool and validates its input without running it: for the scheduler. */
   prepare(call: ToolCall): PreparedCall {

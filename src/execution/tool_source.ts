@@ -13,8 +13,11 @@ import type { ToolPipeline } from "./pipeline.ts";
 export interface ToolSource {
   /** The tools offered to the model. */
   readonly registry: Pick<ToolRegistry<ToolInfo>, "toolSpecs" | "get">;
-  /** The model began a call to the tool `name` (its input is still streaming): get it ready. Never throws. */
-  expect(name: string): void;
+  /**
+   * The model's response began (`name` undefined), or a call to the tool `name` began (its input is still
+   * streaming): get ready for calls, or for that tool. Never throws.
+   */
+  expect(name?: string): void;
   /** The pipeline, loaded once; rejects when the tools cannot start (the turn ends with that error). */
   load(): Promise<ToolPipeline>;
 }

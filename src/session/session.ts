@@ -6,8 +6,8 @@
  *
  * A one-shot session (headless, talking to a model) sends its first request before any tool code loads:
  * it offers the tools from their catalog (src/tools/catalog.ts), leaves `git status` out of the prompt,
- * and builds the tool runtime when the model begins its first tool call, starting only the worker that
- * call needs. Every other session builds the runtime when it opens.
+ * builds the tool runtime once the model's response begins, and starts each worker when a call to its
+ * tool begins. Every other session builds the runtime when it opens.
  *
  * ```ts
  * await using session = await openSession({ workspace, env, model, … });
@@ -384,7 +384,7 @@ class OpenSession implements Session {
   #prewarm: { timer: ReturnType<typeof setTimeout> | null } | null = null;
   /** What the runs call tools through: the pipeline, or what loads it (a one-shot session's first call). */
   #tools: ToolSource;
-  /** The tools load with the model's first call, each tool's worker with its first call (see `#expect`). */
+  /** A one-shot session: its tools load once the model answers, each worker with its tool's first call. */
   #loadsOnFirstCall: boolean;
   #started = false;
   #context: { prompt: PromptContext; hooks: string[] } | null = null;
@@ -525,13 +525,16 @@ class OpenSession implements Session {
   }
 
   /**
-   * The model began a call to `name` in a session whose tools load with the first call: build the runtime
-   * and start that tool's worker while the call's input streams. A failure is the first call's to report.
+   * In a one-shot session: the model's response began (`name` undefined), or a call to the tool `name`
+   * began. The runtime is built once the model answers (its request is long gone by then, and what it
+   * writes before a call leaves time to load), without workers: each one starts when a call to its tool
+   * begins, while the call's input streams, so a text answer starts none. A failure to build is the first
+   * call's to report.
    */
-  #expect(name: string): void {
+  #expect(name: string | undefined): void {
     if (this.#closed) return;
     this.#runtime.load().then(
-      (runtime) => this.#closed ? undefined : runtime.prewarm(this.#usable(), name),
+      (runtime) => this.#closed || name === undefined ? undefined : runtime.prewarm(this.#usable(), name),
       () => undefined,
     );
   }

@@ -90,21 +90,23 @@ Deno.test("a session starts no worker before its first request, then only those 
   });
 });
 
-Deno.test("a one-shot session loads its tools with the model's first call and starts only its worker", async (t) => {
+Deno.test("a one-shot session loads its tools once the model answers and starts only the workers it calls", async (t) => {
   await using workspace = await createTempWorkspace();
   const file = join(workspace.root, "notes.txt");
   await Deno.writeTextFile(file, "one\ntwo\n");
-  await t.step("a text answer loads no tools at all", async () => {
+  await t.step("a text answer builds the tools once the model answers, and starts no worker", async () => {
     await using server = await startFakeAnthropic([turn().text("Hello.").stop("end_turn")]);
     await using session = await open(workspace.root, server, { headless: true, approver: APPROVE_ALL });
+    equal(session.toolsStarted, false);
     const events = await Array.fromAsync(session.run("hello", { signal: NO_SIGNAL }));
     equal(events.at(-1)?.type, "turn-end");
-    equal(session.toolsStarted, false);
     // The catalog offered every tool all the same.
     deepEqual(
       (server.requests[0]?.body as { tools: { name: string }[] }).tools.map((tool) => tool.name),
       session.catalog.enabledNames(),
     );
+    equal(session.toolsStarted, true);
+    equal((await executorOf(session)).stats().started, 0);
   });
   await t.step(
     "a ReadFile call starts the read-only worker only, in a mode that could use all three",

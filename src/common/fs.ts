@@ -32,3 +32,22 @@ export async function realPathOrNull(path: string): Promise<string | null> {
     return null;
   }
 }
+
+/** `Deno.lstatSync`, or null when the path cannot be looked up. */
+export function lstatSyncOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** `Deno.realPathSync`, or null when the path (or a symlink on the way) cannot be resolved. */
+export function realPathSyncOrNull(path: string): string | null {
+  if (path === "") return null;
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return null;
+  }
+}

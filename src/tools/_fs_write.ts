@@ -125,7 +125,7 @@ export function linkNote(written: WriteOutcome): string[] {
 // Whether the open temp file is the one at `temp`, whose real path is itself, inside the root and not excluded.
 async function isInPlace(temp: string, handle: FileHandle, options: WriteOptions): Promise<boolean> {
   if (!isWithinRoots(rootsOf(options), temp) || isExcludedPath(temp, options.excluded)) return false;
-  return await isOpenedAt(temp, await handle.stat());
+  return isOpenedAt(temp, await handle.stat());
 }
 
 function moved(): FsFailure {

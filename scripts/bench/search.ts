@@ -645,11 +645,10 @@ function statusField(pid: number, field: string): number {
 
 async function measureTurnMemory(root: string): Promise<TurnMemory> {
   const child = new Deno.Command(Deno.execPath(), {
-    // mewcode's own runtime flags (its V8 flags size the heaps), with every permission for the benchmark.
+    // mewcode's own runtime flags: its V8 flags size the heaps, its permissions are what the tools need.
     args: [
       "run",
       ...await readRuntimeFlags(),
-      "--allow-all",
       new URL(import.meta.url).pathname,
       RSS_CHILD_FLAG,
       root,

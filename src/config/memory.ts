@@ -140,10 +140,11 @@ export type TextPrefix =
   | { ok: false; reason: "missing" | "not-regular" | "outside" | "unreadable"; message: string };
 
 /**
- * How long opening a file that was a regular file a moment earlier may take. Only a named pipe swapped in
- * between the look and the open makes it wait (for a writer that never comes); then the file is skipped.
+ * How long opening a file that was a regular file a moment earlier may take by default. Only a named pipe
+ * swapped in between the look and the open makes it wait (for a writer that never comes); then the file is
+ * skipped.
  */
-const OPEN_DEADLINE_MS = 2_000;
+export const OPEN_DEADLINE_MS = 2_000;
 
 /**
  * Reads at most `maxBytes` of a regular file without hanging on a named pipe; with `confine`, the file's real
@@ -151,12 +152,12 @@ const OPEN_DEADLINE_MS = 2_000;
  *
  * Deno's open has no O_NONBLOCK (and `node:fs`, which has, costs more start-up time than the whole read), so
  * the file is looked at first and opened only when it is a regular file; the open file must then be that
- * same file, and an open that waits (a named pipe swapped in between) is given up after OPEN_DEADLINE_MS.
+ * same file, and an open that waits (a named pipe swapped in between) is given up after `openDeadlineMs`.
  */
 export async function readTextPrefix(
   path: string,
   maxBytes: number,
-  options: { confine?: string | null } = {},
+  options: { confine?: string | null; openDeadlineMs?: number } = {},
 ): Promise<TextPrefix> {
   let seen: Deno.FileInfo;
   try {
@@ -168,7 +169,7 @@ export async function readTextPrefix(
   if (!seen.isFile) return { ok: false, reason: "not-regular", message: "it is not a regular file" };
   let file: Deno.FsFile;
   try {
-    const opened = await openWithin(path, OPEN_DEADLINE_MS);
+    const opened = await openWithin(path, options.openDeadlineMs ?? OPEN_DEADLINE_MS);
     if (opened === null) {
       return {
         ok: false,

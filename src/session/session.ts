@@ -170,7 +170,7 @@ export interface Session extends AsyncDisposable {
   readonly catalog: ToolRegistry<ToolInfo>;
   /** The tool side (registry, pipeline, shell sandbox), built now if it has not been. */
   toolRuntime(): Promise<ToolRuntime>;
-  /** Whether the tool side has been built or is being built (a one-shot session's first call builds it). */
+  /** Whether the tool side has been built or is being built (a one-shot session's, once the model answers). */
   readonly toolsStarted: boolean;
   /** The permission side: the live policy (rules and mode can change during the session), hooks, approver. */
   readonly permissions: SessionPermissions;
@@ -262,7 +262,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     // first Bash call), not before the first request; doctor and `mewcode tool` check it at once.
     ...(options.needsModel ? { deferShellCheck: true } : {}),
   });
-  // A one-shot session loads its tools with the model's first call; every other one now.
+  // A one-shot session builds its tools once the model answers (`OpenSession#expect`); every other one now.
   const oneShot = options.needsModel === true && options.headless === true;
   if (!oneShot) await runtime.load();
   // A headless session runs its prompt at once: read the repository while the transcript is created.
@@ -380,9 +380,9 @@ class OpenSession implements Session {
   /** The provider being built since the session opened, until the first run takes it. */
   #providerStart: Promise<Provider> | null;
   #earlyContext: EarlyContext | null;
-  /** The workers' start, scheduled once the first request is on its way (unless the tools load later). */
+  /** The workers' start, scheduled once the first request is on its way (not in a one-shot session). */
   #prewarm: { timer: ReturnType<typeof setTimeout> | null } | null = null;
-  /** What the runs call tools through: the pipeline, or what loads it (a one-shot session's first call). */
+  /** What the runs call tools through: the pipeline, or what builds it (a one-shot session's). */
   #tools: ToolSource;
   /** A one-shot session: its tools load once the model answers, each worker with its tool's first call. */
   #loadsOnFirstCall: boolean;

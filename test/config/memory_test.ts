@@ -5,8 +5,11 @@ import {
   loadProjectMemory,
   MAX_MEMORY_FILE_BYTES,
   type ProjectMemory,
+  readTextPrefix,
 } from "../../src/config/memory.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { makeFifo, releasePipes } from "../_fakes/fifo.ts";
+import { startSwapper } from "../_fakes/swapper.ts";
 
 /** Writes `files` (paths relative to `base`), creating their directories. */
 async function writeFiles(base: string, files: Record<string, string>): Promise<void> {
@@ -173,4 +176,37 @@ Deno.test("loadProjectMemory follows a symlinked user-level file, which a reposi
   await Deno.symlink(join(temp.root, "dotfiles", "AGENTS.md"), join(temp.root, "state", "AGENTS.md"));
   const memory = await loadProjectMemory({ root: join(temp.root, "work"), home: join(temp.root, "state") });
   assertEquals(memory.sections.map((section) => [section.scope, section.content]), [["user", "mine\n"]]);
+});
+
+Deno.test({
+  name: "readTextPrefix never waits on a named pipe swapped in for the file between its look and its open",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    const path = join(workspace.root, "AGENTS.md");
+    const pipe = join(workspace.root, "AGENTS.md.alt");
+    await Deno.writeTextFile(path, "# Project\n");
+    await makeFifo(pipe);
+    const outcomes = new Map<string, number>();
+    let slowest = 0;
+    {
+      await using _swapper = await startSwapper(path, pipe);
+      const deadline = Date.now() + 3_000;
+      while (Date.now() < deadline) {
+        const started = performance.now();
+        const read = await readTextPrefix(path, 1024, { openDeadlineMs: 100 });
+        slowest = Math.max(slowest, performance.now() - started);
+        const outcome = read.ok ? read.text : read.message;
+        outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      }
+    }
+    // Every open that found the pipe was given up; wake them, so nothing is left waiting.
+    await releasePipes(path, pipe);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Bounds against a hang, not timings: a read that waited for a writer would take the whole race.
+    ok(slowest < 2_000, `a read took ${slowest} ms`);
+    const seen = [...outcomes.keys()];
+    ok(seen.every((outcome) => outcome === "# Project\n" || !outcome.startsWith("#")), seen.join(" | "));
+    ok(outcomes.has("# Project\n"), `the file was never read: ${seen.join(" | ")}`);
+  },
 });

@@ -10,6 +10,7 @@ import { APPROVE_ALL } from "../../src/permissions/decision.ts";
 import { type FakeAnthropic, startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { join } from "node:path";
+import { STATUS_NOT_GATHERED } from "../../src/session/repo_context.ts";
 
 const NO_SIGNAL = new AbortController().signal;
 
@@ -153,4 +154,21 @@ Deno.test("a one-shot session loads its tools once the model answers and starts 
     ok((await Deno.stat(join(workspace.root, "hook-ran"))).isFile);
     equal(session.toolsStarted, true);
   });
+});
+
+Deno.test("a one-shot prompt names the git branch and says the status was not gathered", async () => {
+  await using workspace = await createTempWorkspace();
+  for (const args of [["init", "-q", "-b", "trunk"], ["config", "user.email", "t@example.com"]]) {
+    const git = await new Deno.Command("git", { args, cwd: workspace.root, stdout: "null", stderr: "null" })
+      .output();
+    ok(git.success);
+  }
+  await Deno.writeTextFile(join(workspace.root, "changed.txt"), "new\n");
+  await using server = await startFakeAnthropic([turn().text("Hello.").stop("end_turn")]);
+  await using session = await open(workspace.root, server, { headless: true, approver: APPROVE_ALL });
+  await Array.fromAsync(session.run("hello", { signal: NO_SIGNAL }));
+  const system = JSON.stringify((server.requests[0]?.body as { system: unknown }).system);
+  ok(system.includes("Git HEAD: branch trunk"), system);
+  ok(system.includes(`Git status: unavailable (${STATUS_NOT_GATHERED})`), system);
+  ok(!system.includes("changed.txt"), "no git status ran");
 });

@@ -4,8 +4,6 @@
  * swapped in must not block a read.
  */
 import { deepStrictEqual as assertEquals, equal, ok as assert } from "node:assert/strict";
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
 import { posix } from "node:path";
 import { readVerified } from "../../src/tools/_fs.ts";
 import { writeAtomic } from "../../src/tools/_fs_write.ts";
@@ -19,6 +17,7 @@ import {
   workerPermissions,
 } from "../_fakes/tool_context.ts";
 import { startSwapper } from "../_fakes/swapper.ts";
+import { makeFifo, releasePipes } from "../_fakes/fifo.ts";
 
 const SECRET = "outside secret\n";
 const PAYLOAD = "written by the tool\n";
@@ -68,23 +67,6 @@ async function promptly<T>(call: Promise<T>, release: () => Promise<void>): Prom
   await release();
   await call.catch(() => undefined);
   throw new Error(`The call was still blocked after ${BLOCKED_MILLISECONDS} ms`);
-}
-
-/** Opens the write end of every named pipe among `paths`, which lets a reader blocked in `open` go on. */
-async function releasePipes(...paths: string[]): Promise<void> {
-  for (const path of paths) {
-    try {
-      const handle = await open(path, constants.O_WRONLY | constants.O_NONBLOCK);
-      await handle.close();
-    } catch {
-      // Not a pipe, or no reader waiting: nothing to release.
-    }
-  }
-}
-
-async function makeFifo(path: string): Promise<void> {
-  const output = await new Deno.Command("mkfifo", { args: [path] }).output();
-  if (!output.success) throw new Error(`mkfifo "${path}" failed: ${new TextDecoder().decode(output.stderr)}`);
 }
 
 /** A workspace with one file, and an outside directory with a secret: for swaps between check and use. */

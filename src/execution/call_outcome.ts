@@ -5,6 +5,7 @@
  * @module
  */
 import type { DecidedBy } from "../permissions/decision.ts";
+import { errorResult } from "../tools/results.ts";
 import type { ToolResult } from "../tools/tool.ts";
 
 /** The gate of the pipeline that ended a call (`json`: its input could not be read at all). */
@@ -63,5 +64,5 @@ export interface CallResult {
 
 /** A call that a gate ended, with its message for the model. */
 export function ended(status: CallStatus, gate: PipelineGate, message: string): CallResult {
-  return { result: { content: message, isError: true, metadata: {} }, outcome: { status, gate } };
+  return { result: errorResult(message), outcome: { status, gate } };
 }

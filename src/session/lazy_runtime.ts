@@ -1,0 +1,69 @@
+/**
+ * A session's tool runtime (src/execution/runtime.ts), built on demand: what the first request needs (the
+ * catalog of the tools offered, the checked folders) is known at once, the modules behind the tools load
+ * with `load()`. A one-shot session builds it once the model answers; every other session at once.
+ *
+ * @module
+ */
+import { lazyImport } from "../common/lazy_import.ts";
+import type { RuntimeOptions, ToolRuntime } from "../execution/runtime.ts";
+import type { ShellSandbox } from "../sandbox/shell_sandbox.ts";
+import { BUILTIN_TOOL_INFO } from "../tools/catalog.ts";
+import { createRegistry, type ToolRegistry } from "../tools/registry.ts";
+import type { ToolInfo } from "../tools/tool.ts";
+
+/** A session's tool runtime, built once with `load()`. */
+export class LazyRuntime {
+  readonly catalog: ToolRegistry<ToolInfo>;
+  readonly additionalRoots: readonly string[];
+  #options: RuntimeOptions;
+  #loading: Promise<ToolRuntime> | null = null;
+  #loaded: ToolRuntime | null = null;
+
+  constructor(options: RuntimeOptions & { additionalRoots: readonly string[] }) {
+    this.#options = options;
+    this.additionalRoots = options.additionalRoots;
+    this.catalog = createRegistry(BUILTIN_TOOL_INFO, {
+      allowWrite: !options.readOnly,
+      allowBash: !options.readOnly,
+    });
+  }
+
+  /** The runtime if it has been built. */
+  get loaded(): ToolRuntime | null {
+    return this.#loaded;
+  }
+
+  /** Whether it has been asked for (it may still be loading, or have failed). */
+  get started(): boolean {
+    return this.#loading !== null;
+  }
+
+  /** Builds the runtime once; every caller gets the same one (or the same error). */
+  load(): Promise<ToolRuntime> {
+    this.#loading ??= (async () => {
+      const { createToolRuntime } = await lazyImport<typeof import("../execution/runtime.ts")>(
+        new URL("../execution/runtime.ts", import.meta.url),
+      );
+      this.#loaded = await createToolRuntime(this.#options);
+      return this.#loaded;
+    })();
+    return this.#loading;
+  }
+
+  /** The shell sandbox, building the runtime for it if need be (a hook that runs in the sandbox). */
+  sandbox(): ShellSandbox | Promise<ShellSandbox> {
+    return this.#loaded?.sandbox ?? this.load().then((runtime) => runtime.sandbox);
+  }
+
+  async close(): Promise<void> {
+    if (this.#loading === null) return;
+    let runtime: ToolRuntime;
+    try {
+      runtime = await this.#loading;
+    } catch {
+      return; // It never started: nothing to stop.
+    }
+    await runtime.close();
+  }
+}

@@ -145,7 +145,7 @@ export interface GatherPromptContextOptions {
 }
 
 /** Why a session's prompt has no git status when it was opened without a sandbox for it. */
-export const STATUS_NOT_GATHERED = "not gathered for a one-shot run; run git status to see it";
+export const STATUS_NOT_GATHERED = "not gathered for a one-shot run";
 
 /** Gathers the repository state and the project memory for a session's system prompt; never throws. */
 export async function gatherPromptContext(options: GatherPromptContextOptions): Promise<PromptContext> {

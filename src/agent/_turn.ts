@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { assertNever } from "../common/errors.ts";
-import type { CallOutcome, CallResult } from "../execution/call_outcome.ts";
+import { assertNever, describeError } from "../common/errors.ts";
+import { type CallOutcome, type CallResult, ended } from "../execution/call_outcome.ts";
 import type { ToolCall, ToolPipeline } from "../execution/pipeline.ts";
 import type { ToolSource } from "../execution/tool_source.ts";
 import { type ExecutionMode, type ScheduledOutcome, ToolScheduler } from "../execution/scheduler.ts";
@@ -96,6 +96,8 @@ class Turn {
   #sideEffects = false;
   /** The pipeline, once the first call needed it (see `#handle`). */
   #pipeline: ToolPipeline | null = null;
+  /** Why the pipeline could not be built: every call of the turn ends with it, none runs. */
+  #toolsFailed: string | null = null;
 
   constructor(request: ModelRequest, options: TurnOptions) {
     this.#request = request;
@@ -170,8 +172,15 @@ class Turn {
   async *#handle(item: Item): AsyncGenerator<AgentEvent> {
     switch (item.kind) {
       case "event":
-        if (item.event.type === "tool-call" && item.event.name !== this.#options.answer?.name) {
-          this.#pipeline ??= await this.#options.pipeline.load();
+        if (
+          item.event.type === "tool-call" && item.event.name !== this.#options.answer?.name &&
+          this.#pipeline === null && this.#toolsFailed === null
+        ) {
+          try {
+            this.#pipeline = await this.#options.pipeline.load();
+          } catch (error) {
+            this.#toolsFailed = describeError(error);
+          }
         }
         yield* this.#onProviderEvent(item.event);
         return;
@@ -247,6 +256,12 @@ class Turn {
     }
     const tool = this.#options.pipeline.registry.get(call.name);
     if (tool !== undefined && !tool.isReadOnly()) this.#sideEffects = true;
+    if (this.#toolsFailed !== null) {
+      const message = `Cannot run ${call.name}: mewcode's tools could not start (${this.#toolsFailed}); ` +
+        "no tool can run in this session: answer without tools, and say so";
+      this.#scheduler.add(call, { ended: ended("failed", "execute", message) });
+      return;
+    }
     const refused = this.#options.repeat.check(call.name, call.input);
     this.#scheduler.add(call, refused === null ? {} : { ended: refused });
   }

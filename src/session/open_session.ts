@@ -382,7 +382,13 @@ export class OpenSession implements Session {
   async finish(): Promise<string[]> {
     // Tools that never loaded never ran: nothing in the workspace can have changed through them.
     if (!this.#runtime.started) return [];
-    return await (await this.#runtime.load()).finish();
+    let runtime: ToolRuntime;
+    try {
+      runtime = await this.#runtime.load();
+    } catch {
+      return []; // It could not be built (each call said so): nothing ran either.
+    }
+    return await runtime.finish();
   }
 
   async checkWorkers(): Promise<ProfileFinding[]> {

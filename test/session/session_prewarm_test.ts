@@ -172,3 +172,26 @@ Deno.test("a one-shot prompt names the git branch and says the status was not ga
   ok(system.includes(`Git status: unavailable (${STATUS_NOT_GATHERED})`), system);
   ok(!system.includes("changed.txt"), "no git status ran");
 });
+
+Deno.test("a one-shot session whose tools cannot start ends each call with why, and the run goes on", async () => {
+  await using workspace = await createTempWorkspace();
+  await using server = await startFakeAnthropic([
+    turn().toolUse("ReadFile", { path: join(workspace.root, "a.txt") }).stop("tool_use"),
+    turn().text("I could not read it.").stop("end_turn"),
+  ]);
+  // An executor kind that does not exist makes building the tool runtime throw.
+  await using session = await open(workspace.root, server, {
+    headless: true,
+    executor: "no-such-executor" as SessionOptions["executor"] & string,
+  });
+  const events = await Array.fromAsync(session.run("read a.txt", { signal: NO_SIGNAL }));
+  const ended = events.find((event) => event.type === "tool-call-end");
+  ok(ended?.type === "tool-call-end", JSON.stringify(events.map((event) => event.type)));
+  equal(ended.outcome.status, "failed");
+  ok(ended.result.content.includes("mewcode's tools could not start"), ended.result.content);
+  const last = events.at(-1);
+  ok(last?.type === "turn-end" && last.reason === "end_turn", JSON.stringify(last));
+  // The model got the failure as the call's result.
+  ok(JSON.stringify(server.requests[1]?.body).includes("could not start"));
+  deepEqual(await session.finish(), []);
+});

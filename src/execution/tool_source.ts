@@ -18,6 +18,6 @@ export interface ToolSource {
    * streaming): get ready for calls, or for that tool. Never throws.
    */
   expect(name?: string): void;
-  /** The pipeline, loaded once; rejects when the tools cannot start (the turn ends with that error). */
+  /** The pipeline, loaded once; rejects when the tools cannot start (each call then ends with the reason). */
   load(): Promise<ToolPipeline>;
 }

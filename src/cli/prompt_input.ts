@@ -9,6 +9,7 @@
  * @module
  */
 import { formatBytes } from "../common/size.ts";
+import { withDeadline } from "../common/deadline.ts";
 
 /** Where the prompt may come from (`Deno.stdin` fits). */
 export interface PromptSource {
@@ -136,16 +137,4 @@ export async function readStdin(
   // `stream: true` drops a character cut in half at the cap instead of showing a replacement mark.
   const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes, { stream: cut });
   return { text, cutAfterBytes: cut ? size : null };
-}
-
-async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | "timeout"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => resolve("timeout"), ms);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

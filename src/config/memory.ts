@@ -15,6 +15,7 @@
  * @module
  */
 import { dirname, isAbsolute, join, relative, sep } from "../common/path.ts";
+import { withDeadline } from "../common/deadline.ts";
 import { describeError } from "../common/errors.ts";
 import { lstatOrNull, realPathOrNull, statOrNull } from "../common/fs.ts";
 import { formatBytes } from "../common/size.ts";
@@ -218,17 +219,10 @@ export async function readTextPrefix(
 /** Opens `path` for reading, or gives up after `deadlineMs` (null); a late open is closed when it comes. */
 async function openWithin(path: string, deadlineMs: number): Promise<Deno.FsFile | null> {
   const opening = Deno.open(path, { read: true });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), deadlineMs);
-  });
-  try {
-    const first = await Promise.race([opening, late]);
-    if (first === null) opening.then((file) => file.close(), () => undefined);
-    return first;
-  } finally {
-    clearTimeout(timer);
-  }
+  const opened = await withDeadline(opening, deadlineMs);
+  if (opened !== "timeout") return opened;
+  opening.then((file) => file.close(), () => undefined);
+  return null;
 }
 
 interface Candidate {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { PROVIDER_KINDS } from "../llm/provider_choice.ts";
 import { PERMISSION_MODES } from "../permissions/modes.ts";
 
 /** How an option is shown in `--help`. */
@@ -45,8 +46,8 @@ export const DEFAULT_MODEL = "claude-sonnet-5-5";
 /** The response token limit used when `--max-tokens` is not given. */
 export const DEFAULT_MAX_TOKENS = 16_000;
 
-/** The model providers. */
-export const PROVIDERS = ["anthropic", "openai", "ollama"] as const;
+/** The model providers (`--provider`): the kinds provider_choice.ts builds. */
+export const PROVIDERS = PROVIDER_KINDS;
 
 /** The shell sandbox modes. */
 export const SANDBOX_MODES = ["read-only", "workspace-write", "danger-full-access"] as const;

@@ -6,8 +6,9 @@
  * @module
  */
 import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
-import { constants } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync } from "node:fs";
+import { readToEnd } from "./_verified_read.ts";
+import { sha256HexSync } from "../common/sha256.ts";
 import { posix } from "node:path";
 
 /** Why a file operation failed, for callers that branch on it. */
@@ -80,8 +81,14 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 // none outside, as with the async checks).
 const LOCATION_CHECKS = 8;
 
+/** Up to this size a hash is computed in JavaScript; beyond it, natively (faster per byte, but asynchronous). */
+const SYNC_HASH_MAX_BYTES = 16 * 1024;
+
 /** SHA-256 of bytes, lowercase hex. */
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  // Measured in a worker: 1 KiB takes 0.04 ms in JavaScript against 0.1 to 1 ms through crypto.subtle, whose
+  // answer comes from another thread; at 64 KiB the two are even, and a megabyte is twice as fast natively.
+  if (bytes.length <= SYNC_HASH_MAX_BYTES) return sha256HexSync(bytes);
   const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
   return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
@@ -90,6 +97,11 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
  * Reads a file at a canonical path, verifying before reading that the opened file is the one checked:
  * it is opened without blocking, and it must be a regular file whose identity (dev + inode) equals `lstat`
  * of the path before the open and whose path still resolves to itself (`isOpenedAt`).
+ *
+ * Every file operation is synchronous, in the tool's worker: an asynchronous one waits for a thread of
+ * Deno's pool and back, which made the five of a small read cost more than the read itself (a ReadFile
+ * turn's agent time went from 7.8 to 6.5 ms at the median). The open does not block, and a regular file's
+ * read ends; a file on a stalled network mount holds up its worker until the call's time limit replaces it.
  */
 export async function readVerified(
   path: string,
@@ -97,21 +109,21 @@ export async function readVerified(
 ): Promise<ReadOutcome | FsFailure> {
   let before: Deno.FileInfo;
   try {
-    before = await Deno.lstat(path);
+    before = Deno.lstatSync(path);
   } catch (error) {
     return describeFsError(error);
   }
   const kind = checkKind(before);
   if (kind !== null) return kind;
   await options.beforeOpen?.();
-  let handle: FileHandle;
+  let fd: number;
   try {
-    handle = await open(path, READ_FLAGS);
+    fd = openSync(path, READ_FLAGS);
   } catch (error) {
     return describeFsError(error);
   }
   try {
-    const opened = await handle.stat();
+    const opened = fstatSync(fd);
     if (!sameFile(before, opened)) {
       return changed("the file was replaced while it was being opened; try again");
     }
@@ -136,14 +148,15 @@ export async function readVerified(
         message: `the file is too large (${opened.size} bytes, limit ${maxBytes})`,
       };
     }
-    const bytes = await readAll(handle, opened.size, maxBytes);
-    if (bytes === null) {
+    const { buffer, length } = readToEnd(fd, opened.size, maxBytes);
+    if (length > maxBytes) {
       return {
         ok: false,
         reason: "too-large",
         message: `the file grew past ${maxBytes} bytes while being read`,
       };
     }
+    const bytes = buffer.subarray(0, length);
     // A second round, after the read: a swap that fooled the first must also fool this one.
     if (!isOpenedAt(path, opened)) {
       return changed("the file or a parent directory was replaced while it was being read; try again");
@@ -152,25 +165,8 @@ export async function readVerified(
   } catch (error) {
     return describeFsError(error);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
-}
-
-async function readAll(handle: FileHandle, sizeHint: number, maxBytes: number): Promise<Uint8Array | null> {
-  let buffer = new Uint8Array(Math.max(sizeHint, 0) + 1);
-  let length = 0;
-  while (true) {
-    if (length === buffer.length) {
-      if (buffer.length > maxBytes) return null;
-      const grown = new Uint8Array(Math.min(buffer.length * 2, maxBytes + 1));
-      grown.set(buffer);
-      buffer = grown;
-    }
-    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
-    if (bytesRead === 0) break;
-    length += bytesRead;
-  }
-  return buffer.subarray(0, length);
 }
 
 /**

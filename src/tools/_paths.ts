@@ -130,7 +130,8 @@ export function relativeToRoot(root: string, path: string): string {
 /**
  * Resolves a path the model gave to its canonical real path inside `root` or an added folder
  * (`options.additionalRoots`), or explains why it cannot be used. `root` must be the real path of the
- * workspace. Messages name the path as given. Never throws for bad input.
+ * workspace. Messages name the path as given. Never throws for bad input. The look-ups on the way are
+ * synchronous, in the tool's worker, for the reason given at `readVerified`.
  */
 export async function safePath(
   root: string,
@@ -139,7 +140,7 @@ export async function safePath(
 ): Promise<SafePathResult> {
   const problem = validatePathInput(path, root);
   if (problem !== null) return { ok: false, reason: problem.reason, message: problem.message };
-  const canonicalRoot = await realRoot(root);
+  const canonicalRoot = realRoot(root);
   const roots = [canonicalRoot, ...(options.additionalRoots ?? []).map((folder) => posix.resolve(folder))];
   const given = posix.resolve(path);
   const alias = isWithinRoots(roots, given) ? null : aliasOf(given, options.aliases ?? []);
@@ -158,7 +159,7 @@ export async function safePath(
   let existingInfo: Deno.FileInfo | null = null;
   while (true) {
     try {
-      existingInfo = await Deno.lstat(existing);
+      existingInfo = Deno.lstatSync(existing);
       break;
     } catch (error) {
       if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
@@ -176,7 +177,7 @@ export async function safePath(
 
   let real: string;
   try {
-    real = await Deno.realPath(existing);
+    real = Deno.realPathSync(existing);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound && existingInfo.isSymlink) {
       return failure(
@@ -255,9 +256,9 @@ function inStateFolder(folder: string): SafePathResult {
   );
 }
 
-async function realRoot(root: string): Promise<string> {
+function realRoot(root: string): string {
   try {
-    return await Deno.realPath(root);
+    return Deno.realPathSync(root);
   } catch {
     return posix.resolve(root);
   }

@@ -166,8 +166,26 @@ function readAll(
   identity: FileIdentity,
 ): VerifiedRead {
   const limit = options.maxBytes;
-  let buffer = options.buffer ?? new Uint8Array(0);
-  const wanted = Math.min(sizeHint, limit) + 1;
+  const { buffer, length } = readToEnd(fd, sizeHint, limit, options.buffer);
+  if (length > limit) {
+    if (options.truncate !== true) return { ok: false, reason: "too-large" };
+    return { ok: true, bytes: buffer.subarray(0, limit), buffer, truncated: true, identity };
+  }
+  return { ok: true, bytes: buffer.subarray(0, length), buffer, truncated: false, identity };
+}
+
+/**
+ * Reads the open regular file `fd` from where it stands to its end, or until it has read more than `limit`
+ * bytes (`length` > `limit` then says it is longer), into `buffer` or a larger one. `sizeHint` (the size
+ * fstat gave) sizes the buffer so that a file that did not change is read in one call.
+ */
+export function readToEnd(
+  fd: number,
+  sizeHint: number,
+  limit: number,
+  buffer: Uint8Array = new Uint8Array(0),
+): { buffer: Uint8Array; length: number } {
+  const wanted = Math.min(Math.max(sizeHint, 0), limit) + 1;
   if (buffer.length < wanted) buffer = new Uint8Array(Math.max(wanted, buffer.length * 2, 4096));
   let length = 0;
   while (true) {
@@ -184,9 +202,5 @@ function readAll(
     // A regular file returns fewer bytes than asked only at its end: skip the read that would say so.
     if (read < wantedNow) break;
   }
-  if (length > limit) {
-    if (options.truncate !== true) return { ok: false, reason: "too-large" };
-    return { ok: true, bytes: buffer.subarray(0, limit), buffer, truncated: true, identity };
-  }
-  return { ok: true, bytes: buffer.subarray(0, length), buffer, truncated: false, identity };
+  return { buffer, length };
 }

@@ -204,8 +204,9 @@ async function benchReadFileTurns(options: BenchOptions): Promise<BenchSection> 
       "small file per turn (20 lines, each turn from another line, so the repeat guard never refuses a " +
       `call), ${turns} turns per session, ${sessions} session(s). Measured at the server: ` +
       "from writing the last event of a response to receiving the next request (the agent's whole share " +
-      "of a turn: stream end, gates, worker, transcript, next request). Baseline: the same ReadFile called " +
-      "directly in the benchmark's process.",
+      "of a turn: stream end, gates, worker, transcript, next request). The server keeps the connection " +
+      "open between turns, as the API does. Baseline: the same ReadFile called directly in the benchmark's " +
+      "process.",
       "",
       "| measure | p50 ms | p95 ms | p50 vs direct call |",
       "|---|---:|---:|---:|",
@@ -230,7 +231,10 @@ async function readFileSession(root: string, home: string, file: string, turns: 
     { length: turns },
     (_, index) => turn().toolUse("ReadFile", { path: file, offset: 1 + index, limit: 20 }).stop("tool_use"),
   );
-  await using server = await startFakeAnthropic([...script, turn().text("done").stop("end_turn")]);
+  // The connection stays open between turns, as the API's does: one connection per session, not per turn.
+  await using server = await startFakeAnthropic([...script, turn().text("done").stop("end_turn")], {
+    keepAlive: true,
+  });
   const output = await new Deno.Command(LAUNCHER, {
     args: ["-p", "Read the file again and again", "--max-turns", String(turns + 1)],
     cwd: root,

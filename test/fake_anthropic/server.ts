@@ -99,6 +99,11 @@ export interface FakeAnthropicOptions {
   apiKey?: string;
   /** Enforce the API's conversation rules (conversation_rules.ts); true by default. */
   validate?: boolean;
+  /**
+   * Keep a connection open for the next request after a streamed answer, as the real API does (benchmarks:
+   * the client then pays for one connection, not one per turn). Default false: every answer closes it.
+   */
+  keepAlive?: boolean;
 }
 
 /** A running fake server; `await using` closes it. */
@@ -163,31 +168,45 @@ class FakeAnthropicServer implements FakeAnthropic {
 
   async #serve(connection: Deno.TcpConn): Promise<void> {
     try {
-      const request = await readRequest(connection);
-      if (request === null) return;
-      const number = this.requests.length + 1;
-      const body = parseJson(request.body);
-      this.requests.push({ number, ...request, body, receivedAt: preciseNow() });
-      const rejection = this.#reject(request, body);
-      if (rejection !== null) return await writeError(connection, number, rejection);
-      const response = this.#script[this.#next];
-      if (response === undefined) {
-        return await writeError(connection, number, {
-          status: 500,
-          errorType: "api_error",
-          message: `Fake Anthropic server: no scripted response left for request ${number} ` +
-            `(${this.#script.length} scripted): the client sent more requests than the test expected`,
-          headers: { "x-should-retry": "false" },
-        });
+      while (await this.#answer(connection) && this.#options.keepAlive === true) {
+        // The client may send its next request on this connection.
       }
-      this.#next++;
-      if (!(response instanceof TurnBuilder)) return await writeError(connection, number, response);
-      const model = isRecord(body) && typeof body.model === "string" ? body.model : "";
-      await this.#stream(connection, number, response, model);
     } catch (error) {
       // A client that hangs up, or close(), ends the connection; anything else is a bug in the fake.
       if (!isDisconnect(error) && !this.#server.closing.aborted) throw error;
     }
+  }
+
+  /** Reads one request and answers it; true when a whole stream was written (the connection is reusable). */
+  async #answer(connection: Deno.TcpConn): Promise<boolean> {
+    const request = await readRequest(connection);
+    if (request === null) return false;
+    const number = this.requests.length + 1;
+    const body = parseJson(request.body);
+    this.requests.push({ number, ...request, body, receivedAt: preciseNow() });
+    const rejection = this.#reject(request, body);
+    if (rejection !== null) {
+      await writeError(connection, number, rejection);
+      return false;
+    }
+    const response = this.#script[this.#next];
+    if (response === undefined) {
+      await writeError(connection, number, {
+        status: 500,
+        errorType: "api_error",
+        message: `Fake Anthropic server: no scripted response left for request ${number} ` +
+          `(${this.#script.length} scripted): the client sent more requests than the test expected`,
+        headers: { "x-should-retry": "false" },
+      });
+      return false;
+    }
+    this.#next++;
+    if (!(response instanceof TurnBuilder)) {
+      await writeError(connection, number, response);
+      return false;
+    }
+    const model = isRecord(body) && typeof body.model === "string" ? body.model : "";
+    return await this.#stream(connection, number, response, model);
   }
 
   #reject(request: RawRequest, body: unknown): ErrorAnswer | null {
@@ -228,13 +247,14 @@ class FakeAnthropicServer implements FakeAnthropic {
     number: number,
     builder: TurnBuilder,
     model: string,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const steps: Step[] = builder.compile({ request: number, model });
+    const connectionHeader = this.#options.keepAlive === true ? "keep-alive" : "close";
     await writeAll(
       connection,
       encoder.encode(
         "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\n" +
-          `request-id: req_fake_${number}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`,
+          `request-id: req_fake_${number}\r\ntransfer-encoding: chunked\r\nconnection: ${connectionHeader}\r\n\r\n`,
       ),
     );
     const { paceMs, byteChunks } = builder.options;
@@ -246,10 +266,10 @@ class FakeAnthropicServer implements FakeAnthropic {
           break;
         case "drop":
           closeQuietly(connection);
-          return;
+          return false;
         case "end":
           await writeAll(connection, encoder.encode("0\r\n\r\n"));
-          return;
+          return true;
         case "event": {
           if (paceMs !== undefined) await this.#sleep(paceMs);
           const data = typeof step.data === "string" ? step.data : JSON.stringify(step.data);
@@ -262,6 +282,8 @@ class FakeAnthropicServer implements FakeAnthropic {
         }
       }
     }
+    // A script without an end step leaves the body unterminated: the connection cannot carry another answer.
+    return false;
   }
 
   #sleep(ms: number): Promise<void> {

@@ -361,3 +361,49 @@ Deno.test("splitFragments is deterministic and covers the text", () => {
   deepStrictEqual(splitFragments("abcde", 2), ["ab", "cd", "e"]);
   deepStrictEqual(splitFragments("", 2), [""]);
 });
+
+/** Sends one request on `connection` and reads its answer up to the end of the chunked body, or to EOF. */
+async function exchange(connection: Deno.TcpConn, body: unknown): Promise<string> {
+  const payload = JSON.stringify(body);
+  const head = Object.entries({
+    ...HEADERS,
+    "content-length": String(new TextEncoder().encode(payload).length),
+  })
+    .map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  await connection.write(
+    new TextEncoder().encode(`POST /v1/messages HTTP/1.1\r\nhost: x\r\n${head}\r\n${payload}`),
+  );
+  let answer = "";
+  const buffer = new Uint8Array(64 * 1024);
+  while (!answer.endsWith("0\r\n\r\n")) {
+    const count = await connection.read(buffer);
+    if (count === null) break;
+    answer += new TextDecoder().decode(buffer.subarray(0, count));
+  }
+  return answer;
+}
+
+Deno.test("with keepAlive, the fake server answers a second request on the same connection", async () => {
+  for (const keepAlive of [true, false]) {
+    await using server = await startFakeAnthropic([
+      turn().text("one").stop("end_turn"),
+      turn().text("two").stop("end_turn"),
+    ], { keepAlive });
+    const connection = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(server.url).port) });
+    try {
+      const first = await exchange(connection, BODY);
+      match(first, new RegExp(`connection: ${keepAlive ? "keep-alive" : "close"}\r\n`));
+      match(first, /"text":"one"/);
+      const second = await exchange(connection, BODY).catch(() => "");
+      if (keepAlive) {
+        match(second, /"text":"two"/);
+        equal(server.requests.length, 2);
+      } else {
+        equal(second, "");
+        equal(server.requests.length, 1);
+      }
+    } finally {
+      connection.close();
+    }
+  }
+});

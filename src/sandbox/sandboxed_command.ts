@@ -60,6 +60,10 @@ export async function runSandboxedCommand(
   const args = plan.wrapper.length === 0
     ? ["-c", script]
     : [...plan.wrapper.slice(1), plan.shell, "-c", script];
+  // Killing bubblewrap ends its whole sandbox (the PID namespace dies with it), so only a shell run
+  // without it needs a process group of its own to be killed by (a detached spawn forks
+  // the whole runtime: see runShell in src/tools/_shell_run.ts).
+  const grouped = plan.wrapper.length === 0;
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(program, {
@@ -69,7 +73,7 @@ export async function runSandboxedCommand(
       stdin: plan.seccomp === null ? "null" : "piped",
       stdout: "piped",
       stderr: "piped",
-      detached: true,
+      detached: grouped,
     }).spawn();
   } catch (error) {
     return {
@@ -84,21 +88,18 @@ export async function runSandboxedCommand(
   // The announcement can be read after the exit was seen: a stop requested then has nothing left to kill,
   // and must not leave a timer behind.
   let exited = false;
-  const kill = () => {
-    if (exited) return;
+  const signal = (name: Deno.Signal) => {
     try {
-      // The main process may signal the whole group (the Bash worker may not).
-      Deno.kill(-child.pid, "SIGTERM");
+      // The main process may signal a whole group (the Bash worker may not).
+      Deno.kill(grouped ? -child.pid : child.pid, name);
     } catch {
       // Gone already.
     }
-    killTimer = setTimeout(() => {
-      try {
-        Deno.kill(-child.pid, "SIGKILL");
-      } catch {
-        // Gone already.
-      }
-    }, KILL_GRACE_MS);
+  };
+  const kill = () => {
+    if (exited) return;
+    signal("SIGTERM");
+    killTimer = setTimeout(() => signal("SIGKILL"), KILL_GRACE_MS);
   };
   let readyTimer: ReturnType<typeof setTimeout> | undefined;
   let timedOut = false;

@@ -58,8 +58,11 @@ export async function runShell(
       stdin: plan.seccomp === null ? "null" : "piped",
       stdout: "piped",
       stderr: "piped",
-      // A new session, so the shell's pid is also its process group: the group is what gets killed.
-      detached: true,
+      // Without bubblewrap, a new session, so that the shell's pid is also its process group: the group is
+      // what gets killed. bubblewrap needs none (killing it ends its PID namespace), and a session is dear:
+      // Deno's setsid runs between fork and exec, which rules out posix_spawn, and forking copies the page
+      // tables of the whole runtime (measured: 10.9 ms to spawn bubblewrap detached, 1.1 ms not).
+      detached: plan.wrapper.length === 0,
     }).spawn();
   } catch (error) {
     return { status: "spawn-failed", message: `${program}: ${describeError(error)}` };

@@ -51,3 +51,21 @@ export function realPathSyncOrNull(path: string): string | null {
     return null;
   }
 }
+
+/** `Deno.statSync` (follows symlinks), or null when the path cannot be looked up. */
+export function statSyncOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.statSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** `Deno.readLinkSync`, or null when the path is not a symlink or cannot be read. */
+export function readLinkSyncOrNull(path: string): string | null {
+  try {
+    return Deno.readLinkSync(path);
+  } catch {
+    return null;
+  }
+}

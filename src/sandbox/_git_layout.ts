@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { lstatOrNull } from "../common/fs.ts";
+import { lstatSyncOrNull, readLinkSyncOrNull, realPathSyncOrNull, statSyncOrNull } from "../common/fs.ts";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type ParsedGitConfig, parseGitConfig } from "./git_config.ts";
 
@@ -90,12 +90,12 @@ class LayoutReader {
   }
 
   async fromDotGit(dotGit: string): Promise<void> {
-    const info = await lstatOrNull(dotGit);
+    const info = lstatSyncOrNull(dotGit);
     if (info === null) return;
     const origin = { worktree: dirname(dotGit), dotGit };
     if (info.isDirectory) return await this.#visit(dotGit, origin);
     if (info.isSymlink) {
-      const target = await Deno.readLink(dotGit).catch(() => null);
+      const target = readLinkSyncOrNull(dotGit);
       if (target === null) return;
       this.#addPointer(dotGit, resolve(dirname(dotGit), target));
       return await this.#visit(dotGit, origin);
@@ -117,7 +117,7 @@ class LayoutReader {
   }
 
   async #visit(path: string, origin: Origin): Promise<void> {
-    const real = await Deno.realPath(path).catch(() => null);
+    const real = realPathSyncOrNull(path);
     if (real === null) return;
     const known = this.#directories.get(real);
     if (known !== undefined) {
@@ -129,7 +129,7 @@ class LayoutReader {
       this.#truncated = true;
       return;
     }
-    if ((await Deno.stat(real).catch(() => null))?.isDirectory !== true) return;
+    if (statSyncOrNull(real)?.isDirectory !== true) return;
     const commonDir = await readPointerFile(join(real, "commondir"));
     const directory: GitDirectory = {
       path: real,
@@ -155,10 +155,10 @@ class LayoutReader {
     }
     if (directory.kind === "worktree") return;
     directory.hooks = hooksDirectory(directory);
-    for (const module of await findModuleDirectories(join(real, "modules"))) {
+    for (const module of findModuleDirectories(join(real, "modules"))) {
       await this.#visit(module, { worktree: null, dotGit: null });
     }
-    for (const entry of await listDirectories(join(real, "worktrees"))) {
+    for (const entry of listDirectories(join(real, "worktrees"))) {
       await this.#visit(entry, { worktree: null, dotGit: null });
     }
   }
@@ -224,13 +224,13 @@ function resolveConfigPath(base: string, value: string): string | null {
 }
 
 /** Submodule git directories under a `modules` folder: those holding `HEAD` and `config` or `objects`. */
-async function findModuleDirectories(modules: string): Promise<string[]> {
+function findModuleDirectories(modules: string): string[] {
   const found: string[] = [];
   const pending = [{ path: modules, depth: 0 }];
   while (pending.length > 0) {
     const { path, depth } = pending.pop()!;
-    for (const child of await listDirectories(path)) {
-      if (await isGitDirectory(child)) found.push(child);
+    for (const child of listDirectories(path)) {
+      if (isGitDirectory(child)) found.push(child);
       else if (depth + 1 < MAX_MODULE_NAME_DEPTH) pending.push({ path: child, depth: depth + 1 });
     }
   }
@@ -238,17 +238,16 @@ async function findModuleDirectories(modules: string): Promise<string[]> {
 }
 
 /** Whether a directory looks like a git directory: `HEAD`, and `config` or `objects`. */
-export async function isGitDirectory(path: string): Promise<boolean> {
-  if (await lstatOrNull(join(path, "HEAD")) === null) return false;
-  return await lstatOrNull(join(path, "config")) !== null ||
-    await lstatOrNull(join(path, "objects")) !== null;
+export function isGitDirectory(path: string): boolean {
+  if (lstatSyncOrNull(join(path, "HEAD")) === null) return false;
+  return lstatSyncOrNull(join(path, "config")) !== null || lstatSyncOrNull(join(path, "objects")) !== null;
 }
 
 /** Real subdirectories of a directory (not symlinks), sorted; none when it cannot be listed. */
-async function listDirectories(path: string): Promise<string[]> {
+function listDirectories(path: string): string[] {
   const directories: string[] = [];
   try {
-    for await (const entry of Deno.readDir(path)) {
+    for (const entry of Deno.readDirSync(path)) {
       if (entry.isDirectory) directories.push(join(path, entry.name));
     }
   } catch {
@@ -259,7 +258,7 @@ async function listDirectories(path: string): Promise<string[]> {
 
 /** A small pointer file's text without trailing line ends (as git reads it), or null when unreadable. */
 async function readPointerFile(path: string): Promise<string | null> {
-  const info = await Deno.stat(path).catch(() => null);
+  const info = statSyncOrNull(path);
   if (info === null || !info.isFile || info.size > 64 * 1024) return null;
   const text = await Deno.readTextFile(path).catch(() => null);
   return text === null ? null : text.replace(/[\r\n]+$/, "");
@@ -267,7 +266,7 @@ async function readPointerFile(path: string): Promise<string | null> {
 
 /** A config file parsed, or null when it does not exist or cannot be read. */
 async function readConfigFile(path: string): Promise<ParsedGitConfig | null> {
-  const info = await Deno.stat(path).catch(() => null);
+  const info = statSyncOrNull(path);
   if (info === null || !info.isFile) return null;
   if (info.size > MAX_CONFIG_BYTES) {
     return { entries: [], errors: [{ line: 0, message: `file is larger than ${MAX_CONFIG_BYTES} bytes` }] };

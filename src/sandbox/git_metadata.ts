@@ -3,7 +3,9 @@
  * when the user runs their own git outside any sandbox (hooks, `core.fsmonitor`, `core.pager`, filters…).
  *
  * `planGitProtection` runs in the main process before each shell call and lists what the bubblewrap plan
- * must mount: the metadata files read-only (config, hooks, pointers to other git directories, the `.git`
+ * must mount (its look-ups are synchronous: as asynchronous ones, each waiting for a thread of Deno's pool,
+ * they cost 3 ms of every Bash call; file contents are still read asynchronously, so that a named pipe
+ * swapped in for a config file cannot block the main thread): the metadata files read-only (config, hooks, pointers to other git directories, the `.git`
  * files of submodules and linked worktrees), every directory above them bound onto itself so that it
  * cannot be renamed away and replaced by a planted copy (a bind mount pins only its own path: renaming a
  * parent directory carries the mount along), and placeholders for protected directories that do not
@@ -25,7 +27,7 @@
  */
 import { basename, dirname, join, resolve } from "node:path";
 import { describeError } from "../common/errors.ts";
-import { lstatOrNull } from "../common/fs.ts";
+import { lstatSyncOrNull, readLinkSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
 import { type GitDirectory, isGitDirectory, isInside, readGitLayout } from "./_git_layout.ts";
 
 export {
@@ -79,7 +81,7 @@ export async function planGitProtection(
   root: string,
   options: GitProtectionOptions = {},
 ): Promise<GitProtection> {
-  const realRoot = await Deno.realPath(root).catch(() => null);
+  const realRoot = realPathSyncOrNull(root);
   if (realRoot === null) {
     return {
       readOnly: [],
@@ -94,26 +96,26 @@ export async function planGitProtection(
     const dotGits = [join(realRoot, ".git"), ...(options.nestedDotGits ?? [])];
     const layout = await readGitLayout(dotGits);
     if (layout.truncated) plan.note("Too many git directories: only the first ones are protected");
-    for (const dotGit of dotGits) await plan.protectDotGit(dotGit);
-    for (const directory of layout.directories) await protectDirectory(plan, directory);
+    for (const dotGit of dotGits) plan.protectDotGit(dotGit);
+    for (const directory of layout.directories) protectDirectory(plan, directory);
   } catch (error) {
     plan.note(`Cannot read the git metadata of "${realRoot}": ${describeError(error)}`);
   }
   return plan.build();
 }
 
-async function protectDirectory(plan: PlanBuilder, directory: GitDirectory): Promise<void> {
+function protectDirectory(plan: PlanBuilder, directory: GitDirectory): void {
   plan.keepInPlace(directory.path);
   const isRepository = directory.kind === "repository";
   for (const name of isRepository ? REPOSITORY_FILES : WORKTREE_FILES) {
-    await plan.protect(join(directory.path, name), "must-not-appear");
+    plan.protect(join(directory.path, name), "must-not-appear");
   }
   if (isRepository) {
-    for (const name of REPOSITORY_DIRECTORIES) await plan.protect(join(directory.path, name), "placeholder");
+    for (const name of REPOSITORY_DIRECTORIES) plan.protect(join(directory.path, name), "placeholder");
   }
-  if (directory.dotGit !== null) await plan.protectDotGit(directory.dotGit);
+  if (directory.dotGit !== null) plan.protectDotGit(directory.dotGit);
   for (const file of directory.configFiles) {
-    if (file.included) await plan.protect(file.path, "must-not-appear");
+    if (file.included) plan.protect(file.path, "must-not-appear");
   }
 }
 
@@ -145,26 +147,26 @@ class PlanBuilder {
   }
 
   /** Protects a working tree's `.git`: a directory stays in place, a `gitdir:` file becomes read-only. */
-  async protectDotGit(path: string): Promise<void> {
-    const info = await lstatOrNull(path);
+  protectDotGit(path: string): void {
+    const info = lstatSyncOrNull(path);
     if (info === null) return;
     if (info.isSymlink) {
       this.note(`"${path}" is a symlink: it can be replaced by one pointing elsewhere (the scan reports it)`);
       return;
     }
-    if (!info.isDirectory) return await this.protect(path, "ignore");
-    const real = await Deno.realPath(path).catch(() => null);
+    if (!info.isDirectory) return this.protect(path, "ignore");
+    const real = realPathSyncOrNull(path);
     if (real !== null) this.keepInPlace(real);
   }
 
   /** Protects one path as its kind requires; a symlink's target is protected instead when it is inside. */
-  async protect(path: string, whenMissing: WhenMissing, hops = 0): Promise<void> {
+  protect(path: string, whenMissing: WhenMissing, hops = 0): void {
     // Resolve the parent so that no symlink above the path is followed out of the workspace.
-    const parent = await Deno.realPath(dirname(path)).catch(() => null);
+    const parent = realPathSyncOrNull(dirname(path));
     if (parent === null || !isInside(this.#root, parent)) return;
     const canonical = join(parent, basename(path));
     if (canonical === this.#root) return;
-    const info = await lstatOrNull(canonical);
+    const info = lstatSyncOrNull(canonical);
     if (info === null) {
       if (whenMissing === "ignore") return;
       (whenMissing === "placeholder" ? this.#placeholders : this.#mustNotAppear).add(canonical);
@@ -175,9 +177,9 @@ class PlanBuilder {
       this.note(
         `"${canonical}" is a symlink: its target is protected when inside the workspace, the link is not`,
       );
-      const target = await Deno.readLink(canonical).catch(() => null);
+      const target = readLinkSyncOrNull(canonical);
       if (target === null || hops >= MAX_SYMLINK_HOPS) return;
-      return await this.protect(resolve(parent, target), whenMissing, hops + 1);
+      return this.protect(resolve(parent, target), whenMissing, hops + 1);
     }
     this.#readOnly.add(canonical);
     this.keepInPlace(parent);
@@ -210,7 +212,7 @@ function byDepth(paths: Iterable<string>): string[] {
  */
 export async function removePlaceholders(paths: readonly string[]): Promise<void> {
   for (const path of paths) {
-    const info = await lstatOrNull(path);
+    const info = lstatSyncOrNull(path);
     if (info === null || !info.isDirectory) continue;
     // Not recursive: removing fails, and the directory stays, if anything was put in it.
     await Deno.remove(path).catch(() => undefined);
@@ -236,10 +238,10 @@ export interface AppearedPath {
 export async function revertAppeared(paths: readonly string[]): Promise<AppearedPath[]> {
   const appeared: AppearedPath[] = [];
   for (const path of paths) {
-    const info = await lstatOrNull(path);
+    const info = lstatSyncOrNull(path);
     if (info === null) continue;
     const type = info.isSymlink ? "symlink" : info.isDirectory ? "directory" : info.isFile ? "file" : "other";
-    const recursive = type === "directory" && await isGitDirectory(dirname(path));
+    const recursive = type === "directory" && isGitDirectory(dirname(path));
     try {
       await Deno.remove(path, { recursive });
       appeared.push({

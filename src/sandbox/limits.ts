@@ -46,8 +46,8 @@ export interface LimitPlan {
   writableFiles: string[];
   processes: Enforcement;
   memory: Enforcement;
-  /** The counters now (zero where nothing is counted). */
-  counters(): Promise<LimitCounters>;
+  /** The counters now (zero where nothing is counted); read synchronously (cgroup files never block). */
+  counters(): LimitCounters;
   /** Removes the session's cgroups; the sandbox's processes must have ended. */
   close(): Promise<void>;
 }
@@ -270,21 +270,21 @@ async function delegate(parent: string, controller: "pids" | "memory"): Promise<
   }
 }
 
-async function readCounters(cgroups: Cgroups): Promise<LimitCounters> {
+function readCounters(cgroups: Cgroups): LimitCounters {
   const counters: LimitCounters = { processLimitHits: 0, memoryKills: 0 };
   if (cgroups.pids !== null) {
-    counters.processLimitHits = await readKeyed(join(cgroups.pids.dir, "pids.events"), "max");
+    counters.processLimitHits = readKeyed(join(cgroups.pids.dir, "pids.events"), "max");
   }
   if (cgroups.memory !== null) {
     const file = cgroups.memory.version === "cgroup v1" ? "memory.oom_control" : "memory.events";
-    counters.memoryKills = await readKeyed(join(cgroups.memory.dir, file), "oom_kill");
+    counters.memoryKills = readKeyed(join(cgroups.memory.dir, file), "oom_kill");
   }
   return counters;
 }
 
-async function readKeyed(path: string, key: string): Promise<number> {
+function readKeyed(path: string, key: string): number {
   try {
-    for (const line of (await Deno.readTextFile(path)).split("\n")) {
+    for (const line of Deno.readTextFileSync(path).split("\n")) {
       const [name, value] = line.trim().split(/\s+/);
       if (name === key) return Number(value) || 0;
     }

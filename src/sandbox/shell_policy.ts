@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { lstatOrNull, realPathOrNull } from "../common/fs.ts";
+import { lstatOrNull, lstatSyncOrNull, realPathOrNull, realPathSyncOrNull } from "../common/fs.ts";
 import { isAbsolute, join } from "node:path";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
@@ -270,16 +270,16 @@ async function sshHostKeys(): Promise<string[]> {
 }
 
 /** Existing protected paths of the workspace's top level, and protected folders that do not exist yet. */
-export async function protectedTopLevel(
+export function protectedTopLevel(
   root: string,
   protectedPaths: readonly ProtectedPath[],
-): Promise<{ readOnly: string[]; placeholders: string[] }> {
+): { readOnly: string[]; placeholders: string[] } {
   const readOnly: string[] = [];
   const placeholders: string[] = [];
   for (const entry of protectedPaths) {
     if (entry.anyDepth) continue;
     const path = join(root, entry.path);
-    const info = await lstatOrNull(path);
+    const info = lstatSyncOrNull(path);
     if (info === null) {
       // A missing top-level folder gets an empty read-only placeholder for the call; a missing file cannot
       // (an empty file would stand in for it), and the end-of-session check reports what appeared.
@@ -287,7 +287,7 @@ export async function protectedTopLevel(
       continue;
     }
     if (info.isSymlink) {
-      const real = await realPathOrNull(path);
+      const real = realPathSyncOrNull(path);
       if (real !== null && isAtOrBelow(real, root)) readOnly.push(real);
       continue;
     }

@@ -302,7 +302,7 @@ export class ShellSandbox {
     this.#snapshots ??= await this.#scan();
     const protection = await this.#protection();
     const plan = this.#callPlan(protection);
-    const before = await this.#counters();
+    const before = this.#counters();
     return {
       plan,
       finish: async () => {
@@ -311,7 +311,7 @@ export class ShellSandbox {
         for (const appeared of await revertAppeared(protection.mustNotAppear)) {
           notes.push(`${appeared.message}. Do not create git metadata; tell the user what you need instead`);
         }
-        notes.push(...this.#limitNotes(before, await this.#counters()));
+        notes.push(...this.#limitNotes(before, this.#counters()));
         return notes;
       },
     };
@@ -502,7 +502,7 @@ export class ShellSandbox {
     for (const root of [this.root, ...this.additionalRoots]) {
       const nestedDotGits = dotGits.filter((path) => isAtOrBelow(path, root));
       const git = await planGitProtection(root, { nestedDotGits });
-      const topLevel = await protectedTopLevel(root, this.#options.protectedPaths);
+      const topLevel = protectedTopLevel(root, this.#options.protectedPaths);
       keepInPlace.push(...git.keepInPlace);
       readOnly.push(...git.readOnly, ...topLevel.readOnly);
       placeholders.push(...git.placeholders, ...topLevel.placeholders);
@@ -562,8 +562,8 @@ export class ShellSandbox {
     };
   }
 
-  async #counters(): Promise<LimitCounters> {
-    return await this.#limits?.counters() ?? { processLimitHits: 0, memoryKills: 0 };
+  #counters(): LimitCounters {
+    return this.#limits?.counters() ?? { processLimitHits: 0, memoryKills: 0 };
   }
 
   #limitNotes(before: LimitCounters, after: LimitCounters): string[] {

@@ -57,7 +57,7 @@ Deno.test("openLimits creates cgroup v1 groups with the limits and joins them in
   equal(plan.processes.enforced, true);
   equal(plan.memory.enforced, true);
   await Deno.writeTextFile(join(pids, "mewcode-test", "pids.events"), "max 3\n");
-  equal((await plan.counters()).processLimitHits, 3);
+  equal(plan.counters().processLimitHits, 3);
   // Plain directories with files stand in for cgroups here, so remove their files before close.
   for (const dir of [join(pids, "mewcode-test"), join(memory, "session-scope", "mewcode-test")]) {
     for await (const entry of Deno.readDir(dir)) await Deno.remove(join(dir, entry.name));

@@ -7,6 +7,7 @@
  */
 import { assertNever, describeError } from "../src/common/errors.ts";
 import type { AnyTool, ToolResult } from "../src/tools/tool.ts";
+import { ShellHost } from "../src/tools/_shell_host.ts";
 import {
   checkResult,
   type FromWorker,
@@ -31,6 +32,8 @@ export interface WorkerScope {
 export function serveTools(scope: WorkerScope, tools: readonly AnyTool[]): void {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const running = new Map<string, AbortController>();
+  // The shell's sandbox, kept for as long as this worker lives (it ends when the worker does).
+  const shellRunner = new ShellHost();
 
   scope.onmessage = (event) => {
     const message = event.data;
@@ -61,7 +64,7 @@ export function serveTools(scope: WorkerScope, tools: readonly AnyTool[]): void 
     let result: ToolResult;
     try {
       result = checkResult(
-        await tool.execute({ ...request.context, signal: controller.signal }, request.input),
+        await tool.execute({ ...request.context, signal: controller.signal, shellRunner }, request.input),
       );
     } catch (error) {
       result = thrownResult(tool.name, error);

@@ -28,8 +28,11 @@ export interface ToolCall {
 export interface ShellProvider {
   /** The plan as of the start of the session, for the other tools' context and the worker profiles. */
   readonly plan: ShellPlan;
-  /** The plan of one call; `finish` runs after it and returns notes for the model (and the user). */
-  prepareCall(): Promise<{ plan: ShellPlan; finish(): Promise<string[]> }>;
+  /**
+   * The plan of one call; `finish` runs after it (told whether the call ran in the sandbox kept across
+   * calls) and returns notes for the model (and the user).
+   */
+  prepareCall(): Promise<{ plan: ShellPlan; finish(ran?: { keptSandbox: boolean }): Promise<string[]> }>;
 }
 
 /**
@@ -254,6 +257,7 @@ export class ToolPipeline {
     const shellCall = tool.isDestructive() ? await this.#options.shell.prepareCall() : null;
     let execution: Execution;
     let notes: string[] = [];
+    let keptSandbox = false;
     try {
       const request: ExecutionRequest = {
         tool,
@@ -274,8 +278,9 @@ export class ToolPipeline {
       };
       execution = await this.#options.accelerator?.run(request, options) ??
         await executor.execute(request, options);
+      keptSandbox = execution.result.metadata.keptSandbox === true;
     } finally {
-      if (shellCall !== null) notes = await shellCall.finish();
+      if (shellCall !== null) notes = await shellCall.finish({ keptSandbox });
       if (!tool.isReadOnly()) this.#options.accelerator?.changed();
     }
     files.recordFrom(execution.result);

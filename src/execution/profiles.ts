@@ -5,8 +5,9 @@
  *   read-only (ReadFile, Glob, Grep)     read: [root, ...added]                     everything else false
  *   writer (WriteFile, EditFile)         read: [root, ...added],
  *                                        write: [root, ...added]                    everything else false
- *   shell (destructive: Bash)            run: [the program Bash spawns: "bwrap", or the shell itself
- *                                        in danger-full-access]                     everything else false
+ *   shell (destructive: Bash)            run: [the program Bash spawns: "sh", which   everything else false
+ *                                        becomes bwrap, for a kept sandbox; "bwrap";
+ *                                        or the shell itself in danger-full-access]
  *
  * `added` are the folders added to the workspace (`--add-dir`), granted exactly like the root.
  *
@@ -94,14 +95,15 @@ export function profileFor(tool: ToolAccess, options: ProfileOptions): Permissio
 }
 
 /**
- * The program the shell tool spawns under this plan: the wrapper (bubblewrap) when there is one, else the
- * shell itself; null when the plan says the shell cannot run (then the worker needs no `run` at all).
- * Both are absolute paths resolved once from the system directories (src/sandbox/helpers.ts), so the
- * grant names exactly one file, whatever PATH says.
+ * The program the shell tool spawns under this plan: the launcher (`sh`, which becomes bubblewrap) of a
+ * sandbox kept across calls, else the wrapper (bubblewrap) when there is one, else the shell itself; null
+ * when the plan says the shell cannot run (then the worker needs no `run` at all). All are absolute paths
+ * resolved once from the system directories (src/sandbox/helpers.ts), so the grant names exactly one
+ * file, whatever PATH says.
  */
 export function shellProgram(plan: ShellPlan): string | null {
   if (plan.unavailable !== null) return null;
-  return plan.wrapper[0] ?? plan.shell;
+  return plan.persistent?.launcher ?? plan.wrapper[0] ?? plan.shell;
 }
 
 /** The distinct profiles of a set of tools, in first-seen order: what the pool prewarms. */

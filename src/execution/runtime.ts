@@ -141,7 +141,14 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     ...(options.deferShellCheck ? { deferPreflight: true } : {}),
   });
   const shell = sandbox.plan;
-  const executor = createExecutor(options);
+  let executor: ToolExecutor;
+  try {
+    executor = createExecutor(options);
+  } catch (error) {
+    // The sandbox holds cgroups and the kept sandbox's files: nothing may outlive a runtime that failed.
+    await sandbox.close();
+    throw error;
+  }
   const prewarm = (permissions: UsableToolsOptions, toolName?: string): Promise<void> => {
     if (!(executor instanceof WorkerExecutor)) return Promise.resolve();
     const enabled = registry.listEnabled().filter((tool) => toolName === undefined || tool.name === toolName);

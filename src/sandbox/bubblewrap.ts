@@ -15,10 +15,17 @@
  *      empty read-only tmpfs where a protected folder does not exist yet; `.git` bound onto itself so it
  *      cannot be replaced;
  *   6. mewcode's own state folder hidden wherever it became visible again;
- *   7. the cgroup files the shell joins its limits through, writable.
+ *   7. the cgroup files the shell joins its limits through, writable;
+ *   8. for a sandbox kept across calls, the supervisor's shell (see `supervisorCopy`).
  *
  * @module
  */
+
+/**
+ * Where a kept sandbox's supervising shell lies inside it: in the sandbox's own /dev (a fresh tmpfs), where
+ * nothing of the host is hidden by it.
+ */
+export const SUPERVISOR_PATH = "/dev/.mewcode-shell";
 
 /** Everything the command line is built from. */
 export interface BubblewrapOptions {
@@ -55,8 +62,14 @@ export interface BubblewrapOptions {
   excluded: readonly string[];
   /** Files bound writable (the cgroups' `cgroup.procs`). */
   writableFiles: readonly string[];
-  /** Whether a seccomp program arrives on standard input (`--seccomp 0`). */
+  /** Whether a seccomp program arrives on standard input (`--seccomp 0`, or fd 3 for a kept sandbox). */
   seccomp: boolean;
+  /**
+   * For a sandbox kept across calls: the host path of the supervisor's shell copy (mode 0111), bound at
+   * `SUPERVISOR_PATH`; the supervisor runs as the sandbox's process 1 (`--as-pid-1`: nothing else in the
+   * sandbox holds its pipes) and the seccomp program comes from fd 3. Default none: one sandbox per call.
+   */
+  supervisorCopy?: string;
   /** The complete environment of the shell. */
   env: Readonly<Record<string, string>>;
 }
@@ -146,11 +159,74 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
   }
   for (const path of options.excluded) args.push("--tmpfs", path);
   for (const file of options.writableFiles) args.push("--bind", file, file);
-  if (options.seccomp) args.push("--seccomp", "0");
+  const kept = options.supervisorCopy !== undefined;
+  if (kept) {
+    // What a command leaves in /dev would outlive it: /dev is read-only (its devices still work) but for a
+    // /dev/shm of its own, which `scratchFolders` watches.
+    args.push(
+      "--ro-bind",
+      options.supervisorCopy!,
+      SUPERVISOR_PATH,
+      "--tmpfs",
+      "/dev/shm",
+      "--remount-ro",
+      "/dev",
+    );
+    args.push("--as-pid-1");
+  }
+  if (options.seccomp) args.push("--seccomp", kept ? "3" : "0");
   args.push("--clearenv");
   for (const [name, value] of Object.entries(options.env)) args.push("--setenv", name, value);
   args.push("--chdir", root);
   return args;
+}
+
+/**
+ * The folders of a kept sandbox whose entries only its commands can change: every writable tmpfs it mounts
+ * (/tmp, /var/tmp, /dev/shm, the home and hidden folders, the hidden folders in the workspace) and each
+ * folder bubblewrap made inside one of them on the way to a mount point or for the user's home. The
+ * supervisor lists them when the sandbox starts and after every call: a difference means a command left
+ * something behind that a fresh sandbox would not have, and the next call gets a new sandbox. What lies
+ * inside the workspace and the added folders is theirs, never listed.
+ */
+export function scratchFolders(options: BubblewrapOptions): string[] {
+  const roots = [options.root, ...options.additionalRoots ?? []];
+  const areas = [
+    "/tmp",
+    "/var/tmp",
+    "/dev/shm",
+    ...options.hiddenDirectories,
+    ...options.homeRoots,
+    ...options.excluded,
+    ...options.hiddenInWorkspace.filter((hidden) => hidden.kind === "directory").map((hidden) => hidden.path),
+  ];
+  const folders = new Set(areas);
+  const destinations = [...roots, ...options.exposed, ...options.hiddenDirectories, ...options.homeRoots];
+  if (options.home !== undefined) destinations.push(options.home);
+  for (const destination of destinations) {
+    if (roots.some((root) => destination !== root && isAtOrBelow(destination, root))) continue;
+    for (const area of areas) {
+      if (destination === area || !isAtOrBelow(destination, area)) continue;
+      // Every folder strictly between the area and the destination was made by bubblewrap in the area.
+      for (
+        let folder = parentOf(destination);
+        folder !== area && isAtOrBelow(folder, area);
+        folder = parentOf(folder)
+      ) {
+        folders.add(folder);
+      }
+    }
+  }
+  // The user's home is made with --dir inside a home folder's tmpfs: a plain folder, written like the rest.
+  if (options.home !== undefined && areas.some((area) => isAtOrBelow(options.home!, area))) {
+    folders.add(options.home);
+  }
+  return [...folders].filter((folder) => !roots.includes(folder)).sort();
+}
+
+function parentOf(path: string): string {
+  const at = path.lastIndexOf("/");
+  return at <= 0 ? "/" : path.slice(0, at);
 }
 
 /**
@@ -189,4 +265,20 @@ function depth(path: string): number {
 export function isAtOrBelow(path: string, folder: string): boolean {
   if (folder === "/") return true;
   return path === folder || path.startsWith(`${folder}/`);
+}
+
+/**
+ * The program and arguments that start a kept sandbox (`PersistentShell`): `sh` opens the seccomp program
+ * as fd 3 and replaces itself with bubblewrap, which runs the supervisor's shell with `shellArguments`
+ * (`-c SCRIPT bash`). `sh` stays only until it has opened the file: the child process is bubblewrap.
+ */
+export function keptSandboxCommand(
+  kept: { launcher: string; seccompFile: string; wrapper: readonly string[]; supervisor: string },
+  shellArguments: readonly string[],
+): { program: string; args: string[] } {
+  const script = 'exec 3<"$1" || exit 126; shift; exec "$@"';
+  return {
+    program: kept.launcher,
+    args: ["-c", script, "sh", kept.seccompFile, ...kept.wrapper, kept.supervisor, ...shellArguments],
+  };
 }

@@ -9,6 +9,11 @@
  *   danger-full-access           bubblewrap with only a PID namespace where it works (so commands cannot
  *                                read mewcode's environment through /proc), else the shell directly
  *
+ * In the bubblewrap modes, Bash keeps one sandbox across calls (src/tools/_shell_host.ts; its files here, in
+ * kept_sandbox.ts): the plan of each call carries `persistent`, and a call whose plan differs from the one
+ * the kept sandbox was started with gets a new one. Placeholders the kept sandbox has mounted stay in the
+ * workspace while it lives (`#livePlaceholders`); an empty one still plans as missing.
+ *
  * A sandbox that cannot start is reported in `unavailable`, never replaced by a weaker one silently.
  *
  * The start-up check (bubblewrap once with `SHELL -c true`) costs a process start, and a session that runs
@@ -22,7 +27,14 @@
  */
 import type { ProtectedPath, SandboxMode, ShellPlan } from "../tools/tool.ts";
 import { formatBytes } from "../common/size.ts";
-import { bubblewrapArguments, isAtOrBelow, processIsolationArguments } from "./bubblewrap.ts";
+import {
+  bubblewrapArguments,
+  isAtOrBelow,
+  keptSandboxCommand,
+  processIsolationArguments,
+  scratchFolders,
+  SUPERVISOR_PATH,
+} from "./bubblewrap.ts";
 import {
   diffGitFindings,
   type GitScan,
@@ -41,6 +53,12 @@ import {
 } from "./limits.ts";
 import { type CommandResult, runSandboxedCommand } from "./sandboxed_command.ts";
 import { type MachineView, machineView, protectedTopLevel } from "./shell_policy.ts";
+import {
+  isEmptyDirectory,
+  type KeptSandboxFiles,
+  prepareKeptSandboxFiles,
+  removeKeptSandboxFiles,
+} from "./kept_sandbox.ts";
 import { UNIX_SOCKET_FILTER_SUMMARY, unixSocketFilter } from "./seccomp.ts";
 
 /** How a session's shell sandbox is set up. */
@@ -80,8 +98,11 @@ export interface ShellSandboxOptions {
 /** The plan of one call, and what to do once it has ended. */
 export interface ShellCall {
   plan: ShellPlan;
-  /** Undoes the call's placeholders and checks what it must not leave behind; returns notes for the model. */
-  finish(): Promise<string[]>;
+  /**
+   * Undoes the call's placeholders (unless it ran in the sandbox kept across calls, which keeps them
+   * mounted) and checks what it must not leave behind; returns notes for the model.
+   */
+  finish(ran?: { keptSandbox: boolean }): Promise<string[]>;
 }
 
 const DEFAULT_PREFLIGHT_TIMEOUT_MS = 10_000;
@@ -120,6 +141,16 @@ export class ShellSandbox {
    * ended (null: bubblewrap works; else why not).
    */
   #deferred: { outcome: Promise<string | null> | null; verdict?: string | null } | null = null;
+  /**
+   * The files of a sandbox kept across Bash calls (the seccomp program, the supervisor's shell); null when
+   * each call gets a sandbox of its own (danger-full-access, no `sh`, or the files could not be made).
+   */
+  #kept: KeptSandboxFiles | null;
+  /**
+   * Placeholders a kept sandbox may still have mounted: they stay (empty folders in the workspace) while it
+   * lives, and an empty folder among them still counts as missing when the next call is planned.
+   */
+  #livePlaceholders = new Set<string>();
   #closed = false;
 
   private constructor(
@@ -132,6 +163,7 @@ export class ShellSandbox {
       plan: ShellPlan;
       isolated: boolean;
       caveats: string[];
+      kept?: KeptSandboxFiles | null;
     },
   ) {
     this.root = options.root;
@@ -146,6 +178,7 @@ export class ShellSandbox {
     this.#limits = parts.limits;
     this.#seccomp = parts.seccomp;
     this.#isolated = parts.isolated;
+    this.#kept = parts.kept ?? null;
   }
 
   /** Why Bash cannot run here, or null (also while a deferred start-up check has not run). */
@@ -204,9 +237,7 @@ export class ShellSandbox {
           env: view.env,
         });
         const check = await preflight({
-          wrapper: isolated,
-          shell,
-          seccomp: null,
+          plan: { wrapper: isolated, shell, seccomp: null },
           timeoutMs,
           mode: options.mode,
         });
@@ -231,7 +262,13 @@ export class ShellSandbox {
         seccomp: null,
         isolated: wrapper.length > 0,
         caveats,
-        plan: { ...base, wrapper, prologue: ["exec </dev/null"], seccomp: null, unavailable: null },
+        plan: {
+          ...base,
+          wrapper,
+          prologue: ["exec </dev/null", closeInheritedDescriptors(shell)],
+          seccomp: null,
+          unavailable: null,
+        },
       });
     }
     if (helpers.bwrap === null) {
@@ -252,6 +289,25 @@ export class ShellSandbox {
     for (const enforcement of [limits.processes, limits.memory]) {
       if (!enforcement.enforced) caveats.push(`resource limit not enforced: ${enforcement.why}`);
     }
+    // The supervisor of a kept sandbox is a bash script.
+    const kept = helpers.sh === null || helpers.bash === null
+      ? null
+      : await prepareKeptSandboxFiles({ shell, seccomp });
+    if (kept === null) {
+      const why = helpers.bash === null
+        ? "bash is not installed"
+        : helpers.sh === null
+        ? "no sh found in the system directories"
+        : "its files could not be made";
+      caveats.push(
+        `each Bash call starts a sandbox of its own (about 20 ms; a kept sandbox needs bash: ${why})`,
+      );
+    }
+    if (helpers.bash === null) {
+      caveats.push(
+        "sh closes only descriptors 3 to 9 it inherited: one above 9 left open by mewcode's parent reaches commands",
+      );
+    }
     const sandbox = new ShellSandbox(options, {
       helpers,
       view,
@@ -259,22 +315,24 @@ export class ShellSandbox {
       seccomp,
       isolated: true,
       caveats,
+      kept,
       plan: { ...base, wrapper: [], prologue: [], seccomp, unavailable: null },
     });
     const protection = await sandbox.#protection();
     const plan = sandbox.#callPlan(protection);
     const ready = () =>
-      new ShellSandbox(options, { helpers, view, limits, seccomp, isolated: true, caveats, plan });
+      new ShellSandbox(options, { helpers, view, limits, seccomp, isolated: true, caveats, kept, plan });
     if (options.deferPreflight) {
       const deferred = ready();
       deferred.#deferred = { outcome: null };
       return deferred;
     }
-    const failure = await preflight({ wrapper: plan.wrapper, shell, seccomp, timeoutMs, mode: options.mode });
+    const failure = await preflight({ plan, timeoutMs, mode: options.mode });
     // bubblewrap created the placeholders' mount points on the host.
     await removePlaceholders(protection.placeholders);
     if (failure !== null) {
       await limits.close();
+      if (kept !== null) await removeKeptSandboxFiles(kept);
       return unavailable(failure);
     }
     return ready();
@@ -302,12 +360,22 @@ export class ShellSandbox {
     this.#snapshots ??= await this.#scan();
     const protection = await this.#protection();
     const plan = this.#callPlan(protection);
+    // The kept sandbox keeps its placeholders mounted; those this plan no longer has may go (a plan that
+    // differs gets a new sandbox).
+    const current = new Set(protection.placeholders);
+    const dropped = [...this.#livePlaceholders].filter((path) => !current.has(path));
+    for (const path of dropped) this.#livePlaceholders.delete(path);
+    await removePlaceholders(dropped);
     const before = this.#counters();
     return {
       plan,
-      finish: async () => {
+      finish: async (ran) => {
         const notes: string[] = [];
-        await removePlaceholders(protection.placeholders);
+        if (ran?.keptSandbox === true) {
+          for (const path of protection.placeholders) this.#livePlaceholders.add(path);
+        } else {
+          await this.#removePlaceholders(protection.placeholders);
+        }
         for (const appeared of await revertAppeared(protection.mustNotAppear)) {
           notes.push(`${appeared.message}. Do not create git metadata; tell the user what you need instead`);
         }
@@ -356,7 +424,7 @@ export class ShellSandbox {
         ...(options.maxOutputChars === undefined ? {} : { maxOutputChars: options.maxOutputChars }),
       });
     } finally {
-      await removePlaceholders(protection.placeholders);
+      await this.#removePlaceholders(protection.placeholders);
       await revertAppeared(protection.mustNotAppear);
     }
     // A deferred check has not proven bubblewrap yet: a command that did not succeed may mean it cannot run
@@ -396,6 +464,15 @@ export class ShellSandbox {
       ? `bubblewrap (${plan.wrapper[0]}), PID namespace only`
       : `bubblewrap (${plan.wrapper[0]})`;
     lines.push(`  backend: ${backend}`);
+    if (plan.wrapper.length > 0) {
+      lines.push(
+        this.#kept !== null && this.mode !== "danger-full-access"
+          ? `  calls: one sandbox kept across calls (started by ${this.helpers.sh}); each command runs in a fresh ` +
+            "subshell, its processes are killed after it, and one that leaves files in /tmp or the home folder " +
+            "gets the next call a new sandbox"
+          : "  calls: a new sandbox for each call",
+      );
+    }
     lines.push(`  shell: ${plan.shell}`);
     lines.push("  helper programs (system directories first, never from the workspace):");
     lines.push(...describeHelpers(this.helpers).map((line) => `  ${line}`));
@@ -445,12 +522,25 @@ export class ShellSandbox {
     return lines;
   }
 
-  /** Removes the session's cgroups (once a deferred start-up check still running has ended). */
+  /**
+   * Removes the session's cgroups (once a deferred start-up check still running has ended), the files of the
+   * kept sandbox and its placeholders. The kept sandbox ends by itself once its worker is gone (its standard
+   * input closes).
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await this.#deferred?.outcome;
+    const live = [...this.#livePlaceholders];
+    this.#livePlaceholders.clear();
+    await removePlaceholders(live);
+    if (this.#kept !== null) await removeKeptSandboxFiles(this.#kept);
     await this.#limits?.close();
+  }
+
+  /** Removes placeholders after a call, except those a kept sandbox may still have mounted. */
+  async #removePlaceholders(paths: readonly string[]): Promise<void> {
+    await removePlaceholders(paths.filter((path) => !this.#livePlaceholders.has(path)));
   }
 
   /** The start-up check's line of the `mewcode doctor` report. */
@@ -469,9 +559,7 @@ export class ShellSandbox {
     const plan = this.#callPlan(protection);
     try {
       const verdict = await preflight({
-        wrapper: plan.wrapper,
-        shell: this.plan.shell,
-        seccomp: this.#seccomp,
+        plan,
         timeoutMs: this.#options.preflightTimeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS,
         mode: this.mode,
       });
@@ -479,7 +567,7 @@ export class ShellSandbox {
       return verdict;
     } finally {
       // bubblewrap created the placeholders' mount points on the host.
-      await removePlaceholders(protection.placeholders);
+      await this.#removePlaceholders(protection.placeholders);
     }
   }
 
@@ -508,12 +596,15 @@ export class ShellSandbox {
       placeholders.push(...git.placeholders, ...topLevel.placeholders);
       mustNotAppear.push(...git.mustNotAppear);
     }
-    if (this.additionalRoots.length === 0) return { keepInPlace, readOnly, placeholders, mustNotAppear };
-    // With folders nested in one another, a mount must still never hide one made before it.
+    // A placeholder that a kept sandbox has mounted is an empty folder on the host: it is still a missing
+    // protected folder (else every call would see a new plan). Anything put in it makes it the user's.
+    const ours = readOnly.filter((path) => this.#livePlaceholders.has(path) && isEmptyDirectory(path));
+    // With folders nested in one another, a mount must still never hide one made before it; and the same
+    // paths must always give the same plan (a kept sandbox is reused only for an equal one).
     return {
       keepInPlace: shallowestFirst(keepInPlace),
-      readOnly: shallowestFirst(readOnly),
-      placeholders: shallowestFirst(placeholders),
+      readOnly: shallowestFirst(readOnly.filter((path) => !ours.includes(path))),
+      placeholders: shallowestFirst([...placeholders, ...ours]),
       mustNotAppear: shallowestFirst(mustNotAppear),
     };
   }
@@ -533,7 +624,7 @@ export class ShellSandbox {
   ): ShellPlan {
     const view = this.#view;
     const seccomp = override?.seccomp ?? this.#seccomp;
-    const wrapper = bubblewrapArguments({
+    const mounts = {
       bwrap: this.helpers.bwrap!,
       root: this.root,
       additionalRoots: this.additionalRoots,
@@ -552,13 +643,28 @@ export class ShellSandbox {
       writableFiles: this.#limits?.writableFiles ?? [],
       seccomp: seccomp !== null,
       env: view.env,
-    });
-    return {
-      ...this.plan,
-      wrapper,
-      prologue: ["exec </dev/null", ...(this.#limits?.prologue ?? [])],
+    } as const;
+    const { persistent: _sessionKept, ...base } = this.plan;
+    const plan: ShellPlan = {
+      ...base,
+      wrapper: bubblewrapArguments(mounts),
+      prologue: ["exec </dev/null", closeInheritedDescriptors(base.shell), ...(this.#limits?.prologue ?? [])],
       seccomp,
       unavailable: null,
+    };
+    // mewcode's own commands (`override`) each get a sandbox: they are few, and run outside the Bash worker.
+    const kept = this.#kept;
+    if (override !== null || kept === null || seccomp === null || this.helpers.sh === null) return plan;
+    return {
+      ...plan,
+      persistent: {
+        launcher: this.helpers.sh,
+        seccompFile: kept.seccompFile,
+        wrapper: bubblewrapArguments({ ...mounts, supervisorCopy: kept.supervisorCopy }),
+        supervisor: SUPERVISOR_PATH,
+        prologue: [closeInheritedDescriptors(base.shell), ...(this.#limits?.prologue ?? [])],
+        scratch: scratchFolders(mounts),
+      },
     };
   }
 
@@ -586,43 +692,66 @@ export class ShellSandbox {
   }
 }
 
+/**
+ * The shell line that closes every file descriptor above 2 the shell inherited: a descriptor mewcode's own
+ * parent left open without close-on-exec (an editor's, a CI runner's, a `make` job server's) reaches
+ * mewcode's children, and bubblewrap passes it into the sandbox, where a command could write to a file
+ * outside it through the descriptor (measured: `echo x >&7` reached a file opened by mewcode's parent).
+ * bash closes them all (found under /proc/self/fd); sh's redirections name descriptors 3 to 9 only.
+ */
+function closeInheritedDescriptors(shell: string): string {
+  if (!/(^|\/)bash$/.test(shell)) return "exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-";
+  // No redirection on the loop: bash would save standard error above 2, and the loop would close the copy.
+  // The listing's own descriptor is closed once listed: the -e test skips it.
+  return "for __mewcode_fd in /proc/self/fd/*; do [[ -e $__mewcode_fd ]] && " +
+    "__mewcode_fd=${__mewcode_fd##*/} && ((__mewcode_fd > 2)) && exec {__mewcode_fd}>&-; done; " +
+    "unset -v __mewcode_fd";
+}
+
 /** Distinct paths, shallowest first (then by name): a later mount may only go below an earlier one. */
 function shallowestFirst(paths: readonly string[]): string[] {
   const depth = (path: string): number => path.split("/").length;
   return [...new Set(paths)].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** Runs the wrapper once with `SHELL -c true`; returns null when it works, else the message with the fixes. */
+/**
+ * Runs the plan's sandbox once with `SHELL -c true` (the kept sandbox's, through its launcher, when the plan
+ * keeps one); returns null when it works, else the message with the fixes.
+ */
 async function preflight(
   options: {
-    wrapper: readonly string[];
-    shell: string;
-    seccomp: Uint8Array | null;
+    plan: Pick<ShellPlan, "wrapper" | "shell" | "seccomp" | "persistent">;
     timeoutMs: number;
     mode: SandboxMode;
   },
 ): Promise<string | null> {
-  const [program, ...flags] = options.wrapper;
+  const { plan } = options;
+  const command = plan.persistent !== undefined
+    ? keptSandboxCommand(plan.persistent, ["-c", "true"])
+    : { program: plan.wrapper[0], args: [...plan.wrapper.slice(1), plan.shell, "-c", "true"] };
+  const program = command.program;
   if (program === undefined) return null;
+  const bwrap = plan.persistent?.wrapper[0] ?? program;
+  const seccompOnStdin = plan.persistent === undefined ? plan.seccomp : null;
   const prefix = `Cannot run Bash in the "${options.mode}" sandbox`;
   let output: Deno.CommandOutput;
   try {
     const child = new Deno.Command(program, {
-      args: [...flags, options.shell, "-c", "true"],
-      stdin: options.seccomp === null ? "null" : "piped",
+      args: command.args,
+      stdin: seccompOnStdin === null ? "null" : "piped",
       stdout: "null",
       stderr: "piped",
       clearEnv: true,
       signal: AbortSignal.timeout(options.timeoutMs),
     }).spawn();
-    if (options.seccomp !== null) await writeAndClose(child.stdin, options.seccomp);
+    if (seccompOnStdin !== null) await writeAndClose(child.stdin, seccompOnStdin);
     output = await child.output();
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) {
-      return `${prefix}: bubblewrap ("${program}") is not installed: ${INSTALL_HINT}`;
+      return `${prefix}: bubblewrap ("${bwrap}") is not installed: ${INSTALL_HINT}`;
     }
     const reason = error instanceof Error ? error.message : String(error);
-    return `${prefix}: cannot start bubblewrap ("${program}"): ${reason}: ${INSTALL_HINT}`;
+    return `${prefix}: cannot start bubblewrap ("${bwrap}"): ${reason}: ${INSTALL_HINT}`;
   }
   if (output.success) return null;
   const stderr = new TextDecoder().decode(output.stderr).trim().split("\n").slice(0, 3).join("; ");

@@ -1,10 +1,11 @@
 /**
  * Bash: runs one shell command in the workspace, under the session's shell plan (bubblewrap or direct).
  *
- * Runs inside a worker whose only permission is to spawn the sandbox binary (or, in
- * `danger-full-access`, the shell itself): no environment, file or `Deno.kill(-pid)` access. So the
- * process tree is ended through what those permissions allow: killing bubblewrap ends its whole PID
- * namespace; without bubblewrap, the shell itself signals the call's process group.
+ * Runs inside a worker whose only permission is to spawn the sandbox (`sh`, which becomes bubblewrap, for
+ * the sandbox the worker keeps across calls: src/tools/_shell_host.ts; or, in `danger-full-access`, the
+ * shell itself): no environment, file or `Deno.kill(-pid)` access. So the process tree is ended through
+ * what those permissions allow: killing bubblewrap ends its whole PID namespace; without bubblewrap, the
+ * shell itself signals the call's process group.
  *
  * @module
  */
@@ -68,11 +69,15 @@ export const bashTool = defineTool({
       return stoppedResult(cancelledMessage(""), "cancelled", { process: "not-started" });
     }
     const timeoutMs = input.timeout ?? BASH_DEFAULT_TIMEOUT_MS;
-    const run = await runShell(context.shell, context.root, input.command, {
-      timeoutMs,
-      signal: context.signal,
-    });
-    return shellResult(run, timeoutMs);
+    const options = { timeoutMs, signal: context.signal };
+    const plan = context.shell;
+    const kept = plan.persistent !== undefined && context.shellRunner !== undefined;
+    const run = kept
+      ? await context.shellRunner!.run({ ...plan, persistent: plan.persistent! }, input.command, options)
+      : await runShell(plan, context.root, input.command, options);
+    const result = shellResult(run, timeoutMs);
+    // The session keeps the kept sandbox's placeholder folders while it lives (src/sandbox/shell_sandbox.ts).
+    return { ...result, metadata: { ...result.metadata, keptSandbox: kept } };
   },
 });
 

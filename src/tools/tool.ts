@@ -8,6 +8,7 @@
  * @module
  */
 import { z } from "zod";
+import type { ShellRun } from "./_shell_run.ts";
 
 /** What a tool is about; the UI groups by it. */
 export type ToolCategory = "file" | "shell" | "search" | "other";
@@ -58,6 +59,38 @@ export interface ShellPlan {
   seccomp: Uint8Array | null;
   /** Set when the sandbox cannot run here; Bash calls then fail with this message instead of running. */
   unavailable: string | null;
+  /**
+   * How to keep one sandbox for many calls (the bubblewrap modes, src/tools/_shell_host.ts); absent: a
+   * sandbox per call, from `wrapper`.
+   */
+  persistent?: PersistentShell;
+}
+
+/** A sandbox kept across Bash calls: a supervising shell in it runs each command in a fresh subshell. */
+export interface PersistentShell {
+  /**
+   * Absolute path of `sh`, the one program the shell's worker may run: it opens `seccompFile` as fd 3 and
+   * replaces itself with `wrapper` (bubblewrap takes its seccomp program from an fd, and standard input
+   * carries the commands).
+   */
+  launcher: string;
+  /** The seccomp program's file (`seccomp` as bytes), readable only by mewcode's user. */
+  seccompFile: string;
+  /**
+   * bubblewrap and its arguments for the kept sandbox, followed by the supervisor's shell: `--as-pid-1`,
+   * `--seccomp 3`, and the supervisor's shell bound in. Equal wrappers mean the same sandbox.
+   */
+  wrapper: string[];
+  /** Path of the supervisor's shell inside the sandbox: a copy of `ShellPlan.shell` it may run, not read. */
+  supervisor: string;
+  /** Shell lines the supervisor runs once when the sandbox starts (the resource limits). */
+  prologue: string[];
+  /**
+   * Folders only the sandbox's commands can change (its writable tmpfs mounts, src/sandbox/bubblewrap.ts
+   * `scratchFolders`): a call that changes what they list ends the sandbox, so no call sees what another
+   * left in /tmp or the home folder.
+   */
+  scratch: string[];
 }
 
 /**
@@ -121,6 +154,21 @@ export interface ToolCallContext {
 export interface ToolContext extends ToolCallContext {
   /** Aborted when the call is cancelled or times out. */
   signal: AbortSignal;
+  /**
+   * Keeps the shell's sandbox across calls, where the caller offers it (a tool worker does, for its
+   * lifetime): Bash runs in it when the plan allows (`ShellPlan.persistent`). Without it, each Bash call
+   * starts a sandbox of its own.
+   */
+  shellRunner?: ShellRunner;
+}
+
+/** Runs shell commands in a sandbox kept across calls (src/tools/_shell_host.ts). */
+export interface ShellRunner {
+  run(
+    plan: ShellPlan & { persistent: PersistentShell },
+    command: string,
+    options: { timeoutMs: number; signal: AbortSignal },
+  ): Promise<ShellRun>;
 }
 
 /** What `validateInput` may look at: no I/O, only the input and the root. */

@@ -9,7 +9,7 @@ import { defaultLimits, type ResourceLimits } from "../../src/sandbox/limits.ts"
 import { ShellSandbox, type ShellSandboxOptions } from "../../src/sandbox/shell_sandbox.ts";
 import { bashTool } from "../../src/tools/bash.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
-import type { SandboxMode, ToolResult } from "../../src/tools/tool.ts";
+import type { SandboxMode, ShellRunner, ToolResult } from "../../src/tools/tool.ts";
 import { toolContext } from "../_fakes/tool_context.ts";
 
 /** A secret a user might have in the environment; it must never reach a command. */
@@ -45,18 +45,26 @@ export interface SandboxedRun {
   notes: string[];
 }
 
-/** Runs one Bash call as the pipeline does: the call's plan, the tool, then the sandbox's checks. */
+/**
+ * Runs one Bash call as the pipeline does: the call's plan, the tool, then the sandbox's checks. With
+ * `runner` (a ShellHost, as a tool worker has), in the sandbox it keeps across calls.
+ */
 export async function runIn(
   sandbox: ShellSandbox,
   command: string,
-  options: { timeout?: number } = {},
+  options: { timeout?: number; runner?: ShellRunner; signal?: AbortSignal } = {},
 ): Promise<SandboxedRun> {
   const call = await sandbox.prepareCall();
-  const result = await bashTool.execute(toolContext(sandbox.root, { shell: call.plan }), {
-    command,
-    timeout: options.timeout ?? 20_000,
-  });
-  return { result, notes: await call.finish() };
+  const context = toolContext(sandbox.root, { shell: call.plan });
+  const result = await bashTool.execute(
+    {
+      ...context,
+      ...(options.runner === undefined ? {} : { shellRunner: options.runner }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    },
+    { command, timeout: options.timeout ?? 20_000 },
+  );
+  return { result, notes: await call.finish({ keptSandbox: result.metadata.keptSandbox === true }) };
 }
 
 /** The text between <output> and </output>. */

@@ -30,7 +30,6 @@ import { formatBytes } from "../common/size.ts";
 import {
   bubblewrapArguments,
   isAtOrBelow,
-  keptSandboxCommand,
   processIsolationArguments,
   scratchFolders,
   SUPERVISOR_PATH,
@@ -53,6 +52,7 @@ import {
 } from "./limits.ts";
 import { type CommandResult, runSandboxedCommand } from "./sandboxed_command.ts";
 import { type MachineView, machineView, protectedTopLevel } from "./shell_policy.ts";
+import { closeInheritedDescriptors, INSTALL_HINT, preflight } from "./shell_startup.ts";
 import {
   isEmptyDirectory,
   type KeptSandboxFiles,
@@ -106,10 +106,6 @@ export interface ShellCall {
 }
 
 const DEFAULT_PREFLIGHT_TIMEOUT_MS = 10_000;
-
-const INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap); on Ubuntu 23.10 or later also allow " +
-  "unprivileged user namespaces (sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor " +
-  "profile for bwrap); or choose --sandbox danger-full-access explicitly to run commands without a sandbox";
 
 /** The shell sandbox of a session. */
 export class ShellSandbox {
@@ -692,86 +688,8 @@ export class ShellSandbox {
   }
 }
 
-/**
- * The shell line that closes every file descriptor above 2 the shell inherited: a descriptor mewcode's own
- * parent left open without close-on-exec (an editor's, a CI runner's, a `make` job server's) reaches
- * mewcode's children, and bubblewrap passes it into the sandbox, where a command could write to a file
- * outside it through the descriptor (measured: `echo x >&7` reached a file opened by mewcode's parent).
- * bash closes them all (found under /proc/self/fd); sh's redirections name descriptors 3 to 9 only.
- */
-function closeInheritedDescriptors(shell: string): string {
-  if (!/(^|\/)bash$/.test(shell)) return "exec 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-";
-  // No redirection on the loop: bash would save standard error above 2, and the loop would close the copy.
-  // The listing's own descriptor is closed once listed: the -e test skips it.
-  return "for __mewcode_fd in /proc/self/fd/*; do [[ -e $__mewcode_fd ]] && " +
-    "__mewcode_fd=${__mewcode_fd##*/} && ((__mewcode_fd > 2)) && exec {__mewcode_fd}>&-; done; " +
-    "unset -v __mewcode_fd";
-}
-
 /** Distinct paths, shallowest first (then by name): a later mount may only go below an earlier one. */
 function shallowestFirst(paths: readonly string[]): string[] {
   const depth = (path: string): number => path.split("/").length;
   return [...new Set(paths)].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0));
-}
-
-/**
- * Runs the plan's sandbox once with `SHELL -c true` (the kept sandbox's, through its launcher, when the plan
- * keeps one); returns null when it works, else the message with the fixes.
- */
-async function preflight(
-  options: {
-    plan: Pick<ShellPlan, "wrapper" | "shell" | "seccomp" | "persistent">;
-    timeoutMs: number;
-    mode: SandboxMode;
-  },
-): Promise<string | null> {
-  const { plan } = options;
-  const command = plan.persistent !== undefined
-    ? keptSandboxCommand(plan.persistent, ["-c", "true"])
-    : { program: plan.wrapper[0], args: [...plan.wrapper.slice(1), plan.shell, "-c", "true"] };
-  const program = command.program;
-  if (program === undefined) return null;
-  const bwrap = plan.persistent?.wrapper[0] ?? program;
-  const seccompOnStdin = plan.persistent === undefined ? plan.seccomp : null;
-  const prefix = `Cannot run Bash in the "${options.mode}" sandbox`;
-  let output: Deno.CommandOutput;
-  try {
-    const child = new Deno.Command(program, {
-      args: command.args,
-      stdin: seccompOnStdin === null ? "null" : "piped",
-      stdout: "null",
-      stderr: "piped",
-      clearEnv: true,
-      signal: AbortSignal.timeout(options.timeoutMs),
-    }).spawn();
-    if (seccompOnStdin !== null) await writeAndClose(child.stdin, seccompOnStdin);
-    output = await child.output();
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      return `${prefix}: bubblewrap ("${bwrap}") is not installed: ${INSTALL_HINT}`;
-    }
-    const reason = error instanceof Error ? error.message : String(error);
-    return `${prefix}: cannot start bubblewrap ("${bwrap}"): ${reason}: ${INSTALL_HINT}`;
-  }
-  if (output.success) return null;
-  const stderr = new TextDecoder().decode(output.stderr).trim().split("\n").slice(0, 3).join("; ");
-  const detail = stderr === "" ? `exit code ${output.code}` : stderr;
-  const namespaces = /namespace|uid map|setting up|Operation not permitted|Permission denied/i.test(stderr)
-    ? " (the kernel refused to create the sandbox's namespaces)"
-    : "";
-  const seccomp = /seccomp/i.test(stderr) ? " (the kernel refused the seccomp filter)" : "";
-  return `${prefix}: bubblewrap failed its start-up check${namespaces}${seccomp}: ${detail}: ${INSTALL_HINT}`;
-}
-
-/** Writes the seccomp program to bubblewrap's standard input and closes it (bwrap reads to the end). */
-async function writeAndClose(stdin: WritableStream<Uint8Array>, bytes: Uint8Array): Promise<void> {
-  const writer = stdin.getWriter();
-  try {
-    await writer.write(bytes);
-    await writer.close();
-  } catch {
-    // bwrap exited before reading: its exit status tells why.
-  } finally {
-    writer.releaseLock();
-  }
 }

@@ -147,8 +147,8 @@ export async function benchExecutor(options: BenchOptions): Promise<BenchSection
     `resource-limit prologue) ${formatMs(p50(shell.directBwrap) - p50(shell.rawBwrap))} ms. The sandbox ` +
     `kept across calls (what a tool worker uses) costs ${
       formatMs(p50(shell.directKept))
-    } ms a call instead (a fork of its supervising shell, the kill of what the command left, the checks ` +
-    `of its mounts and scratch folders); the worker adds ${
+    } ms a call instead (a shell forked before the command came, the kill of what the command left, ` +
+    `the check of the sandbox's mounts); the worker adds ${
       formatMs(p50(shell.warmBwrap) - p50(shell.directKept))
     } ms, the pipeline's gates and the per-call sandbox plan and checks ${
       formatMs(p50(shell.pipeline) - p50(shell.warmBwrap))

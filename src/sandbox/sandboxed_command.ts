@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { writeAndClose } from "../common/streams.ts";
 import type { ShellPlan } from "../tools/tool.ts";
 
 /** How a sandboxed command ended. */
@@ -125,7 +126,7 @@ export async function runSandboxedCommand(
   if (request.signal?.aborted) stop();
   const stdout = collect(child.stdout, limit);
   const stderr = collect(child.stderr, limit, onReady);
-  if (plan.seccomp !== null) await feed(child.stdin, plan.seccomp);
+  if (plan.seccomp !== null) await writeAndClose(child.stdin, plan.seccomp);
   let status: Deno.CommandStatus;
   try {
     status = await child.status;
@@ -140,19 +141,6 @@ export async function runSandboxedCommand(
   const durationMs = Math.round(performance.now() - started);
   if (timedOut) return { status: "timed-out", stdout: out, stderr: err, durationMs };
   return { status: "exited", code: status.code, stdout: out, stderr: err, durationMs };
-}
-
-/** Writes bubblewrap's seccomp program to its standard input and closes it. */
-async function feed(stdin: WritableStream<Uint8Array>, bytes: Uint8Array): Promise<void> {
-  const writer = stdin.getWriter();
-  try {
-    await writer.write(bytes);
-    await writer.close();
-  } catch {
-    // The process exited early: its status says why.
-  } finally {
-    writer.releaseLock();
-  }
 }
 
 /** Reads a stream to its end as text, keeping at most `limit` characters; strips the announcement. */

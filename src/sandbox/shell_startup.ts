@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { writeAndClose } from "../common/streams.ts";
 import type { SandboxMode, ShellPlan } from "../tools/tool.ts";
 import { keptSandboxCommand } from "./bubblewrap.ts";
 
@@ -76,17 +77,4 @@ export async function preflight(
     : "";
   const seccomp = /seccomp/i.test(stderr) ? " (the kernel refused the seccomp filter)" : "";
   return `${prefix}: bubblewrap failed its start-up check${namespaces}${seccomp}: ${detail}: ${INSTALL_HINT}`;
-}
-
-/** Writes the seccomp program to bubblewrap's standard input and closes it (bwrap reads to the end). */
-async function writeAndClose(stdin: WritableStream<Uint8Array>, bytes: Uint8Array): Promise<void> {
-  const writer = stdin.getWriter();
-  try {
-    await writer.write(bytes);
-    await writer.close();
-  } catch {
-    // bwrap exited before reading: its exit status tells why.
-  } finally {
-    writer.releaseLock();
-  }
 }

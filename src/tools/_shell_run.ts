@@ -11,6 +11,7 @@
  * @module
  */
 import { describeError } from "../common/errors.ts";
+import { writeAndClose } from "../common/streams.ts";
 import { type Output, OutputCollector, TextSanitizer } from "./_shell_output.ts";
 import type { ShellPlan } from "./tool.ts";
 
@@ -99,19 +100,6 @@ export async function runShell(
   const durationMs = Math.round(performance.now() - started);
   if (stopReason !== null) return { status: stopReason, output, durationMs };
   return { status: "exited", code: status.code, output, durationMs };
-}
-
-/** Hands bubblewrap the seccomp program and closes the pipe (it reads to the end before it starts). */
-async function writeAndClose(stdin: WritableStream<Uint8Array>, bytes: Uint8Array): Promise<void> {
-  const writer = stdin.getWriter();
-  try {
-    await writer.write(bytes);
-    await writer.close();
-  } catch {
-    // bubblewrap exited before reading everything: its exit status and output say why.
-  } finally {
-    writer.releaseLock();
-  }
 }
 
 /**

@@ -11,10 +11,10 @@ import {
   checkAdditionalRoots,
   resolveAdditionalDirectories,
 } from "../../src/execution/additional_roots.ts";
-import { createToolRuntime, type RuntimeOptions, type ToolRuntime } from "../../src/execution/runtime.ts";
+import type { RuntimeOptions, ToolRuntime } from "../../src/execution/runtime.ts";
 import { WorkerExecutor } from "../../src/execution/worker_executor.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
-import { ALLOW_ALL } from "../_fakes/pipeline.ts";
+import { testRuntime } from "../_fakes/runtime.ts";
 import { probeReadOnlyTool, probeWriterTool, SANDBOX_PROBE_WORKER_URL } from "../_fakes/sandbox_probes.ts";
 import { createTempWorkspace, type TempWorkspace, TEST_SHELL_PLAN } from "../_fakes/tool_context.ts";
 
@@ -51,17 +51,7 @@ async function createScene(): Promise<Scene> {
 }
 
 function runtimeFor(scene: Scene, overrides: Partial<RuntimeOptions> = {}): Promise<ToolRuntime> {
-  return createToolRuntime({
-    root: scene.root,
-    additionalRoots: [scene.added],
-    readOnly: false,
-    sandbox: "workspace-write",
-    sandboxNetwork: false,
-    strictLinks: false,
-    policy: ALLOW_ALL,
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-    ...overrides,
-  });
+  return testRuntime(scene.root, { additionalRoots: [scene.added], ...overrides });
 }
 
 async function call(runtime: ToolRuntime, name: string, input: Record<string, unknown>): Promise<ToolResult> {

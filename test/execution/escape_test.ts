@@ -4,8 +4,8 @@
  * inside the tool. Every attempt must fail with a clear error and leave the disk as it was.
  */
 import { deepEqual, equal, match, notEqual } from "node:assert/strict";
-import { createToolRuntime, type ToolRuntime } from "../../src/execution/runtime.ts";
-import { ALLOW_ALL } from "../_fakes/pipeline.ts";
+import type { ToolRuntime } from "../../src/execution/runtime.ts";
+import { testRuntime } from "../_fakes/runtime.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
@@ -53,16 +53,8 @@ async function snapshot(path: string): Promise<Record<string, string>> {
   return entries;
 }
 
-async function sessionFor(root: string): Promise<ToolRuntime> {
-  return await createToolRuntime({
-    root,
-    readOnly: false,
-    sandbox: "workspace-write",
-    sandboxNetwork: false,
-    strictLinks: false,
-    policy: ALLOW_ALL,
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-  });
+function sessionFor(root: string): Promise<ToolRuntime> {
+  return testRuntime(root);
 }
 
 async function call(runtime: ToolRuntime, name: string, input: Record<string, unknown>): Promise<ToolResult> {

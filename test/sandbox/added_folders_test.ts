@@ -7,9 +7,9 @@
  */
 import { equal, match, notEqual, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { createToolRuntime, type RuntimeOptions, type ToolRuntime } from "../../src/execution/runtime.ts";
+import type { RuntimeOptions, ToolRuntime } from "../../src/execution/runtime.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
-import { ALLOW_ALL } from "../_fakes/pipeline.ts";
+import { testRuntime } from "../_fakes/runtime.ts";
 import { createTempWorkspace, type TempWorkspace } from "../_fakes/tool_context.ts";
 import { createRepository, runSandboxed } from "./_git_fixture.ts";
 import { exists, exitCodeOf, outputOf } from "./_sandbox.ts";
@@ -43,14 +43,8 @@ async function createScene(): Promise<Scene> {
 }
 
 function runtimeFor(scene: Scene, overrides: Partial<RuntimeOptions> = {}): Promise<ToolRuntime> {
-  return createToolRuntime({
-    root: scene.root,
+  return testRuntime(scene.root, {
     additionalRoots: [scene.added],
-    readOnly: false,
-    sandbox: "workspace-write",
-    sandboxNetwork: false,
-    strictLinks: false,
-    policy: ALLOW_ALL,
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: "/root" },
     ...overrides,
   });
@@ -186,16 +180,7 @@ Deno.test("nested in the workspace or around it, an added folder keeps its own p
   ];
   for (const { label, root, added } of cases) {
     await t.step(label, async () => {
-      await using runtime = await createToolRuntime({
-        root,
-        additionalRoots: [added],
-        readOnly: false,
-        sandbox: "workspace-write",
-        sandboxNetwork: false,
-        strictLinks: false,
-        policy: ALLOW_ALL,
-        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-      });
+      await using runtime = await testRuntime(root, { additionalRoots: [added] });
       for (const folder of [outer.root, inner]) {
         const refused = await bash(runtime, `echo '{}' > ${folder}/.mewcode/settings.json`);
         notEqual(exitCodeOf(refused), 0, refused.content);
@@ -217,15 +202,9 @@ Deno.test({
   ignore: !(await Deno.lstat("/etc/shadow").then((info) => info.size > 0, () => false)),
   async fn() {
     await using workspace = await createTempWorkspace("mewcode-ws-");
-    await using runtime = await createToolRuntime({
-      root: workspace.root,
+    await using runtime = await testRuntime(workspace.root, {
       additionalRoots: ["/etc"],
-      readOnly: false,
       sandbox: "read-only",
-      sandboxNetwork: false,
-      strictLinks: false,
-      policy: ALLOW_ALL,
-      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
     });
     const hostname = await bash(runtime, "cat /etc/hostname");
     equal(exitCodeOf(hostname), 0, hostname.content);

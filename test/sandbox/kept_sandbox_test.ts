@@ -4,10 +4,9 @@
  * runs real bubblewrap through a ShellHost, as a tool worker does, in a workspace under /tmp.
  */
 import { deepStrictEqual, equal, match, notEqual, ok, rejects } from "node:assert/strict";
-import { createToolRuntime } from "../../src/execution/runtime.ts";
 import { ShellHost } from "../../src/tools/_shell_host.ts";
-import { ALLOW_ALL } from "../_fakes/pipeline.ts";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
+import { testRuntime } from "../_fakes/runtime.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { exitCodeOf, openSandbox, outputOf, runIn } from "./_sandbox.ts";
 
@@ -261,15 +260,7 @@ Deno.test("The kept sandbox reports exit codes, syntax errors and both streams i
 
 Deno.test("Through the session's runtime, Bash's worker keeps one sandbox, started by sh, until the runtime closes", async () => {
   await using workspace = await createTempWorkspace();
-  const runtime = await createToolRuntime({
-    root: workspace.root,
-    readOnly: false,
-    sandbox: "workspace-write",
-    sandboxNetwork: false,
-    strictLinks: false,
-    policy: ALLOW_ALL,
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-  });
+  const runtime = await testRuntime(workspace.root);
   const ids: string[] = [];
   let marker = "";
   try {
@@ -303,16 +294,7 @@ Deno.test("A runtime that cannot start leaves neither the kept sandbox's files n
   Deno.env.set("TMPDIR", temporary.root);
   try {
     await rejects(
-      createToolRuntime({
-        root: workspace.root,
-        readOnly: false,
-        sandbox: "workspace-write",
-        sandboxNetwork: false,
-        strictLinks: false,
-        policy: ALLOW_ALL,
-        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-        executor: "no-such-executor" as "worker",
-      }),
+      testRuntime(workspace.root, { executor: "no-such-executor" as "worker" }),
     );
   } finally {
     if (previous === undefined) Deno.env.delete("TMPDIR");

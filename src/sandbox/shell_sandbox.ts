@@ -115,13 +115,8 @@ export class ShellSandbox {
   readonly mode: SandboxMode;
   readonly network: boolean;
   readonly helpers: HelperPaths;
-  /**
-   * The plan as of the start of the session (protected paths as they were then). With a deferred start-up
-   * check that has not run, it reads as available: `prepareCall` and `preflight` give the check's verdict.
-   */
-  readonly plan: ShellPlan;
-  /** Said plainly in `mewcode doctor` and the README when a guarantee does not hold here. */
-  readonly caveats: readonly string[];
+  #plan: ShellPlan;
+  #caveats: string[];
   #options: ShellSandboxOptions;
   #view: MachineView;
   #limits: LimitPlan | null;
@@ -167,14 +162,27 @@ export class ShellSandbox {
     this.mode = options.mode;
     this.network = options.network;
     this.helpers = parts.helpers;
-    this.plan = parts.plan;
-    this.caveats = parts.caveats;
+    this.#plan = parts.plan;
+    this.#caveats = parts.caveats;
     this.#options = options;
     this.#view = parts.view;
     this.#limits = parts.limits;
     this.#seccomp = parts.seccomp;
     this.#isolated = parts.isolated;
     this.#kept = parts.kept ?? null;
+  }
+
+  /**
+   * The plan as of the start of the session (protected paths as they were then). With a deferred start-up
+   * check that has not run, it reads as available: `prepareCall` and `preflight` give the check's verdict.
+   */
+  get plan(): ShellPlan {
+    return this.#plan;
+  }
+
+  /** Said plainly in `mewcode doctor` and the README when a guarantee does not hold here. */
+  get caveats(): readonly string[] {
+    return this.#caveats;
   }
 
   /** Why Bash cannot run here, or null (also while a deferred start-up check has not run). */
@@ -323,15 +331,18 @@ export class ShellSandbox {
       deferred.#deferred = { outcome: null };
       return deferred;
     }
-    const failure = await preflight({ plan, timeoutMs, mode: options.mode });
+    const check = await checkStart(plan, timeoutMs, options.mode);
     // bubblewrap created the placeholders' mount points on the host.
     await removePlaceholders(protection.placeholders);
-    if (failure !== null) {
+    if (check.failure !== null) {
       await limits.close();
       if (kept !== null) await removeKeptSandboxFiles(kept);
-      return unavailable(failure);
+      return unavailable(check.failure);
     }
-    return ready();
+    const opened = ready();
+    // Given up before the session's plan is taken for its workers' permissions.
+    if (check.keptFailure !== null) await opened.#giveUpKeptSandbox(check.keptFailure);
+    return opened;
   }
 
   /**
@@ -534,6 +545,24 @@ export class ShellSandbox {
     await this.#limits?.close();
   }
 
+  /**
+   * Gives the kept sandbox up after it failed its start-up check where a sandbox per call passes it (its
+   * supervisor's copy of bash lies in a temporary folder mounted noexec, say): each call then gets a sandbox
+   * of its own, as without bash, and `doctor` says why.
+   */
+  async #giveUpKeptSandbox(failure: string): Promise<void> {
+    if (this.#kept === null) return;
+    await removeKeptSandboxFiles(this.#kept);
+    this.#kept = null;
+    const { persistent: _kept, ...perCall } = this.#plan;
+    this.#plan = perCall;
+    this.#caveats.push(
+      `each Bash call starts a sandbox of its own (about 20 ms): the sandbox kept across calls cannot start here: ${
+        failure.replace(`: ${INSTALL_HINT}`, "")
+      }`,
+    );
+  }
+
   /** Removes placeholders after a call, except those a kept sandbox may still have mounted. */
   async #removePlaceholders(paths: readonly string[]): Promise<void> {
     await removePlaceholders(paths.filter((path) => !this.#livePlaceholders.has(path)));
@@ -554,13 +583,14 @@ export class ShellSandbox {
     const protection = await this.#protection();
     const plan = this.#callPlan(protection);
     try {
-      const verdict = await preflight({
+      const check = await checkStart(
         plan,
-        timeoutMs: this.#options.preflightTimeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS,
-        mode: this.mode,
-      });
-      if (this.#deferred !== null) this.#deferred.verdict = verdict;
-      return verdict;
+        this.#options.preflightTimeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS,
+        this.mode,
+      );
+      if (check.keptFailure !== null) await this.#giveUpKeptSandbox(check.keptFailure);
+      if (this.#deferred !== null) this.#deferred.verdict = check.failure;
+      return check.failure;
     } finally {
       // bubblewrap created the placeholders' mount points on the host.
       await this.#removePlaceholders(protection.placeholders);
@@ -686,6 +716,24 @@ export class ShellSandbox {
     }
     return notes;
   }
+}
+
+/**
+ * The start-up check of a plan. When the plan keeps a sandbox across calls and that fails, a sandbox per
+ * call is checked too: if it works, only the kept sandbox is given up (`keptFailure`).
+ */
+async function checkStart(
+  plan: ShellPlan,
+  timeoutMs: number,
+  mode: SandboxMode,
+): Promise<{ failure: string | null; keptFailure: string | null }> {
+  const failure = await preflight({ plan, timeoutMs, mode });
+  if (failure === null || plan.persistent === undefined) return { failure, keptFailure: null };
+  const { persistent: _kept, ...perCall } = plan;
+  const perCallFailure = await preflight({ plan: perCall, timeoutMs, mode });
+  return perCallFailure === null
+    ? { failure: null, keptFailure: failure }
+    : { failure: perCallFailure, keptFailure: null };
 }
 
 /** Distinct paths, shallowest first (then by name): a later mount may only go below an earlier one. */

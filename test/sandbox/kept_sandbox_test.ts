@@ -337,3 +337,36 @@ Deno.test("Descriptors that mewcode's parent left open do not reach a sandboxed 
     });
   }
 });
+
+Deno.test({
+  name:
+    "Where the kept sandbox cannot start (its files on a noexec mount), each call gets a sandbox of its own",
+  // Mounting the noexec folder needs root, as this suite runs in CI and containers.
+  ignore: Deno.uid() !== 0,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await using mountPoint = await createTempWorkspace("mewcode-noexec-");
+    const mounted = await new Deno.Command("mount", {
+      args: ["-t", "tmpfs", "-o", "noexec", "tmpfs", mountPoint.root],
+    })
+      .output();
+    ok(mounted.success, new TextDecoder().decode(mounted.stderr));
+    const previous = Deno.env.get("TMPDIR");
+    Deno.env.set("TMPDIR", mountPoint.root);
+    try {
+      for (const deferPreflight of [false, true]) {
+        await using sandbox = await openSandbox(workspace.root, "workspace-write", { deferPreflight });
+        await using host = keptHost();
+        const { result } = await runIn(sandbox, "echo works", { runner: host });
+        equal(outputOf(result), "works");
+        equal(result.metadata.keptSandbox, false);
+        equal(sandbox.plan.persistent, undefined);
+        ok(sandbox.caveats.some((line) => /the sandbox kept across calls cannot start here/.test(line)));
+      }
+    } finally {
+      if (previous === undefined) Deno.env.delete("TMPDIR");
+      else Deno.env.set("TMPDIR", previous);
+      await new Deno.Command("umount", { args: [mountPoint.root] }).output();
+    }
+  },
+});

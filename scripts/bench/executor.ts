@@ -13,7 +13,8 @@
  *   - the Bash tool through the warm worker pool (the executor only; its worker keeps the sandbox);
  *   - the call through a session's `ToolRuntime.pipeline` (gates, the shell plan decided before the call and
  *     its checks after it, the worker, the kept sandbox): the goal, ≤ 10 ms at p50.
- * All variants are interleaved, so that drift in the machine's load spreads evenly over them.
+ * All variants are interleaved, so that drift in the machine's load spreads evenly over them. Each Bash call
+ * follows a short idle time, as a real call follows a model turn; calls back to back are measured apart.
  *
  *   deno run --allow-all --no-prompt --unstable-worker-options scripts/bench/executor.ts [--quick]
  *
@@ -50,6 +51,8 @@ interface Series {
   run: () => Promise<void>;
 }
 
+/** Idle time before each measured Bash call: a call follows a model turn, which takes far longer. */
+const SHELL_IDLE_MS = 20;
 /** The goal of issue 14 for a shell call, p50. */
 const PIPELINE_GOAL_MS = 10;
 /** The goal for the warm pool's overhead on ReadFile, p50. */
@@ -118,7 +121,9 @@ export async function benchExecutor(options: BenchOptions): Promise<BenchSection
     "",
     `Per-call time of one tool call. Load average at the end: ${loadAverage()}. ${sizes.calls} ReadFile ` +
     `calls per variant on a ${new TextEncoder().encode(source).length}-byte file, ${sizes.coldCalls} ` +
-    `cold ones, ${sizes.shellCalls} Bash calls per variant; every table's variants interleaved.`,
+    `cold ones, ${sizes.shellCalls} Bash calls per variant; every table's variants interleaved. Each Bash ` +
+    `call follows ${SHELL_IDLE_MS} ms of idle time, as a call follows a model turn (the sandbox Bash keeps ` +
+    "starts the next command's shell after each call); the last row measures calls back to back.",
     "",
     table([read.direct, read.warm, read.cold], read.direct, "direct"),
     "",
@@ -134,6 +139,7 @@ export async function benchExecutor(options: BenchOptions): Promise<BenchSection
         shell.directKept,
         shell.warmBwrap,
         shell.pipeline,
+        shell.backToBack,
       ],
       shell.spawn,
       "spawn",
@@ -247,8 +253,21 @@ async function measureBash(
     },
   );
   const all = { spawn, rawBwrap, rawBwrapShareNet, directBash, directBwrap, directKept, warmBwrap, pipeline };
-  await interleave(Object.values(all), sizes.warmup, sizes.shellCalls);
-  return all;
+  // Every call follows idle time, as a Bash call follows a model turn: the kept sandbox starts the next
+  // command's shell after each call, and back-to-back calls (measured apart) pay for that start.
+  await interleave(Object.values(all), sizes.warmup, sizes.shellCalls, SHELL_IDLE_MS);
+  const backToBack = series(
+    "the whole pipeline, calls back to back (no idle time between them)",
+    async () => {
+      const { result } = await parts.runtime.pipeline.run(
+        { id: `bench-${id++}`, name: "Bash", input },
+        { signal: new AbortController().signal },
+      );
+      if (result.isError) throw new Error(`bench: Bash failed through the pipeline: ${result.content}`);
+    },
+  );
+  await interleave([backToBack], sizes.warmup, sizes.shellCalls);
+  return { ...all, backToBack };
 }
 
 function series(label: string, run: () => Promise<void>): Series {
@@ -256,9 +275,15 @@ function series(label: string, run: () => Promise<void>): Series {
 }
 
 /** Runs each variant once per round, `warmup` rounds unmeasured, then `rounds` measured. */
-async function interleave(variants: readonly Series[], warmup: number, rounds: number): Promise<void> {
+async function interleave(
+  variants: readonly Series[],
+  warmup: number,
+  rounds: number,
+  idleMs = 0,
+): Promise<void> {
   for (let round = 0; round < warmup + rounds; round++) {
     for (const variant of variants) {
+      if (idleMs > 0) await new Promise((resolve) => setTimeout(resolve, idleMs));
       const started = performance.now();
       await variant.run();
       if (round >= warmup) variant.times.push(performance.now() - started);

@@ -77,6 +77,8 @@ export interface RuntimeOptions {
   limits?: ResourceLimits;
   /** The helper programs; default: resolved from the system directories. Tests inject missing ones. */
   helpers?: HelperPaths;
+  /** Where the shell sandbox makes its private folder (ShellSandboxOptions.keptFilesIn); tests inject. */
+  keptFilesIn?: string;
   /**
    * Check the shell sandbox when it is first needed, not before the runtime is ready (see
    * `ShellSandboxOptions.deferPreflight`): for sessions whose first model request should not wait for it.
@@ -138,6 +140,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     excluded: options.excludedPaths ?? [],
     protectedPaths: PROTECTED_PATHS,
     ...(options.helpers === undefined ? {} : { helpers: options.helpers }),
+    ...(options.keptFilesIn === undefined ? {} : { keptFilesIn: options.keptFilesIn }),
     ...(options.deferShellCheck ? { deferPreflight: true } : {}),
   });
   const shell = sandbox.plan;

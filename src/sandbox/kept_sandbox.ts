@@ -22,13 +22,19 @@ export interface KeptSandboxFiles {
   supervisorCopy: string;
 }
 
-/** Makes the files in a new private folder; null (and nothing left behind) when that fails. */
+/**
+ * Makes the files in a new private folder (in `directory`, default the system's temporary folder); null (and
+ * nothing left behind) when that fails.
+ */
 export async function prepareKeptSandboxFiles(
-  options: { shell: string; seccomp: Uint8Array },
+  options: { shell: string; seccomp: Uint8Array; directory?: string },
 ): Promise<KeptSandboxFiles | null> {
   let directory: string;
   try {
-    directory = await Deno.makeTempDir({ prefix: "mewcode-shell-" });
+    directory = await Deno.makeTempDir({
+      prefix: "mewcode-shell-",
+      ...(options.directory === undefined ? {} : { dir: options.directory }),
+    });
   } catch {
     return null;
   }

@@ -84,6 +84,8 @@ export interface ShellSandboxOptions {
   protectedPaths: readonly ProtectedPath[];
   /** Default: resolved from the system directories and PATH. Tests inject missing helpers. */
   helpers?: HelperPaths;
+  /** Where the kept sandbox's private folder is made; default the system's temporary folder (tests inject). */
+  keptFilesIn?: string;
   /** Time limit of the start-up check in milliseconds; default 10000. */
   preflightTimeoutMs?: number;
   /** Default: the running architecture's filter. Tests pass null to see the sandbox refuse to start. */
@@ -294,9 +296,11 @@ export class ShellSandbox {
       if (!enforcement.enforced) caveats.push(`resource limit not enforced: ${enforcement.why}`);
     }
     // The supervisor of a kept sandbox is a bash script.
-    const kept = helpers.sh === null || helpers.bash === null
-      ? null
-      : await prepareKeptSandboxFiles({ shell, seccomp });
+    const kept = helpers.sh === null || helpers.bash === null ? null : await prepareKeptSandboxFiles({
+      shell,
+      seccomp,
+      ...(options.keptFilesIn === undefined ? {} : { directory: options.keptFilesIn }),
+    });
     if (kept === null) {
       const why = helpers.bash === null
         ? "bash is not installed"

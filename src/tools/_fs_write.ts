@@ -41,6 +41,8 @@ export interface WriteOptions {
   afterCreate?: () => Promise<void>;
   /** Test seam: runs after the temp file is written and synced, before it is verified again and renamed. */
   beforeRename?: () => Promise<void>;
+  /** Test seam: runs after the rename, before the file is looked up at its path once more. */
+  afterRename?: () => Promise<void>;
 }
 
 /** Permission bits of directories created for a write. */
@@ -103,6 +105,14 @@ export async function writeAtomic(
     if (!await isInPlace(temp, handle, options)) return moved();
     await Deno.rename(temp, path);
     renamed = true;
+    await options.afterRename?.();
+    // rename resolves both paths again, one after the other: a directory swapped between the two lookups
+    // moves the file into another folder. Then what was written is taken back through the handle, so that
+    // no content stays there (an empty file may: its name is out of reach).
+    if (!await isInPlace(path, handle, options)) {
+      await handle.truncate(0).catch(() => undefined);
+      return moved();
+    }
   } catch (error) {
     return describeFsError(error);
   } finally {
@@ -132,9 +142,11 @@ function moved(): FsFailure {
   return changed("a parent directory was replaced while the file was being written; try again");
 }
 
-// Unlinks the temp file until the open handle reports no name left, or gives up after a while: a temp file
-// created through a directory swapped for a symlink lies elsewhere and is reachable only while the swap lasts.
+// Empties the temp file through its handle, then unlinks it until the handle reports no name left, or gives
+// up after a while: a temp file created through a directory swapped for a symlink lies elsewhere and is
+// reachable by name only while the swap lasts. Emptied first, so that nothing written into it stays there.
 async function removeTemp(temp: string, handle: FileHandle): Promise<void> {
+  await handle.truncate(0).catch(() => undefined);
   for (let attempt = 0; attempt < CLEANUP_ATTEMPTS; attempt++) {
     const opened = await handle.stat().catch(() => null);
     if (opened === null || opened.nlink === 0) return;

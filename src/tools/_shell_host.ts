@@ -1,26 +1,28 @@
 /**
  * A sandbox kept across Bash calls, on the worker's side (the host's side is src/sandbox/kept_sandbox.ts).
  * Starting bubblewrap and a shell costs about 20 ms here; a command sent to a sandbox that already runs
- * costs about one fork. Private to src/tools/.
+ * finds its shell started and waiting, and costs a few milliseconds. Private to src/tools/.
  *
  * Inside the sandbox, a supervising shell runs as process 1 from a copy of the shell it may not read (so
- * it is not dumpable: no command can open its pipes or memory through /proc/1) and, for each call:
+ * it is not dumpable: no command can open its pipes or memory through /proc/1). Before each call it starts
+ * the command's shell, the session's own bash (`COMMAND_SHELL`), which:
  *   1. reads the command and a start marker from standard input (NUL-terminated; a command holding NUL is
  *      refused before it is sent);
- *   2. compares its mount table with the one it started with: a mount the host removed or moved (a
+ *   2. compares the mount table with the one the sandbox started with: a mount the host removed or moved (a
  *      protected folder deleted or renamed on the host) makes it answer "stale" and exit, and the call
  *      runs in a new sandbox;
- *   3. writes the start marker to standard output, then runs the command in a subshell of its own, as
- *      `bash -c` would (standard input from /dev/null, standard error joined to standard output, none of
- *      the supervisor's variables, functions or options, every change to the shell's state lost with the
- *      subshell);
+ *   3. writes the start marker to standard output, lets go of the supervisor's pipes (standard input from
+ *      /dev/null, standard error joined to standard output) and runs the command as `bash -c` would: a
+ *      fresh shell every time, its `$$`, `$0` and `BASH` those of `bash -c`.
+ * Then the supervisor:
  *   4. kills every other process of the sandbox (`kill -9 -1` from process 1), `setsid` and `nohup`
  *      children included, until none is left;
  *   5. reads the end marker only now, so no command ever knew it, writes it to standard output, and the
  *      exit status to standard error, which no command can write (theirs is joined to standard output);
  *   6. lists the folders only commands write (/tmp, /var/tmp, /dev/shm, the home folders: `scratch`), and
  *      exits when the command left anything there, so the next call gets a new sandbox, as fresh as this
- *      one was (nothing is ever deleted: a workspace under /tmp is bound there).
+ *      one was (nothing is ever deleted: a workspace under /tmp is bound there);
+ *   7. starts the next command's shell (a fork and an exec, about 6 ms: calls back to back wait for it).
  * Output before the start marker (a killed process's last write) is dropped; output between the markers is
  * the call's, whatever it prints (a marker's text in it is just text: the real one is not known to it).
  *
@@ -434,24 +436,28 @@ function quote(value: string): string {
 }
 
 /**
- * The supervisor (see the module doc). Its own variables are named `__mewcode_*` and unset in each
- * command's subshell, with `BASH_EXECUTION_STRING` (this script); `BASH` names the session's shell, as for
- * `bash -c`, not the supervisor's unreadable copy. Only builtins run between commands: no process starts.
+ * The shell each command runs in: the session's own bash (`plan.shell`), started by the supervisor before
+ * the command arrives, so that it is `bash -c` in every way that shows (`$$`, `$0`, `BASH`, no variable,
+ * function or option of the supervisor's). It reads the command and the start marker, checks the mount
+ * table against the one the sandbox started with (its first argument), lets go of the supervisor's pipes,
+ * and runs the command. It holds the pipes only while no other process exists in the sandbox.
+ */
+const COMMAND_SHELL = [
+  "IFS= read -r -d '' __mewcode_command && IFS= read -r -d '' __mewcode_start || exit 0",
+  "IFS= read -r -d '' __mewcode_now < /proc/self/mountinfo",
+  `if [[ $__mewcode_now != "$1" ]]; then printf '\\001mewcode stale\\n' >&2; exit 0; fi`,
+  `printf '\\0%s\\0' "$__mewcode_start"`,
+  "exec </dev/null 2>&1",
+  "set --",
+  `eval 'unset -v __mewcode_command __mewcode_start __mewcode_now BASH_EXECUTION_STRING; '"$__mewcode_command"`,
+].join("\n");
+
+/**
+ * The supervisor (see the module doc): from its unreadable copy of bash, it starts the command shell for the
+ * next call, waits for it, kills what is left, reports, and checks the scratch folders. Only builtins run in
+ * it between commands.
  */
 function supervisorScript(plan: ShellPlan & { persistent: PersistentShell }): string {
-  const own = [
-    "__mewcode_command",
-    "__mewcode_start",
-    "__mewcode_end",
-    "__mewcode_mounts",
-    "__mewcode_now",
-    "__mewcode_scratch",
-    "__mewcode_code",
-    "__mewcode_left",
-    "__mewcode_spins",
-    "__mewcode_folder",
-  ];
-  const setup = `unset -v ${own.join(" ")} BASH_EXECUTION_STRING; BASH=${quote(plan.shell)}; `;
   const folders = plan.persistent.scratch.map(quote).join(" ");
   // Lists the scratch folders into $1 (entries' names, folder by folder).
   const list = (variable: string) => [
@@ -468,15 +474,8 @@ function supervisorScript(plan: ShellPlan & { persistent: PersistentShell }): st
     ...list("__mewcode_scratch"),
     `printf '\\001mewcode ready\\n' >&2`,
     "while :; do",
-    // The next command's shell is forked before the command arrives (a fork costs about 3 ms here).
-    "  (",
-    "    IFS= read -r -d '' __mewcode_command && IFS= read -r -d '' __mewcode_start || exit 0",
-    "    IFS= read -r -d '' __mewcode_now < /proc/self/mountinfo",
-    `    if [[ $__mewcode_now != "$__mewcode_mounts" ]]; then printf '\\001mewcode stale\\n' >&2; exit 0; fi`,
-    `    printf '\\0%s\\0' "$__mewcode_start"`,
-    "    exec </dev/null 2>&1",
-    `    eval ${quote(setup)}"$__mewcode_command"`,
-    "  )",
+    // The next command's shell starts before the command arrives (a fork and an exec cost about 6 ms here).
+    `  ( exec ${quote(plan.shell)} -c ${quote(COMMAND_SHELL)} ${quote(plan.shell)} "$__mewcode_mounts" )`,
     "  __mewcode_code=$?",
     // `kill -1` signals every other process of the sandbox, and fails once there is none (zombies count
     // until reaped): the common case costs one system call.

@@ -102,6 +102,9 @@ Deno.test("A command can neither read the supervisor's pipes nor write a false e
       "timeout 1 cat /proc/1/fd/0 >/dev/null 2>&1 && echo input-read",
       "cat /dev/.mewcode-shell >/dev/null 2>&1 && echo supervisor-read",
       "kill -9 1; kill -STOP 1",
+      // The command's own shell has let go of the supervisor's pipes: only /dev/null and the output remain.
+      '[[ $(readlink /proc/$$/fd/0) == /dev/null && $(readlink /proc/$$/fd/2) == "$(readlink /proc/$$/fd/1)" ]] ' +
+      "|| echo pipes-held",
       // Text that looks like the protocol is output like any other.
       "printf 'a\\0\\001mewcode status 7 b\\0'; echo",
       "sleep 0.3; echo still-running; exit 5",
@@ -253,6 +256,9 @@ Deno.test("The kept sandbox reports exit codes, syntax errors and both streams i
   equal(exitCodeOf(syntax.result), 2);
   const signalled = await runIn(sandbox, "kill -TERM $BASHPID", { runner: host });
   equal(exitCodeOf(signalled.result), 143);
+  // $$ is the command's own shell, as for bash -c: a script that ends itself this way ends.
+  const itself = await runIn(sandbox, "kill -TERM $$; echo not-reached", { runner: host });
+  deepStrictEqual([outputOf(itself.result), exitCodeOf(itself.result)], ["", 143]);
   const nul = await runIn(sandbox, "echo a\0b", { runner: host });
   equal(nul.result.isError, true);
   match(nul.result.content, /NUL character/);
@@ -289,17 +295,10 @@ Deno.test("Through the session's runtime, Bash's worker keeps one sandbox, start
 
 Deno.test("A runtime that cannot start leaves neither the kept sandbox's files nor its cgroups behind", async () => {
   await using workspace = await createTempWorkspace();
-  await using temporary = await createTempWorkspace("mewcode-tmpdir-");
-  const previous = Deno.env.get("TMPDIR");
-  Deno.env.set("TMPDIR", temporary.root);
-  try {
-    await rejects(
-      testRuntime(workspace.root, { executor: "no-such-executor" as "worker" }),
-    );
-  } finally {
-    if (previous === undefined) Deno.env.delete("TMPDIR");
-    else Deno.env.set("TMPDIR", previous);
-  }
+  await using temporary = await createTempWorkspace("mewcode-kept-files-");
+  await rejects(
+    testRuntime(workspace.root, { executor: "no-such-executor" as "worker", keptFilesIn: temporary.root }),
+  );
   deepStrictEqual(await Array.fromAsync(Deno.readDir(temporary.root)), []);
 });
 
@@ -351,11 +350,12 @@ Deno.test({
     })
       .output();
     ok(mounted.success, new TextDecoder().decode(mounted.stderr));
-    const previous = Deno.env.get("TMPDIR");
-    Deno.env.set("TMPDIR", mountPoint.root);
     try {
       for (const deferPreflight of [false, true]) {
-        await using sandbox = await openSandbox(workspace.root, "workspace-write", { deferPreflight });
+        await using sandbox = await openSandbox(workspace.root, "workspace-write", {
+          deferPreflight,
+          keptFilesIn: mountPoint.root,
+        });
         await using host = keptHost();
         const { result } = await runIn(sandbox, "echo works", { runner: host });
         equal(outputOf(result), "works");
@@ -364,8 +364,6 @@ Deno.test({
         ok(sandbox.caveats.some((line) => /the sandbox kept across calls cannot start here/.test(line)));
       }
     } finally {
-      if (previous === undefined) Deno.env.delete("TMPDIR");
-      else Deno.env.set("TMPDIR", previous);
       await new Deno.Command("umount", { args: [mountPoint.root] }).output();
     }
   },

@@ -242,15 +242,16 @@ async function measureBash(
     () => callOrThrow(parts.warm, bashTool, input, sandboxedContext),
   );
   let id = 0;
+  const throughPipeline = async () => {
+    const { result } = await parts.runtime.pipeline.run(
+      { id: `bench-${id++}`, name: "Bash", input },
+      { signal: new AbortController().signal },
+    );
+    if (result.isError) throw new Error(`bench: Bash failed through the pipeline: ${result.content}`);
+  };
   const pipeline = series(
     "**Bash `true` through the whole pipeline** (gates, plan, worker, kept sandbox)",
-    async () => {
-      const { result } = await parts.runtime.pipeline.run(
-        { id: `bench-${id++}`, name: "Bash", input },
-        { signal: new AbortController().signal },
-      );
-      if (result.isError) throw new Error(`bench: Bash failed through the pipeline: ${result.content}`);
-    },
+    throughPipeline,
   );
   const all = { spawn, rawBwrap, rawBwrapShareNet, directBash, directBwrap, directKept, warmBwrap, pipeline };
   // Every call follows idle time, as a Bash call follows a model turn: the kept sandbox starts the next
@@ -258,13 +259,7 @@ async function measureBash(
   await interleave(Object.values(all), sizes.warmup, sizes.shellCalls, SHELL_IDLE_MS);
   const backToBack = series(
     "the whole pipeline, calls back to back (no idle time between them)",
-    async () => {
-      const { result } = await parts.runtime.pipeline.run(
-        { id: `bench-${id++}`, name: "Bash", input },
-        { signal: new AbortController().signal },
-      );
-      if (result.isError) throw new Error(`bench: Bash failed through the pipeline: ${result.content}`);
-    },
+    throughPipeline,
   );
   await interleave([backToBack], sizes.warmup, sizes.shellCalls);
   return { ...all, backToBack };

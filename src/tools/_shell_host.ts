@@ -21,7 +21,8 @@
  *      exit status to standard error, which no command can write (theirs is joined to standard output);
  *   6. lists the folders only commands write (/tmp, /var/tmp, /dev/shm, the home folders: `scratch`), and
  *      exits when the command left anything there, so the next call gets a new sandbox, as fresh as this
- *      one was (nothing is ever deleted: a workspace under /tmp is bound there);
+ *      one was (nothing is ever deleted: a workspace under /tmp is bound there), which the worker starts
+ *      at once, while the model writes its next turn;
  *   7. starts the next command's shell (a fork and an exec, about 6 ms: calls back to back wait for it).
  * Output before the start marker (a killed process's last write) is dropped; output between the markers is
  * the call's, whatever it prints (a marker's text in it is just text: the real one is not known to it).
@@ -44,10 +45,21 @@ const START_TIMEOUT_MS = 10_000;
 /** What the supervisor writes on standard error, each on a line of its own, after `\x01mewcode `. */
 const TAG = "\u0001mewcode ";
 
-/** Runs Bash commands in a sandbox kept across calls; one call at a time, in arrival order. */
+/**
+ * Runs Bash commands in a sandbox kept across calls; one call at a time, in arrival order. A sandbox that
+ * ends by itself after a call (the command left something in a scratch folder) is replaced at once, while
+ * the model writes its next turn, with the plan of that call: the next call usually finds it ready.
+ */
 export class ShellHost {
   #sandbox: KeptSandbox | null = null;
+  /** A replacement being started for the last plan; taken (or dropped) by the next call. */
+  #spare: Promise<KeptSandbox | null> | null = null;
   #queue: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  /** The last sandbox that ended by itself, its pipes being closed. */
+  #retiring: Promise<void> = Promise.resolve();
+  /** Sandboxes whose end is already watched (once each, however many calls they serve). */
+  #watched = new WeakSet<KeptSandbox>();
 
   /** Runs `command` under `plan`, which must keep a sandbox (`plan.persistent`). */
   run(
@@ -62,9 +74,36 @@ export class ShellHost {
 
   /** Ends the kept sandbox, if any (it also ends by itself once this worker is gone). */
   async close(): Promise<void> {
+    this.#closed = true;
     await this.#queue;
-    await this.#sandbox?.kill();
+    const sandbox = this.#sandbox;
     this.#sandbox = null;
+    await sandbox?.kill();
+    await (await this.#takeSpare())?.kill();
+    await this.#retiring;
+  }
+
+  /** The replacement started after the last call, once it is ready; null when there is none. */
+  async #takeSpare(): Promise<KeptSandbox | null> {
+    const spare = this.#spare;
+    this.#spare = null;
+    return spare === null ? null : await spare;
+  }
+
+  /** Starts a replacement once `sandbox` ends by itself, unless another call or close has moved on. */
+  #replaceWhenEnded(sandbox: KeptSandbox, plan: ShellPlan & { persistent: PersistentShell }): void {
+    if (this.#watched.has(sandbox)) return;
+    this.#watched.add(sandbox);
+    void sandbox.ended.then(() => {
+      if (this.#closed || this.#sandbox !== sandbox) return;
+      this.#sandbox = null;
+      // Its pipes are closed (what `kill` does for an ended sandbox) before close() returns.
+      this.#retiring = sandbox.kill();
+      this.#spare = KeptSandbox.start(plan, sandbox.key, {
+        signal: new AbortController().signal,
+        limitMs: START_TIMEOUT_MS,
+      }).then((start) => start.ok ? start.sandbox : null);
+    });
   }
 
   async #run(
@@ -83,10 +122,12 @@ export class ShellHost {
     const key = plan.persistent.wrapper.join("\0");
     // A new sandbox is started at most twice for one call: a stale one is replaced once, and the
     // replacement, just checked, cannot be stale again unless the host keeps changing the workspace.
+    if (this.#sandbox === null) this.#sandbox = await this.#takeSpare();
     for (let attempt = 0; attempt < 3; attempt++) {
       if (this.#sandbox !== null && (this.#sandbox.key !== key || !this.#sandbox.alive)) {
-        await this.#sandbox.kill();
+        const replaced = this.#sandbox;
         this.#sandbox = null;
+        await replaced.kill();
       }
       if (this.#sandbox === null) {
         const remaining = deadline - performance.now();
@@ -110,11 +151,12 @@ export class ShellHost {
       switch (outcome.kind) {
         case "not-run":
           // Stale, or gone before it read the command: nothing of it ran; run it in a new sandbox.
-          await sandbox.kill();
           this.#sandbox = null;
+          await sandbox.kill();
           continue;
         case "exited":
-          if (!sandbox.alive) this.#sandbox = null;
+          if (sandbox.alive) this.#replaceWhenEnded(sandbox, plan);
+          else this.#sandbox = null;
           return { status: "exited", code: outcome.code, output: outcome.output, durationMs };
         case "timed-out":
         case "cancelled":
@@ -188,6 +230,11 @@ class KeptSandbox {
   /** Whether the sandbox still runs. */
   get alive(): boolean {
     return this.#alive;
+  }
+
+  /** Settles once bubblewrap has exited, killed or by itself. */
+  get ended(): Promise<unknown> {
+    return this.#exited;
   }
 
   /** Starts the sandbox and waits until its supervisor runs, at most `limitMs`; the reason when it cannot. */

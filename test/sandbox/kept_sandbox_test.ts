@@ -368,3 +368,20 @@ Deno.test({
     }
   },
 });
+
+Deno.test("A sandbox that a call ended is replaced at once: the next call finds the new one started", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  await using host = keptHost();
+  const first = await runIn(sandbox, `${SANDBOX_ID}; echo x > /tmp/left`, { runner: host });
+  // The model's next turn takes a while; the replacement starts meanwhile.
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  // The age of the sandbox's process 1 when the call runs, in seconds (/proc/uptime in hundredths).
+  const age = "hz=$(getconf CLK_TCK); up=$(cut -d' ' -f1 /proc/uptime); " +
+    "echo $(( (${up/./} * hz / 100 - $(cut -d' ' -f22 /proc/1/stat)) * 1000 / hz ))";
+  const { result } = await runIn(sandbox, `${SANDBOX_ID}; ${age}`, { runner: host });
+  const [id, ageMs] = outputOf(result).split("\n");
+  notEqual(id, outputOf(first.result), "a new sandbox");
+  ok(Number(ageMs) >= 300, `the sandbox was started ${ageMs} ms before the call, not by it`);
+  equal(result.metadata.keptSandbox, true);
+});

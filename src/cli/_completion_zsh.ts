@@ -4,6 +4,7 @@
  * @module
  */
 import { assertNever } from "../common/errors.ts";
+import { shellQuote } from "../common/shell_quote.ts";
 import type { CompletionModel, CompletionOption, CompletionWord } from "./completions_command.ts";
 
 /** The zsh script (`#compdef`: autoloadable from $fpath as `_mewcode`, or sourced after compinit). */
@@ -62,9 +63,9 @@ function optionSpec(option: CompletionOption): string {
   ];
   const plain = spellings.map((spelling) => spelling.replace(/[=+]$/, ""));
   const exclusion = option.multiple ? "*" : `(${plain.join(" ")})`;
-  const names = spellings.length === 1 ? quote(spellings[0]!) : `{${spellings.join(",")}}`;
+  const names = spellings.length === 1 ? shellQuote(spellings[0]!) : `{${spellings.join(",")}}`;
   const description = `[${escapeBrackets(option.description)}]`;
-  return `${quote(exclusion)}${names}${quote(description + valueSpec(option))}`;
+  return `${shellQuote(exclusion)}${names}${shellQuote(description + valueSpec(option))}`;
 }
 
 function valueSpec(option: CompletionOption): string {
@@ -87,14 +88,9 @@ function valueSpec(option: CompletionOption): string {
 
 /** The elements of an array for `_describe`: 'word:description' each. */
 function describeEntries(words: readonly CompletionWord[]): string {
-  return words.map((entry) => quote(`${entry.word}:${entry.description}`)).join(" ");
+  return words.map((entry) => shellQuote(`${entry.word}:${entry.description}`)).join(" ");
 }
 
 function escapeBrackets(text: string): string {
   return text.replace(/[\\[\]]/g, "\\$&");
-}
-
-/** A single-quoted zsh word. */
-function quote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`;
 }

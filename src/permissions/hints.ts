@@ -8,6 +8,7 @@ import { posix } from "../common/path.ts";
 import { compileCommandPattern, matchesCommand, matchesWithAnyArguments } from "./command_pattern.ts";
 import type { CommandForm } from "./shell_commands.ts";
 import { isWithin } from "./real_paths.ts";
+import { shellQuote } from "../common/shell_quote.ts";
 
 /** The flag that adds allow rules, with each rule quoted for the shell. */
 export function allowedToolsFlag(rules: readonly string[]): string {
@@ -27,7 +28,7 @@ export function modeFlag(mode: string): string {
 /** One argument quoted for a POSIX shell: in double quotes when that is safe, else in single quotes. */
 export function shellArgument(text: string): string {
   if (![...'"$`\\!'].some((char) => text.includes(char))) return `"${text}"`;
-  return `'${text.replaceAll("'", `'\\''`)}'`;
+  return shellQuote(text);
 }
 
 /**

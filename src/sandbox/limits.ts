@@ -16,6 +16,7 @@
  * @module
  */
 import { join } from "../common/path.ts";
+import { shellQuote } from "../common/shell_quote.ts";
 import { formatBytes } from "../common/size.ts";
 
 /** The limits of one shell command (all its processes together where a cgroup is available). */
@@ -387,9 +388,4 @@ function totalMemoryBytes(): number | null {
   } catch {
     return null;
   }
-}
-
-/** Quotes a string for a POSIX shell. */
-export function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`;
 }

@@ -20,6 +20,7 @@
  * @module
  */
 import type { CommandResult } from "./sandboxed_command.ts";
+import { shellQuote } from "../common/shell_quote.ts";
 
 /** Exit status of the script when the path is not a directory inside the roots (the caller searches itself). */
 export const NOT_A_SEARCH_DIRECTORY = 90;
@@ -57,13 +58,13 @@ export interface RipgrepCommand {
 
 /** The shell script of a search. */
 export function ripgrepScript(command: RipgrepCommand): string {
-  const rg = quote(command.rg);
-  const roots = command.roots.map(quote).join(" ");
-  const excluded = command.excluded.map(quote).join(" ");
+  const rg = shellQuote(command.rg);
+  const roots = command.roots.map(shellQuote).join(" ");
+  const excluded = command.excluded.map(shellQuote).join(" ");
   return [
     // A repository cannot configure ripgrep: no config file, whatever the environment says (--no-config too).
     "unset RIPGREP_CONFIG_PATH",
-    `cd -P -- ${quote(command.path)} 2>/dev/null || exit ${NOT_A_SEARCH_DIRECTORY}`,
+    `cd -P -- ${shellQuote(command.path)} 2>/dev/null || exit ${NOT_A_SEARCH_DIRECTORY}`,
     "start=$(pwd -P)",
     'base=""',
     `for root in ${roots}; do case "$start" in "$root" | "$root"/*) base=$root; break ;; esac; done`,
@@ -90,7 +91,7 @@ export function ripgrepScript(command: RipgrepCommand): string {
     "  fi",
     "fi",
     `printf '${HEADER_WORD}\\0%s\\0%s\\n' "$start" "$parent"`,
-    `${rg} ${command.search.map(quote).join(" ")} $parent -- .`,
+    `${rg} ${command.search.map(shellQuote).join(" ")} $parent -- .`,
   ].join("\n");
 }
 
@@ -110,9 +111,4 @@ export async function runRipgrep(
   } catch (error) {
     return { status: "failed", message: error instanceof Error ? error.message : String(error) };
   }
-}
-
-/** A word for the shell: single-quoted, nothing in it expanded. */
-function quote(value: string): string {
-  return `'${value.replaceAll("'", "'\\''")}'`;
 }

@@ -20,6 +20,7 @@ import { assertNever } from "../common/errors.ts";
 import { statOrNull } from "../common/fs.ts";
 import { findGitRoot, loadProjectMemory, type ProjectMemory, readTextPrefix } from "../config/memory.ts";
 import type { CommandResult } from "../sandbox/sandboxed_command.ts";
+import { shellQuote } from "../common/shell_quote.ts";
 
 export type { CommandResult, GitHead, GitStatusSummary, ProjectMemory, RepositoryState };
 
@@ -206,8 +207,4 @@ function clean(line: string): string {
 function clip(text: string): string {
   const line = clean(text);
   return line.length > MAX_REASON_CHARS ? `${line.slice(0, MAX_REASON_CHARS)}…` : line;
-}
-
-function shellQuote(value: string): string {
-  return `'${value.replaceAll("'", `'\\''`)}'`;
 }

@@ -13,6 +13,7 @@ import { projectDir } from "../config/home.ts";
 import { costOf as listPriceOf } from "../llm/prices.ts";
 import { emptyUsage, type Usage } from "../llm/provider.ts";
 import { RECORD_TYPES } from "./transcript.ts";
+import { shellQuote as quoteForShell } from "../common/shell_quote.ts";
 
 export type { Usage };
 
@@ -563,7 +564,7 @@ function quote(value: string): string {
 /** A path as a shell word. */
 function shellQuote(path: string): string {
   const shown = printable(path);
-  return /^[A-Za-z0-9_\/.,:@%+=-]+$/.test(shown) ? shown : `'${shown.replaceAll("'", `'\\''`)}'`;
+  return /^[A-Za-z0-9_\/.,:@%+=-]+$/.test(shown) ? shown : quoteForShell(shown);
 }
 
 /** Most recently used first (a continued session counts as new again), then most recently started. */

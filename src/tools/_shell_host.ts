@@ -35,6 +35,7 @@
  * @module
  */
 import { describeError } from "../common/errors.ts";
+import { shellQuote } from "../common/shell_quote.ts";
 import { keptSandboxCommand } from "../sandbox/bubblewrap.ts";
 import { type Output, OutputCollector, TextSanitizer } from "./_shell_output.ts";
 import type { ShellRun } from "./_shell_run.ts";
@@ -477,11 +478,6 @@ function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
   return -1;
 }
 
-/** Quotes a value for the shell. */
-function quote(value: string): string {
-  return `'${value.replaceAll("'", `'\\''`)}'`;
-}
-
 /**
  * The shell each command runs in: the session's own bash (`plan.shell`), started by the supervisor before
  * the command arrives, so that it is `bash -c` in every way that shows (`$$`, `$0`, `BASH`, no variable,
@@ -505,7 +501,7 @@ const COMMAND_SHELL = [
  * it between commands.
  */
 function supervisorScript(plan: ShellPlan & { persistent: PersistentShell }): string {
-  const folders = plan.persistent.scratch.map(quote).join(" ");
+  const folders = plan.persistent.scratch.map(shellQuote).join(" ");
   // Lists the scratch folders into $1 (entries' names, folder by folder).
   const list = (variable: string) => [
     "shopt -s nullglob dotglob",
@@ -522,7 +518,9 @@ function supervisorScript(plan: ShellPlan & { persistent: PersistentShell }): st
     `printf '\\001mewcode ready\\n' >&2`,
     "while :; do",
     // The next command's shell starts before the command arrives (a fork and an exec cost about 6 ms here).
-    `  ( exec ${quote(plan.shell)} -c ${quote(COMMAND_SHELL)} ${quote(plan.shell)} "$__mewcode_mounts" )`,
+    `  ( exec ${shellQuote(plan.shell)} -c ${shellQuote(COMMAND_SHELL)} ${
+      shellQuote(plan.shell)
+    } "$__mewcode_mounts" )`,
     "  __mewcode_code=$?",
     // `kill -1` signals every other process of the sandbox, and fails once there is none (zombies count
     // until reaped): the common case costs one system call.

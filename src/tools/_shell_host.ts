@@ -35,6 +35,7 @@
  * @module
  */
 import { describeError } from "../common/errors.ts";
+import { concatBytes, indexOfBytes } from "../common/bytes.ts";
 import { shellQuote } from "../common/shell_quote.ts";
 import { keptSandboxCommand } from "../sandbox/bubblewrap.ts";
 import { type Output, OutputCollector, TextSanitizer } from "./_shell_output.ts";
@@ -315,9 +316,10 @@ class KeptSandbox {
       if (stop === null) {
         // The markers travel without their first NUL: the supervisor reads each up to its last one, and
         // writes it back framed by two.
-        const bytes = concat(
+        const bytes = concatBytes(
           new TextEncoder().encode(`${command}\0`),
-          concat(current.start.subarray(1), current.end.subarray(1)),
+          current.start.subarray(1),
+          current.end.subarray(1),
         );
         this.#stdin.write(bytes).catch(() => current.settle());
         await promise;
@@ -372,10 +374,10 @@ class KeptSandbox {
   #onOutput(chunk: Uint8Array): void {
     const current = this.#current;
     if (current === null || current.phase === "done") return;
-    let bytes = concat(current.held, chunk);
+    let bytes = concatBytes(current.held, chunk);
     current.held = new Uint8Array(0);
     if (current.phase === "before") {
-      const at = indexOf(bytes, current.start);
+      const at = indexOfBytes(bytes, current.start);
       if (at === -1) {
         // Keep what could be the start of the marker; drop the rest (leftovers of the last call).
         current.held = bytes.slice(Math.max(0, bytes.length - current.start.length + 1));
@@ -384,7 +386,7 @@ class KeptSandbox {
       current.phase = "output";
       bytes = bytes.subarray(at + current.start.length);
     }
-    const end = indexOf(bytes, current.end);
+    const end = indexOfBytes(bytes, current.end);
     if (end !== -1) {
       current.collector.push(current.sanitizer.write(bytes.subarray(0, end)));
       current.phase = "done";
@@ -455,27 +457,6 @@ function marker(): Uint8Array {
   )
     .join("");
   return new TextEncoder().encode(`\0${hex}\0`);
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.length === 0) return b;
-  const joined = new Uint8Array(a.length + b.length);
-  joined.set(a);
-  joined.set(b, a.length);
-  return joined;
-}
-
-/** The first index of `needle` in `haystack`, or -1. */
-function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
-  const first = needle[0];
-  outer: for (let at = haystack.indexOf(first!); at !== -1; at = haystack.indexOf(first!, at + 1)) {
-    if (at + needle.length > haystack.length) return -1;
-    for (let index = 1; index < needle.length; index++) {
-      if (haystack[at + index] !== needle[index]) continue outer;
-    }
-    return at;
-  }
-  return -1;
 }
 
 /**

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { concatBytes } from "../common/bytes.ts";
 import { assertNever } from "../common/errors.ts";
 
 /**
@@ -251,7 +252,7 @@ export function encodeText(text: string, format: Pick<TextFormat, "encoding" | "
       const lone = text.search(LONE_SURROGATE);
       if (lone !== -1) return { ok: false, index: lone, character: text[lone]! };
       const body = new TextEncoder().encode(text);
-      return { ok: true, bytes: format.bom ? concatBytes([Uint8Array.from(UTF8_BOM), body]) : body };
+      return { ok: true, bytes: format.bom ? concatBytes(Uint8Array.from(UTF8_BOM), body) : body };
     }
     case "windows-1252": {
       const encoded = encodeWindows1252(text);
@@ -333,17 +334,4 @@ export function countLines(text: string): number {
     index = text.indexOf("\n", index + 1);
   }
   return text.endsWith("\n") ? count : count + 1;
-}
-
-function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  let length = 0;
-  for (const chunk of chunks) length += chunk.length;
-  const bytes = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return bytes;
 }

@@ -22,6 +22,7 @@
  *
  * @module
  */
+import { concatBytes, indexOfBytes } from "../../common/bytes.ts";
 
 /** Letters, which arrive with Ctrl (control bytes) or Alt (after ESC). */
 export type Letter =
@@ -122,7 +123,7 @@ export class KeyDecoder {
 
   /** Decodes a chunk, returning the events it completes; an incomplete tail is kept for the next chunk. */
   feed(chunk: Uint8Array): KeyEvent[] {
-    this.#buffer = concat(this.#buffer, chunk);
+    this.#buffer = concatBytes(this.#buffer, chunk);
     return this.#drain(false);
   }
 
@@ -140,7 +141,7 @@ export class KeyDecoder {
     let index = 0;
     while (index < bytes.length) {
       if (this.#pasting) {
-        const end = indexOf(bytes, PASTE_END, index);
+        const end = indexOfBytes(bytes, PASTE_END, index);
         if (end === -1) {
           const keep = final ? 0 : partialMarkerLength(bytes, index);
           this.#pasteChunks.push(bytes.slice(index, bytes.length - keep));
@@ -164,7 +165,7 @@ export class KeyDecoder {
   }
 
   #endPaste(): KeyEvent {
-    const text = this.#textDecoder.decode(concat(...this.#pasteChunks)).replace(/\r\n?/g, "\n");
+    const text = this.#textDecoder.decode(concatBytes(...this.#pasteChunks)).replace(/\r\n?/g, "\n");
     this.#pasting = false;
     this.#pasteChunks = [];
     return { type: "paste", text };
@@ -392,30 +393,6 @@ function isLetter(char: string): char is Letter {
 
 function inRange(byte: number | undefined, low: number, high: number): boolean {
   return byte !== undefined && byte >= low && byte <= high;
-}
-
-function concat(...chunks: Uint8Array[]): Uint8Array {
-  const total = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-  const joined = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    joined.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return joined;
-}
-
-function indexOf(bytes: Uint8Array, needle: Uint8Array, from: number): number {
-  const first = needle[0];
-  for (
-    let index = bytes.indexOf(first ?? 0, from);
-    index !== -1;
-    index = bytes.indexOf(first ?? 0, index + 1)
-  ) {
-    if (index + needle.length > bytes.length) return -1;
-    if (needle.every((byte, offset) => bytes[index + offset] === byte)) return index;
-  }
-  return -1;
 }
 
 /** How many bytes at the end of `bytes` could be the start of the paste end marker. */

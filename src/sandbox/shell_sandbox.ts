@@ -479,7 +479,7 @@ export class ShellSandbox {
       lines.push(
         this.#kept !== null && this.mode !== "danger-full-access"
           ? `  calls: one sandbox kept across calls (started by ${this.helpers.sh}); each command runs in a fresh ` +
-            "subshell, its processes are killed after it, and one that leaves files in /tmp or the home folder " +
+            "bash, its processes are killed after it, and one that leaves files in /tmp or the home folder " +
             "gets the next call a new sandbox"
           : "  calls: a new sandbox for each call",
       );
@@ -675,10 +675,12 @@ export class ShellSandbox {
       env: view.env,
     } as const;
     const { persistent: _sessionKept, ...base } = this.plan;
+    // What every shell of the sandbox runs first, a kept sandbox's supervisor included.
+    const setup = [closeInheritedDescriptors(base.shell), ...(this.#limits?.prologue ?? [])];
     const plan: ShellPlan = {
       ...base,
       wrapper: bubblewrapArguments(mounts),
-      prologue: ["exec </dev/null", closeInheritedDescriptors(base.shell), ...(this.#limits?.prologue ?? [])],
+      prologue: ["exec </dev/null", ...setup],
       seccomp,
       unavailable: null,
     };
@@ -692,7 +694,7 @@ export class ShellSandbox {
         seccompFile: kept.seccompFile,
         wrapper: bubblewrapArguments({ ...mounts, supervisorCopy: kept.supervisorCopy }),
         supervisor: SUPERVISOR_PATH,
-        prologue: [closeInheritedDescriptors(base.shell), ...(this.#limits?.prologue ?? [])],
+        prologue: setup,
         scratch: scratchFolders(mounts),
       },
     };

@@ -1,20 +1,7 @@
 import { deepEqual, equal, ok } from "node:assert/strict";
-import { createToolRuntime, type RuntimeOptions } from "../../src/execution/runtime.ts";
 import { WorkerExecutor } from "../../src/execution/worker_executor.ts";
-import { ALLOW_ALL } from "../_fakes/pipeline.ts";
+import { testRuntime } from "../_fakes/runtime.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
-
-function runtimeOptions(root: string): RuntimeOptions {
-  return {
-    root,
-    readOnly: false,
-    sandbox: "workspace-write",
-    sandboxNetwork: false,
-    strictLinks: false,
-    policy: ALLOW_ALL,
-    env: {},
-  };
-}
 
 function startedKinds(executor: WorkerExecutor): string[] {
   return Object.keys(executor.stats().profiles).map((key) => key.split(" ")[0]!).sort();
@@ -23,7 +10,7 @@ function startedKinds(executor: WorkerExecutor): string[] {
 Deno.test("createToolRuntime starts no worker; prewarm starts only the profiles the permissions can use", async (t) => {
   await using workspace = await createTempWorkspace();
   await t.step("plan mode: only the read-only worker", async () => {
-    await using runtime = await createToolRuntime(runtimeOptions(workspace.root));
+    await using runtime = await testRuntime(workspace.root, { env: {} });
     const executor = runtime.executor;
     ok(executor instanceof WorkerExecutor);
     equal(executor.stats().started, 0);
@@ -32,7 +19,7 @@ Deno.test("createToolRuntime starts no worker; prewarm starts only the profiles 
     equal(executor.stats().started, 1);
   });
   await t.step("bypassPermissions with Bash denied: no shell worker", async () => {
-    await using runtime = await createToolRuntime(runtimeOptions(workspace.root));
+    await using runtime = await testRuntime(workspace.root, { env: {} });
     const executor = runtime.executor;
     ok(executor instanceof WorkerExecutor);
     await runtime.prewarm({
@@ -46,7 +33,7 @@ Deno.test("createToolRuntime starts no worker; prewarm starts only the profiles 
   await t.step(
     "default mode with an approver: one worker per profile, and no more when called again",
     async () => {
-      await using runtime = await createToolRuntime(runtimeOptions(workspace.root));
+      await using runtime = await testRuntime(workspace.root, { env: {} });
       const executor = runtime.executor;
       ok(executor instanceof WorkerExecutor);
       const permissions = { mode: "default", rules: [], canAsk: true, hooksMayDecide: false } as const;
@@ -57,7 +44,7 @@ Deno.test("createToolRuntime starts no worker; prewarm starts only the profiles 
     },
   );
   await t.step("the direct executor starts nothing", async () => {
-    await using runtime = await createToolRuntime({ ...runtimeOptions(workspace.root), executor: "direct" });
+    await using runtime = await testRuntime(workspace.root, { env: {}, executor: "direct" });
     await runtime.prewarm({ mode: "bypassPermissions", rules: [], canAsk: true, hooksMayDecide: false });
     equal(runtime.executor instanceof WorkerExecutor, false);
   });

@@ -8,6 +8,7 @@ import { type FakeAnthropic, startFakeAnthropic, turn } from "../fake_anthropic/
 import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
 import { TmuxSession } from "../_fakes/tmux.ts";
+import { processesWith } from "../_fakes/processes.ts";
 
 /** Starts `mewcode ARGS` in tmux in the workspace, against the server. */
 async function startSession(box: E2eWorkspace, server: FakeAnthropic, args = ""): Promise<TmuxSession> {
@@ -24,16 +25,6 @@ function messagesOf(
   number: number,
 ): { role: string; content: { type: string; text?: string; content?: unknown; is_error?: boolean }[] }[] {
   return (server.requests[number - 1]?.body as { messages: never[] }).messages;
-}
-
-async function processesWith(marker: string): Promise<number> {
-  let count = 0;
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    const commandLine = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
-    if (commandLine.includes(marker)) count += 1;
-  }
-  return count;
 }
 
 Deno.test("interactive: a streamed Markdown answer renders its list, code block and table", async () => {

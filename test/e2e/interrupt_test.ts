@@ -10,6 +10,7 @@ import { workspaceSlug } from "../../src/config/home.ts";
 import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { processesWith } from "../_fakes/processes.ts";
 
 async function transcriptRecords(home: string, root: string): Promise<TranscriptRecord[]> {
   const dir = join(home, "projects", await workspaceSlug(root));
@@ -21,16 +22,6 @@ async function transcriptRecords(home: string, root: string): Promise<Transcript
     if (error instanceof Deno.errors.NotFound) return [];
     throw error;
   }
-}
-
-async function processesWith(marker: string): Promise<number> {
-  let count = 0;
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    const commandLine = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
-    if (commandLine.includes(marker)) count += 1;
-  }
-  return count;
 }
 
 for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {

@@ -9,6 +9,7 @@ import { LAUNCHER } from "../_fakes/run_cli.ts";
 import { testRuntime } from "../_fakes/runtime.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { exitCodeOf, openSandbox, outputOf, runIn } from "./_sandbox.ts";
+import { processesWith } from "../_fakes/processes.ts";
 
 /** A ShellHost closed with `await using`. */
 function keptHost(): ShellHost & AsyncDisposable {
@@ -31,17 +32,6 @@ async function git(root: string, ...args: string[]): Promise<void> {
 
 async function exists(path: string): Promise<boolean> {
   return await Deno.lstat(path).then(() => true, () => false);
-}
-
-/** Processes of this machine whose command line contains `marker`. */
-async function processesWith(marker: string): Promise<number> {
-  let found = 0;
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    const commandLine = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
-    if (commandLine.includes(marker)) found += 1;
-  }
-  return found;
 }
 
 Deno.test("Calls run in one kept sandbox, each in a fresh shell: nothing of the shell's state carries over", async () => {

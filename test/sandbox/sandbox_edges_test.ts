@@ -6,6 +6,7 @@ import { deepStrictEqual, equal, notEqual, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { exists, exitCodeOf, hostDirectory, openSandbox, outputOf, runIn, SECRET } from "./_sandbox.ts";
+import { processesWith } from "../_fakes/processes.ts";
 
 const CONNECT = (path: string) =>
   `/usr/bin/perl -e 'use Socket; socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die "socket: $!\\n"; ` +
@@ -173,13 +174,3 @@ Deno.test("A runaway allocation is killed at the memory limit and the model is t
   }
   notEqual(exitCodeOf(result), -1);
 });
-
-async function processesWith(marker: string): Promise<number> {
-  let count = 0;
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    const commandLine = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
-    if (commandLine.includes(marker)) count += 1;
-  }
-  return count;
-}

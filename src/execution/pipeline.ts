@@ -272,8 +272,11 @@ export class ToolPipeline {
           rootAliases: this.#options.rootAliases ?? [],
           additionalRoots: this.#options.additionalRoots ?? [],
           excludedPaths: this.#options.excludedPaths ?? [],
-          protectedPaths: this.#options.protectedPaths ?? PROTECTED_PATHS,
-          allowedProtectedPaths,
+          // Only writers read these (about 3 KB of each call's message): others get the default.
+          ...(tool.isReadOnly() ? {} : {
+            protectedPaths: this.#options.protectedPaths ?? PROTECTED_PATHS,
+            allowedProtectedPaths,
+          }),
         },
       };
       execution = await this.#options.accelerator?.run(request, options) ??

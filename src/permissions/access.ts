@@ -39,21 +39,21 @@ const FILE_WRITERS: ReadonlySet<string> = new Set(["WriteFile", "EditFile"]);
  * What a request touches. A tool is read by its name only when its metadata agrees (a read-only ReadFile, a
  * destructive Bash); anything else is a plain call, decided by name and metadata.
  */
-export async function describeAccess(request: PermissionRequest, context: AccessContext): Promise<Access> {
+export function describeAccess(request: PermissionRequest, context: AccessContext): Access {
   const { tool } = request;
   const access = accessOf(tool);
   const input = isRecord(request.input) ? request.input : {};
   const resolve = (path: string) =>
     resolvePath(path, { workspace: context.workspace, aliases: context.aliases });
   if (access === "read" && FILE_READERS.has(tool.name) && typeof input.path === "string") {
-    return { kind: "read", tool: tool.name, path: await resolve(input.path) };
+    return { kind: "read", tool: tool.name, path: resolve(input.path) };
   }
   if (access === "read" && SEARCHES.has(tool.name)) {
     const path = typeof input.path === "string" ? input.path : context.workspace;
-    return { kind: "read", tool: tool.name, path: await resolve(path) };
+    return { kind: "read", tool: tool.name, path: resolve(path) };
   }
   if (access === "edit" && FILE_WRITERS.has(tool.name) && typeof input.path === "string") {
-    return { kind: "write", tool: tool.name, path: await resolve(input.path) };
+    return { kind: "write", tool: tool.name, path: resolve(input.path) };
   }
   if (access === "command" && tool.name === "Bash" && typeof input.command === "string") {
     const analysis = analyzeCommand(input.command);
@@ -63,7 +63,7 @@ export async function describeAccess(request: PermissionRequest, context: Access
       const unknown = target === null ||
         (analysis.ok && analysis.changesDirectory && !isAbsoluteTarget(target));
       const path = unknown ? null : target.fromHome ? posix.join(context.home, target.path) : target.path;
-      writes.push({ write, path: path === null ? null : await resolve(path) });
+      writes.push({ write, path: path === null ? null : resolve(path) });
     }
     return { kind: "command", tool: tool.name, command: input.command, analysis, writes };
   }

@@ -51,7 +51,7 @@ export function createPolicy(options: PolicyOptions): RulePolicy {
     }))();
   const evaluateRequest = async (request: PermissionRequest): Promise<Evaluation & { access: Access }> => {
     const { home, additionalDirectories } = await resolveFolders();
-    const access = await describeAccess(request, {
+    const access = describeAccess(request, {
       workspace: options.root,
       aliases: options.rootAliases ?? [],
       home,

@@ -22,14 +22,18 @@ export interface ResolveOptions {
   aliases?: readonly string[];
 }
 
-/** Resolves a path (absolute, or relative to the workspace). Never throws. */
-export async function resolvePath(path: string, options: ResolveOptions): Promise<ResolvedPath> {
+/**
+ * Resolves a path (absolute, or relative to the workspace). Never throws. Synchronous: each call's gates
+ * resolve its path, and two look-ups on the thread pool cost more than the look-ups themselves (neither
+ * opens the file, so a FIFO cannot block it).
+ */
+export function resolvePath(path: string, options: ResolveOptions): ResolvedPath {
   const named = mapAlias(posix.resolve(options.workspace, path), options);
   const missing: string[] = [];
   let existing = named;
   while (true) {
     try {
-      await Deno.lstat(existing);
+      Deno.lstatSync(existing);
       break;
     } catch (error) {
       const absent = error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory;
@@ -39,7 +43,7 @@ export async function resolvePath(path: string, options: ResolveOptions): Promis
     }
   }
   try {
-    return { named, real: posix.join(await Deno.realPath(existing), ...missing) };
+    return { named, real: posix.join(Deno.realPathSync(existing), ...missing) };
   } catch {
     return { named, real: null };
   }

@@ -11,10 +11,14 @@
 import { formatBytes } from "../common/size.ts";
 import { withDeadline } from "../common/deadline.ts";
 
-/** Where the prompt may come from (`Deno.stdin` fits). */
+/**
+ * Where the prompt may come from: `Deno.stdin` fits. Read through `read`, not a `ReadableStream`: Deno
+ * loads its stream support on a stream's first use, which took ~12 ms of the time before the first request.
+ */
 export interface PromptSource {
-  readonly readable: ReadableStream<Uint8Array>;
   isTerminal(): boolean;
+  /** Reads into `buffer`: how many bytes, or null at the end (`Deno.stdin.read`'s contract). */
+  read(buffer: Uint8Array): Promise<number | null>;
 }
 
 /** The most standard input read into a prompt. */
@@ -50,7 +54,7 @@ export async function readPromptInput(
   stdin: PromptSource,
   limits: StdinLimits = {},
 ): Promise<PromptInput | null> {
-  const piped = stdin.isTerminal() ? null : await readStdin(stdin.readable, {
+  const piped = stdin.isTerminal() ? null : await readStdin(stdin, {
     maxBytes: limits.maxBytes ?? MAX_STDIN_BYTES,
     firstByteMs: argument === null ? null : limits.firstByteMs ?? STDIN_FIRST_BYTE_MS,
   });
@@ -89,44 +93,37 @@ function cutNote(context: StdinText): string {
     : `\n(Standard input was longer: only its first ${formatBytes(context.cutAfterBytes)} are shown.)`;
 }
 
+/** Bytes asked for per read. */
+const READ_CHUNK_BYTES = 64 * 1024;
+
 /**
- * Reads a stream to EOF, at most `maxBytes`. With `firstByteMs`, returns null when no byte arrives in
- * time. The reader is released (and the stream cancelled) whatever happens, so an open pipe cannot keep
- * the process waiting.
+ * Reads a source to its end, at most `maxBytes`. With `firstByteMs`, returns null when no byte arrives in
+ * time. A read still pending then (an open pipe that sends nothing) is left behind: it cannot be
+ * cancelled, and it does not keep the process alive (mewcode ends with `Deno.exit`).
  */
 export async function readStdin(
-  readable: ReadableStream<Uint8Array>,
+  source: Pick<PromptSource, "read">,
   options: { maxBytes: number; firstByteMs: number | null },
 ): Promise<StdinText | null> {
-  const reader = readable.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   let cut = false;
-  try {
-    let first = true;
-    while (true) {
-      const next = first && options.firstByteMs !== null
-        ? await withDeadline(reader.read(), options.firstByteMs)
-        : await reader.read();
-      if (next === "timeout") return null;
-      first = false;
-      if (next.done) break;
-      if (next.value.length === 0) {
-        first = options.firstByteMs !== null && size === 0;
-        continue;
-      }
-      const room = options.maxBytes - size;
-      chunks.push(next.value.length > room ? next.value.subarray(0, room) : next.value);
-      size += Math.min(room, next.value.length);
-      if (next.value.length > room) {
-        cut = true;
-        break;
-      }
+  while (true) {
+    // One byte more than the cap allows tells a cut from an input of exactly the cap.
+    const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, options.maxBytes - size + 1));
+    const waiting = size === 0 && options.firstByteMs !== null;
+    const read = waiting
+      ? await withDeadline(source.read(buffer), options.firstByteMs!)
+      : await source.read(buffer);
+    if (read === "timeout") return null;
+    if (read === null) break;
+    const room = options.maxBytes - size;
+    chunks.push(buffer.subarray(0, Math.min(read, room)));
+    size += Math.min(read, room);
+    if (read > room) {
+      cut = true;
+      break;
     }
-  } finally {
-    // Stop reading: an unfinished pipe must not keep the process alive.
-    reader.cancel().catch(() => {});
-    reader.releaseLock();
   }
   const bytes = new Uint8Array(size);
   let offset = 0;

@@ -129,11 +129,14 @@ export class AnthropicHttpClient {
     controller: AbortController,
   ): Promise<Response> {
     let response: Response;
-    const timer = this.#startIdleTimer(controller);
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       // A redirect is not followed: it would carry the key (and the conversation) to another address.
       const url = `${this.baseUrl.replace(/\/+$/, "")}${path}`;
-      response = await this.#fetch(url, { ...init, redirect: "manual", signal });
+      const responded = this.#fetch(url, { ...init, redirect: "manual", signal });
+      // Armed once the request is on its way: a run's first timer loads Deno's timer module (15 ms).
+      timer = this.#startIdleTimer(controller);
+      response = await responded;
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       const reason = this.#withoutKey(describeCause(error));

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, resolve } from "../common/path.ts";
 
 /** The workspace as resolved at start: its real path, and the names the user gave it that differ. */
 export interface Workspace {

@@ -23,9 +23,17 @@ async function print(
   let stderr = "";
   const script = typeof turns === "function" ? turns(root) : turns;
   const provider = new ScriptedProvider(script, { repeatLast: options.repeatLast ?? false });
+  const bytes = new TextEncoder().encode(options.stdin ?? "");
+  let offset = 0;
   const stdin: PromptSource = {
-    readable: ReadableStream.from([new TextEncoder().encode(options.stdin ?? "")]),
     isTerminal: () => options.stdin === undefined,
+    read: (buffer) => {
+      if (offset === bytes.length) return Promise.resolve(null);
+      const taken = bytes.subarray(offset, offset + buffer.length);
+      buffer.set(taken);
+      offset += taken.length;
+      return Promise.resolve(taken.length);
+    },
   };
   try {
     const code = await runPrintMode({

@@ -3,28 +3,47 @@ import { composePrompt, type PromptSource, readPromptInput, readStdin } from "..
 
 const encoder = new TextEncoder();
 
-function piped(...chunks: (string | Uint8Array)[]): PromptSource {
+/** A source that gives `chunks` as a pipe would: each read returns at most one chunk (or what fits). */
+function piped(...chunks: (string | Uint8Array)[]): PromptSource & { reads: () => number } {
+  const pending = chunks.map((chunk) => typeof chunk === "string" ? encoder.encode(chunk) : chunk);
+  let reads = 0;
   return {
-    readable: ReadableStream.from(
-      chunks.map((chunk) => typeof chunk === "string" ? encoder.encode(chunk) : chunk),
-    ),
     isTerminal: () => false,
+    read: (buffer) => {
+      reads += 1;
+      const next = pending.shift();
+      if (next === undefined) return Promise.resolve(null);
+      const taken = next.subarray(0, buffer.length);
+      buffer.set(taken);
+      if (taken.length < next.length) pending.unshift(next.subarray(taken.length));
+      return Promise.resolve(taken.length);
+    },
+    reads: () => reads,
   };
 }
 
-/** A pipe that stays open and never sends anything (`sleep 100 | mewcode -p q`); records its cancellation. */
-function silentPipe(): PromptSource & { cancelled: () => boolean } {
-  let cancelled = false;
-  const readable = new ReadableStream<Uint8Array>({
-    cancel() {
-      cancelled = true;
+/** A real pipe that stays open and never sends anything (`sleep 100 | mewcode -p q`). */
+function silentPipe(): PromptSource & AsyncDisposable {
+  const child = new Deno.Command("sleep", { args: ["100"], stdout: "piped" }).spawn();
+  const reader = child.stdout.getReader();
+  return {
+    isTerminal: () => false,
+    read: async (buffer) => {
+      const { value } = await reader.read();
+      if (value === undefined) return null;
+      buffer.set(value);
+      return value.length;
     },
-  });
-  return { readable, isTerminal: () => false, cancelled: () => cancelled };
+    async [Symbol.asyncDispose]() {
+      child.kill();
+      await reader.cancel();
+      await child.status;
+    },
+  };
 }
 
 const TERMINAL: PromptSource = {
-  get readable(): ReadableStream<Uint8Array> {
+  read: () => {
     throw new Error("a terminal's stdin must not be read");
   },
   isTerminal: () => true,
@@ -59,32 +78,31 @@ Deno.test("piped text that closes the tag cannot end the context early", () => {
   ok(prompt.endsWith("</stdin-2>\n\nsummarize"));
 });
 
-Deno.test("with an argument, a stdin that sends nothing within the wait is left unread and released", async () => {
-  const pipe = silentPipe();
+Deno.test("with an argument, a stdin that sends nothing within the wait is left unread", async () => {
   const started = performance.now();
+  await using pipe = silentPipe();
   deepStrictEqual(await readPromptInput("q", pipe, { firstByteMs: 50 }), { prompt: "q", notices: [] });
   ok(performance.now() - started < 5_000);
-  equal(pipe.cancelled(), true);
 });
 
 Deno.test("stdin that sends its first bytes in time is read to the end however slow the rest", async () => {
-  let step = 0;
-  const readable = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      step += 1;
-      if (step === 1) return controller.enqueue(encoder.encode("first "));
-      await new Promise((resolve) => setTimeout(resolve, 120));
-      if (step === 2) return controller.enqueue(encoder.encode("second"));
-      controller.close();
+  const parts = ["first ", "second"];
+  const source: PromptSource = {
+    isTerminal: () => false,
+    read: async (buffer) => {
+      const part = parts.shift();
+      if (part === undefined) return null;
+      if (part === "second") await new Promise((resolve) => setTimeout(resolve, 120));
+      return encoder.encodeInto(part, buffer).written;
     },
-  });
-  const input = await readPromptInput("q", { readable, isTerminal: () => false }, { firstByteMs: 50 });
+  };
+  const input = await readPromptInput("q", source, { firstByteMs: 50 });
   match(input?.prompt ?? "", /<stdin>\nfirst second\n<\/stdin>/);
 });
 
 Deno.test("stdin above the cap is cut on a character boundary, with a notice for the user and the model", async () => {
   // "é" is two bytes: a cap of 5 bytes falls in the middle of the third one.
-  const text = await readStdin(piped("éééééé").readable, { maxBytes: 5, firstByteMs: null });
+  const text = await readStdin(piped("éééééé"), { maxBytes: 5, firstByteMs: null });
   deepStrictEqual(text, { text: "éé", cutAfterBytes: 5 });
   const input = await readPromptInput("q", piped("x".repeat(300), "y".repeat(300)), { maxBytes: 256 });
   ok(input !== null);
@@ -97,7 +115,7 @@ Deno.test("stdin above the cap is cut on a character boundary, with a notice for
 });
 
 Deno.test("invalid UTF-8 on stdin is replaced, not fatal", async () => {
-  const text = await readStdin(piped(new Uint8Array([0x61, 0xff, 0x62])).readable, {
+  const text = await readStdin(piped(new Uint8Array([0x61, 0xff, 0x62])), {
     maxBytes: 100,
     firstByteMs: null,
   });

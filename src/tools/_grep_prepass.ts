@@ -14,7 +14,7 @@ import { IgnoreRules, MAX_IGNORE_FILE_BYTES } from "./_gitignore.ts";
 import { skippedByBinaryType } from "./_ripgrep_glob.ts";
 import { isBinaryPath } from "./_text.ts";
 import { readVerifiedSync } from "./_verified_read.ts";
-import type { WalkCounts, Walker } from "./_walk.ts";
+import { STAMP_FIELDS, type WalkCounts, type Walker, walkIsCurrent, type WalkStamps } from "./_walk.ts";
 import { textResult, type ToolResult } from "./tool.ts";
 
 /** The input field that carries a prepass request. */
@@ -31,6 +31,11 @@ export interface GrepPrepass {
   prefilter: string[] | null;
   /** Whether to finish and report the walk past the budget (false: the runtime still has a recent one). */
   walk: boolean;
+  /**
+   * The stamps of that recent walk: past the budget, the result says whether the tree is as it was then
+   * (`current`), so that a result without matches can show that walk's counts.
+   */
+  check?: WalkStamps;
 }
 
 /** The result of a prepass past its budget that was not asked for the walk. */
@@ -61,6 +66,8 @@ export interface GrepWalkReport {
   skippedByType: number;
   /** A file named `.rgignore` (ripgrep obeys it) or `.git` below the start (a nested repository), if any. */
   ripgrepTrap: string | null;
+  /** What the walk saw, to tell later whether it still holds; null when stamps cannot tell. */
+  stamps: WalkStamps | null;
 }
 
 /** The prepass request in an input, or null for an ordinary call. */
@@ -71,7 +78,23 @@ export function prepassOf(input: object): GrepPrepass | null {
   if (typeof budget !== "number") return null;
   const globs = (value as Record<string, unknown>).prefilter;
   const walk = (value as Record<string, unknown>).walk !== false;
-  return { budgetMs: budget, prefilter: Array.isArray(globs) ? globs.map(String) : null, walk };
+  const check = stampsOf((value as Record<string, unknown>).check);
+  return {
+    budgetMs: budget,
+    prefilter: Array.isArray(globs) ? globs.map(String) : null,
+    walk,
+    ...(check === null ? {} : { check }),
+  };
+}
+
+function stampsOf(value: unknown): WalkStamps | null {
+  if (typeof value !== "object" || value === null) return null;
+  const { takenAt, paths, values } = value as Record<string, unknown>;
+  if (typeof takenAt !== "number" || !Array.isArray(paths) || !(values instanceof Float64Array)) return null;
+  if (!paths.every((path) => typeof path === "string") || values.length !== paths.length * STAMP_FIELDS) {
+    return null;
+  }
+  return { takenAt, paths, values };
 }
 
 /**
@@ -102,8 +125,9 @@ function matchesStars(name: string, pieces: readonly string[]): boolean {
 
 /** Records the walk of a prepass and decides when its budget is spent. */
 export class WalkRecorder {
-  /** Whether the walk is to be finished and reported past the budget. */
+  /** Whether the walk is to be finished and reported past the budget (and stamped). */
   readonly walks: boolean;
+  #check: WalkStamps | null;
   #deadline: number;
   #filter: ((name: string) => boolean) | null;
   #files: string[] = [];
@@ -116,6 +140,7 @@ export class WalkRecorder {
   constructor(prepass: GrepPrepass, started: number) {
     this.#deadline = started + prepass.budgetMs;
     this.walks = prepass.walk;
+    this.#check = prepass.check ?? null;
     this.#filter = prepass.prefilter === null ? null : nameFilter(prepass.prefilter);
   }
 
@@ -150,7 +175,9 @@ export class WalkRecorder {
    * found a match in the files it reached (the runtime then expects a result with matches).
    */
   budgetSpent(matched: boolean): ToolResult {
-    return textResult("", { engine: "typescript", prepass: BUDGET_SPENT, matched });
+    // A match means a result with matches, which does not depend on the walk's counts: no need to check.
+    const current = this.#check === null || matched ? {} : { current: walkIsCurrent(this.#check) };
+    return textResult("", { engine: "typescript", prepass: BUDGET_SPENT, matched, ...current });
   }
 
   /** The result that carries the finished walk. */
@@ -180,6 +207,7 @@ export class WalkRecorder {
       binaryNames: this.#binaryNames,
       skippedByType: this.#skippedByType,
       ripgrepTrap: this.#trap,
+      stamps: walker.stamps,
     };
     return textResult("", { engine: "typescript", walk: report });
   }

@@ -84,6 +84,68 @@ export interface WalkResult extends WalkCounts {
   aborted: boolean;
 }
 
+/**
+ * What a walk saw of the tree, to tell later whether a walk would see the same (`walkIsCurrent`): for each
+ * directory it listed and each ignore file it read or looked for, an `lstat` taken before the listing or
+ * the read. A change to a directory's entries changes its modification time; a change to an ignore file
+ * changes its own; a change of permissions or owner changes the mode, owner or status-change time (which
+ * forging a modification time changes too).
+ */
+export interface WalkStamps {
+  /** `Date.now()` when the walk began. */
+  takenAt: number;
+  /** The paths stamped, as walked. */
+  paths: string[];
+  /** `STAMP_FIELDS` numbers per path (see `stampOf`); all NaN for a path that did not exist. */
+  values: Float64Array;
+}
+
+/** Numbers per stamped path: device, inode, modification time, status-change time, mode, uid, gid, size. */
+export const STAMP_FIELDS = 8;
+
+/**
+ * Whether a stamp can show a later change: its times lie `marginMs` before the walk began. A change within
+ * the same tick of the file system's clock (up to 2 s on some file systems; Deno gives the status-change
+ * time in whole seconds) as the stamped one leaves the times as they were.
+ */
+export function stampsUsable(stamps: WalkStamps, marginMs: number): boolean {
+  const limit = stamps.takenAt - marginMs;
+  for (let at = 0; at < stamps.values.length; at += STAMP_FIELDS) {
+    if (Number.isNaN(stamps.values[at]!)) continue;
+    if (!(stamps.values[at + 2]! < limit) || !(stamps.values[at + 3]! < limit)) return false;
+  }
+  return true;
+}
+
+/** Whether every stamped path is as it was when stamped: then a walk now would see what that walk saw. */
+export function walkIsCurrent(stamps: WalkStamps): boolean {
+  for (let index = 0; index < stamps.paths.length; index++) {
+    const now = stampOf(stamps.paths[index]!);
+    if (now === null) return false;
+    for (let field = 0; field < STAMP_FIELDS; field++) {
+      if (!Object.is(now[field], stamps.values[index * STAMP_FIELDS + field])) return false;
+    }
+  }
+  return true;
+}
+
+const MISSING: readonly number[] = new Array(STAMP_FIELDS).fill(NaN);
+
+/** A path's stamp; `MISSING` when it does not exist; null when it cannot be told (then nothing is current). */
+function stampOf(path: string): readonly number[] | null {
+  try {
+    const info = Deno.lstatSync(path);
+    const { ino, mtime, ctime, mode, uid, gid } = info;
+    if (ino === null || mtime === null || ctime === null || mode === null || uid === null || gid === null) {
+      return null;
+    }
+    return [info.dev, ino, mtime.getTime(), ctime.getTime(), mode, uid, gid, info.size];
+  } catch (error) {
+    const missing = error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory;
+    return missing ? MISSING : null;
+  }
+}
+
 /** The rules of one ignore file and how to express a walked path relative to the file's directory. */
 interface RuleSet {
   /** Relative path of the ignore file's directory from the start directory ("" for the start itself). */
@@ -133,6 +195,8 @@ export class Walker implements WalkCounts {
   #filter: ((relativePath: string) => boolean) | undefined;
   #excluded: readonly string[] | undefined;
   #slicer: TimeSlicer | undefined;
+  /** The stamps so far; null when not stamping, or once the walk saw what stamps cannot vouch for. */
+  #stamps: { takenAt: number; paths: string[]; values: number[] } | null = null;
 
   /**
    * Prepares a walk of `start`, a real directory inside `options.root` or an added folder (as returned by
@@ -140,14 +204,42 @@ export class Walker implements WalkCounts {
    */
   constructor(
     start: string,
-    options: Omit<WalkOptions, "signal" | "deadline"> & { slicer?: TimeSlicer },
+    options: Omit<WalkOptions, "signal" | "deadline"> & {
+      slicer?: TimeSlicer;
+      /** Stamps what the walk sees (`stamps`), to tell later whether the tree changed. */
+      stamp?: boolean;
+    },
   ) {
     this.#start = start;
+    if (options.stamp === true) this.#stamps = { takenAt: Date.now(), paths: [], values: [] };
     this.#roots = [options.root, ...options.additionalRoots ?? []];
     this.#base = rootContaining(this.#roots, start) ?? options.root;
     this.#filter = options.filter;
     this.#excluded = options.excludedPaths;
     this.#slicer = options.slicer;
+  }
+
+  /**
+   * What the walk saw, once it has finished; null when it was not asked to stamp, or saw something whose
+   * later changes stamps cannot show: a symlink (its target may change anywhere), a directory it could not
+   * list or that changed while listed, a path it could not stat.
+   */
+  get stamps(): WalkStamps | null {
+    const stamps = this.#stamps;
+    return stamps === null ? null : { ...stamps, values: Float64Array.from(stamps.values) };
+  }
+
+  // Stamps a path before it is listed or read.
+  #stamp(path: string): void {
+    const stamps = this.#stamps;
+    if (stamps === null) return;
+    const stamp = stampOf(path);
+    if (stamp === null) {
+      this.#stamps = null;
+      return;
+    }
+    stamps.paths.push(path);
+    stamps.values.push(...stamp);
   }
 
   /**
@@ -198,6 +290,7 @@ export class Walker implements WalkCounts {
       let isFile = entry.isFile;
       let realPath = `${directory.realPath}/${name}`;
       if (entry.isSymlink) {
+        this.#stamps = null;
         const target = resolveLink(roots, path, this.#excluded);
         if (target === null) {
           this.skippedSymlinks++;
@@ -234,13 +327,16 @@ export class Walker implements WalkCounts {
   // longer the directory that was found (its real path changed: a swap for a symlink).
   #open(directory: Directory): Frame | null {
     let entries: Deno.DirEntry[];
+    this.#stamp(directory.path);
     try {
       entries = Array.from(Deno.readDirSync(directory.path));
       if (Deno.realPathSync(directory.path) !== directory.realPath) {
         this.changedDirectories++;
+        this.#stamps = null;
         return null;
       }
     } catch {
+      this.#stamps = null;
       return null;
     }
     entries.sort((a, b) => compareStrings(a.name, b.name));
@@ -257,6 +353,8 @@ export class Walker implements WalkCounts {
    * not inside the workspace (`.git` or the file itself may be a symlink).
    */
   #readRuleSet(path: string, base: string, prefix: string): RuleSet | null {
+    // Stamped present or missing: an ignore file above the start that appears later must show.
+    this.#stamp(path);
     const read = readVerifiedSync(path, {
       root: this.#roots[0]!,
       additionalRoots: this.#roots.slice(1),

@@ -160,6 +160,7 @@ export const grepTool = defineTool({
         additionalRoots: context.additionalRoots,
         excludedPaths: context.excludedPaths,
         slicer,
+        stamp: recorder?.walks ?? false,
         ...(matches === undefined ? {} : {
           filter: recorder === null ? matches : (relativePath: string) => {
             const passes = matches(relativePath);

@@ -21,8 +21,9 @@
  *    differ. ripgrep skips large files itself (`--max-filesize`, a stat of every file) only on a path whose
  *    searched files added up to 256 MiB once: below that, no file can reach the limit. A walk of the same
  *    path and glob from the last 30 s is used again (see `#recentWalk` for why that is safe) when the budgeted
- *    search found a match; without one, a result without matches is likely, which shows the walk's counts,
- *    so the worker walks again alongside ripgrep.
+ *    search found a match; without one, a result without matches is likely, which shows the walk's counts:
+ *    the worker then checks the walk's stamps (an `lstat` of each directory it listed and each ignore file
+ *    it read, `_walk.ts`), and walks again alongside ripgrep only when they no longer hold.
  * 3. ripgrep searches every file as text, once, with a second pattern `\x00`: the first line it prints with a
  *    NUL byte tells binary files apart as Grep does (a NUL byte in the first 8 KiB), so no second pass over
  *    the files is needed to count them (the second pattern costs ripgrep about a third more CPU time, since
@@ -52,7 +53,7 @@ import { BINARY_TYPE, binaryTypeArguments, globTypeArguments, ripgrepGlob } from
 import { type RipgrepPattern, ripgrepPattern } from "./_ripgrep_pattern.ts";
 import { BINARY_SNIFF_BYTES, isBinaryPath } from "./_text.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
-import { EXCLUDED_DIRECTORY_NAMES } from "./_walk.ts";
+import { EXCLUDED_DIRECTORY_NAMES, stampsUsable, type WalkStamps } from "./_walk.ts";
 import { DEFAULT_HEAD_LIMIT, type GrepInput, stopResult } from "./grep.ts";
 import type { ToolCallContext, ToolResult } from "./tool.ts";
 
@@ -68,6 +69,11 @@ export const MAX_RECENT_WALKS = 8;
 export const RIPGREP_START_MARGIN_MS = 5;
 /** Calls with a larger `head_limit` give the worker no search budget: ripgrep starts at once, the worker walks. */
 export const MAX_BUDGETED_LIMIT = 1_000;
+/**
+ * How long before a walk began the times of what it stamped must lie for the stamps to show later changes
+ * (see `stampsUsable`): more than the coarsest file system clock tick (2 s) and Deno's whole seconds.
+ */
+export const STAMP_MARGIN_MS = 3_000;
 /** Characters of ripgrep's output (each stream) read at most; more makes the call fall back. */
 export const MAX_RIPGREP_OUTPUT_CHARS = 64 * 1024 * 1024;
 /** How long a fallback caused by the tree keeps later calls on the same path from trying ripgrep. */
@@ -127,6 +133,8 @@ export interface RipgrepGrepOptions {
   largeTreeBytes?: number;
   /** Trees with fewer files are left to the worker after one walk; default `SMALL_TREE_FILES`. */
   smallTreeFiles?: number;
+  /** See `STAMP_MARGIN_MS` (the default); tests lower it rather than wait. */
+  stampMarginMs?: number;
 }
 
 /** Why ripgrep's answer was not used, and whether the cause lies in the tree (then it is remembered). */
@@ -206,25 +214,40 @@ export class RipgrepGrep {
       : undefined;
     if (budgetMs === 0) startRipgrep();
     try {
-      const prepass = (budget: number, walk: boolean): Promise<GrepOutcome> => {
-        const request: GrepPrepass = { budgetMs: budget, prefilter: plan!.prefilter, walk };
+      const prepass = (budget: number, walk: boolean, check?: WalkStamps): Promise<GrepOutcome> => {
+        const request: GrepPrepass = {
+          budgetMs: budget,
+          prefilter: plan!.prefilter,
+          walk,
+          ...(check === undefined ? {} : { check }),
+        };
         return this.#options.runWorker({ ...input, [GREP_PREPASS]: request }, context, signal);
       };
       const recent = this.#recentWalk(walkKey);
+      // The recent walk's stamps, when they can show whether the tree changed since.
+      const margin = this.#options.stampMarginMs ?? STAMP_MARGIN_MS;
+      const stamps = recent !== null && recent.stamps !== null && stampsUsable(recent.stamps, margin)
+        ? recent.stamps
+        : undefined;
       let walk: GrepWalkReport | null = recent;
+      // Whether `walk` shows the tree as it is now (walked during this call, or its stamps checked).
       let fresh = false;
       if (budgetMs > 0) {
         // 1. The worker searches alone within its budget: a small or dense search ends there, and is the
         //    answer. Without a walk of the path to use or join, the same worker call walks on past the budget.
         const first = recent === null && !this.#walking.has(walkKey)
           ? (await this.#sharedWalk(walkKey, () => prepass(budgetMs, true))).outcome
-          : await this.#oneAtATime(() => prepass(budgetMs, false));
+          : await this.#oneAtATime(() => prepass(budgetMs, false, stamps));
         const report = walkReportOf(first.result);
         if (report === null && first.result.metadata.prepass !== BUDGET_SPENT) return first;
         startRipgrep();
         if (report !== null) {
           this.#keepWalk(walkKey, report, path);
           walk = report;
+          fresh = true;
+        } else if (first.result.metadata.current === true) {
+          // No match so far, and the recent walk's stamps hold: its counts are the tree's counts now.
+          this.#keepWalk(walkKey, walk!, path);
           fresh = true;
         } else if (first.result.metadata.matched !== true) {
           // No match in the files searched so far: a result without matches shows the walk's counts, so
@@ -257,6 +280,14 @@ export class RipgrepGrep {
         run = await (ripgrep = search(plan));
         answer = await answerFromRipgrep(plan, walk, run, call);
       }
+      if (!fresh && answer.ok && answer.noMatch && stamps !== undefined) {
+        // A result without matches shows the walk's counts: they hold if the tree has not changed since.
+        const checked = await prepass(0, false, stamps);
+        if (checked.result.metadata.current === true) {
+          this.#keepWalk(walkKey, walk, path);
+          fresh = true;
+        }
+      }
       if (!fresh && (answer.ok ? answer.noMatch : answer.tree)) {
         // The tree may have changed since that walk, and a result without matches shows the walk's counts:
         // check against a walk of now.
@@ -266,10 +297,10 @@ export class RipgrepGrep {
           return await this.#usual(input, context, signal);
         }
         this.#keepWalk(walkKey, now, path);
+        walk = now;
         answer = await answerFromRipgrep(plan, now, run, call);
-      } else {
-        this.lastUsedRecentWalk = !fresh;
       }
+      this.lastUsedRecentWalk = walk === recent;
       if (answer.ok) return outcomeOf(answer.result);
       this.lastFallback = answer.reason;
       if (answer.tree) this.#remember(path, "a recent call fell back for this path");
@@ -323,7 +354,7 @@ export class RipgrepGrep {
    * or removed since, outside the session's own tools, which clear these) cannot make a result with
    * matches differ: ripgrep's report is checked against it, every file with a match must be in it, and the
    * numbers of files must agree; a result without matches, which shows the walk's counts, is built from a
-   * new walk (`run`).
+   * new walk (`run`) unless the walk's stamps show that the tree has not changed since.
    */
   #recentWalk(key: string): GrepWalkReport | null {
     const entry = this.#walks.get(key);

@@ -198,3 +198,19 @@ export function assertExcludes(actual: string, unexpected: string): void {
     throw new Error(`Expected the text not to include ${JSON.stringify(unexpected)}, got:\n${actual}`);
   }
 }
+
+/**
+ * Sets the modification times of everything under `root` an hour back, as in a tree nobody touched lately:
+ * a change made afterwards then shows in a walk's stamps (`stampsUsable` in src/tools/_walk.ts).
+ */
+export async function settleTree(root: string): Promise<void> {
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  const visit = async (path: string): Promise<void> => {
+    const info = await Deno.lstat(path);
+    if (info.isDirectory) {
+      for await (const entry of Deno.readDir(path)) await visit(`${path}/${entry.name}`);
+    }
+    if (!info.isSymlink) await Deno.utime(path, hourAgo, hourAgo);
+  };
+  await visit(root);
+}

@@ -1,8 +1,16 @@
-import { deepStrictEqual, equal } from "node:assert/strict";
+import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { TimeSlicer } from "../../src/tools/_time_slicer.ts";
-import { EXCLUDED_DIRECTORY_NAMES, skippedNotice, Walker, walkFiles } from "../../src/tools/_walk.ts";
-import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import {
+  EXCLUDED_DIRECTORY_NAMES,
+  skippedNotice,
+  stampsUsable,
+  Walker,
+  walkFiles,
+  walkIsCurrent,
+  type WalkStamps,
+} from "../../src/tools/_walk.ts";
+import { createTempWorkspace, settleTree } from "../_fakes/tool_context.ts";
 
 /** Writes files (path relative to root → content), creating parent directories. */
 async function writeTree(root: string, files: Record<string, string>): Promise<void> {
@@ -359,4 +367,83 @@ Deno.test("walkFiles reports ignore files whose rules were left out", async () =
   deepStrictEqual(result.ignoreProblems, [
     '".gitignore": 1 rule(s) longer than 1000 characters were skipped',
   ]);
+});
+
+/** Walks `start` to the end with stamps; returns them (null when the walk cannot be stamped). */
+function stampedWalk(start: string, root: string): WalkStamps | null {
+  const walker = new Walker(start, { root, stamp: true });
+  for (const _ of walker.files()) { /* walk to the end */ }
+  return walker.stamps;
+}
+
+Deno.test("a stamped walk holds until the tree changes in a way a walk would see", async (t) => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await writeTree(root, {
+    ".gitignore": "*.log\n",
+    "a.txt": "",
+    "src/b.ts": "",
+    "src/deep/c.ts": "",
+    "node_modules/pkg/index.js": "",
+  });
+  const fresh = async (start = root): Promise<WalkStamps> => {
+    await settleTree(root);
+    const stamps = stampedWalk(start, root);
+    ok(stamps !== null);
+    ok(walkIsCurrent(stamps), "a walk is current right after it ran");
+    return stamps;
+  };
+  const changes: [string, () => Promise<void>][] = [
+    ["a file added deep down", () => Deno.writeTextFile(join(root, "src/deep/new.ts"), "")],
+    ["a file removed", () => Deno.remove(join(root, "src/b.ts"))],
+    ["a file renamed", () => Deno.rename(join(root, "a.txt"), join(root, "a2.txt"))],
+    ["an ignored file added", () => Deno.writeTextFile(join(root, "src/x.log"), "")],
+    ["a .gitignore edited in place", () => Deno.writeTextFile(join(root, ".gitignore"), "*.tmp\n")],
+    ["a .gitignore added below", () => Deno.writeTextFile(join(root, "src/.gitignore"), "deep/\n")],
+    ["a directory's permissions changed", () => Deno.chmod(join(root, "src"), 0o700)],
+  ];
+  for (const [name, change] of changes) {
+    await t.step(name, async () => {
+      const stamps = await fresh();
+      await change();
+      equal(walkIsCurrent(stamps), false);
+    });
+  }
+  await t.step("nothing a walk would see: a file's contents, and what lies in excluded folders", async () => {
+    const stamps = await fresh();
+    await Deno.writeTextFile(join(root, "src/deep/c.ts"), "changed contents\n");
+    await Deno.writeTextFile(join(root, "node_modules/pkg/other.js"), "");
+    equal(walkIsCurrent(stamps), true);
+  });
+  await t.step("ignore files above a walk's start: one edited, one that appears", async () => {
+    let stamps = await fresh(join(root, "src"));
+    await Deno.writeTextFile(join(root, ".gitignore"), "*.log\nother\n");
+    equal(walkIsCurrent(stamps), false);
+    stamps = await fresh(join(root, "src"));
+    await Deno.mkdir(join(root, ".git/info"), { recursive: true });
+    equal(walkIsCurrent(stamps), true, "the folder above the start is not walked");
+    await Deno.writeTextFile(join(root, ".git/info/exclude"), "deep/\n");
+    equal(walkIsCurrent(stamps), false);
+  });
+  await t.step("a walk that met a symlink cannot be stamped", async () => {
+    await Deno.symlink(join(root, "src"), join(root, "link"));
+    equal(stampedWalk(root, root), null);
+  });
+});
+
+Deno.test("stamps can show a change only once their times lie a margin before the walk", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await writeTree(root, { ".gitignore": "*.log\n", "src/b.ts": "" });
+  const recent = stampedWalk(root, root);
+  ok(recent !== null);
+  // Modified just now: a change within the same clock tick would not show.
+  equal(stampsUsable(recent, 3_000), false);
+  // Modification times an hour old; status-change times (which cannot be set) of a second ago.
+  await settleTree(root);
+  await new Promise((resolve) => setTimeout(resolve, 1_200));
+  const settled = stampedWalk(root, root);
+  ok(settled !== null);
+  equal(stampsUsable(settled, 1_100), true);
+  equal(stampsUsable(settled, 60_000), false);
 });

@@ -13,7 +13,7 @@ import {
 import { nulBounds } from "../../src/tools/_ripgrep_output.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import type { ToolCallContext, ToolResult } from "../../src/tools/tool.ts";
-import { callContext, createTempWorkspace } from "../_fakes/tool_context.ts";
+import { callContext, createTempWorkspace, settleTree } from "../_fakes/tool_context.ts";
 
 const helpers = await resolveHelpers({ root: "/nonexistent", path: Deno.env.get("PATH") });
 const missing = helpers.rg === null || helpers.bwrap === null;
@@ -561,5 +561,50 @@ Deno.test({
       await Deno.writeTextFile(join(workspace.root, "b/x.log"), "ignored\n");
       deepStrictEqual(await run({ pattern: "no such text" }), { engine: "ripgrep", recent: false });
     });
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep shows a recent walk's counts without walking again while its stamps hold",
+  ignore: missing,
+  async fn(t) {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, {
+      ".gitignore": "*.log\n",
+      "a.txt": "match a\n",
+      "b/c.txt": "match c\n",
+      "b/old.log": "ignored\n",
+    });
+    // Both ways a call can reach a result without matches: with a budgeted search in the worker (which
+    // checks the stamps when its budget is spent), and without one (checked after ripgrep's search).
+    for (const budget of [1e-9, 0]) {
+      await t.step(`worker budget ${budget}`, async () => {
+        // A tree not touched for an hour; the stamps' margin is lowered from 3 s, and waited out.
+        await settleTree(workspace.root);
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        await using setup = await openRipgrep(workspace.root, {
+          prepassBudgetMs: budget,
+          smallTreeFiles: 0,
+          stampMarginMs: 1_100,
+        });
+        const run = async (input: GrepInput) => {
+          const outcome = await setup.grep.run(input, setup.context, new AbortController().signal);
+          const expected = await grepTool.execute(
+            { ...setup.context, signal: new AbortController().signal },
+            input,
+          );
+          ok(outcome !== null, setup.grep.lastFallback ?? "declined");
+          equal(outcome.result.content, expected.content);
+          deepStrictEqual(comparable(outcome.result), comparable(expected));
+          return { engine: outcome.result.metadata.engine, recent: setup.grep.lastUsedRecentWalk };
+        };
+        deepStrictEqual(await run({ pattern: "no such text" }), { engine: "ripgrep", recent: false });
+        deepStrictEqual(await run({ pattern: "nor this" }), { engine: "ripgrep", recent: true });
+        // An ignored file appears: the counts shown must be those of now.
+        await Deno.writeTextFile(join(workspace.root, "b/new.log"), "ignored too\n");
+        deepStrictEqual(await run({ pattern: "nothing here" }), { engine: "ripgrep", recent: false });
+        await Deno.remove(join(workspace.root, "b/new.log"));
+      });
+    }
   },
 });

@@ -53,6 +53,9 @@ export interface LimitPlan {
   close(): Promise<void>;
 }
 
+/** The exit status of the prologue when it cannot apply the limits (the command never ran). */
+export const PROLOGUE_FAILED = 125;
+
 /** The process limit when none is configured. */
 export const DEFAULT_MAX_PROCESSES = 1024;
 /** The most memory the default limit grants, whatever the machine has. */
@@ -92,14 +95,14 @@ export async function openLimits(options: OpenLimitsOptions): Promise<LimitPlan>
     prologue.push(
       `echo 0 > ${
         shellQuote(procs)
-      } || { echo "mewcode: cannot join the sandbox's resource limits" >&2; exit 125; }`,
+      } || { echo "mewcode: cannot join the sandbox's resource limits" >&2; exit ${PROLOGUE_FAILED}; }`,
     );
   }
   let processes: Enforcement;
   if (cgroups.pids !== null) {
     processes = { enforced: true, how: `${cgroups.pids.version} pids.max = ${limits.maxProcesses}` };
   } else if (!root) {
-    prologue.push(`ulimit -u ${limits.maxProcesses} || exit 125`);
+    prologue.push(`ulimit -u ${limits.maxProcesses} || exit ${PROLOGUE_FAILED}`);
     processes = {
       enforced: true,
       how: `RLIMIT_NPROC = ${limits.maxProcesses} (counts every process of your user)`,
@@ -119,7 +122,7 @@ export async function openLimits(options: OpenLimitsOptions): Promise<LimitPlan>
       how: `${cgroups.memory.version} memory limit = ${formatBytes(limits.maxMemoryBytes)}`,
     };
   } else {
-    prologue.push(`ulimit -d ${Math.ceil(limits.maxMemoryBytes / 1024)} || exit 125`);
+    prologue.push(`ulimit -d ${Math.ceil(limits.maxMemoryBytes / 1024)} || exit ${PROLOGUE_FAILED}`);
     memory = {
       enforced: true,
       how:

@@ -14,7 +14,15 @@ import type { ShellPlan } from "../tools/tool.ts";
 
 /** How a sandboxed command ended. */
 export type CommandResult =
-  | { status: "exited"; code: number; stdout: string; stderr: string; durationMs: number }
+  | {
+    status: "exited";
+    code: number;
+    stdout: string;
+    stderr: string;
+    durationMs: number;
+    /** Whether the command's shell started (inside the sandbox, once built): its exit code is its own. */
+    started: boolean;
+  }
   | { status: "timed-out"; stdout: string; stderr: string; durationMs: number }
   | { status: "failed"; message: string };
 
@@ -140,7 +148,7 @@ export async function runSandboxedCommand(
   const [out, err] = await Promise.all([stdout, stderr]);
   const durationMs = Math.round(performance.now() - started);
   if (timedOut) return { status: "timed-out", stdout: out, stderr: err, durationMs };
-  return { status: "exited", code: status.code, stdout: out, stderr: err, durationMs };
+  return { status: "exited", code: status.code, stdout: out, stderr: err, durationMs, started: ready };
 }
 
 /** Reads a stream to its end as text, keeping at most `limit` characters; strips the announcement. */

@@ -48,6 +48,7 @@ import {
   type LimitCounters,
   type LimitPlan,
   openLimits,
+  PROLOGUE_FAILED,
   type ResourceLimits,
 } from "./limits.ts";
 import { type CommandResult, runSandboxedCommand } from "./sandboxed_command.ts";
@@ -438,10 +439,12 @@ export class ShellSandbox {
       await this.#removePlaceholders(protection.placeholders);
       await revertAppeared(protection.mustNotAppear);
     }
-    // A deferred check has not proven bubblewrap yet: a command that did not succeed may mean it cannot run
-    // here, and the check then says so, with the fixes (a timeout or an interruption is not that).
-    const succeeded = result.status === "exited" && result.code === 0;
-    if (this.#deferred !== null && !succeeded && result.status !== "timed-out" && !options.signal?.aborted) {
+    // A deferred check has not proven bubblewrap yet: a command that never started may mean it cannot run
+    // here, and the check then says so, with the fixes (a timeout or an interruption is not that). One that
+    // started in the sandbox proved it, whatever its exit code (ripgrep exits 1 without a match): the
+    // check, which builds the session's own sandbox with its placeholder folders, is not run for it.
+    const started = result.status === "exited" && result.started && result.code !== PROLOGUE_FAILED;
+    if (this.#deferred !== null && !started && result.status !== "timed-out" && !options.signal?.aborted) {
       const failure = await this.preflight();
       if (failure !== null) return { status: "failed", message: failure };
     }

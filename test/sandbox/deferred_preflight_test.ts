@@ -92,11 +92,17 @@ Deno.test("a command of mewcode's own that fails under a deferred preflight repo
   assertEquals(await bwrap.starts(), 3);
 });
 
-Deno.test("a command that fails on its own under a working sandbox keeps its own result", async () => {
+Deno.test("a command that fails on its own in the sandbox keeps its result, and leaves the workspace alone", async () => {
   await using workspace = await createTempWorkspace();
-  await using sandbox = await openSandbox(workspace.root, "read-only", { deferPreflight: true });
-  const result = await sandbox.runCommand("echo nope >&2; exit 3", { mode: "read-only", timeoutMs: 10_000 });
-  assertEquals(result.status === "exited" ? [result.code, result.stderr] : result, [3, "nope\n"]);
-  // The failure made the check run (it passed): bubblewrap works here.
-  assertEquals(preflightLine(sandbox.describe()).trim(), "preflight: ok");
+  // A workspace-write session: its own sandbox has placeholder folders (.vscode, .idea, .mewcode), which
+  // the check would create in the workspace (and remove), changing its folder's modification time.
+  await using sandbox = await openSandbox(workspace.root, "workspace-write", { deferPreflight: true });
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  await Deno.utime(workspace.root, hourAgo, hourAgo);
+  // ripgrep exits 1 when nothing matches: the command ran in the sandbox, which proves bubblewrap works.
+  const result = await sandbox.runCommand("echo nope >&2; exit 1", { mode: "read-only", timeoutMs: 10_000 });
+  assertEquals(result.status === "exited" ? [result.code, result.stderr] : result, [1, "nope\n"]);
+  assertIncludes(preflightLine(sandbox.describe()), "not run yet");
+  assertEquals((await Deno.stat(workspace.root)).mtime?.getTime(), hourAgo.getTime());
+  assertEquals([...Deno.readDirSync(workspace.root)], []);
 });

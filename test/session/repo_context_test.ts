@@ -138,6 +138,7 @@ Deno.test("readGitHead follows a linked worktree's .git file to its own HEAD", a
     stdout: "## feature\n",
     stderr: "",
     durationMs: 1,
+    started: true,
   });
   const state = await readRepositoryState(join(worktree), { sandbox });
   assertEquals(state.gitRoot, worktree);
@@ -193,6 +194,7 @@ Deno.test("readGitStatus keeps the first lines, counts the rest and says why a s
       stdout,
       stderr: "",
       durationMs: 1,
+      started: true,
     });
     const status = await readGitStatus({ sandbox });
     assertEquals(status?.kind === "ok" ? [status.lines.length, status.lines[0], status.more] : status, [
@@ -207,7 +209,14 @@ Deno.test("readGitStatus keeps the first lines, counts the rest and says why a s
     ["failed", { status: "failed", message: "bubblewrap is not available" }, "cannot run git"],
     [
       "git failed",
-      { status: "exited", code: 128, stdout: "", stderr: "fatal: not a git repository\n", durationMs: 1 },
+      {
+        status: "exited",
+        code: 128,
+        stdout: "",
+        stderr: "fatal: not a git repository\n",
+        durationMs: 1,
+        started: true,
+      },
       "exit code 128: fatal: not a git repository",
     ],
   ];

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join } from "../common/path.ts";
 
 /** Writes `text` to `path` atomically with file mode `mode`; throws what the file system throws. */
 export async function writeFileAtomic(path: string, text: string, options: { mode: number }): Promise<void> {

@@ -44,6 +44,8 @@ export interface CallAccelerator {
   run(request: ExecutionRequest, options: { signal: AbortSignal }): Promise<Execution | null>;
   /** Told after each call of a tool that may change files. */
   changed(): void;
+  /** Finishes what it still does in the background (keeping a walk); the runtime awaits it when closing. */
+  close?(): Promise<void>;
 }
 
 /** The parts the pipeline is assembled from. */

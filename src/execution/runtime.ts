@@ -89,6 +89,11 @@ export interface RuntimeOptions {
    * benchmarks may set the worker's search budget (see `RipgrepGrepOptions.prepassBudgetMs`).
    */
   ripgrep?: boolean | { prepassBudgetMs: number };
+  /**
+   * The folder where Grep keeps its walks for later processes (`src/execution/walk_store.ts`); default
+   * none (each process walks again).
+   */
+  walkStore?: string;
 }
 
 /** The running tool side of a session. */
@@ -161,7 +166,9 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     return executor.prewarm(profilesForTools(tools, { root: options.root, additionalRoots, shell }));
   };
   const files = new FileRecordStore();
-  const accelerator = options.ripgrep === false ? null : grepAccelerator(executor, sandbox, options.ripgrep);
+  const accelerator = options.ripgrep === false
+    ? null
+    : grepAccelerator(executor, sandbox, options.ripgrep, options.walkStore);
   const pipeline = new ToolPipeline({
     registry,
     executor,
@@ -181,6 +188,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     ...(options.afterCall ? { afterCall: options.afterCall } : {}),
   });
   const close = async () => {
+    await accelerator?.close?.();
     await executor.close();
     await sandbox.close();
   };
@@ -208,22 +216,25 @@ function grepAccelerator(
   executor: ToolExecutor,
   sandbox: ShellSandbox,
   tuning: RuntimeOptions["ripgrep"],
+  walkStore: string | undefined,
 ): CallAccelerator | null {
   const rg = sandbox.helpers.rg;
   if (rg === null) return null;
   let loaded: RipgrepGrep | null = null;
   let loading: Promise<RipgrepGrep> | null = null;
   const load = async (): Promise<RipgrepGrep> => {
-    const [{ MAX_RIPGREP_OUTPUT_CHARS, RipgrepGrep }, { runRipgrep }] = await Promise.all([
+    const [{ MAX_RIPGREP_OUTPUT_CHARS, RipgrepGrep }, { runRipgrep }, { WalkStore }] = await Promise.all([
       lazyImport<typeof import("../tools/grep_ripgrep.ts")>(
         new URL("../tools/grep_ripgrep.ts", import.meta.url),
       ),
       lazyImport<typeof import("../sandbox/ripgrep_command.ts")>(
         new URL("../sandbox/ripgrep_command.ts", import.meta.url),
       ),
+      lazyImport<typeof import("./walk_store.ts")>(new URL("./walk_store.ts", import.meta.url)),
     ]);
     loaded = new RipgrepGrep({
       ...(typeof tuning === "object" ? { prepassBudgetMs: tuning.prepassBudgetMs } : {}),
+      ...(walkStore === undefined ? {} : { keeper: new WalkStore(walkStore) }),
       runWorker: (input, context, signal) => executor.execute({ tool: grepTool, input, context }, { signal }),
       runRipgrep: (search, options) =>
         runRipgrep(sandbox, { rg, ...search }, { ...options, maxOutputChars: MAX_RIPGREP_OUTPUT_CHARS }),
@@ -238,6 +249,7 @@ function grepAccelerator(
     },
     // Before the first Grep there is nothing to forget.
     changed: () => loaded?.forget(),
+    close: async () => await loaded?.idle(),
   };
 }
 

@@ -21,11 +21,11 @@
  *
  * @module
  */
-import { resolve } from "../common/path.ts";
+import { join, resolve } from "../common/path.ts";
 import type { CompactionResult } from "../agent/compaction.ts";
 import type { AgentEvent } from "../agent/events.ts";
 import type { AnswerContract } from "../agent/loop.ts";
-import { resolveMewcodeHome } from "../config/home.ts";
+import { projectDir, resolveMewcodeHome } from "../config/home.ts";
 import {
   AdditionalDirectoryError,
   checkAdditionalRoots,
@@ -231,6 +231,8 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     await resolveAdditionalDirectories(options.additionalDirectories ?? [], workspace.root),
     { root: workspace.root, excludedPaths },
   );
+  // Grep's walks outlive the process with the session's other state (`persist: false` keeps nothing).
+  const walkStore = options.persist ?? true ? await walkStoreFolder(env, workspace.root) : null;
   runtime = new LazyRuntime({
     root: workspace.root,
     rootAliases: workspace.aliases,
@@ -254,6 +256,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     // A session that talks to a model checks the shell sandbox with its first use (its git status, or the
     // first Bash call), not before the first request; doctor and `mewcode tool` check it at once.
     ...(options.needsModel ? { deferShellCheck: true } : {}),
+    ...(walkStore === null ? {} : { walkStore }),
   });
   // A one-shot session builds its tools once the model answers (`OpenSession#expect`); every other one now.
   const oneShot = options.needsModel === true && options.headless === true;
@@ -314,6 +317,15 @@ function observerHook(
  * mewcode's state folder (`$MEWCODE_HOME`, other sessions' transcripts), which the tools treat as outside
  * the workspace even when the workspace contains it: its real path, and the path as named when they differ.
  */
+/** Where Grep keeps walks for the workspace (`$MEWCODE_HOME/projects/<slug>/walks`); null without a home. */
+async function walkStoreFolder(env: Record<string, string>, root: string): Promise<string | null> {
+  try {
+    return join(await projectDir(resolveMewcodeHome(env), root), "walks");
+  } catch {
+    return null;
+  }
+}
+
 export async function stateFolders(env: Record<string, string>): Promise<string[]> {
   let home: string;
   try {

@@ -175,8 +175,7 @@ export class WalkRecorder {
    * found a match in the files it reached (the runtime then expects a result with matches).
    */
   budgetSpent(matched: boolean): ToolResult {
-    // A match means a result with matches, which does not depend on the walk's counts: no need to check.
-    const current = this.#check === null || matched ? {} : { current: walkIsCurrent(this.#check) };
+    const current = this.#check === null ? {} : { current: walkIsCurrent(this.#check) };
     return textResult("", { engine: "typescript", prepass: BUDGET_SPENT, matched, ...current });
   }
 

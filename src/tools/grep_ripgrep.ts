@@ -135,6 +135,22 @@ export interface RipgrepGrepOptions {
   smallTreeFiles?: number;
   /** See `STAMP_MARGIN_MS` (the default); tests lower it rather than wait. */
   stampMarginMs?: number;
+  /** Keeps walks across processes (`src/execution/walk_store.ts`); default none. */
+  keeper?: WalkKeeper;
+}
+
+/** What a walk depends on besides the tree. */
+export interface WalkKey {
+  path: string;
+  glob: string | null;
+  roots: readonly string[];
+  excluded: readonly string[];
+}
+
+/** Where walks outlive a process: they are used only once the worker found their stamps current. */
+export interface WalkKeeper {
+  load(key: WalkKey): Promise<GrepWalkReport | null>;
+  save(key: WalkKey, walk: GrepWalkReport): Promise<void>;
 }
 
 /** Why ripgrep's answer was not used, and whether the cause lies in the tree (then it is remembered). */
@@ -160,6 +176,10 @@ export class RipgrepGrep {
   #budgeted: Promise<unknown> = Promise.resolve();
   /** Paths whose searched files add up to `MAX_GREP_FILE_BYTES`: ripgrep skips large files itself there. */
   #largeTrees = new Set<string>();
+  /** Kept walks being read, by path and glob: parallel calls (one turn's) share one read. */
+  #loadingKept = new Map<string, Promise<GrepWalkReport | null>>();
+  /** Walks being written for later processes (see `idle`). */
+  #saving = new Set<Promise<void>>();
   /** Set when the sandbox cannot run ripgrep at all. */
   #unavailable: string | null = null;
   /** Why the last call fell back, for tests and diagnostics. */
@@ -184,6 +204,12 @@ export class RipgrepGrep {
     const skipped = this.#skipped.get(path);
     if (skipped !== undefined && skipped.until > this.#now()) return this.#skip(skipped.reason);
     const walkKey = `${path}\0${input.glob ?? ""}`;
+    const keptKey: WalkKey = {
+      path,
+      glob: input.glob ?? null,
+      roots: [context.root, ...context.additionalRoots ?? []],
+      excluded: [...context.excludedPaths ?? []],
+    };
     const started = performance.now();
     const stop = new AbortController();
     const onAbort = () => stop.abort();
@@ -223,9 +249,18 @@ export class RipgrepGrep {
         };
         return this.#options.runWorker({ ...input, [GREP_PREPASS]: request }, context, signal);
       };
-      const recent = this.#recentWalk(walkKey);
+      const margin = this.#stampMargin;
+      let recent = this.#recentWalk(walkKey);
+      // A walk kept by an earlier process is used only once the worker has found its stamps current.
+      let unverified = false;
+      if (recent === null && !this.#walking.has(walkKey) && this.#options.keeper !== undefined) {
+        const kept = await this.#loadKept(walkKey, keptKey, this.#options.keeper);
+        if (kept !== null && kept.stamps !== null && stampsUsable(kept.stamps, margin)) {
+          recent = kept;
+          unverified = true;
+        }
+      }
       // The recent walk's stamps, when they can show whether the tree changed since.
-      const margin = this.#options.stampMarginMs ?? STAMP_MARGIN_MS;
       const stamps = recent !== null && recent.stamps !== null && stampsUsable(recent.stamps, margin)
         ? recent.stamps
         : undefined;
@@ -242,16 +277,25 @@ export class RipgrepGrep {
         if (report === null && first.result.metadata.prepass !== BUDGET_SPENT) return first;
         startRipgrep();
         if (report !== null) {
-          this.#keepWalk(walkKey, report, path);
+          this.#keepWalk(walkKey, report, path, keptKey);
           walk = report;
           fresh = true;
         } else if (first.result.metadata.current === true) {
-          // No match so far, and the recent walk's stamps hold: its counts are the tree's counts now.
+          // The recent walk's stamps hold: its counts are the tree's counts now.
           this.#keepWalk(walkKey, walk!, path);
           fresh = true;
-        } else if (first.result.metadata.matched !== true) {
-          // No match in the files searched so far: a result without matches shows the walk's counts, so
-          // walk now, alongside ripgrep, rather than after it.
+        } else if (unverified || first.result.metadata.matched !== true) {
+          // A kept walk that no longer holds, or no match in the files searched so far (a result without
+          // matches shows the walk's counts): walk now, alongside ripgrep, rather than after it.
+          walk = null;
+        }
+      } else if (walk !== null && unverified) {
+        // ripgrep searches meanwhile.
+        const checked = await this.#oneAtATime(() => prepass(0, false, stamps));
+        if (checked.result.metadata.current === true) {
+          this.#keepWalk(walkKey, walk, path);
+          fresh = true;
+        } else {
           walk = null;
         }
       }
@@ -264,7 +308,7 @@ export class RipgrepGrep {
         }
         walk = walkReportOf(walked.outcome.result);
         if (walk === null) return walked.outcome;
-        this.#keepWalk(walkKey, walk, path);
+        this.#keepWalk(walkKey, walk, path, walked.joined ? undefined : keptKey);
         fresh = true;
       }
       let run = await startRipgrep();
@@ -296,7 +340,7 @@ export class RipgrepGrep {
           this.lastFallback = "the worker did not walk the tree";
           return await this.#usual(input, context, signal);
         }
-        this.#keepWalk(walkKey, now, path);
+        this.#keepWalk(walkKey, now, path, keptKey);
         walk = now;
         answer = await answerFromRipgrep(plan, now, run, call);
       }
@@ -315,6 +359,20 @@ export class RipgrepGrep {
       }
     }
     return await this.#usual(input, context, signal);
+  }
+
+  #loadKept(key: string, kept: WalkKey, keeper: WalkKeeper): Promise<GrepWalkReport | null> {
+    let loading = this.#loadingKept.get(key);
+    if (loading === undefined) {
+      loading = keeper.load(kept).finally(() => this.#loadingKept.delete(key));
+      this.#loadingKept.set(key, loading);
+    }
+    return loading;
+  }
+
+  /** Resolves once the walks being kept for later processes are written. */
+  async idle(): Promise<void> {
+    while (this.#saving.size > 0) await Promise.all(this.#saving);
   }
 
   /** Forgets the remembered fallbacks and walks: to call after anything may have changed files. */
@@ -364,13 +422,25 @@ export class RipgrepGrep {
     return null;
   }
 
-  #keepWalk(key: string, walk: GrepWalkReport, path: string): void {
-    if (walk.files.length < (this.#options.smallTreeFiles ?? SMALL_TREE_FILES)) {
-      this.#remember(path, "the tree is small");
+  /** Keeps a walk for later calls, and one just walked (`kept`) for later processes too. */
+  #keepWalk(key: string, walk: GrepWalkReport, path: string, kept?: WalkKey): void {
+    const small = walk.files.length < (this.#options.smallTreeFiles ?? SMALL_TREE_FILES);
+    if (small) this.#remember(path, "the tree is small");
+    else if (kept !== undefined && walk.stamps !== null && stampsUsable(walk.stamps, this.#stampMargin)) {
+      // Stamps of a tree that had just changed cannot show a later change: such a walk is never used again.
+      const saving = this.#options.keeper?.save(kept, walk);
+      if (saving !== undefined) {
+        this.#saving.add(saving);
+        void saving.finally(() => this.#saving.delete(saving));
+      }
     }
     this.#walks.delete(key);
     this.#walks.set(key, { until: this.#now() + FALLBACK_MEMORY_MS, walk });
     while (this.#walks.size > MAX_RECENT_WALKS) this.#walks.delete(this.#walks.keys().next().value!);
+  }
+
+  get #stampMargin(): number {
+    return this.#options.stampMarginMs ?? STAMP_MARGIN_MS;
   }
 
   #remember(path: string, reason: string): void {

@@ -11,6 +11,9 @@ import {
   turn,
 } from "../fake_anthropic/server.ts";
 import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
+import { join } from "node:path";
+import { settleTree } from "../_fakes/tool_context.ts";
+import { workspaceSlug } from "../../src/config/home.ts";
 import { type CliRun, LAUNCHER } from "../_fakes/run_cli.ts";
 
 function explain(run: CliRun): string {
@@ -238,4 +241,37 @@ Deno.test("e2e -p: AGENTS.md reaches the first request; a 1 MB one is cut with a
   ok(!system.includes("LAST LINE MARKER"), "the end of the file is cut");
   match(system, /mewcode cut this file here/);
   ok(system.length < 200_000, `system prompt of ${system.length} characters`);
+});
+
+Deno.test("e2e -p: the next process's Grep uses the walk the last one kept, while the tree is unchanged", async () => {
+  await using box = await E2eWorkspace.create();
+  // More files than a tree the worker searches alone, nobody touched for an hour; then the stamps' margin
+  // (3 s: the status-change times cannot be set back) passes.
+  await box.write(".gitignore", "*.log\n");
+  for (let index = 0; index < 2_100; index++) await box.write(`src/d${index % 30}/f${index}.txt`, "text\n");
+  await box.write("src/d0/skip.log", "ignored\n");
+  await settleTree(box.root);
+  await new Promise((resolve) => setTimeout(resolve, 3_200));
+  const walks = join(box.home, "projects", await workspaceSlug(box.root), "walks");
+  const grepOnce = async () => {
+    await using server = await startFakeAnthropic([
+      turn().toolUse("Grep", { pattern: "no such text" }),
+      turn().text("searched").stop("end_turn"),
+    ]);
+    const run = await box.exec(server, ["-p", "find it"]);
+    equal(run.code, 0, explain(run));
+    const body = server.requests[1]?.body as {
+      messages: { content: { type: string; content?: string }[] }[];
+    };
+    const result = body.messages.at(-1)!.content.find((block) => block.type === "tool_result");
+    return String(result?.content);
+  };
+  const first = await grepOnce();
+  match(first, /No matches found/);
+  match(first, /1 file was ignored by \.gitignore/);
+  const kept = [...Deno.readDirSync(walks)];
+  equal(kept.length, 1, "one walk kept");
+  const inode = Deno.statSync(join(walks, kept[0]!.name)).ino;
+  equal(await grepOnce(), first);
+  equal(Deno.statSync(join(walks, kept[0]!.name)).ino, inode, "the kept walk was used, not written again");
 });

@@ -11,6 +11,7 @@ import {
   type RipgrepGrepOptions,
 } from "../../src/tools/grep_ripgrep.ts";
 import { nulBounds } from "../../src/tools/_ripgrep_output.ts";
+import { WalkStore } from "../../src/execution/walk_store.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import type { ToolCallContext, ToolResult } from "../../src/tools/tool.ts";
 import { callContext, createTempWorkspace, settleTree } from "../_fakes/tool_context.ts";
@@ -80,7 +81,14 @@ async function openRipgrep(
     additionalRoots: options.additionalRoots ?? [],
     excludedPaths: options.excluded ?? [],
   });
-  return { grep, context, [Symbol.asyncDispose]: () => sandbox.close() };
+  return {
+    grep,
+    context,
+    [Symbol.asyncDispose]: async () => {
+      await grep.idle();
+      await sandbox.close();
+    },
+  };
 }
 
 /** The metadata both paths report: all but the duration and the engine. */
@@ -603,6 +611,64 @@ Deno.test({
         // An ignored file appears: the counts shown must be those of now.
         await Deno.writeTextFile(join(workspace.root, "b/new.log"), "ignored too\n");
         deepStrictEqual(await run({ pattern: "nothing here" }), { engine: "ripgrep", recent: false });
+        await Deno.remove(join(workspace.root, "b/new.log"));
+      });
+    }
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep uses a walk kept by an earlier process once its stamps are found current",
+  ignore: missing,
+  async fn(t) {
+    await using workspace = await createTempWorkspace();
+    await using state = await createTempWorkspace();
+    await writeTree(workspace.root, {
+      ".gitignore": "*.log\n",
+      "a.txt": "match a\n",
+      "b/c.txt": "match c\n",
+      "b/old.log": "ignored\n",
+    });
+    const store = new WalkStore(join(state.root, "walks"));
+    const keptFiles = () => [...Deno.readDirSync(join(state.root, "walks"))].map((entry) => entry.name);
+    // Each process of a session (here, each RipgrepGrep) starts without walks of its own.
+    const process = async (input: GrepInput, budget: number) => {
+      await using setup = await openRipgrep(workspace.root, {
+        prepassBudgetMs: budget,
+        smallTreeFiles: 0,
+        stampMarginMs: 1_100,
+        keeper: store,
+      });
+      const outcome = await setup.grep.run(input, setup.context, new AbortController().signal);
+      const expected = await grepTool.execute(
+        { ...setup.context, signal: new AbortController().signal },
+        input,
+      );
+      ok(outcome !== null, setup.grep.lastFallback ?? "declined");
+      equal(outcome.result.content, expected.content);
+      deepStrictEqual(comparable(outcome.result), comparable(expected));
+      return { engine: outcome.result.metadata.engine, kept: setup.grep.lastUsedRecentWalk };
+    };
+    for (const budget of [1e-9, 0]) {
+      await t.step(`worker budget ${budget}`, async () => {
+        await settleTree(workspace.root);
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        deepStrictEqual(await process({ pattern: "no such text" }, budget), {
+          engine: "ripgrep",
+          kept: false,
+        });
+        equal(keptFiles().length, 1);
+        const file = Deno.statSync(join(state.root, "walks", keptFiles()[0]!));
+        // With and without matches: the kept walk is used, and not written again.
+        deepStrictEqual(await process({ pattern: "nor this" }, budget), { engine: "ripgrep", kept: true });
+        deepStrictEqual(await process({ pattern: "match" }, budget), { engine: "ripgrep", kept: true });
+        equal(Deno.statSync(join(state.root, "walks", keptFiles()[0]!)).ino, file.ino);
+        // The tree changes: the next process walks again, with the counts of now.
+        await Deno.writeTextFile(join(workspace.root, "b/new.log"), "ignored too\n");
+        deepStrictEqual(await process({ pattern: "nothing here" }, budget), {
+          engine: "ripgrep",
+          kept: false,
+        });
         await Deno.remove(join(workspace.root, "b/new.log"));
       });
     }

@@ -251,15 +251,12 @@ export class RipgrepGrep {
       };
       const margin = this.#stampMargin;
       let recent = this.#recentWalk(walkKey);
-      // A walk kept by an earlier process is used only once the worker has found its stamps current.
-      let unverified = false;
-      if (recent === null && !this.#walking.has(walkKey) && this.#options.keeper !== undefined) {
-        const kept = await this.#loadKept(walkKey, keptKey, this.#options.keeper);
-        if (kept !== null && kept.stamps !== null && stampsUsable(kept.stamps, margin)) {
-          recent = kept;
-          unverified = true;
-        }
-      }
+      // A walk kept by an earlier process, read while the worker searches within its budget; it is used only
+      // once the worker has found its stamps current.
+      const keeper = this.#options.keeper;
+      const keptLoading = recent === null && !this.#walking.has(walkKey) && keeper !== undefined
+        ? this.#loadKept(walkKey, keptKey, keeper)
+        : null;
       // The recent walk's stamps, when they can show whether the tree changed since.
       const stamps = recent !== null && recent.stamps !== null && stampsUsable(recent.stamps, margin)
         ? recent.stamps
@@ -269,8 +266,9 @@ export class RipgrepGrep {
       let fresh = false;
       if (budgetMs > 0) {
         // 1. The worker searches alone within its budget: a small or dense search ends there, and is the
-        //    answer. Without a walk of the path to use or join, the same worker call walks on past the budget.
-        const first = recent === null && !this.#walking.has(walkKey)
+        //    answer. Without a walk of the path to use, join or check, the same worker call walks on past the
+        //    budget.
+        const first = recent === null && !this.#walking.has(walkKey) && keptLoading === null
           ? (await this.#sharedWalk(walkKey, () => prepass(budgetMs, true))).outcome
           : await this.#oneAtATime(() => prepass(budgetMs, false, stamps));
         const report = walkReportOf(first.result);
@@ -284,19 +282,22 @@ export class RipgrepGrep {
           // The recent walk's stamps hold: its counts are the tree's counts now.
           this.#keepWalk(walkKey, walk!, path);
           fresh = true;
-        } else if (unverified || first.result.metadata.matched !== true) {
-          // A kept walk that no longer holds, or no match in the files searched so far (a result without
-          // matches shows the walk's counts): walk now, alongside ripgrep, rather than after it.
+        } else if (first.result.metadata.matched !== true) {
+          // No match in the files searched so far: a result without matches shows the walk's counts, so
+          // walk now, alongside ripgrep, rather than after it.
           walk = null;
         }
-      } else if (walk !== null && unverified) {
+      }
+      if (walk === null && keptLoading !== null) {
         // ripgrep searches meanwhile.
-        const checked = await this.#oneAtATime(() => prepass(0, false, stamps));
-        if (checked.result.metadata.current === true) {
-          this.#keepWalk(walkKey, walk, path);
-          fresh = true;
-        } else {
-          walk = null;
+        const kept = await keptLoading;
+        if (kept !== null && kept.stamps !== null && stampsUsable(kept.stamps, margin)) {
+          const checked = await this.#oneAtATime(() => prepass(0, false, kept.stamps!));
+          if (checked.result.metadata.current === true) {
+            this.#keepWalk(walkKey, kept, path);
+            walk = recent = kept;
+            fresh = true;
+          }
         }
       }
       // 2. ripgrep searches the contents in the sandbox while the worker walks, unless a recent walk will do.

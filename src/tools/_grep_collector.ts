@@ -63,6 +63,12 @@ export class GrepCollector {
     return this.#lines.length > 0;
   }
 
+  /** How much of what the limit lets it show is found: 0 to 1 (lines in content mode, files otherwise). */
+  get fullness(): number {
+    const found = this.#options.mode === "content" ? this.matches : this.files;
+    return Math.min(1, found / Math.max(1, this.#options.limit));
+  }
+
   /** Matching lines to look for in the next file (content mode): one more than still shown. */
   get wantedLines(): number {
     return this.#options.limit - this.matches + 1;

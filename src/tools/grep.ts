@@ -181,7 +181,7 @@ export const grepTool = defineTool({
         }
         recorder?.record(file.relativePath, walker);
         if (!searching) continue;
-        if (recorder?.overBudget(search.confirmMs)) {
+        if (recorder?.overBudget(search.confirmMs, search.collector.fullness)) {
           if (!recorder.walks) return recorder.budgetSpent(search.collector.files > 0);
           searching = false;
           continue;

@@ -16,6 +16,7 @@ import { portHistory } from "../llm/history_port.ts";
 import type { Message } from "../llm/provider.ts";
 import { missingModelMessage, type ProviderChoice, resolveProviderChoice } from "../llm/provider_choice.ts";
 import { parseRule, type Rule } from "../permissions/rules.ts";
+import { loadShellParser } from "../permissions/shell_parser.ts";
 import type { SessionOptions } from "../session/session.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { type CliOptions, DEFAULT_MODEL, UsageError } from "./args.ts";
@@ -56,6 +57,8 @@ export async function sessionSetup(
     ...(cli.trust || env.MEWCODE_TRUST_WORKSPACE === "1" ? { trustOverride: true } : {}),
   });
   const notices = settings.warnings.map((warning) => warning.message);
+  // Bash rules are read by the shell parser, which loads only for a session that has rules.
+  if (settings.rules.length > 0) await loadShellParser();
   const rules = settings.rules.flatMap((sourced) => {
     const parsed = ruleOf(sourced);
     notices.push(...parsed.warnings);

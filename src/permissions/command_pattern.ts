@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { parse } from "unbash";
+import { shellParser } from "./shell_parser.ts";
 import type { Result } from "./rules.ts";
 import { type PatternPiece, patternPieces, WILDCARD } from "./_shell_words.ts";
 
@@ -20,11 +20,14 @@ export interface CommandPattern {
   optionalArguments: boolean;
 }
 
-/** Compiles a Bash rule specifier; the error completes `Cannot use rule "Bash(…)": `. */
+/**
+ * Compiles a Bash rule specifier; the error completes `Cannot use rule "Bash(…)": `. The shell parser must
+ * be loaded (`loadShellParser`).
+ */
 export function compileCommandPattern(specifier: string): Result<CommandPattern> {
   let text = specifier.trim();
   if (text.endsWith(":*")) text = `${text.slice(0, -2).trimEnd()} *`;
-  const script = parse(text);
+  const script = shellParser().parse(text);
   const problem = script.errors?.[0];
   if (problem !== undefined) {
     return {

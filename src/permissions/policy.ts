@@ -11,6 +11,7 @@ import type { PermissionDecision, PermissionPolicy, PermissionRequest } from "./
 import { evaluate, type Evaluation, type EvaluationContext } from "./evaluate.ts";
 import type { PermissionMode } from "./modes.ts";
 import { realFolder } from "./real_paths.ts";
+import { loadShellParser } from "./shell_parser.ts";
 import { compileRule } from "./rule_match.ts";
 import type { Rule } from "./rules.ts";
 
@@ -39,7 +40,10 @@ export interface RulePolicy extends PermissionPolicy {
   evaluate(request: PermissionRequest): Promise<Evaluation & { access: Access }>;
 }
 
-/** Builds a policy. Throws a TypeError for a rule `parseRule` would have refused. */
+/**
+ * Builds a policy. Throws a TypeError for a rule `parseRule` would have refused. With Bash rules, the shell
+ * parser must be loaded (`loadShellParser`); the policy loads it itself for the Bash calls it decides.
+ */
 export function createPolicy(options: PolicyOptions): RulePolicy {
   const rules = options.rules.map(compileRule);
   let folders: Promise<{ home: string; additionalDirectories: string[] }> | null = null;
@@ -51,6 +55,7 @@ export function createPolicy(options: PolicyOptions): RulePolicy {
     }))();
   const evaluateRequest = async (request: PermissionRequest): Promise<Evaluation & { access: Access }> => {
     const { home, additionalDirectories } = await resolveFolders();
+    if (request.tool.name === "Bash") await loadShellParser();
     const access = describeAccess(request, {
       workspace: options.root,
       aliases: options.rootAliases ?? [],

@@ -8,7 +8,8 @@
  *
  * @module
  */
-import { forEachChild, parse, type Redirect, type SyntaxNode, type Word } from "unbash";
+import type { Redirect, SyntaxNode, Word } from "unbash";
+import { shellParser } from "./shell_parser.ts";
 import { assertNever } from "../common/errors.ts";
 import { renderAssignment, type RenderedWord, renderWord } from "./_shell_words.ts";
 import { innerScript, isRiskyVariable, programName, unwrap } from "./_wrappers.ts";
@@ -65,7 +66,7 @@ const HARMLESS_TARGETS: ReadonlySet<string> = new Set([
   "/dev/tty",
 ]);
 
-/** Analyzes a command line; never throws for bad input. */
+/** Analyzes a command line; never throws for bad input. The shell parser must be loaded (`loadShellParser`). */
 export function analyzeCommand(command: string): CommandAnalysis {
   const analyzer = new CommandAnalyzer();
   analyzer.analyze(command, 0);
@@ -88,7 +89,7 @@ class CommandAnalyzer {
   analyze(source: string, nesting: number): void {
     const outer = this.#nesting;
     this.#nesting = nesting;
-    this.#visit(parse(source));
+    this.#visit(shellParser().parse(source));
     this.#nesting = outer;
   }
 
@@ -118,7 +119,7 @@ class CommandAnalyzer {
       this.error = "an arithmetic expression with a substitution cannot be parsed";
       return;
     }
-    forEachChild(node, this.#visit);
+    shellParser().forEachChild(node, this.#visit);
   };
 
   #command(

@@ -10,6 +10,7 @@ import { createPolicy } from "../permissions/policy.ts";
 import type { Result } from "../permissions/rules.ts";
 import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
 import type { SessionOptions } from "./session.ts";
+import { loadShellParser } from "../permissions/shell_parser.ts";
 
 export type { PermissionQuery };
 
@@ -19,6 +20,7 @@ export async function explainPermission(
   query: PermissionQuery,
 ): Promise<Result<string[]>> {
   const home = options.env.HOME ?? "/";
+  if ((options.rules ?? []).length > 0) await loadShellParser();
   const policy = createPolicy({
     mode: options.permissionMode,
     rules: options.rules ?? [],

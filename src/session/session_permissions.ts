@@ -24,6 +24,7 @@ import { createPolicy, type RulePolicy } from "../permissions/policy.ts";
 import type { Rule } from "../permissions/rules.ts";
 import type { ShellSandbox } from "../sandbox/shell_sandbox.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
+import { loadShellParser } from "../permissions/shell_parser.ts";
 
 /** The hooks of a session, as the settings give them. */
 export interface SessionHooks {
@@ -83,6 +84,8 @@ export class SessionPermissions {
   /** Builds the permission side, loading the hook runner and the approval command only when configured. */
   static async open(options: SessionPermissionOptions): Promise<SessionPermissions> {
     const modules: PermissionModules = {};
+    // The policy reads Bash rules with the shell parser (it loads the parser itself for Bash calls).
+    if (options.rules.length > 0) await loadShellParser();
     if (options.hooks !== null && (hasHooks(options.hooks.user) || hasHooks(options.hooks.repository))) {
       modules.CommandHooks = (await lazyImport<typeof import("../permissions/command_hooks.ts")>(
         new URL("../permissions/command_hooks.ts", import.meta.url),

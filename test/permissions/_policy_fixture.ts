@@ -22,6 +22,11 @@ import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import { readFileTool } from "../../src/tools/read_file.ts";
 import type { AnyTool } from "../../src/tools/tool.ts";
 import { writeFileTool } from "../../src/tools/write_file.ts";
+import { loadShellParser } from "../../src/permissions/shell_parser.ts";
+
+// The permission modules load the shell parser when a caller first needs it; these tests call the
+// parsing functions directly.
+await loadShellParser();
 
 /** The built-in tools by name. */
 export const TOOLS: Readonly<Record<string, AnyTool>> = {

@@ -5,6 +5,11 @@ import {
   matchesWithAnyArguments,
   matchesWithSomeArguments,
 } from "../../src/permissions/command_pattern.ts";
+import { loadShellParser } from "../../src/permissions/shell_parser.ts";
+
+// The permission modules load the shell parser when a caller first needs it; these tests call the
+// parsing functions directly.
+await loadShellParser();
 
 function pattern(specifier: string) {
   const compiled = compileCommandPattern(specifier);

@@ -13,6 +13,11 @@ import { writeFileTool } from "../../src/tools/write_file.ts";
 import { fixedShell, NO_SHELL } from "../_fakes/pipeline.ts";
 import { defineTool, textResult } from "../../src/tools/tool.ts";
 import { allow, createScene, decide, decideBash, deny, policyFor, rule } from "./_policy_fixture.ts";
+import { loadShellParser } from "../../src/permissions/shell_parser.ts";
+
+// The permission modules load the shell parser when a caller first needs it; these tests call the
+// parsing functions directly.
+await loadShellParser();
 
 type Expected = "allow" | "ask" | "deny";
 

@@ -1,5 +1,10 @@
 import { deepStrictEqual, equal, match } from "node:assert/strict";
 import { describeOrigin, formatRule, parseRule, type RuleSyntax } from "../../src/permissions/rules.ts";
+import { loadShellParser } from "../../src/permissions/shell_parser.ts";
+
+// The permission modules load the shell parser when a caller first needs it; these tests call the
+// parsing functions directly.
+await loadShellParser();
 
 Deno.test("parseRule reads Tool and Tool(specifier)", async (t) => {
   const cases: [string, RuleSyntax][] = [

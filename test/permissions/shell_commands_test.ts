@@ -1,5 +1,10 @@
 import { deepStrictEqual, equal, match } from "node:assert/strict";
 import { analyzeCommand, type CommandAnalysis } from "../../src/permissions/shell_commands.ts";
+import { loadShellParser } from "../../src/permissions/shell_parser.ts";
+
+// The permission modules load the shell parser when a caller first needs it; these tests call the
+// parsing functions directly.
+await loadShellParser();
 
 function commandsOf(analysis: CommandAnalysis): string[] {
   if (!analysis.ok) throw new Error(`expected a parse, got: ${analysis.error}`);

@@ -21,6 +21,7 @@ import { editDiff, previewEdit } from "./diff.ts";
 import { readLine } from "./line_editor.ts";
 import { isCancelKey, type KeyRouter, type Screen } from "./screen.ts";
 import type { Style } from "./style.ts";
+import { loadShellParser } from "../../permissions/shell_parser.ts";
 
 /** What the approver needs from the session. */
 export interface ApprovalContext {
@@ -104,6 +105,7 @@ export class TerminalApprover implements Approver {
   /** Saves the rules to the project's local settings and applies them now; a line for the user. */
   async #save(texts: readonly string[]): Promise<string> {
     const rules: Rule[] = [];
+    await loadShellParser();
     for (const text of texts) {
       const parsed = parseRule(text);
       if (parsed.ok) rules.push({ ...parsed.value, action: "allow", source: { layer: "local" } });

@@ -15,6 +15,7 @@ import { tokens } from "./footer.ts";
 import { loadContinued } from "../session_resume.ts";
 import { type InteractiveSession, pickSession } from "./interactive_session.ts";
 import { type SlashCommand, slashHelp } from "./slash_commands.ts";
+import { loadShellParser } from "../../permissions/shell_parser.ts";
 
 /** The prompt /init sends: the model explores the repository and writes AGENTS.md (asking to, as usual). */
 export const INIT_PROMPT =
@@ -120,6 +121,7 @@ async function permissions(ui: InteractiveSession, argument: string): Promise<vo
   if (!["allow", "deny", "ask", "remove"].includes(action) || text === "") {
     throw new Error("usage: /permissions [allow|deny|ask RULE | remove RULE | mode MODE]");
   }
+  await loadShellParser();
   const parsed = parseRule(text);
   if (!parsed.ok) throw new Error(parsed.error);
   const rule = formatRule(parsed.value);

@@ -91,6 +91,22 @@ async function openRipgrep(
   };
 }
 
+/**
+ * Runs a call through the ripgrep path and checks its result against Grep's own in this process, character
+ * for character; says which engine answered and whether a recent walk was used.
+ */
+async function checkedRun(
+  setup: { grep: RipgrepGrep; context: ToolCallContext },
+  input: GrepInput,
+): Promise<{ engine: unknown; recent: boolean }> {
+  const outcome = await setup.grep.run(input, setup.context, new AbortController().signal);
+  const expected = await grepTool.execute({ ...setup.context, signal: new AbortController().signal }, input);
+  ok(outcome !== null, setup.grep.lastFallback ?? "declined");
+  equal(outcome.result.content, expected.content);
+  deepStrictEqual(comparable(outcome.result), comparable(expected));
+  return { engine: outcome.result.metadata.engine, recent: setup.grep.lastUsedRecentWalk };
+}
+
 /** The metadata both paths report: all but the duration and the engine. */
 function comparable(result: ToolResult): Record<string, unknown> {
   const { durationMs: _duration, engine: _engine, ...rest } = result.metadata;
@@ -458,17 +474,7 @@ Deno.test({
       "b/d.txt": "nothing\n",
     });
     await using setup = await openRipgrep(workspace.root, { smallTreeFiles: 0 });
-    const run = async (input: GrepInput) => {
-      const outcome = await setup.grep.run(input, setup.context, new AbortController().signal);
-      const expected = await grepTool.execute(
-        { ...setup.context, signal: new AbortController().signal },
-        input,
-      );
-      ok(outcome !== null, setup.grep.lastFallback ?? "declined");
-      equal(outcome.result.content, expected.content);
-      deepStrictEqual(comparable(outcome.result), comparable(expected));
-      return { engine: outcome.result.metadata.engine, recent: setup.grep.lastUsedRecentWalk };
-    };
+    const run = (input: GrepInput) => checkedRun(setup, input);
     await t.step("the first call walks, the next one reuses that walk", async () => {
       deepStrictEqual(await run({ pattern: "match" }), { engine: "ripgrep", recent: false });
       deepStrictEqual(await run({ pattern: "match c" }), { engine: "ripgrep", recent: true });
@@ -551,17 +557,7 @@ Deno.test({
     });
     // A budget spent before the first file: the worker never answers, and never sees a match.
     await using setup = await openRipgrep(workspace.root, { prepassBudgetMs: 1e-9, smallTreeFiles: 0 });
-    const run = async (input: GrepInput) => {
-      const outcome = await setup.grep.run(input, setup.context, new AbortController().signal);
-      const expected = await grepTool.execute(
-        { ...setup.context, signal: new AbortController().signal },
-        input,
-      );
-      ok(outcome !== null, setup.grep.lastFallback ?? "declined");
-      equal(outcome.result.content, expected.content);
-      deepStrictEqual(comparable(outcome.result), comparable(expected));
-      return { engine: outcome.result.metadata.engine, recent: setup.grep.lastUsedRecentWalk };
-    };
+    const run = (input: GrepInput) => checkedRun(setup, input);
     await t.step("the first call searches and walks in one worker call", async () => {
       deepStrictEqual(await run({ pattern: "match" }), { engine: "ripgrep", recent: false });
     });
@@ -595,17 +591,7 @@ Deno.test({
           smallTreeFiles: 0,
           stampMarginMs: 1_100,
         });
-        const run = async (input: GrepInput) => {
-          const outcome = await setup.grep.run(input, setup.context, new AbortController().signal);
-          const expected = await grepTool.execute(
-            { ...setup.context, signal: new AbortController().signal },
-            input,
-          );
-          ok(outcome !== null, setup.grep.lastFallback ?? "declined");
-          equal(outcome.result.content, expected.content);
-          deepStrictEqual(comparable(outcome.result), comparable(expected));
-          return { engine: outcome.result.metadata.engine, recent: setup.grep.lastUsedRecentWalk };
-        };
+        const run = (input: GrepInput) => checkedRun(setup, input);
         deepStrictEqual(await run({ pattern: "no such text" }), { engine: "ripgrep", recent: false });
         deepStrictEqual(await run({ pattern: "nor this" }), { engine: "ripgrep", recent: true });
         // An ignored file appears: the counts shown must be those of now.
@@ -639,15 +625,8 @@ Deno.test({
         stampMarginMs: 1_100,
         keeper: store,
       });
-      const outcome = await setup.grep.run(input, setup.context, new AbortController().signal);
-      const expected = await grepTool.execute(
-        { ...setup.context, signal: new AbortController().signal },
-        input,
-      );
-      ok(outcome !== null, setup.grep.lastFallback ?? "declined");
-      equal(outcome.result.content, expected.content);
-      deepStrictEqual(comparable(outcome.result), comparable(expected));
-      return { engine: outcome.result.metadata.engine, kept: setup.grep.lastUsedRecentWalk };
+      const { engine, recent } = await checkedRun(setup, input);
+      return { engine, kept: recent };
     };
     for (const budget of [1e-9, 0]) {
       await t.step(`worker budget ${budget}`, async () => {

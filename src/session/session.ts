@@ -313,10 +313,6 @@ function observerHook(
   }];
 }
 
-/**
- * mewcode's state folder (`$MEWCODE_HOME`, other sessions' transcripts), which the tools treat as outside
- * the workspace even when the workspace contains it: its real path, and the path as named when they differ.
- */
 /** Where Grep keeps walks for the workspace (`$MEWCODE_HOME/projects/<slug>/walks`); null without a home. */
 async function walkStoreFolder(env: Record<string, string>, root: string): Promise<string | null> {
   try {
@@ -326,6 +322,10 @@ async function walkStoreFolder(env: Record<string, string>, root: string): Promi
   }
 }
 
+/**
+ * mewcode's state folder (`$MEWCODE_HOME`, other sessions' transcripts), which the tools treat as outside
+ * the workspace even when the workspace contains it: its real path, and the path as named when they differ.
+ */
 export async function stateFolders(env: Record<string, string>): Promise<string[]> {
   let home: string;
   try {

@@ -24,10 +24,25 @@ export const TARGETS = [
 
 const ROOT = new URL("../", import.meta.url);
 
-/** Reads the runtime flags: one per line, `#` comments and blank lines skipped. */
+/**
+ * Reads the runtime flags: one per line up to the first comment line, as scripts/mewcode reads them. A flag
+ * below the comments would be baked into the binary but not passed by the launcher: it is refused.
+ */
 export async function readRuntimeFlags(): Promise<string[]> {
-  const text = await Deno.readTextFile(new URL("scripts/runtime_flags.txt", ROOT));
-  return text.split("\n").map((line) => line.trim()).filter((line) => line !== "" && !line.startsWith("#"));
+  return parseRuntimeFlags(await Deno.readTextFile(new URL("scripts/runtime_flags.txt", ROOT)));
+}
+
+/** The flags of a runtime flags file's text (see `readRuntimeFlags`). */
+export function parseRuntimeFlags(text: string): string[] {
+  const lines = text.split("\n").map((line) => line.trim());
+  const end = lines.findIndex((line) => line.startsWith("#"));
+  const misplaced = end === -1
+    ? undefined
+    : lines.slice(end).find((line) => line !== "" && !line.startsWith("#"));
+  if (misplaced !== undefined) {
+    throw new Error(`scripts/runtime_flags.txt: "${misplaced}" lies below the comments; flags come first`);
+  }
+  return lines.slice(0, end === -1 ? lines.length : end).filter((line) => line !== "");
 }
 
 /** The file name of a target's binary: `mewcode-<target>`, with `.exe` for Windows. */

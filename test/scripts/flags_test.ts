@@ -1,5 +1,5 @@
-import { deepStrictEqual, equal, ok } from "node:assert/strict";
-import { TARGETS } from "../../scripts/compile.ts";
+import { deepStrictEqual, equal, ok, throws } from "node:assert/strict";
+import { parseRuntimeFlags, TARGETS } from "../../scripts/compile.ts";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -62,4 +62,29 @@ Deno.test("scripts/mewcode runs main.ts of its own checkout with the workspace a
   equal(argv.at(-2), `${ROOT}main.ts`);
   equal(argv.at(-1), "--version");
   equal(argv[argv.indexOf("--config") + 1], `${ROOT}deno.json`);
+});
+
+Deno.test("the flags end at the first comment line, for the launcher and for deno compile alike", async () => {
+  const flagsFile = "--no-prompt\n\n--allow-env\n# why: --allow-all would be a mistake here\n#\n# more\n";
+  deepStrictEqual(parseRuntimeFlags(flagsFile), ["--no-prompt", "--allow-env"]);
+  throws(() => parseRuntimeFlags(`${flagsFile}--allow-ffi\n`), /"--allow-ffi" lies below the comments/);
+
+  // The launcher, copied next to such a file, passes the flags above the comments and nothing below them.
+  const directory = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${directory}/scripts`);
+    await Deno.copyFile(LAUNCHER, `${directory}/scripts/mewcode`);
+    await Deno.chmod(`${directory}/scripts/mewcode`, 0o755);
+    await Deno.writeTextFile(`${directory}/scripts/runtime_flags.txt`, `${flagsFile}--allow-ffi\n`);
+    const output = await new Deno.Command(`${directory}/scripts/mewcode`, {
+      args: ["--version"],
+      env: { MEWCODE_PRINT_COMMAND: "1", MEWCODE_DENO: Deno.execPath() },
+      stdout: "piped",
+    }).output();
+    equal(output.code, 0);
+    const argv = new TextDecoder().decode(output.stdout).trimEnd().split("\n");
+    deepStrictEqual(flagsBetween(argv, "run", "--quiet"), ["--no-prompt", "--allow-env"]);
+  } finally {
+    await Deno.remove(directory, { recursive: true });
+  }
 });

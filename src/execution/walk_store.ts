@@ -19,7 +19,7 @@ import { sha256HexSync } from "../common/sha256.ts";
 import { writeFileAtomic } from "../config/_atomic_write.ts";
 import type { GrepWalkReport } from "../tools/_grep_prepass.ts";
 import type { WalkKeeper, WalkKey } from "../tools/grep_ripgrep.ts";
-import { STAMP_FIELDS, type WalkStamps } from "../tools/_walk.ts";
+import { STAMP_FIELDS, type WalkStamps } from "../tools/_walk_stamps.ts";
 
 /** The format of the files; a file of another version is ignored. */
 const FORMAT = 1;

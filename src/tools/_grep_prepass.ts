@@ -14,7 +14,8 @@ import { IgnoreRules, MAX_IGNORE_FILE_BYTES } from "./_gitignore.ts";
 import { skippedByBinaryType } from "./_ripgrep_glob.ts";
 import { isBinaryPath } from "./_text.ts";
 import { readVerifiedSync } from "./_verified_read.ts";
-import { STAMP_FIELDS, type WalkCounts, type Walker, walkIsCurrent, type WalkStamps } from "./_walk.ts";
+import type { WalkCounts, Walker } from "./_walk.ts";
+import { STAMP_FIELDS, walkIsCurrent, type WalkStamps } from "./_walk_stamps.ts";
 import { textResult, type ToolResult } from "./tool.ts";
 
 /** The input field that carries a prepass request. */

@@ -19,12 +19,17 @@
  * Measured on a 20,000-file tree, `readDirSync` walks 2–3× faster than `readDir` with any concurrency,
  * because each async call costs more than the system call it wraps.
  *
+ * Given a memory of earlier walks (`_walk_memory.ts`), a walk takes each directory whose stamps are current
+ * from it instead of listing it: an lstat instead of a listing and a realpath, 3× faster on that tree.
+ *
  * @module
  */
 import { IgnoreRules, MAX_IGNORE_FILE_BYTES } from "./_gitignore.ts";
 import { isExcludedPath, isWithinRoot, isWithinRoots, rootContaining } from "./_paths.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { readVerifiedSync } from "./_verified_read.ts";
+import type { Listing, RecordedWalk, WalkMemory } from "./_walk_memory.ts";
+import { STAMP_FIELDS, stampOf, type WalkStamps } from "./_walk_stamps.ts";
 
 /** Directory names never entered, whatever the ignore files say. */
 export const EXCLUDED_DIRECTORY_NAMES: ReadonlySet<string> = new Set([
@@ -52,6 +57,11 @@ export interface WalkOptions {
   signal?: AbortSignal;
   /** When the walk must end (a `performance.now()` time); the result then has `aborted: true`. */
   deadline?: number;
+  /**
+   * Walks from the listings of an earlier walk of the same start, roots and excluded folders whose stamps
+   * are current, and otherwise records this walk's listings for later walks.
+   */
+  memory?: WalkMemory;
 }
 
 /** One file found by the walk. */
@@ -84,70 +94,8 @@ export interface WalkResult extends WalkCounts {
   aborted: boolean;
 }
 
-/**
- * What a walk saw of the tree, to tell later whether a walk would see the same (`walkIsCurrent`): for each
- * directory it listed and each ignore file it read or looked for, an `lstat` taken before the listing or
- * the read. A change to a directory's entries changes its modification time; a change to an ignore file
- * changes its own; a change of permissions or owner changes the mode, owner or status-change time (which
- * forging a modification time changes too).
- */
-export interface WalkStamps {
-  /** `Date.now()` when the walk began. */
-  takenAt: number;
-  /** The paths stamped, as walked. */
-  paths: string[];
-  /** `STAMP_FIELDS` numbers per path (see `stampOf`); all NaN for a path that did not exist. */
-  values: Float64Array;
-}
-
-/** Numbers per stamped path: device, inode, modification time, status-change time, mode, uid, gid, size. */
-export const STAMP_FIELDS = 8;
-
-/**
- * Whether a stamp can show a later change: its times lie `marginMs` before the walk began. A change within
- * the same tick of the file system's clock (up to 2 s on some file systems; Deno gives the status-change
- * time in whole seconds) as the stamped one leaves the times as they were.
- */
-export function stampsUsable(stamps: WalkStamps, marginMs: number): boolean {
-  const limit = stamps.takenAt - marginMs;
-  for (let at = 0; at < stamps.values.length; at += STAMP_FIELDS) {
-    if (Number.isNaN(stamps.values[at]!)) continue;
-    if (!(stamps.values[at + 2]! < limit) || !(stamps.values[at + 3]! < limit)) return false;
-  }
-  return true;
-}
-
-/** Whether every stamped path is as it was when stamped: then a walk now would see what that walk saw. */
-export function walkIsCurrent(stamps: WalkStamps): boolean {
-  for (let index = 0; index < stamps.paths.length; index++) {
-    const now = stampOf(stamps.paths[index]!);
-    if (now === null) return false;
-    for (let field = 0; field < STAMP_FIELDS; field++) {
-      if (!Object.is(now[field], stamps.values[index * STAMP_FIELDS + field])) return false;
-    }
-  }
-  return true;
-}
-
-const MISSING: readonly number[] = new Array(STAMP_FIELDS).fill(NaN);
-
-/** A path's stamp; `MISSING` when it does not exist; null when it cannot be told (then nothing is current). */
-function stampOf(path: string): readonly number[] | null {
-  try {
-    const info = Deno.lstatSync(path);
-    const { ino, mtime, ctime, mode, uid, gid } = info;
-    if (ino === null || mtime === null || ctime === null || mode === null || uid === null || gid === null) {
-      return null;
-    }
-    return [info.dev, ino, mtime.getTime(), ctime.getTime(), mode, uid, gid, info.size];
-  } catch (error) {
-    const missing = error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory;
-    return missing ? MISSING : null;
-  }
-}
-
 /** The rules of one ignore file and how to express a walked path relative to the file's directory. */
-interface RuleSet {
+export interface RuleSet {
   /** Relative path of the ignore file's directory from the start directory ("" for the start itself). */
   base: string;
   /** Prepended to paths relative to the start directory when `base` lies above the start directory. */
@@ -171,6 +119,9 @@ interface Frame {
   entries: Deno.DirEntry[];
   next: number;
 }
+
+const NO_PROBLEMS: string[] = [];
+const NO_RULES: RuleSet[] = [];
 
 /**
  * Walks the files under `start` lazily, in a stable order: entries sorted by name, depth first, then
@@ -197,6 +148,20 @@ export class Walker implements WalkCounts {
   #slicer: TimeSlicer | undefined;
   /** The stamps so far; null when not stamping, or once the walk saw what stamps cannot vouch for. */
   #stamps: { takenAt: number; paths: string[]; values: number[] } | null = null;
+  /** Whether the caller asked for the stamps. */
+  #stampsWanted: boolean;
+  /** `Date.now()` when the walk was prepared: the time of its stamps. */
+  #takenAt: number;
+  #memory: WalkMemory | undefined;
+  /** What earlier walks listed (from the memory). */
+  #recalled: RecordedWalk | null = null;
+  /** What this walk lists or takes from `#recalled`, for the memory; null without one. */
+  #record: RecordedWalk | null = null;
+  /** The stamps of the place being read, for its `Listing`; null when not recording. */
+  #placeStamps: { paths: string[]; values: number[] } | null = null;
+  /** Directories listed, and directories taken from the memory's listings instead (their stamps current). */
+  listedDirectories = 0;
+  recalledDirectories = 0;
 
   /**
    * Prepares a walk of `start`, a real directory inside `options.root` or an added folder (as returned by
@@ -211,7 +176,10 @@ export class Walker implements WalkCounts {
     },
   ) {
     this.#start = start;
-    if (options.stamp === true) this.#stamps = { takenAt: Date.now(), paths: [], values: [] };
+    this.#stampsWanted = options.stamp === true;
+    this.#memory = options.memory;
+    this.#takenAt = Date.now();
+    if (this.#stampsWanted) this.#stamps = { takenAt: this.#takenAt, paths: [], values: [] };
     this.#roots = [options.root, ...options.additionalRoots ?? []];
     this.#base = rootContaining(this.#roots, start) ?? options.root;
     this.#filter = options.filter;
@@ -226,20 +194,68 @@ export class Walker implements WalkCounts {
    */
   get stamps(): WalkStamps | null {
     const stamps = this.#stamps;
-    return stamps === null ? null : { ...stamps, values: Float64Array.from(stamps.values) };
+    if (!this.#stampsWanted || stamps === null) return null;
+    return { ...stamps, values: Float64Array.from(stamps.values) };
   }
 
-  // Stamps a path before it is listed or read.
-  #stamp(path: string): void {
+  /** What a walk's record is kept under: the start, the roots and the excluded folders. */
+  get memoryKey(): string {
+    return [this.#start, ...this.#roots, "", ...this.#excluded ?? []].join("\0");
+  }
+
+  // Stamps a path before it is listed or read; returns the stamp (null when it cannot be told, or when
+  // neither the caller nor a memory wants stamps).
+  #stamp(path: string): readonly number[] | null {
     const stamps = this.#stamps;
-    if (stamps === null) return;
+    const place = this.#placeStamps;
+    if (stamps === null && place === null) return null;
     const stamp = stampOf(path);
     if (stamp === null) {
-      this.#stamps = null;
-      return;
+      this.#stamps = this.#placeStamps = null;
+      return null;
     }
-    stamps.paths.push(path);
-    stamps.values.push(...stamp);
+    stamps?.paths.push(path);
+    stamps?.values.push(...stamp);
+    place?.paths.push(path);
+    place?.values.push(...stamp);
+    return stamp;
+  }
+
+  // Takes a place from the memory's record when every path it stamped is as it was (then this walk's stamps
+  // get the same), counting its problems as a read would; null when it is to be read again.
+  #recall(listing: Listing | null | undefined): Listing | null {
+    if (listing === null || listing === undefined) return null;
+    const { paths, values } = listing.stamps;
+    for (let index = 0; index < paths.length; index++) {
+      const now = stampOf(paths[index]!);
+      if (now === null) return null;
+      for (let field = 0; field < STAMP_FIELDS; field++) {
+        if (!Object.is(now[field], values[index * STAMP_FIELDS + field])) return null;
+      }
+    }
+    const stamps = this.#stamps;
+    if (stamps !== null) {
+      stamps.paths.push(...paths);
+      stamps.values.push(...values);
+    }
+    this.ignoreProblems.push(...listing.problems);
+    return listing;
+  }
+
+  // Starts collecting the stamps of one place, when recording.
+  #beginPlace(): void {
+    this.#placeStamps = this.#record === null ? null : { paths: [], values: [] };
+  }
+
+  // The listing of the place just read, for the record; null when its stamps could not all be taken.
+  #endPlace(entries: Deno.DirEntry[], ruleSets: RuleSet[], problemsFrom: number): Listing | null {
+    const place = this.#placeStamps;
+    this.#placeStamps = null;
+    if (place === null) return null;
+    const problems = this.ignoreProblems.length === problemsFrom
+      ? NO_PROBLEMS
+      : this.ignoreProblems.slice(problemsFrom);
+    return { stamps: { takenAt: this.#takenAt, ...place }, entries, ruleSets, problems };
   }
 
   /**
@@ -247,11 +263,31 @@ export class Walker implements WalkCounts {
    * pause point: the walk has used up its time slice, and the caller should yield (`slicer.pause()`).
    */
   *files(): Generator<WalkedFile | null, void, undefined> {
+    const memory = this.#memory;
+    if (memory === undefined) return yield* this.#walk();
+    this.#recalled = memory.recall(this.memoryKey);
+    const record: RecordedWalk = { above: null, listings: new Map(), entries: 0 };
+    this.#record = record;
+    let finished = false;
+    try {
+      yield* this.#walk();
+      finished = true;
+    } finally {
+      // Also when stopped early: what was listed holds place by place, and the places the walk did not
+      // reach keep their earlier listings (each is checked when used).
+      for (const [path, listing] of finished ? [] : this.#recalled?.listings ?? []) {
+        if (!record.listings.has(path)) this.#keepPlace(path, listing);
+      }
+      memory.keep(this.memoryKey, record);
+    }
+  }
+
+  *#walk(): Generator<WalkedFile | null, void, undefined> {
+    const visited = new Set<string>();
+    const stack: Frame[] = [];
     const roots = this.#roots;
     const filter = this.#filter;
     const slicer = this.#slicer;
-    const visited = new Set<string>();
-    const stack: Frame[] = [];
     const enter = (directory: Directory): void => {
       if (visited.has(directory.realPath)) return;
       visited.add(directory.realPath);
@@ -326,26 +362,51 @@ export class Walker implements WalkCounts {
   // Reads a directory's entries (sorted by name) and its .gitignore; null when it cannot be read or is no
   // longer the directory that was found (its real path changed: a swap for a symlink).
   #open(directory: Directory): Frame | null {
+    // Directories reached through a symlink are listed every time: the link may point elsewhere later.
+    const real = directory.path === directory.realPath;
+    const recalled = real ? this.#recall(this.#recalled?.listings.get(directory.path)) : null;
+    if (recalled !== null) {
+      this.recalledDirectories++;
+      this.#keepPlace(directory.path, recalled);
+      const ruleSets = recalled.ruleSets.length === 0
+        ? directory.ruleSets
+        : [...directory.ruleSets, ...recalled.ruleSets];
+      return { directory: { ...directory, ruleSets }, entries: recalled.entries, next: 0 };
+    }
+    this.listedDirectories++;
+    if (real) this.#beginPlace();
     let entries: Deno.DirEntry[];
     this.#stamp(directory.path);
     try {
       entries = Array.from(Deno.readDirSync(directory.path));
       if (Deno.realPathSync(directory.path) !== directory.realPath) {
         this.changedDirectories++;
-        this.#stamps = null;
+        this.#stamps = this.#placeStamps = null;
         return null;
       }
     } catch {
-      this.#stamps = null;
+      this.#stamps = this.#placeStamps = null;
       return null;
     }
     entries.sort((a, b) => compareStrings(a.name, b.name));
+    const problemsFrom = this.ignoreProblems.length;
     // Like git, never through a symlink: a link could point outside the workspace.
+    let set: RuleSet | null = null;
     if (entries.some((entry) => entry.name === ".gitignore" && entry.isFile)) {
-      const set = this.#readRuleSet(`${directory.path}/.gitignore`, directory.relativePath, "");
+      set = this.#readRuleSet(`${directory.path}/.gitignore`, directory.relativePath, "");
       if (set !== null) directory = { ...directory, ruleSets: [...directory.ruleSets, set] };
     }
+    const listing = this.#endPlace(entries, set === null ? NO_RULES : [set], problemsFrom);
+    if (listing !== null) this.#keepPlace(directory.path, listing);
     return { directory, entries, next: 0 };
+  }
+
+  // Adds a directory's listing to the record.
+  #keepPlace(path: string, listing: Listing): void {
+    const record = this.#record;
+    if (record === null) return;
+    record.listings.set(path, listing);
+    record.entries += listing.entries.length;
   }
 
   /**
@@ -380,6 +441,20 @@ export class Walker implements WalkCounts {
    * ignored directory on purpose must find its files.
    */
   #ancestorRuleSets(): RuleSet[] {
+    const recalled = this.#recall(this.#recalled?.above);
+    if (recalled !== null) {
+      if (this.#record !== null) this.#record.above = recalled;
+      return recalled.ruleSets;
+    }
+    this.#beginPlace();
+    const problemsFrom = this.ignoreProblems.length;
+    const sets = this.#readAncestorRuleSets();
+    const listing = this.#endPlace([], sets, problemsFrom);
+    if (this.#record !== null) this.#record.above = listing;
+    return sets;
+  }
+
+  #readAncestorRuleSets(): RuleSet[] {
     const root = this.#base;
     const start = this.#start;
     const sets: RuleSet[] = [];

@@ -12,6 +12,7 @@ import { compileGlob, globBase } from "../common/glob.ts";
 import { isExcludedPath, safePath, validatePathInput } from "./_paths.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { compareStrings, skippedNotice, walkFiles, type WalkResult } from "./_walk.ts";
+import { recentWalks } from "./_walk_memory.ts";
 import { defineTool, errorResult, stoppedResult, textResult, type ToolResult } from "./tool.ts";
 
 /** Paths one Glob call returns at most; the rest are counted in a notice. */
@@ -134,6 +135,7 @@ export const globTool = defineTool({
       signal: context.signal,
       deadline,
       filter: (relativePath) => matches(prefix + relativePath),
+      memory: recentWalks,
     });
     if (walk.aborted) return stopResult(context.signal, context.timeoutMs);
     if (walk.files.length === 0) return noMatch(input.pattern, shownPath, pattern, walk, started);

@@ -30,6 +30,7 @@ import { isBinaryPath, looksBinary, utf16Bom } from "./_text.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { confirmLocation, type FileIdentity, readVerifiedSync, type SkipReason } from "./_verified_read.ts";
 import { Walker } from "./_walk.ts";
+import { recentWalks } from "./_walk_memory.ts";
 import {
   defineTool,
   errorResult,
@@ -161,6 +162,7 @@ export const grepTool = defineTool({
         excludedPaths: context.excludedPaths,
         slicer,
         stamp: recorder?.walks ?? false,
+        memory: recentWalks,
         ...(matches === undefined ? {} : {
           filter: recorder === null ? matches : (relativePath: string) => {
             const passes = matches(relativePath);

@@ -53,7 +53,8 @@ import { BINARY_TYPE, binaryTypeArguments, globTypeArguments, ripgrepGlob } from
 import { type RipgrepPattern, ripgrepPattern } from "./_ripgrep_pattern.ts";
 import { BINARY_SNIFF_BYTES, isBinaryPath } from "./_text.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
-import { EXCLUDED_DIRECTORY_NAMES, stampsUsable, type WalkStamps } from "./_walk.ts";
+import { EXCLUDED_DIRECTORY_NAMES } from "./_walk.ts";
+import { stampsUsable, type WalkStamps } from "./_walk_stamps.ts";
 import { DEFAULT_HEAD_LIMIT, type GrepInput, stopResult } from "./grep.ts";
 import type { ToolCallContext, ToolResult } from "./tool.ts";
 

@@ -2,7 +2,7 @@ import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { WalkStore } from "../../src/execution/walk_store.ts";
 import type { GrepWalkReport } from "../../src/tools/_grep_prepass.ts";
-import { STAMP_FIELDS } from "../../src/tools/_walk.ts";
+import { STAMP_FIELDS } from "../../src/tools/_walk_stamps.ts";
 import type { WalkKey } from "../../src/tools/grep_ripgrep.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 

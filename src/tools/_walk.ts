@@ -203,22 +203,27 @@ export class Walker implements WalkCounts {
     return [this.#start, ...this.#roots, "", ...this.#excluded ?? []].join("\0");
   }
 
-  // Stamps a path before it is listed or read; returns the stamp (null when it cannot be told, or when
-  // neither the caller nor a memory wants stamps).
-  #stamp(path: string): readonly number[] | null {
+  // Stamps a path before it is listed or read, for the caller and for the memory.
+  #stamp(path: string): void {
     const stamps = this.#stamps;
     const place = this.#placeStamps;
-    if (stamps === null && place === null) return null;
+    if (stamps === null) {
+      if (place === null) return;
+      // The memory stamps the place after the call (see `WalkMemory.stampsLater`).
+      if (this.#memory?.stampsLater === true) {
+        place.paths.push(path);
+        return;
+      }
+    }
     const stamp = stampOf(path);
     if (stamp === null) {
       this.#stamps = this.#placeStamps = null;
-      return null;
+      return;
     }
     stamps?.paths.push(path);
     stamps?.values.push(...stamp);
     place?.paths.push(path);
     place?.values.push(...stamp);
-    return stamp;
   }
 
   // Takes a place from the memory's record when every path it stamped is as it was (then this walk's stamps

@@ -5,17 +5,22 @@
  * taking a directory from here costs one lstat.
  *
  * A walk takes a directory's listing from here only when its stamps are current (`Walker`: an lstat of the
- * directory and of its `.gitignore` as they were before it was listed; any change to its entries changes the
- * directory's modification time, and forging that changes its status-change time), so it finds exactly what
- * listing it again would. A listing is kept only when its stamps can show a change at all (`stampsUsable`:
- * taken 3 s after what they stamped last changed), and only for a directory reached without a symlink. Names
+ * directory and of its `.gitignore`; any change to its entries changes the directory's modification time, and
+ * forging that changes its status-change time), so it finds exactly what listing it again would. A listing
+ * is kept only when its stamps can show a change at all and show none since the walk began: their times lie
+ * 3 s before the walk's start (`stampsUsable`). Only directories reached without a symlink are kept. Names
  * come only from listings of directories that were inside the workspace when listed; a directory swapped for
  * a symlink since fails its own stamp or its parent's.
+ *
+ * In a tool worker an lstat costs ~25 µs (Deno checks the worker's permissions on every path), which made a
+ * first walk of the benchmark tree 56 ms slower when it stamped as it listed. There the memory stamps after
+ * the call instead, a few milliseconds at a time: a stamp taken after the listing is as good, since any
+ * change after the walk began puts the directory's times past the limit and the listing is dropped.
  *
  * @module
  */
 import type { RuleSet } from "./_walk.ts";
-import { stampsUsable } from "./_walk_stamps.ts";
+import { STAMP_FIELDS, stampOf, stampsUsable } from "./_walk_stamps.ts";
 
 /**
  * What a walk read in one place: a directory's entries and `.gitignore`, or the ignore files above the
@@ -23,8 +28,8 @@ import { stampsUsable } from "./_walk_stamps.ts";
  */
 export interface Listing {
   /**
-   * The stamps (`STAMP_FIELDS` numbers per path) of the directory, taken before its listing, then of its
-   * `.gitignore` when read; or of each ignore file above the start read or looked for.
+   * The paths read (the directory, then its `.gitignore` when read; or each ignore file above the start read
+   * or looked for), and their stamps: `STAMP_FIELDS` numbers per path, or none yet (`stampsLater`).
    */
   stamps: { takenAt: number; paths: string[]; values: number[] };
   /** The entries, sorted by name (none for the place above the start). */
@@ -46,11 +51,13 @@ export interface RecordedWalk {
 }
 
 /**
- * Keeps walks' listings for later walks of the same start (`_walk_memory.ts`). A walk given one takes each
- * place from the record whose stamps are current, reads the others (changed since, or new), and offers what
- * it saw back, so a walk of a tree where one folder changed lists only that folder.
+ * Keeps walks' listings for later walks of the same start. A walk given one takes each place from the record
+ * whose stamps are current, reads the others (changed since, or new), and offers what it saw back, so a walk
+ * of a tree where one folder changed lists only that folder.
  */
 export interface WalkMemory {
+  /** Whether the memory stamps the places it is offered itself, after the walk: they come without stamps. */
+  readonly stampsLater: boolean;
   /** What earlier walks of `key` (see `Walker.memoryKey`) listed, or null. */
   recall(key: string): RecordedWalk | null;
   /** Offers what a walk of `key` listed; the memory keeps the places whose stamps can show later changes. */
@@ -63,17 +70,24 @@ export const MEMORY_STAMP_MARGIN_MS = 3000;
 export const MAX_KEPT_WALKS = 4;
 /** Directory entries kept at most in all (about 100 bytes each): larger walks are not kept. */
 export const MAX_KEPT_ENTRIES = 250_000;
+/** How long stamping after a call runs before it lets a message in. */
+const STAMPING_SLICE_MS = 4;
 
 /** Recent walks' listings, the most recently used kept when there are too many. */
 export class RecentWalks implements WalkMemory {
-  #walks = new Map<string, RecordedWalk>();
+  readonly stampsLater: boolean;
   /** How long before a walk began the times of what it stamped must lie for it to be kept (tests set 0). */
   marginMs: number;
+  #walks = new Map<string, RecordedWalk>();
   #maxEntries: number;
+  /** Places offered without stamps, and the record they join once stamped. */
+  #unstamped: { record: RecordedWalk; places: [string | null, Listing][] } | null = null;
+  #stamping: Promise<void> | null = null;
 
-  constructor(options: { marginMs?: number; maxEntries?: number } = {}) {
+  constructor(options: { marginMs?: number; maxEntries?: number; stampsLater?: boolean } = {}) {
     this.marginMs = options.marginMs ?? MEMORY_STAMP_MARGIN_MS;
     this.#maxEntries = options.maxEntries ?? MAX_KEPT_ENTRIES;
+    this.stampsLater = options.stampsLater ?? false;
   }
 
   recall(key: string): RecordedWalk | null {
@@ -87,27 +101,26 @@ export class RecentWalks implements WalkMemory {
 
   keep(key: string, walk: RecordedWalk): void {
     this.#walks.delete(key);
-    const usable = (listing: Listing | null) =>
-      listing !== null && stampsUsable(listing.stamps, this.marginMs);
-    const kept: RecordedWalk = {
-      above: usable(walk.above) ? walk.above : null,
-      listings: new Map(),
-      entries: 0,
+    const kept: RecordedWalk = { above: null, listings: new Map(), entries: 0 };
+    const unstamped: [string | null, Listing][] = [];
+    const offer = (path: string | null, listing: Listing) => {
+      if (listing.stamps.values.length === 0 && listing.stamps.paths.length > 0) {
+        unstamped.push([path, listing]);
+      } else this.#add(kept, path, listing);
     };
-    for (const [path, listing] of walk.listings) {
-      if (!usable(listing)) continue;
-      kept.listings.set(path, listing);
-      kept.entries += listing.entries.length;
-    }
-    if (kept.listings.size === 0 || kept.entries > this.#maxEntries) return;
+    if (walk.above !== null) offer(null, walk.above);
+    for (const [path, listing] of walk.listings) offer(path, listing);
+    if (walk.entries > this.#maxEntries) return;
     this.#walks.set(key, kept);
-    let total = 0;
-    for (const other of this.#walks.values()) total += other.entries;
-    for (const [oldest, other] of this.#walks) {
-      if (this.#walks.size <= MAX_KEPT_WALKS && total <= this.#maxEntries) break;
-      this.#walks.delete(oldest);
-      total -= other.entries;
-    }
+    this.#evict();
+    // A newer walk's places replace those of one still waiting for its stamps.
+    this.#unstamped = unstamped.length === 0 ? null : { record: kept, places: unstamped };
+    if (this.#unstamped !== null) this.#stamping ??= this.#stampLater();
+  }
+
+  /** Resolves once the places offered without stamps are stamped (and kept or dropped). */
+  async settled(): Promise<void> {
+    while (this.#stamping !== null) await this.#stamping;
   }
 
   /** How many walks are kept. */
@@ -119,7 +132,69 @@ export class RecentWalks implements WalkMemory {
   listingsOf(key: string): number {
     return this.#walks.get(key)?.listings.size ?? 0;
   }
+
+  // Adds a place to a record when its stamps can show a change, and show none since its walk began.
+  #add(record: RecordedWalk, path: string | null, listing: Listing): void {
+    if (!stampsUsable(listing.stamps, this.marginMs)) return;
+    if (path === null) {
+      record.above = listing;
+      return;
+    }
+    record.listings.set(path, listing);
+    record.entries += listing.entries.length;
+  }
+
+  // Stamps the places offered without stamps, a slice at a time between messages.
+  async #stampLater(): Promise<void> {
+    try {
+      while (this.#unstamped !== null) {
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        const until = performance.now() + STAMPING_SLICE_MS;
+        while (this.#unstamped !== null && performance.now() < until) {
+          const { record, places } = this.#unstamped;
+          const place = places.pop();
+          if (place === undefined) {
+            this.#unstamped = null;
+            this.#evict();
+            break;
+          }
+          const [path, listing] = place;
+          const values = stampsOf(listing.stamps.paths);
+          if (values !== null) this.#add(record, path, { ...listing, stamps: { ...listing.stamps, values } });
+        }
+      }
+    } finally {
+      this.#stamping = null;
+    }
+  }
+
+  // Drops the least recently used walks beyond the limits.
+  #evict(): void {
+    let total = 0;
+    for (const walk of this.#walks.values()) total += walk.entries;
+    for (const [oldest, walk] of this.#walks) {
+      if (this.#walks.size <= MAX_KEPT_WALKS && total <= this.#maxEntries) break;
+      this.#walks.delete(oldest);
+      total -= walk.entries;
+    }
+  }
 }
 
-/** The walks of this process (in a tool worker: that worker's), shared by Glob and Grep. */
-export const recentWalks: RecentWalks = new RecentWalks();
+/** The stamps of paths, `STAMP_FIELDS` numbers each; null when one cannot be told. */
+function stampsOf(paths: readonly string[]): number[] | null {
+  const values: number[] = [];
+  for (const path of paths) {
+    const stamp = stampOf(path);
+    if (stamp === null) return null;
+    for (let field = 0; field < STAMP_FIELDS; field++) values.push(stamp[field]!);
+  }
+  return values;
+}
+
+/**
+ * The walks of this process, shared by Glob and Grep: in a tool worker, that worker's, stamped after each
+ * call; in the main process (direct calls, tests), stamped as the walk lists.
+ */
+export const recentWalks: RecentWalks = new RecentWalks({
+  stampsLater: typeof (globalThis as Record<string, unknown>).WorkerGlobalScope === "function",
+});

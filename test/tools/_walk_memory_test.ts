@@ -217,6 +217,37 @@ Deno.test("only listings whose stamps can show a change are kept", async (t) => 
   });
 });
 
+Deno.test("a memory that stamps after the walk keeps what did not change since the walk began", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await writeTree(root, TREE);
+  await settleTree(root);
+  const memory = new RecentWalks({ marginMs: 0, stampsLater: true });
+  const first = walk(root, root, { memory });
+  equal(memory.listingsOf(first.walker.memoryKey), 0);
+  await memory.settled();
+  equal(memory.listingsOf(first.walker.memoryKey), ENTERED);
+  equal(walk(root, root, { memory }).listed, 0);
+
+  // A change between the listing and the stamp shows a time after the walk began. The file system's clock
+  // lags the wall clock by up to a tick: the margin covers it (and settleTree's status-change time is past it).
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  const memoryKey = first.walker.memoryKey;
+  const fresh = new RecentWalks({ marginMs: 100, stampsLater: true });
+  walk(root, root, { memory: fresh });
+  Deno.writeTextFileSync(join(root, "src/lib/deep/late.ts"), "");
+  await fresh.settled();
+  equal(fresh.listingsOf(memoryKey), ENTERED - 1);
+  const next = walk(root, root, { memory: fresh });
+  deepStrictEqual([next.listed, next.recalled], [1, ENTERED - 1]);
+  ok(next.found.files.includes(join(root, "src/lib/deep/late.ts")));
+  // A caller that wants the walk's stamps gets them at once, and so does the memory.
+  const stamped = new RecentWalks({ marginMs: 0, stampsLater: true });
+  await settleTree(root);
+  walk(root, root, { memory: stamped, stamp: true });
+  equal(stamped.listingsOf(memoryKey), ENTERED);
+});
+
 Deno.test("the memory keeps the most recently used walks", async () => {
   await using workspace = await createTempWorkspace();
   const root = workspace.root;

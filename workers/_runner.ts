@@ -27,9 +27,14 @@ export interface WorkerScope {
 
 /**
  * Serves tool calls on `scope`. Registers `onmessage` synchronously (messages that arrive while the
- * worker is still starting are not lost), then announces `ready` with the worker's permissions.
+ * worker is still starting are not lost), then announces `ready` with the worker's permissions. `idle`
+ * runs once a call's result is sent and no other call runs; `busy` tells its work when one has come.
  */
-export function serveTools(scope: WorkerScope, tools: readonly AnyTool[]): void {
+export function serveTools(
+  scope: WorkerScope,
+  tools: readonly AnyTool[],
+  idle?: (busy: () => boolean) => void,
+): void {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const running = new Map<string, AbortController>();
   // The shell's sandbox, kept for as long as this worker lives (it ends when the worker does).
@@ -72,6 +77,7 @@ export function serveTools(scope: WorkerScope, tools: readonly AnyTool[]): void 
       running.delete(request.callId);
     }
     post(scope, tool.name, request.callId, result);
+    if (running.size === 0) idle?.(() => running.size > 0);
   }
 
   // A tool that throws from a timer or leaves a rejected promise behind has left the worker in an unknown

@@ -90,6 +90,9 @@ export interface WalkCounts {
 export interface WalkResult extends WalkCounts {
   /** Files in walk order (see `Walker`). */
   files: WalkedFile[];
+  /** Directories listed, and taken from the memory of earlier walks instead (see `WalkOptions.memory`). */
+  listedDirectories: number;
+  recalledDirectories: number;
   /** Whether the signal stopped the walk before it finished. */
   aborted: boolean;
 }
@@ -270,7 +273,9 @@ export class Walker implements WalkCounts {
   *files(): Generator<WalkedFile | null, void, undefined> {
     const memory = this.#memory;
     if (memory === undefined) return yield* this.#walk();
-    this.#recalled = memory.recall(this.memoryKey);
+    const key = this.memoryKey;
+    this.#recalled = memory.recall(key);
+    if (this.#recalled === null && !memory.records(key)) return yield* this.#walk();
     const record: RecordedWalk = { above: null, listings: new Map(), entries: 0 };
     this.#record = record;
     let finished = false;
@@ -283,7 +288,7 @@ export class Walker implements WalkCounts {
       for (const [path, listing] of finished ? [] : this.#recalled?.listings ?? []) {
         if (!record.listings.has(path)) this.#keepPlace(path, listing);
       }
-      memory.keep(this.memoryKey, record);
+      memory.keep(key, record);
     }
   }
 
@@ -511,6 +516,8 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
     skippedSymlinks: walker.skippedSymlinks,
     changedDirectories: walker.changedDirectories,
     ignoreProblems: walker.ignoreProblems,
+    listedDirectories: walker.listedDirectories,
+    recalledDirectories: walker.recalledDirectories,
     aborted,
   };
 }

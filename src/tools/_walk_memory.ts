@@ -13,9 +13,14 @@
  * a symlink since fails its own stamp or its parent's.
  *
  * In a tool worker an lstat costs ~25 µs (Deno checks the worker's permissions on every path), which made a
- * first walk of the benchmark tree 56 ms slower when it stamped as it listed. There the memory stamps after
- * the call instead, a few milliseconds at a time: a stamp taken after the listing is as good, since any
- * change after the walk began puts the directory's times past the limit and the listing is dropped.
+ * first walk of the benchmark tree 56 ms slower when it stamped as it listed. There the memory stamps once
+ * the call's result is sent, a few milliseconds at a time while no call runs (`stampWhileIdle`): a stamp
+ * taken after the listing is as good, since any change after the walk began puts the directory's times past
+ * the limit and the listing is dropped.
+ *
+ * Recording costs a walk a fifth to a third more in a fresh worker (the listings it keeps alive are copied
+ * out of the young generation, the record is built), and most processes walk a tree once: a run of
+ * `mewcode -p` makes a few searches. So the first walk of a start only marks it, and the second records.
  *
  * @module
  */
@@ -60,6 +65,8 @@ export interface WalkMemory {
   readonly stampsLater: boolean;
   /** What earlier walks of `key` (see `Walker.memoryKey`) listed, or null. */
   recall(key: string): RecordedWalk | null;
+  /** Whether a walk of `key` with nothing to recall records what it lists (`keep`). */
+  records(key: string): boolean;
   /** Offers what a walk of `key` listed; the memory keeps the places whose stamps can show later changes. */
   keep(key: string, walk: RecordedWalk): void;
 }
@@ -83,11 +90,29 @@ export class RecentWalks implements WalkMemory {
   /** Places offered without stamps, and the record they join once stamped. */
   #unstamped: { record: RecordedWalk; places: [string | null, Listing][] } | null = null;
   #stamping: Promise<void> | null = null;
+  /** Starts walked once, not recorded (the most recent last); null when first walks record too. */
+  #walkedOnce: Set<string> | null;
 
-  constructor(options: { marginMs?: number; maxEntries?: number; stampsLater?: boolean } = {}) {
+  constructor(
+    options: { marginMs?: number; maxEntries?: number; stampsLater?: boolean; recordFirstWalk?: boolean } =
+      {},
+  ) {
     this.marginMs = options.marginMs ?? MEMORY_STAMP_MARGIN_MS;
     this.#maxEntries = options.maxEntries ?? MAX_KEPT_ENTRIES;
     this.stampsLater = options.stampsLater ?? false;
+    this.#walkedOnce = options.recordFirstWalk === true ? null : new Set();
+  }
+
+  records(key: string): boolean {
+    const once = this.#walkedOnce;
+    if (once === null || once.delete(key)) return true;
+    once.add(key);
+    // A bound on what it remembers: the keys of the last few starts are enough.
+    for (const oldest of once) {
+      if (once.size <= MAX_KEPT_WALKS * 4) break;
+      once.delete(oldest);
+    }
+    return false;
   }
 
   recall(key: string): RecordedWalk | null {
@@ -115,10 +140,17 @@ export class RecentWalks implements WalkMemory {
     this.#evict();
     // A newer walk's places replace those of one still waiting for its stamps.
     this.#unstamped = unstamped.length === 0 ? null : { record: kept, places: unstamped };
-    if (this.#unstamped !== null) this.#stamping ??= this.#stampLater();
   }
 
-  /** Resolves once the places offered without stamps are stamped (and kept or dropped). */
+  /**
+   * Stamps the places offered without stamps, a few milliseconds at a time between messages, until `busy`
+   * says a call runs (the next idle time goes on). The tool worker calls it once a call's result is sent.
+   */
+  stampWhileIdle(busy: () => boolean): void {
+    if (this.#unstamped !== null) this.#stamping ??= this.#stampLater(busy);
+  }
+
+  /** Resolves once the stamping under way has ended (all stamped, or a call came). */
   async settled(): Promise<void> {
     while (this.#stamping !== null) await this.#stamping;
   }
@@ -144,11 +176,11 @@ export class RecentWalks implements WalkMemory {
     record.entries += listing.entries.length;
   }
 
-  // Stamps the places offered without stamps, a slice at a time between messages.
-  async #stampLater(): Promise<void> {
+  async #stampLater(busy: () => boolean): Promise<void> {
     try {
       while (this.#unstamped !== null) {
         await new Promise((resolve) => setTimeout(resolve, 0));
+        if (busy()) return;
         const until = performance.now() + STAMPING_SLICE_MS;
         while (this.#unstamped !== null && performance.now() < until) {
           const { record, places } = this.#unstamped;
@@ -193,7 +225,7 @@ function stampsOf(paths: readonly string[]): number[] | null {
 
 /**
  * The walks of this process, shared by Glob and Grep: in a tool worker, that worker's, stamped after each
- * call; in the main process (direct calls, tests), stamped as the walk lists.
+ * call (`workers/tool_worker.ts`); in the main process (direct calls, tests), stamped as the walk lists.
  */
 export const recentWalks: RecentWalks = new RecentWalks({
   stampsLater: typeof (globalThis as Record<string, unknown>).WorkerGlobalScope === "function",

@@ -233,6 +233,8 @@ function emptyWalk(): WalkResult {
     skippedSymlinks: 0,
     changedDirectories: 0,
     ignoreProblems: [],
+    listedDirectories: 0,
+    recalledDirectories: 0,
     aborted: false,
   };
 }
@@ -242,6 +244,9 @@ function walkMetadata(walk: WalkResult, started: number): Record<string, unknown
     ignoredFiles: walk.ignoredFiles,
     ignoredDirectories: walk.ignoredDirectories,
     skippedSymlinks: walk.skippedSymlinks,
+    // Directories the walk listed, and those it took from the worker's memory of earlier walks.
+    listedDirectories: walk.listedDirectories,
+    recalledDirectories: walk.recalledDirectories,
     durationMs: Math.round(performance.now() - started),
   };
 }

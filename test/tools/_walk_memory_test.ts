@@ -1,9 +1,16 @@
 import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { type WalkCounts, Walker } from "../../src/tools/_walk.ts";
-import { MAX_KEPT_WALKS, RecentWalks, recentWalks, type WalkMemory } from "../../src/tools/_walk_memory.ts";
+import {
+  MAX_KEPT_WALKS,
+  MEMORY_STAMP_MARGIN_MS,
+  RecentWalks,
+  recentWalks,
+  type WalkMemory,
+} from "../../src/tools/_walk_memory.ts";
 import { stampsUsable, walkIsCurrent } from "../../src/tools/_walk_stamps.ts";
 import { globTool } from "../../src/tools/glob.ts";
+import { testRuntime } from "../_fakes/runtime.ts";
 import { createTempWorkspace, settleTree, toolContext } from "../_fakes/tool_context.ts";
 
 async function writeTree(root: string, files: Record<string, string>): Promise<void> {
@@ -68,7 +75,7 @@ Deno.test("a walk from kept listings finds, skips and reports exactly what listi
   const root = workspace.root;
   await writeTree(root, TREE);
   await settleTree(root);
-  const memory = new RecentWalks({ marginMs: 0 });
+  const memory = new RecentWalks({ recordFirstWalk: true, marginMs: 0 });
   const first = walk(root, root, { memory });
   equal(first.listed, ENTERED);
   equal(first.recalled, 0);
@@ -161,7 +168,7 @@ Deno.test("a walk lists again only what changed, and finds what a new walk finds
         await Deno.mkdir(root);
         await writeTree(root, TREE);
         await settleTree(root);
-        const memory = new RecentWalks({ marginMs: 0 });
+        const memory = new RecentWalks({ recordFirstWalk: true, marginMs: 0 });
         walk(root, root, { memory });
         equal(walk(root, root, { memory }).listed, 0);
         await change();
@@ -183,7 +190,7 @@ Deno.test("only listings whose stamps can show a change are kept", async (t) => 
   await settleTree(root);
   await t.step("none of a tree whose status changed within the last seconds", () => {
     // The modification times lie an hour back; the status-change times, set by that, are recent.
-    const memory = new RecentWalks();
+    const memory = new RecentWalks({ recordFirstWalk: true });
     const first = walk(root, root, { memory });
     equal(memory.listingsOf(first.walker.memoryKey), 0);
     equal(walk(root, root, { memory }).recalled, 0);
@@ -192,7 +199,7 @@ Deno.test("only listings whose stamps can show a change are kept", async (t) => 
     // build/ is ignored: its files are reached only through the link.
     await Deno.symlink(join(root, "build"), join(root, "link"));
     await settleTree(root);
-    const memory = new RecentWalks({ marginMs: 0 });
+    const memory = new RecentWalks({ recordFirstWalk: true, marginMs: 0 });
     walk(root, root, { memory });
     const again = walk(root, root, { memory });
     deepStrictEqual([again.listed, again.recalled], [1, ENTERED]);
@@ -201,7 +208,7 @@ Deno.test("only listings whose stamps can show a change are kept", async (t) => 
   });
   await t.step("those a walk stopped early listed, and nothing more", async () => {
     await settleTree(root);
-    const memory = new RecentWalks({ marginMs: 0 });
+    const memory = new RecentWalks({ recordFirstWalk: true, marginMs: 0 });
     const walker = new Walker(root, { root, memory });
     for (const file of walker.files()) if (file !== null) break;
     const kept = memory.listingsOf(walker.memoryKey);
@@ -211,7 +218,7 @@ Deno.test("only listings whose stamps can show a change are kept", async (t) => 
     deepStrictEqual(next.found, walk(root, root).found);
   });
   await t.step("none of a walk larger than the memory holds", () => {
-    const memory = new RecentWalks({ marginMs: 0, maxEntries: 5 });
+    const memory = new RecentWalks({ recordFirstWalk: true, marginMs: 0, maxEntries: 5 });
     walk(root, root, { memory });
     equal(memory.size, 0);
   });
@@ -222,27 +229,38 @@ Deno.test("a memory that stamps after the walk keeps what did not change since t
   const root = workspace.root;
   await writeTree(root, TREE);
   await settleTree(root);
-  const memory = new RecentWalks({ marginMs: 0, stampsLater: true });
+  const memory = new RecentWalks({ recordFirstWalk: true, marginMs: 0, stampsLater: true });
   const first = walk(root, root, { memory });
   equal(memory.listingsOf(first.walker.memoryKey), 0);
+  memory.stampWhileIdle(() => false);
   await memory.settled();
   equal(memory.listingsOf(first.walker.memoryKey), ENTERED);
   equal(walk(root, root, { memory }).listed, 0);
+  // A call that comes stops the stamping; the next idle time goes on.
+  const interrupted = new RecentWalks({ recordFirstWalk: true, marginMs: 0, stampsLater: true });
+  walk(root, root, { memory: interrupted });
+  interrupted.stampWhileIdle(() => true);
+  await interrupted.settled();
+  equal(interrupted.listingsOf(first.walker.memoryKey), 0);
+  interrupted.stampWhileIdle(() => false);
+  await interrupted.settled();
+  equal(interrupted.listingsOf(first.walker.memoryKey), ENTERED);
 
   // A change between the listing and the stamp shows a time after the walk began. The file system's clock
   // lags the wall clock by up to a tick: the margin covers it (and settleTree's status-change time is past it).
   await new Promise((resolve) => setTimeout(resolve, 150));
   const memoryKey = first.walker.memoryKey;
-  const fresh = new RecentWalks({ marginMs: 100, stampsLater: true });
+  const fresh = new RecentWalks({ recordFirstWalk: true, marginMs: 100, stampsLater: true });
   walk(root, root, { memory: fresh });
   Deno.writeTextFileSync(join(root, "src/lib/deep/late.ts"), "");
+  fresh.stampWhileIdle(() => false);
   await fresh.settled();
   equal(fresh.listingsOf(memoryKey), ENTERED - 1);
   const next = walk(root, root, { memory: fresh });
   deepStrictEqual([next.listed, next.recalled], [1, ENTERED - 1]);
   ok(next.found.files.includes(join(root, "src/lib/deep/late.ts")));
   // A caller that wants the walk's stamps gets them at once, and so does the memory.
-  const stamped = new RecentWalks({ marginMs: 0, stampsLater: true });
+  const stamped = new RecentWalks({ recordFirstWalk: true, marginMs: 0, stampsLater: true });
   await settleTree(root);
   walk(root, root, { memory: stamped, stamp: true });
   equal(stamped.listingsOf(memoryKey), ENTERED);
@@ -254,7 +272,7 @@ Deno.test("the memory keeps the most recently used walks", async () => {
   const starts = Array.from({ length: MAX_KEPT_WALKS + 1 }, (_, index) => join(root, `tree${index}`));
   for (const start of starts) await writeTree(start, { "a.ts": "", "sub/b.ts": "" });
   await settleTree(root);
-  const memory = new RecentWalks({ marginMs: 0 });
+  const memory = new RecentWalks({ recordFirstWalk: true, marginMs: 0 });
   for (const start of starts.slice(0, MAX_KEPT_WALKS)) walk(start, root, { memory });
   // The first is used again, so the second is the least recently used when a fifth comes.
   equal(walk(starts[0]!, root, { memory }).listed, 0);
@@ -276,16 +294,47 @@ Deno.test("Glob answers from the worker's kept listings as from a new walk, and 
   const context = toolContext(root);
   const key = new Walker(root, { root }).memoryKey;
   const first = await globTool.execute(context, { pattern: "**/*.ts" });
+  // Most processes walk a tree once: the first walk of a start is not recorded, the second is.
+  equal(recentWalks.listingsOf(key), 0);
+  equal((await globTool.execute(context, { pattern: "**/*.ts" })).content, first.content);
   equal(recentWalks.listingsOf(key), ENTERED);
   const second = await globTool.execute(context, { pattern: "**/*.ts" });
-  deepStrictEqual(second, {
-    ...first,
-    metadata: { ...first.metadata, durationMs: second.metadata?.durationMs },
-  });
+  equal(second.content, first.content);
+  deepStrictEqual([second.metadata.listedDirectories, second.metadata.recalledDirectories], [0, ENTERED]);
   const logs = await globTool.execute(context, { pattern: "**/*.log" });
   ok(logs.content.includes("src/lib/keep.log"), logs.content);
   ok(logs.content.includes("1 file was ignored by .gitignore"), logs.content);
   await Deno.writeTextFile(join(root, "src/lib/deep/fresh.ts"), "");
   const after = await globTool.execute(context, { pattern: "**/*.ts" });
   ok(after.content.startsWith("src/lib/deep/fresh.ts\n"), after.content);
+});
+
+Deno.test("a session's read-only worker walks a tree unchanged since its last Glob from memory", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await writeTree(root, TREE);
+  await settleTree(root);
+  // The worker keeps listings whose status-change times lie 3 s before the walk (settleTree just set them).
+  await new Promise((resolve) => setTimeout(resolve, MEMORY_STAMP_MARGIN_MS + 100));
+  await using runtime = await testRuntime(root, { readOnly: true, sandbox: "read-only" });
+  const glob = async (pattern: string) => {
+    const call = { id: crypto.randomUUID(), name: "Glob", input: { pattern } };
+    const { result } = await runtime.pipeline.run(call, { signal: new AbortController().signal });
+    equal(result.isError, false, result.content);
+    return result;
+  };
+  const first = await glob("**/*.ts");
+  deepStrictEqual([first.metadata.listedDirectories, first.metadata.recalledDirectories], [ENTERED, 0]);
+  // The second walk of the start records (the first only marks it), and the worker stamps the listings
+  // once the result is sent.
+  const again = await glob("*.md");
+  deepStrictEqual([again.metadata.listedDirectories, again.metadata.recalledDirectories], [ENTERED, 0]);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const second = await glob("**/*.ts");
+  deepStrictEqual([second.metadata.listedDirectories, second.metadata.recalledDirectories], [0, ENTERED]);
+  equal(second.content, first.content);
+  await Deno.writeTextFile(join(root, "docs/new.ts"), "");
+  const third = await glob("**/*.ts");
+  deepStrictEqual([third.metadata.listedDirectories, third.metadata.recalledDirectories], [1, ENTERED - 1]);
+  ok(third.content.startsWith("docs/new.ts\n"), third.content);
 });

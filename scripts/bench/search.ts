@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { globTool } from "../../src/tools/glob.ts";
 import { grepTool } from "../../src/tools/grep.ts";
+import { recentWalks } from "../../src/tools/_walk_memory.ts";
 import { profileFor } from "../../src/execution/profiles.ts";
 import { createToolRuntime, type ToolRuntime } from "../../src/execution/runtime.ts";
 import { readRuntimeFlags } from "../compile.ts";
@@ -422,7 +423,15 @@ function serveBenchWorker(): void {
     onmessage: ((event: MessageEvent<BenchRequest>) => void) | null;
     postMessage(message: ToolResult): void;
   };
-  scope.onmessage = async (event) => scope.postMessage(await runTool(event.data));
+  let running = 0;
+  scope.onmessage = async (event) => {
+    running++;
+    const result = await runTool(event.data);
+    running--;
+    scope.postMessage(result);
+    // As the tool worker does once a result is sent (workers/tool_worker.ts).
+    if (running === 0) recentWalks.stampWhileIdle(() => running > 0);
+  };
 }
 
 function isWorkerThread(): boolean {
@@ -749,7 +758,11 @@ async function measureCase(
     times.inProcess.push(await timed(() => runTool(request)));
     times.inWorker.push(await timed(() => worker.run(request)));
     times.deployed.push(
-      await timed(async () => engines.add(String((await runDeployed(runtime, request)).metadata.engine))),
+      await timed(async () => {
+        // Grep says which search answered; Glob has one.
+        const engine = (await runDeployed(runtime, request)).metadata.engine;
+        if (engine !== undefined) engines.add(String(engine));
+      }),
     );
     times.rg.push(await timed(() => runRg(root, rgArgs, benchCase.pipe)));
   }
@@ -884,10 +897,13 @@ function report(rows: Row[], memory: TurnMemory, facts: ReportFacts): BenchSecti
     `at the end: ${facts.loadAfter} (other work on the machine makes the medians noisy; the best runs are ` +
     "steadier).",
     "",
-    "- in-process: the tool's `execute` called in this process (all permissions).",
+    "- in-process: the tool's `execute` called in this process (all permissions). Glob and Grep walks take the " +
+    "directories that did not change from the listings of the process's earlier walks (`src/tools/_walk_memory.ts`; " +
+    "from the third walk of a folder on), in every column but rg.",
     "- read-only worker: the same call in a Deno worker with the executor's read-only profile " +
-    "(`read: [root]`, nothing else), timed around the message round trip. Deno checks every open of a " +
-    "restricted worker by resolving each component of the path, which costs more than the search.",
+    "(`read: [root]`, nothing else), timed around the message round trip; like the tool worker, it stamps " +
+    "its kept listings once the result is sent. Deno checks every open of a restricted worker by resolving " +
+    "each component of the path, which costs more than the search.",
     "- as deployed: the call through a session's tool runtime (`createToolRuntime`: the pipeline's gates, " +
     "the warm worker pool, and for Grep ripgrep in the read-only shell sandbox, `src/tools/grep_ripgrep.ts`: " +
     "the worker searches for 40 ms (calls with a head_limit above 1000 skip this), then ripgrep searches " +

@@ -337,3 +337,35 @@ function isEscapedAt(text: string, index: number): boolean {
   for (let at = index - 1; at >= 0 && text[at] === "\\"; at--) backslashes++;
   return backslashes % 2 === 1;
 }
+
+/** The rules of one ignore file and how to express a walked path relative to the file's directory. */
+export interface RuleSet {
+  /** Relative path of the ignore file's directory from the start directory ("" for the start itself). */
+  base: string;
+  /** Prepended to paths relative to the start directory when `base` lies above the start directory. */
+  prefix: string;
+  rules: IgnoreRules;
+}
+
+/**
+ * Whether a walked path is ignored by the rule sets that apply to its directory (shallowest first): the last
+ * rule that matches decides, and a deeper ignore file overrides a shallower one, as in git. `relativePath` is
+ * relative to the walk's start directory, without a trailing "/".
+ */
+export function isIgnored(
+  ruleSets: readonly RuleSet[],
+  relativePath: string,
+  name: string,
+  isDirectory: boolean,
+): boolean {
+  for (let index = ruleSets.length - 1; index >= 0; index--) {
+    const set = ruleSets[index]!;
+    const local = set.rules.needsPath
+      ? set.prefix + (set.base === "" ? relativePath : relativePath.slice(set.base.length + 1))
+      : "";
+    const verdict = set.rules.test(name, local, isDirectory);
+    if (verdict === "ignored") return true;
+    if (verdict === "unignored") return false;
+  }
+  return false;
+}

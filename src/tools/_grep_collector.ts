@@ -6,7 +6,8 @@
  * @module
  */
 import { formatContent, type LineMatch } from "./_grep_lines.ts";
-import { skippedNotice, type WalkCounts } from "./_walk.ts";
+import type { WalkCounts } from "./_walk.ts";
+import { skippedNotice } from "./_walk_notice.ts";
 import { textResult, type ToolResult } from "./tool.ts";
 
 /** Files larger than this are skipped (and counted in a notice). */

@@ -312,3 +312,29 @@ function fromError(error: unknown, roots: readonly string[], path: string): Safe
   const message = error instanceof Error ? error.message : String(error);
   return failure("io-error", `cannot resolve "${path}": ${message}`);
 }
+
+/** Where a symlink the walk may follow leads. */
+export interface LinkTarget {
+  isDirectory: boolean;
+  isFile: boolean;
+  realPath: string;
+}
+
+/**
+ * The target of a symlink a walk may follow: its real target exists and lies inside the workspace root or an
+ * added folder (and not in an excluded folder); null otherwise.
+ */
+export function resolveLink(
+  roots: readonly string[],
+  path: string,
+  excluded: readonly string[] | undefined,
+): LinkTarget | null {
+  try {
+    const realPath = Deno.realPathSync(path);
+    if (!isWithinRoots(roots, realPath) || isExcludedPath(realPath, excluded)) return null;
+    const info = Deno.statSync(realPath);
+    return { isDirectory: info.isDirectory, isFile: info.isFile, realPath };
+  } catch {
+    return null;
+  }
+}

@@ -24,12 +24,12 @@
  *
  * @module
  */
-import { IgnoreRules, MAX_IGNORE_FILE_BYTES } from "./_gitignore.ts";
-import { isExcludedPath, isWithinRoot, isWithinRoots, rootContaining } from "./_paths.ts";
+import { IgnoreRules, isIgnored, MAX_IGNORE_FILE_BYTES, type RuleSet } from "./_gitignore.ts";
+import { isExcludedPath, isWithinRoot, resolveLink, rootContaining } from "./_paths.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { readVerifiedSync } from "./_verified_read.ts";
-import type { Listing, RecordedWalk, WalkMemory } from "./_walk_memory.ts";
-import { STAMP_FIELDS, stampOf, type WalkStamps } from "./_walk_stamps.ts";
+import { type Listing, ListingRecorder, type WalkMemory } from "./_walk_memory.ts";
+import { stampOf, type WalkStamps } from "./_walk_stamps.ts";
 
 /** Directory names never entered, whatever the ignore files say. */
 export const EXCLUDED_DIRECTORY_NAMES: ReadonlySet<string> = new Set([
@@ -97,15 +97,6 @@ export interface WalkResult extends WalkCounts {
   aborted: boolean;
 }
 
-/** The rules of one ignore file and how to express a walked path relative to the file's directory. */
-export interface RuleSet {
-  /** Relative path of the ignore file's directory from the start directory ("" for the start itself). */
-  base: string;
-  /** Prepended to paths relative to the start directory when `base` lies above the start directory. */
-  prefix: string;
-  rules: IgnoreRules;
-}
-
 interface Directory {
   /** Absolute path as walked. */
   path: string;
@@ -156,12 +147,8 @@ export class Walker implements WalkCounts {
   /** `Date.now()` when the walk was prepared: the time of its stamps. */
   #takenAt: number;
   #memory: WalkMemory | undefined;
-  /** What earlier walks listed (from the memory). */
-  #recalled: RecordedWalk | null = null;
-  /** What this walk lists or takes from `#recalled`, for the memory; null without one. */
-  #record: RecordedWalk | null = null;
-  /** The stamps of the place being read, for its `Listing`; null when not recording. */
-  #placeStamps: { paths: string[]; values: number[] } | null = null;
+  /** This walk's side of the memory; null without one, or when the walk neither recalls nor records. */
+  #recorder: ListingRecorder | null = null;
   /** Directories listed, and directories taken from the memory's listings instead (their stamps current). */
   listedDirectories = 0;
   recalledDirectories = 0;
@@ -209,61 +196,41 @@ export class Walker implements WalkCounts {
   // Stamps a path before it is listed or read, for the caller and for the memory.
   #stamp(path: string): void {
     const stamps = this.#stamps;
-    const place = this.#placeStamps;
-    if (stamps === null) {
-      if (place === null) return;
-      // The memory stamps the place after the call (see `WalkMemory.stampsLater`).
-      if (this.#memory?.stampsLater === true) {
-        place.paths.push(path);
-        return;
-      }
+    const recorder = this.#recorder?.reading === true ? this.#recorder : null;
+    if (stamps === null && (recorder === null || recorder.stampsLater)) {
+      recorder?.note(path, undefined);
+      return;
     }
     const stamp = stampOf(path);
     if (stamp === null) {
-      this.#stamps = this.#placeStamps = null;
-      return;
+      this.#stamps = null;
+    } else {
+      stamps?.paths.push(path);
+      stamps?.values.push(...stamp);
     }
-    stamps?.paths.push(path);
-    stamps?.values.push(...stamp);
-    place?.paths.push(path);
-    place?.values.push(...stamp);
+    recorder?.note(path, stamp);
   }
 
-  // Takes a place from the memory's record when every path it stamped is as it was (then this walk's stamps
-  // get the same), counting its problems as a read would; null when it is to be read again.
-  #recall(listing: Listing | null | undefined): Listing | null {
-    if (listing === null || listing === undefined) return null;
-    const { paths, values } = listing.stamps;
-    for (let index = 0; index < paths.length; index++) {
-      const now = stampOf(paths[index]!);
-      if (now === null) return null;
-      for (let field = 0; field < STAMP_FIELDS; field++) {
-        if (!Object.is(now[field], values[index * STAMP_FIELDS + field])) return null;
-      }
-    }
+  // Stops stamping: the walk saw what stamps cannot vouch for (and the place being read is not recorded).
+  #unstamp(): void {
+    this.#stamps = null;
+    this.#recorder?.note("", null);
+  }
+
+  // Counts a place taken from the memory as if it had been read: its stamps and its ignore files' problems.
+  #took(listing: Listing): Listing {
     const stamps = this.#stamps;
     if (stamps !== null) {
-      stamps.paths.push(...paths);
-      stamps.values.push(...values);
+      stamps.paths.push(...listing.stamps.paths);
+      stamps.values.push(...listing.stamps.values);
     }
     this.ignoreProblems.push(...listing.problems);
     return listing;
   }
 
-  // Starts collecting the stamps of one place, when recording.
-  #beginPlace(): void {
-    this.#placeStamps = this.#record === null ? null : { paths: [], values: [] };
-  }
-
-  // The listing of the place just read, for the record; null when its stamps could not all be taken.
-  #endPlace(entries: Deno.DirEntry[], ruleSets: RuleSet[], problemsFrom: number): Listing | null {
-    const place = this.#placeStamps;
-    this.#placeStamps = null;
-    if (place === null) return null;
-    const problems = this.ignoreProblems.length === problemsFrom
-      ? NO_PROBLEMS
-      : this.ignoreProblems.slice(problemsFrom);
-    return { stamps: { takenAt: this.#takenAt, ...place }, entries, ruleSets, problems };
+  // The problems found since `from` (the place just read), for its listing.
+  #problemsSince(from: number): string[] {
+    return this.ignoreProblems.length === from ? NO_PROBLEMS : this.ignoreProblems.slice(from);
   }
 
   /**
@@ -272,23 +239,17 @@ export class Walker implements WalkCounts {
    */
   *files(): Generator<WalkedFile | null, void, undefined> {
     const memory = this.#memory;
-    if (memory === undefined) return yield* this.#walk();
-    const key = this.memoryKey;
-    this.#recalled = memory.recall(key);
-    if (this.#recalled === null && !memory.records(key)) return yield* this.#walk();
-    const record: RecordedWalk = { above: null, listings: new Map(), entries: 0 };
-    this.#record = record;
+    const recorder = memory === undefined
+      ? null
+      : ListingRecorder.open(memory, this.memoryKey, this.#takenAt);
+    if (recorder === null) return yield* this.#walk();
+    this.#recorder = recorder;
     let finished = false;
     try {
       yield* this.#walk();
       finished = true;
     } finally {
-      // Also when stopped early: what was listed holds place by place, and the places the walk did not
-      // reach keep their earlier listings (each is checked when used).
-      for (const [path, listing] of finished ? [] : this.#recalled?.listings ?? []) {
-        if (!record.listings.has(path)) this.#keepPlace(path, listing);
-      }
-      memory.keep(key, record);
+      recorder.finish(finished);
     }
   }
 
@@ -374,28 +335,28 @@ export class Walker implements WalkCounts {
   #open(directory: Directory): Frame | null {
     // Directories reached through a symlink are listed every time: the link may point elsewhere later.
     const real = directory.path === directory.realPath;
-    const recalled = real ? this.#recall(this.#recalled?.listings.get(directory.path)) : null;
+    const recalled = real ? this.#recorder?.recallDirectory(directory.path) ?? null : null;
     if (recalled !== null) {
       this.recalledDirectories++;
-      this.#keepPlace(directory.path, recalled);
+      this.#took(recalled);
       const ruleSets = recalled.ruleSets.length === 0
         ? directory.ruleSets
         : [...directory.ruleSets, ...recalled.ruleSets];
       return { directory: { ...directory, ruleSets }, entries: recalled.entries, next: 0 };
     }
     this.listedDirectories++;
-    if (real) this.#beginPlace();
+    if (real) this.#recorder?.begin();
     let entries: Deno.DirEntry[];
     this.#stamp(directory.path);
     try {
       entries = Array.from(Deno.readDirSync(directory.path));
       if (Deno.realPathSync(directory.path) !== directory.realPath) {
         this.changedDirectories++;
-        this.#stamps = this.#placeStamps = null;
+        this.#unstamp();
         return null;
       }
     } catch {
-      this.#stamps = this.#placeStamps = null;
+      this.#unstamp();
       return null;
     }
     entries.sort((a, b) => compareStrings(a.name, b.name));
@@ -406,17 +367,13 @@ export class Walker implements WalkCounts {
       set = this.#readRuleSet(`${directory.path}/.gitignore`, directory.relativePath, "");
       if (set !== null) directory = { ...directory, ruleSets: [...directory.ruleSets, set] };
     }
-    const listing = this.#endPlace(entries, set === null ? NO_RULES : [set], problemsFrom);
-    if (listing !== null) this.#keepPlace(directory.path, listing);
+    this.#recorder?.end(
+      directory.path,
+      entries,
+      set === null ? NO_RULES : [set],
+      this.#problemsSince(problemsFrom),
+    );
     return { directory, entries, next: 0 };
-  }
-
-  // Adds a directory's listing to the record.
-  #keepPlace(path: string, listing: Listing): void {
-    const record = this.#record;
-    if (record === null) return;
-    record.listings.set(path, listing);
-    record.entries += listing.entries.length;
   }
 
   /**
@@ -451,16 +408,12 @@ export class Walker implements WalkCounts {
    * ignored directory on purpose must find its files.
    */
   #ancestorRuleSets(): RuleSet[] {
-    const recalled = this.#recall(this.#recalled?.above);
-    if (recalled !== null) {
-      if (this.#record !== null) this.#record.above = recalled;
-      return recalled.ruleSets;
-    }
-    this.#beginPlace();
+    const recalled = this.#recorder?.recallAbove() ?? null;
+    if (recalled !== null) return this.#took(recalled).ruleSets;
+    this.#recorder?.begin();
     const problemsFrom = this.ignoreProblems.length;
     const sets = this.#readAncestorRuleSets();
-    const listing = this.#endPlace([], sets, problemsFrom);
-    if (this.#record !== null) this.#record.above = listing;
+    this.#recorder?.end(null, [], sets, this.#problemsSince(problemsFrom));
     return sets;
   }
 
@@ -522,85 +475,7 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
   };
 }
 
-/** A notice for the model about what a walk skipped, or null when it skipped nothing. */
-export function skippedNotice(walk: WalkCounts): string | null {
-  const parts: string[] = [];
-  if (walk.ignoredFiles > 0) {
-    parts.push(
-      `${walk.ignoredFiles} file${walk.ignoredFiles === 1 ? " was" : "s were"} ignored by .gitignore`,
-    );
-  }
-  if (walk.ignoredDirectories > 0) {
-    parts.push(
-      `${walk.ignoredDirectories} director${
-        walk.ignoredDirectories === 1 ? "y was" : "ies were"
-      } not entered ` +
-        `(${[...EXCLUDED_DIRECTORY_NAMES].join(", ")} or ignored by .gitignore)`,
-    );
-  }
-  if (walk.skippedSymlinks > 0) {
-    parts.push(
-      `${walk.skippedSymlinks} symlink${walk.skippedSymlinks === 1 ? " was" : "s were"} not followed ` +
-        "(target outside the workspace, missing, or a loop)",
-    );
-  }
-  if (walk.changedDirectories > 0) {
-    parts.push(
-      `${walk.changedDirectories} director${walk.changedDirectories === 1 ? "y" : "ies"} changed while ` +
-        "being listed (replaced by a symlink)",
-    );
-  }
-  const notices = walk.ignoreProblems.map((problem) => `(Ignore file ${problem}.)`);
-  if (parts.length > 0) {
-    notices.unshift(`(Skipped: ${parts.join("; ")}. Use Bash to look inside ignored paths.)`);
-  }
-  return notices.length === 0 ? null : notices.join("\n");
-}
-
 /** Orders strings by UTF-16 code units: fast, and the same on every machine (unlike localeCompare). */
 export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-// The last rule that matches decides, and a deeper ignore file overrides a shallower one, as in git.
-// `relativePath` is relative to the start directory, without a trailing "/".
-function isIgnored(
-  ruleSets: readonly RuleSet[],
-  relativePath: string,
-  name: string,
-  isDirectory: boolean,
-): boolean {
-  for (let index = ruleSets.length - 1; index >= 0; index--) {
-    const set = ruleSets[index]!;
-    const local = set.rules.needsPath
-      ? set.prefix + (set.base === "" ? relativePath : relativePath.slice(set.base.length + 1))
-      : "";
-    const verdict = set.rules.test(name, local, isDirectory);
-    if (verdict === "ignored") return true;
-    if (verdict === "unignored") return false;
-  }
-  return false;
-}
-
-interface LinkTarget {
-  isDirectory: boolean;
-  isFile: boolean;
-  realPath: string;
-}
-
-// A symlink is followed only when its real target exists and lies inside the workspace root or an added
-// folder (and not in an excluded folder).
-function resolveLink(
-  roots: readonly string[],
-  path: string,
-  excluded: readonly string[] | undefined,
-): LinkTarget | null {
-  try {
-    const realPath = Deno.realPathSync(path);
-    if (!isWithinRoots(roots, realPath) || isExcludedPath(realPath, excluded)) return null;
-    const info = Deno.statSync(realPath);
-    return { isDirectory: info.isDirectory, isFile: info.isFile, realPath };
-  } catch {
-    return null;
-  }
 }

@@ -24,7 +24,7 @@
  *
  * @module
  */
-import type { RuleSet } from "./_walk.ts";
+import type { RuleSet } from "./_gitignore.ts";
 import { STAMP_FIELDS, stampOf, stampsUsable } from "./_walk_stamps.ts";
 
 /**
@@ -69,6 +69,112 @@ export interface WalkMemory {
   records(key: string): boolean;
   /** Offers what a walk of `key` listed; the memory keeps the places whose stamps can show later changes. */
   keep(key: string, walk: RecordedWalk): void;
+}
+
+/**
+ * One walk's side of a memory: gives the walk the places earlier walks recorded whose stamps hold now, and
+ * records the places the walk reads (`Walker` calls `begin`, `note` for each path it stamps, then `end`).
+ */
+export class ListingRecorder {
+  readonly #memory: WalkMemory;
+  readonly #key: string;
+  readonly #takenAt: number;
+  readonly #recalled: RecordedWalk | null;
+  readonly #record: RecordedWalk = { above: null, listings: new Map(), entries: 0 };
+  /** The paths and stamps of the place being read; null between places, or when it cannot be recorded. */
+  #place: { paths: string[]; values: number[] } | null = null;
+
+  private constructor(memory: WalkMemory, key: string, takenAt: number, recalled: RecordedWalk | null) {
+    this.#memory = memory;
+    this.#key = key;
+    this.#takenAt = takenAt;
+    this.#recalled = recalled;
+  }
+
+  /** The recorder of a walk of `key` begun at `takenAt`; null when it neither recalls nor records. */
+  static open(memory: WalkMemory, key: string, takenAt: number): ListingRecorder | null {
+    const recalled = memory.recall(key);
+    if (recalled === null && !memory.records(key)) return null;
+    return new ListingRecorder(memory, key, takenAt, recalled);
+  }
+
+  /** Whether the memory stamps what it is offered after the walk (`note` then takes paths only). */
+  get stampsLater(): boolean {
+    return this.#memory.stampsLater;
+  }
+
+  /** Whether a place is being read (and can still be recorded). */
+  get reading(): boolean {
+    return this.#place !== null;
+  }
+
+  /** The recorded listing of a directory when every path it stamped is as it was; it joins the record. */
+  recallDirectory(path: string): Listing | null {
+    const listing = current(this.#recalled?.listings.get(path));
+    if (listing !== null) this.#keep(path, listing);
+    return listing;
+  }
+
+  /** The recorded ignore files above the start when every one is as it was; they join the record. */
+  recallAbove(): Listing | null {
+    const listing = current(this.#recalled?.above);
+    if (listing !== null) this.#record.above = listing;
+    return listing;
+  }
+
+  /** Begins reading a place. */
+  begin(): void {
+    this.#place = { paths: [], values: [] };
+  }
+
+  /** A path the place read, with its stamp (undefined: stamped later; null: cannot be told, not recorded). */
+  note(path: string, stamp: readonly number[] | null | undefined): void {
+    const place = this.#place;
+    if (place === null) return;
+    if (stamp === null) {
+      this.#place = null;
+      return;
+    }
+    place.paths.push(path);
+    if (stamp !== undefined) place.values.push(...stamp);
+  }
+
+  /** Ends reading a place: a directory's listing (`path`), or the ignore files above the start (null). */
+  end(path: string | null, entries: Deno.DirEntry[], ruleSets: RuleSet[], problems: string[]): void {
+    const place = this.#place;
+    this.#place = null;
+    if (place === null) return;
+    const listing = { stamps: { takenAt: this.#takenAt, ...place }, entries, ruleSets, problems };
+    if (path === null) this.#record.above = listing;
+    else this.#keep(path, listing);
+  }
+
+  /** Offers the record to the memory; after an early stop, the places not reached keep their listings. */
+  finish(finished: boolean): void {
+    for (const [path, listing] of finished ? [] : this.#recalled?.listings ?? []) {
+      if (!this.#record.listings.has(path)) this.#keep(path, listing);
+    }
+    this.#memory.keep(this.#key, this.#record);
+  }
+
+  #keep(path: string, listing: Listing): void {
+    this.#record.listings.set(path, listing);
+    this.#record.entries += listing.entries.length;
+  }
+}
+
+/** A recorded place when every path it stamped is as it was (then reading it again gives the same), or null. */
+function current(listing: Listing | null | undefined): Listing | null {
+  if (listing === null || listing === undefined) return null;
+  const { paths, values } = listing.stamps;
+  for (let index = 0; index < paths.length; index++) {
+    const now = stampOf(paths[index]!);
+    if (now === null) return null;
+    for (let field = 0; field < STAMP_FIELDS; field++) {
+      if (!Object.is(now[field], values[index * STAMP_FIELDS + field])) return null;
+    }
+  }
+  return listing;
 }
 
 /** How long before a walk began the times of what it stamped must lie (see `stampsUsable`). */

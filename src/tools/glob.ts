@@ -11,7 +11,8 @@ import { z } from "zod";
 import { compileGlob, globBase } from "../common/glob.ts";
 import { isExcludedPath, safePath, validatePathInput } from "./_paths.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
-import { compareStrings, skippedNotice, walkFiles, type WalkResult } from "./_walk.ts";
+import { compareStrings, walkFiles, type WalkResult } from "./_walk.ts";
+import { skippedNotice } from "./_walk_notice.ts";
 import { recentWalks } from "./_walk_memory.ts";
 import { defineTool, errorResult, stoppedResult, textResult, type ToolResult } from "./tool.ts";
 

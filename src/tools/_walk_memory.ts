@@ -25,7 +25,7 @@
  * @module
  */
 import type { RuleSet } from "./_gitignore.ts";
-import { STAMP_FIELDS, stampOf, stampsUsable } from "./_walk_stamps.ts";
+import { STAMP_FIELDS, stampOf, stampsUsable, walkIsCurrent } from "./_walk_stamps.ts";
 
 /**
  * What a walk read in one place: a directory's entries and `.gitignore`, or the ignore files above the
@@ -165,16 +165,7 @@ export class ListingRecorder {
 
 /** A recorded place when every path it stamped is as it was (then reading it again gives the same), or null. */
 function current(listing: Listing | null | undefined): Listing | null {
-  if (listing === null || listing === undefined) return null;
-  const { paths, values } = listing.stamps;
-  for (let index = 0; index < paths.length; index++) {
-    const now = stampOf(paths[index]!);
-    if (now === null) return null;
-    for (let field = 0; field < STAMP_FIELDS; field++) {
-      if (!Object.is(now[field], values[index * STAMP_FIELDS + field])) return null;
-    }
-  }
-  return listing;
+  return listing === null || listing === undefined || !walkIsCurrent(listing.stamps) ? null : listing;
 }
 
 /** How long before a walk began the times of what it stamped must lie (see `stampsUsable`). */
@@ -232,6 +223,7 @@ export class RecentWalks implements WalkMemory {
 
   keep(key: string, walk: RecordedWalk): void {
     this.#walks.delete(key);
+    if (walk.entries > this.#maxEntries) return;
     const kept: RecordedWalk = { above: null, listings: new Map(), entries: 0 };
     const unstamped: [string | null, Listing][] = [];
     const offer = (path: string | null, listing: Listing) => {
@@ -241,7 +233,6 @@ export class RecentWalks implements WalkMemory {
     };
     if (walk.above !== null) offer(null, walk.above);
     for (const [path, listing] of walk.listings) offer(path, listing);
-    if (walk.entries > this.#maxEntries) return;
     this.#walks.set(key, kept);
     this.#evict();
     // A newer walk's places replace those of one still waiting for its stamps.

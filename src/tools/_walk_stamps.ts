@@ -42,7 +42,7 @@ export function stampsUsable(
 }
 
 /** Whether every stamped path is as it was when stamped: then a walk now would see what that walk saw. */
-export function walkIsCurrent(stamps: WalkStamps): boolean {
+export function walkIsCurrent(stamps: { paths: readonly string[]; values: ArrayLike<number> }): boolean {
   for (let index = 0; index < stamps.paths.length; index++) {
     const now = stampOf(stamps.paths[index]!);
     if (now === null) return false;

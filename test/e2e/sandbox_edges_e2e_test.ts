@@ -5,6 +5,7 @@
  */
 import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
+import { readRuntimeFlags } from "../../scripts/compile.ts";
 import { parseToolOutput, runMewcode } from "../_fakes/run_cli.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
@@ -86,8 +87,7 @@ Deno.test("The launcher clears Deno's permission overrides, and the runtime refu
   const brokerPath = join(workspace.root, "broker.sock");
   using broker = Deno.listen({ transport: "unix", path: brokerPath });
   const serving = serveAllowAll(broker);
-  const flags = (await Deno.readTextFile(join(DENO_DIR, "runtime_flags.txt"))).split("\n")
-    .filter((line) => line !== "" && !line.startsWith("#"));
+  const flags = await readRuntimeFlags();
   const direct = await new Deno.Command(Deno.execPath(), {
     args: ["run", ...flags, "--quiet", join(DENO_DIR, "..", "main.ts"), "tools"],
     cwd: workspace.root,

@@ -38,6 +38,7 @@ export interface SandboxCommandRunner {
       timeoutMs: number;
       signal?: AbortSignal;
       maxOutputChars?: number;
+      onStdout?: (bytes: Uint8Array) => void;
     },
   ): Promise<CommandResult>;
 }
@@ -99,7 +100,13 @@ export function ripgrepScript(command: RipgrepCommand): string {
 export async function runRipgrep(
   runner: SandboxCommandRunner,
   command: RipgrepCommand,
-  options: { timeoutMs: number; signal?: AbortSignal; maxOutputChars: number },
+  options: {
+    timeoutMs: number;
+    signal?: AbortSignal;
+    maxOutputChars: number;
+    /** Takes standard output as it arrives, instead of the result's `stdout` (then empty). */
+    onStdout?: (bytes: Uint8Array) => void;
+  },
 ): Promise<CommandResult> {
   try {
     return await runner.runCommand(ripgrepScript(command), {
@@ -107,6 +114,7 @@ export async function runRipgrep(
       timeoutMs: options.timeoutMs,
       maxOutputChars: options.maxOutputChars,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.onStdout === undefined ? {} : { onStdout: options.onStdout }),
     });
   } catch (error) {
     return { status: "failed", message: error instanceof Error ? error.message : String(error) };

@@ -36,6 +36,11 @@ export interface SandboxedCommand {
   signal?: AbortSignal;
   /** Output kept per stream, in characters; default 1 MiB. */
   maxOutputChars?: number;
+  /**
+   * Takes standard output as it arrives, as bytes, instead of the result's `stdout` (then empty), with no
+   * limit: for a caller that reads a large output as it comes rather than holding it whole.
+   */
+  onStdout?: (bytes: Uint8Array) => void;
 }
 
 const READY = "\u0001mewcode-command-ready\u0001\n";
@@ -132,7 +137,9 @@ export async function runSandboxedCommand(
   const onAbort = () => stop();
   request.signal?.addEventListener("abort", onAbort, { once: true });
   if (request.signal?.aborted) stop();
-  const stdout = collect(child.stdout, limit);
+  const stdout = request.onStdout === undefined
+    ? collect(child.stdout, limit)
+    : pass(child.stdout, request.onStdout);
   const stderr = collect(child.stderr, limit, onReady);
   if (plan.seccomp !== null) await writeAndClose(child.stdin, plan.seccomp);
   let status: Deno.CommandStatus;
@@ -149,6 +156,12 @@ export async function runSandboxedCommand(
   const durationMs = Math.round(performance.now() - started);
   if (timedOut) return { status: "timed-out", stdout: out, stderr: err, durationMs };
   return { status: "exited", code: status.code, stdout: out, stderr: err, durationMs, started: ready };
+}
+
+/** Hands a stream's bytes to `take` as they arrive; resolves to "" at its end. */
+async function pass(stream: ReadableStream<Uint8Array>, take: (bytes: Uint8Array) => void): Promise<string> {
+  for await (const chunk of stream) take(chunk);
+  return "";
 }
 
 /** Reads a stream to its end as text, keeping at most `limit` characters; strips the announcement. */

@@ -412,6 +412,8 @@ export class ShellSandbox {
       signal?: AbortSignal;
       /** Output kept per stream, in characters; default 1 MiB (ripgrep's report for Grep can be larger). */
       maxOutputChars?: number;
+      /** Takes standard output as it arrives instead of the result (see `SandboxedCommand.onStdout`). */
+      onStdout?: (bytes: Uint8Array) => void;
     },
   ): Promise<CommandResult> {
     const seccomp = this.#seccomp ?? unixSocketFilter();
@@ -434,6 +436,7 @@ export class ShellSandbox {
         timeoutMs: options.timeoutMs,
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         ...(options.maxOutputChars === undefined ? {} : { maxOutputChars: options.maxOutputChars }),
+        ...(options.onStdout === undefined ? {} : { onStdout: options.onStdout }),
       });
     } finally {
       await this.#removePlaceholders(protection.placeholders);

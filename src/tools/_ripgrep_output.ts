@@ -6,17 +6,16 @@
  *
  * ripgrep searches every file as text with a second pattern, `\x00`, so every line holding a NUL byte is
  * printed: the first such line of a file locates the file's first NUL byte, which tells binary files apart.
- * Its offset in bytes is known only within bounds, since the output arrives decoded (an invalid byte sequence
- * became one U+FFFD, which stood for one to three bytes).
+ *
+ * The output is read as bytes, as it arrives (`RipgrepOutputReader.push`), and only what the report needs is
+ * kept: each printed line of a text file, decoded on its own (a line holds no part of another's UTF-8
+ * sequence). Reports run to millions of bytes, and they were once held three times over: the bytes, the text
+ * (in two bytes per character as soon as one invalid sequence in a binary file's line became U+FFFD), and
+ * slices of it. The lines of a file known to be binary are never decoded, and the first NUL byte's offset is
+ * exact.
  *
  * @module
  */
-
-/** Where a file's first NUL byte is, in bytes from the start ripgrep saw (after a UTF-8 BOM): at least, at most. */
-export interface NulBounds {
-  lower: number;
-  upper: number;
-}
 
 /** What ripgrep printed for one file. */
 export interface RipgrepFile {
@@ -26,8 +25,12 @@ export interface RipgrepFile {
   texts: string[];
   /** Indexes (into `numbers` and `texts`) of the lines ripgrep reported as matching. */
   matches: number[];
-  /** Where the file's first NUL byte is, or null when it has none. */
-  nul: NulBounds | null;
+  /**
+   * The offset in bytes of the file's first NUL byte, from the start ripgrep saw (after a UTF-8 BOM), or null
+   * when it has none. When it lies below the reader's `binaryBelow`, the file is binary and its lines are
+   * dropped: `numbers`, `texts` and `matches` are empty.
+   */
+  nul: number | null;
 }
 
 /** Everything the script printed, by kind. */
@@ -53,107 +56,236 @@ const STATS_LINE =
   /^(?:\d+ (?:matches|matched lines|files contained matches|bytes printed)|[\d.]+ seconds(?: spent searching)?)$/;
 const SEARCHED = /^(\d+) files searched$/;
 const BYTES_SEARCHED = /^(\d+) bytes searched$/;
-/** Reads the script's standard output and error. */
-export function readRipgrepOutput(stdout: string, stderr: string): RipgrepReport {
-  const report: RipgrepReport = {
+const NEWLINE = 0x0a;
+const NUL = 0x00;
+const COLON = 0x3a;
+const DASH = 0x2d;
+
+/** Reads the script's standard output as it arrives, a piece at a time (`push`), then its end (`finish`). */
+export class RipgrepOutputReader {
+  #report: RipgrepReport = {
     start: "",
     parentFlag: "",
     files: new Map(),
     searched: null,
     bytesSearched: null,
-    errors: stderr.split("\n").filter((line) => line !== ""),
+    errors: [],
     malformed: false,
   };
-  const headerEnd = stdout.indexOf("\n");
-  if (!stdout.startsWith(HEADER) || headerEnd === -1) {
-    report.malformed = true;
+  #limit: number;
+  #binaryBelow: number;
+  // A line may begin with U+FEFF: it is text, not a byte order mark to drop.
+  #decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+  /** Bytes pushed so far. */
+  #bytes = 0;
+  /** The pieces of a line whose end has not arrived yet. */
+  #pending: Uint8Array[] = [];
+  #headerRead = false;
+  /** Set after a malformed header: nothing else is read. */
+  #skipping = false;
+  /** The file of the last line read, and its line prefix (the path and its NUL). */
+  #file: RipgrepFile | null = null;
+  #key = new Uint8Array();
+  /** The file whose lines are being read (a `--` between groups does not end it), and the files done. */
+  #open: RipgrepFile | null = null;
+  #done = new Set<RipgrepFile>();
+  #textsAbove: number;
+
+  /**
+   * `limit`: bytes read at most (more makes the report `overflowed`); `binaryBelow`: a file whose first NUL
+   * byte lies below this offset is binary, and its lines are not kept; `textsAbove`: once a file without a
+   * NUL byte is read, the texts of its lines of at most this many characters are dropped (left empty), for a
+   * caller to whom such a line's length says all (an exact pattern, no lines shown). Default: all are kept.
+   */
+  constructor(options: { limit?: number; binaryBelow?: number; textsAbove?: number } = {}) {
+    this.#limit = options.limit ?? Infinity;
+    this.#binaryBelow = options.binaryBelow ?? 0;
+    this.#textsAbove = options.textsAbove ?? -1;
+  }
+
+  /** Whether more than the limit arrived (the rest was not read). */
+  get overflowed(): boolean {
+    return this.#bytes > this.#limit;
+  }
+
+  /** Reads the next piece of standard output. */
+  push(bytes: Uint8Array): void {
+    if (bytes.length === 0 || this.overflowed || this.#skipping) return;
+    this.#bytes += bytes.length;
+    if (this.overflowed) {
+      this.#pending = [];
+      this.#report.files.clear();
+      return;
+    }
+    let at = 0;
+    if (this.#pending.length > 0) {
+      const end = bytes.indexOf(NEWLINE);
+      if (end === -1) {
+        this.#pending.push(bytes.slice());
+        return;
+      }
+      const line = joinBytes([...this.#pending, bytes.subarray(0, end)]);
+      this.#pending = [];
+      this.#line(line, 0, line.length);
+      at = end + 1;
+    }
+    while (at < bytes.length && !this.#skipping) {
+      const end = bytes.indexOf(NEWLINE, at);
+      if (end === -1) {
+        // A copy: the piece itself is not kept.
+        this.#pending.push(bytes.slice(at));
+        return;
+      }
+      this.#line(bytes, at, end);
+      at = end + 1;
+    }
+  }
+
+  /** The report, once the script has ended: `rest` is output not pushed yet, `stderr` its standard error. */
+  finish(rest: Uint8Array | string, stderr: string): RipgrepReport {
+    this.push(typeof rest === "string" ? new TextEncoder().encode(rest) : rest);
+    const report = this.#report;
+    // The last line may lack its line break; the header may not.
+    if (!this.#skipping && this.#headerRead && this.#pending.length > 0) {
+      const line = joinBytes(this.#pending);
+      this.#line(line, 0, line.length);
+    }
+    this.#pending = [];
+    if (this.#open !== null) this.#close(this.#open);
+    this.#open = null;
+    if (!this.#headerRead) report.malformed = true;
+    report.errors = stderr.split("\n").filter((line) => line !== "");
     return report;
   }
-  [report.start = "", report.parentFlag = ""] = stdout.slice(HEADER.length, headerEnd).split("\0");
-  // One pass over the text, slicing only each line's text: outputs run to millions of characters.
-  let file: RipgrepFile | null = null;
-  let key = "";
-  let at = headerEnd + 1;
-  while (at < stdout.length) {
-    let end = stdout.indexOf("\n", at);
-    if (end === -1) end = stdout.length;
+
+  #line(bytes: Uint8Array, at: number, end: number): void {
+    const report = this.#report;
+    if (!this.#headerRead) {
+      this.#headerRead = true;
+      const header = this.#decoder.decode(bytes.subarray(at, end));
+      if (!header.startsWith(HEADER)) {
+        report.malformed = true;
+        this.#skipping = true;
+        return;
+      }
+      [report.start = "", report.parentFlag = ""] = header.slice(HEADER.length).split("\0");
+      return;
+    }
     let textAt = -1;
-    if (file !== null && stdout.startsWith(key, at)) {
-      textAt = at + key.length;
+    if (this.#file !== null && startsWith(bytes, at, end, this.#key)) {
+      textAt = at + this.#key.length;
     } else {
-      const nul = stdout.indexOf("\0", at);
-      if (nul !== -1 && nul < end && nul > at) {
-        key = stdout.slice(at, nul + 1);
-        file = fileOf(report, relative(key.slice(0, -1)));
-        textAt = nul + 1;
+      const nul = bytes.subarray(at, end).indexOf(NUL);
+      if (nul > 0) {
+        this.#key = bytes.slice(at, at + nul + 1);
+        this.#file = fileOf(report, relative(this.#decoder.decode(bytes.subarray(at, at + nul))));
+        this.#enter(this.#file);
+        textAt = at + nul + 1;
       }
     }
     if (textAt !== -1) {
-      if (!addLine(file!, stdout, textAt, end)) report.malformed = true;
-      at = end + 1;
-      continue;
+      if (!this.#addLine(this.#file!, bytes, textAt, end)) report.malformed = true;
+      return;
     }
-    const line = stdout.slice(at, end);
-    at = end + 1;
-    file = null;
-    if (line === "" || line === "--" || STATS_LINE.test(line)) continue;
+    const line = this.#decoder.decode(bytes.subarray(at, end));
+    this.#file = null;
+    if (line === "" || line === "--" || STATS_LINE.test(line)) return;
     const searched = SEARCHED.exec(line);
     if (searched !== null) {
       report.searched = Number(searched[1]);
-      continue;
+      return;
     }
-    const bytes = BYTES_SEARCHED.exec(line);
-    if (bytes !== null) {
-      report.bytesSearched = Number(bytes[1]);
-      continue;
+    const bytesSearched = BYTES_SEARCHED.exec(line);
+    if (bytesSearched !== null) {
+      report.bytesSearched = Number(bytesSearched[1]);
+      return;
     }
     report.malformed = true;
   }
-  return report;
+
+  #enter(file: RipgrepFile): void {
+    if (file === this.#open) return;
+    if (this.#open !== null) this.#close(this.#open);
+    // ripgrep prints each file's lines together: lines of a file already read make the report unusable.
+    if (this.#done.has(file)) this.#report.malformed = true;
+    this.#open = file;
+  }
+
+  /** A file's lines are all read: drops what the caller does not need, and the arrays' spare room. */
+  #close(file: RipgrepFile): void {
+    this.#done.add(file);
+    if (file.nul === null) {
+      const texts = file.texts;
+      for (let index = 0; index < texts.length; index++) {
+        if (texts[index]!.length <= this.#textsAbove) texts[index] = "";
+      }
+    }
+    // An array grows by 17 slots from its first element; most files print a line or two.
+    file.numbers = file.numbers.slice();
+    file.texts = file.texts.slice();
+    file.matches = file.matches.slice();
+  }
+
+  // "N:OFFSET:text" (a match) or "N-OFFSET-text" (context) at `start`; false when the line has another shape.
+  #addLine(file: RipgrepFile, bytes: Uint8Array, start: number, end: number): boolean {
+    let number = 0;
+    let at = start;
+    for (; at < end; at++) {
+      const code = bytes[at]!;
+      if (code < 48 || code > 57) break;
+      number = number * 10 + code - 48;
+    }
+    const kind = bytes[at];
+    if (at === start || (kind !== COLON && kind !== DASH)) return false;
+    let offset = 0;
+    const offsetAt = ++at;
+    for (; at < end; at++) {
+      const code = bytes[at]!;
+      if (code < 48 || code > 57) break;
+      offset = offset * 10 + code - 48;
+    }
+    if (at === offsetAt || bytes[at] !== kind) return false;
+    const text = bytes.subarray(at + 1, end);
+    if (file.nul === null) {
+      const nul = text.indexOf(NUL);
+      if (nul !== -1) file.nul = offset + nul;
+    }
+    if (file.nul !== null && file.nul < this.#binaryBelow) {
+      // Binary: none of its lines will be looked at.
+      file.numbers = [];
+      file.texts = [];
+      file.matches = [];
+      return true;
+    }
+    if (kind === COLON) file.matches.push(file.numbers.length);
+    file.numbers.push(number);
+    file.texts.push(this.#decoder.decode(text));
+    return true;
+  }
 }
 
-// "N:OFFSET:text" (a match) or "N-OFFSET-text" (context) at `start`; false when the line has another shape.
-function addLine(file: RipgrepFile, stdout: string, start: number, end: number): boolean {
-  let number = 0;
-  let at = start;
-  for (; at < end; at++) {
-    const code = stdout.charCodeAt(at);
-    if (code < 48 || code > 57) break;
-    number = number * 10 + code - 48;
-  }
-  const kind = stdout[at];
-  if (at === start || (kind !== ":" && kind !== "-")) return false;
-  let offset = 0;
-  const offsetAt = ++at;
-  for (; at < end; at++) {
-    const code = stdout.charCodeAt(at);
-    if (code < 48 || code > 57) break;
-    offset = offset * 10 + code - 48;
-  }
-  if (at === offsetAt || stdout[at] !== kind) return false;
-  if (kind === ":") file.matches.push(file.numbers.length);
-  file.numbers.push(number);
-  const text = stdout.slice(at + 1, end);
-  file.texts.push(text);
-  if (file.nul === null) {
-    const nul = text.indexOf("\0");
-    if (nul !== -1) file.nul = nulBounds(text, nul, offset);
+/** Reads the script's whole standard output and error at once. */
+export function readRipgrepOutput(stdout: Uint8Array | string, stderr: string): RipgrepReport {
+  return new RipgrepOutputReader().finish(stdout, stderr);
+}
+
+function startsWith(bytes: Uint8Array, at: number, end: number, prefix: Uint8Array): boolean {
+  if (end - at < prefix.length) return false;
+  for (let index = 0; index < prefix.length; index++) {
+    if (bytes[at + index] !== prefix[index]) return false;
   }
   return true;
 }
 
-/** The bounds of the byte offset of `text[index]`, for a line that starts at byte `offset`. */
-export function nulBounds(text: string, index: number, offset: number): NulBounds {
-  let lower = offset;
-  let upper = offset;
-  for (let at = 0; at < index; at++) {
-    const code = text.charCodeAt(at);
-    // A surrogate is half of a 4-byte character; U+FFFD may be one to three bytes that were not UTF-8.
-    const size = code < 0x80 ? 1 : code < 0x800 ? 2 : code >= 0xd800 && code <= 0xdfff ? 2 : 3;
-    lower += code === 0xfffd ? 1 : size;
-    upper += size;
+function joinBytes(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const joined = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    joined.set(part, at);
+    at += part.length;
   }
-  return { lower, upper };
+  return joined;
 }
 
 function fileOf(report: RipgrepReport, path: string): RipgrepFile {

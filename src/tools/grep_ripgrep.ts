@@ -48,7 +48,7 @@ import { findMatchingLines, type LineMatch, MAX_GREP_LINE_CHARACTERS } from "./_
 import { compileGrepMatcher, type GrepMatcher } from "./_grep_matcher.ts";
 import { BUDGET_SPENT, GREP_PREPASS, type GrepPrepass, type GrepWalkReport } from "./_grep_prepass.ts";
 import type { LineMatcher } from "./_line_search.ts";
-import { readRipgrepOutput, type RipgrepFile, type RipgrepReport } from "./_ripgrep_output.ts";
+import { type RipgrepFile, RipgrepOutputReader, type RipgrepReport } from "./_ripgrep_output.ts";
 import { BINARY_TYPE, binaryTypeArguments, globTypeArguments, ripgrepGlob } from "./_ripgrep_glob.ts";
 import { type RipgrepPattern, ripgrepPattern } from "./_ripgrep_pattern.ts";
 import { BINARY_SNIFF_BYTES, isBinaryPath } from "./_text.ts";
@@ -114,6 +114,12 @@ export type RipgrepRun =
   | { status: "timed-out" }
   | { status: "failed"; message: string };
 
+/** How a ripgrep script ended, with its output read as it arrived. */
+export type ReadRipgrepRun =
+  | { status: "exited"; code: number; report: RipgrepReport; overflowed: boolean }
+  | { status: "timed-out" }
+  | { status: "failed"; message: string };
+
 /** What `RipgrepGrep` runs on. */
 export interface RipgrepGrepOptions {
   /** Runs Grep (with a prepass request in the input, or as usual) in its read-only worker. */
@@ -122,8 +128,14 @@ export interface RipgrepGrepOptions {
     context: ToolCallContext,
     signal: AbortSignal,
   ): Promise<GrepOutcome>;
-  /** Runs the ripgrep script in the read-only sandbox. */
-  runRipgrep(search: RipgrepSearch, options: { timeoutMs: number; signal: AbortSignal }): Promise<RipgrepRun>;
+  /**
+   * Runs the ripgrep script in the read-only sandbox. Standard output goes to `onStdout` as it arrives (the
+   * run's `stdout` is then empty), or comes whole in the run: the report is read from both, in that order.
+   */
+  runRipgrep(
+    search: RipgrepSearch,
+    options: { timeoutMs: number; signal: AbortSignal; onStdout: (bytes: Uint8Array) => void },
+  ): Promise<RipgrepRun>;
   /** The clock of the fallback memory; default `performance.now`. */
   now?: () => number;
   /** The worker's search budget; default `PREPASS_BUDGET_MS` (tests pass 0 to always ask ripgrep). */
@@ -215,18 +227,31 @@ export class RipgrepGrep {
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     signal.addEventListener("abort", onAbort, { once: true });
-    const search = (current: RipgrepPlan): Promise<RipgrepRun> =>
-      this.#options.runRipgrep(
+    const search = async (current: RipgrepPlan): Promise<ReadRipgrepRun> => {
+      // Read as it arrives: a report of millions of characters is never held whole.
+      const reader = new RipgrepOutputReader({
+        limit: MAX_RIPGREP_OUTPUT_CHARS,
+        binaryBelow: UNCERTAIN_BINARY_OFFSET,
+        // Without lines to show, an exact pattern's line that fits the matcher's chunk matches (see
+        // `LineChecker.quick`): its length is all that is needed.
+        ...(current.mode !== "content" && current.pattern.exact ? { textsAbove: current.matcher.chunk } : {}),
+      });
+      const run = await this.#options.runRipgrep(
         {
           path,
           roots: [context.root, ...context.additionalRoots ?? []],
           excluded: [...context.excludedPaths ?? []],
           search: current.search,
         },
-        { timeoutMs: context.timeoutMs, signal: stop.signal },
+        { timeoutMs: context.timeoutMs, signal: stop.signal, onStdout: (bytes) => reader.push(bytes) },
       );
-    let ripgrep: Promise<RipgrepRun> | null = null;
-    const startRipgrep = (): Promise<RipgrepRun> => ripgrep ??= search(plan!);
+      if (run.status !== "exited") return run;
+      const report = reader.finish(run.stdout, run.stderr);
+      const overflowed = reader.overflowed || run.stderr.length >= MAX_RIPGREP_OUTPUT_CHARS;
+      return { status: "exited", code: run.code, report, overflowed };
+    };
+    let ripgrep: Promise<ReadRipgrepRun> | null = null;
+    const startRipgrep = (): Promise<ReadRipgrepRun> => ripgrep ??= search(plan!);
     // A search for more lines than `MAX_BUDGETED_LIMIT` could not end within the budget on a tree worth
     // ripgrep's start.
     // A call that joins a running walk (one turn's parallel calls) does not search within a budget either:
@@ -565,7 +590,7 @@ function fallback(reason: string, tree = false): Fallback {
 export async function answerFromRipgrep(
   plan: RipgrepPlan,
   walk: GrepWalkReport,
-  run: RipgrepRun,
+  run: ReadRipgrepRun,
   call: { input: GrepInput; context: ToolCallContext; signal: AbortSignal; started: number },
 ): Promise<{ ok: true; result: ToolResult; noMatch: boolean } | Fallback> {
   const { context, signal, started } = call;
@@ -580,10 +605,8 @@ export async function answerFromRipgrep(
   if (run.code !== 0 && run.code !== 1) {
     return fallback(`the ripgrep script exited with ${run.code}`, run.code !== 2);
   }
-  if (run.stdout.length >= MAX_RIPGREP_OUTPUT_CHARS || run.stderr.length >= MAX_RIPGREP_OUTPUT_CHARS) {
-    return fallback("ripgrep printed more than can be read");
-  }
-  const report = readRipgrepOutput(run.stdout, run.stderr);
+  if (run.overflowed) return fallback("ripgrep printed more than can be read");
+  const report = run.report;
   const problem = treeProblem(walk, report) ?? outputProblem(walk, report);
   if (problem !== null) return problem;
   // Without `--max-filesize` (a stat of every file), searched files that add up to less than the limit
@@ -603,11 +626,11 @@ export async function answerFromRipgrep(
     }
     const file = report.files.get(path);
     if (file === undefined) continue;
-    if (file.nul !== null && file.nul.upper < UNCERTAIN_BINARY_OFFSET) {
+    if (file.nul !== null && file.nul < UNCERTAIN_BINARY_OFFSET) {
       collector.skipped.binary++;
       continue;
     }
-    if (file.nul !== null && file.nul.lower < BINARY_SNIFF_BYTES) {
+    if (file.nul !== null && file.nul < BINARY_SNIFF_BYTES) {
       return fallback(`"${path}" has its first NUL byte too close to 8 KiB to tell`);
     }
     const added = await addFile(collector, checker, file, path);

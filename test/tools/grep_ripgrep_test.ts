@@ -10,7 +10,7 @@ import {
   RipgrepGrep,
   type RipgrepGrepOptions,
 } from "../../src/tools/grep_ripgrep.ts";
-import { nulBounds } from "../../src/tools/_ripgrep_output.ts";
+import { readRipgrepOutput, RipgrepOutputReader } from "../../src/tools/_ripgrep_output.ts";
 import { WalkStore } from "../../src/execution/walk_store.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import type { ToolCallContext, ToolResult } from "../../src/tools/tool.ts";
@@ -173,6 +173,7 @@ const EDGE_TREE: Record<string, string | Uint8Array> = {
   "unicode.txt": "café match\nnaïve ÉCOLE match\n😀 emoji match\nΣίσυφος\n",
   "invalid.txt": bytes("caf", [0xe9], " match\nok ", [0xff, 0xfe], " match\n"),
   "bom8.txt": bytes([0xef, 0xbb, 0xbf], "match after a bom\n"),
+  "bom-mid.txt": bytes("first\n", [0xef, 0xbb, 0xbf], "match after U+FEFF within the file\n"),
   "utf16.txt": bytes([0xff, 0xfe], ...[..."match wide\n"].map((c) => [c.charCodeAt(0), 0])),
   "empty.txt": "",
   "no-newline.txt": "first\nmatch without newline",
@@ -295,12 +296,118 @@ Deno.test({
   },
 });
 
-Deno.test("The bounds of a NUL byte's offset widen only where the decoded line holds U+FFFD", () => {
-  deepStrictEqual(nulBounds("ab\0", 2, 100), { lower: 102, upper: 102 });
-  // "é" is two bytes, "😀" four (two UTF-16 code units), "€" three.
-  deepStrictEqual(nulBounds("é😀€\0", 4, 0), { lower: 9, upper: 9 });
-  // An invalid sequence decoded as one U+FFFD was one to three bytes.
-  deepStrictEqual(nulBounds("a\uFFFD\uFFFDb\0", 4, 10), { lower: 14, upper: 18 });
+/** A script's output as the reader sees it: the header, then ripgrep's lines. */
+function scriptOutput(...lines: (string | number[])[]): Uint8Array {
+  return bytes("mewcode-rg\0/ws\0\n", ...lines);
+}
+
+Deno.test("ripgrep's output reads the same in pieces split at any byte as whole", () => {
+  const output = scriptOutput(
+    "./a.txt\x00003:12:caf",
+    [0xc3, 0xa9],
+    " match\n",
+    "./a.txt\x00004-20-context\n",
+    "--\n",
+    "./b b.txt\x00001:0:",
+    [0xef, 0xbb, 0xbf],
+    "match after U+FEFF\n",
+    "./bin.dat\x00001:0:ab",
+    [0xff, 0xc3],
+    "x",
+    [0],
+    "tail\n",
+    "./bin.dat\x00002:9:match in a binary file\n",
+    "./late.txt\x00002:9000:match",
+    [0],
+    "\n",
+    "\n2 matches\n3 files searched\n250 bytes searched\n0.01 seconds",
+  );
+  const whole = readRipgrepOutput(output, "");
+  equal(whole.malformed, false);
+  equal(whole.start, "/ws");
+  equal(whole.searched, 3);
+  equal(whole.bytesSearched, 250);
+  deepStrictEqual(whole.files.get("a.txt"), {
+    numbers: [3, 4],
+    texts: ["café match", "context"],
+    matches: [0],
+    nul: null,
+  });
+  // A line may begin with U+FEFF: it is kept, as Grep keeps it.
+  deepStrictEqual(whole.files.get("b b.txt")!.texts, ["\uFEFFmatch after U+FEFF"]);
+  // Exact in bytes, past an invalid sequence; the reader without `binaryBelow` keeps every line.
+  equal(whole.files.get("bin.dat")!.nul, 5);
+  equal(whole.files.get("bin.dat")!.texts.length, 2);
+  equal(whole.files.get("late.txt")!.nul, 9005);
+  for (let split = 1; split < output.length; split++) {
+    const reader = new RipgrepOutputReader();
+    reader.push(output.subarray(0, split));
+    deepStrictEqual(reader.finish(output.subarray(split), ""), whole, `split at byte ${split}`);
+  }
+  // One byte at a time.
+  const reader = new RipgrepOutputReader();
+  for (let at = 0; at < output.length; at++) reader.push(output.subarray(at, at + 1));
+  deepStrictEqual(reader.finish(new Uint8Array(), ""), whole);
+});
+
+Deno.test("ripgrep's output drops what the caller does not need, reads no more than its limit, refuses odd shapes", () => {
+  const output = scriptOutput(
+    "./bin.dat\x00001:0:match\n",
+    "./bin.dat\x00002:6:ab",
+    [0],
+    "\n",
+    "./bin.dat\x00003:10:match again\n",
+    "./late.txt\x00002:9000:match",
+    [0],
+    "\n",
+  );
+  const report = new RipgrepOutputReader({ binaryBelow: 8189 }).finish(output, "rg: an error\n");
+  deepStrictEqual(report.files.get("bin.dat"), { numbers: [], texts: [], matches: [], nul: 8 });
+  deepStrictEqual(report.files.get("late.txt"), {
+    numbers: [2],
+    texts: ["match\0"],
+    matches: [0],
+    nul: 9005,
+  });
+  deepStrictEqual(report.errors, ["rg: an error"]);
+
+  const limited = new RipgrepOutputReader({ limit: output.length - 1 });
+  limited.push(output);
+  equal(limited.overflowed, true);
+  equal(limited.finish(new Uint8Array(), "").files.size, 0);
+  const exact = new RipgrepOutputReader({ limit: output.length });
+  exact.push(output);
+  equal(exact.overflowed, false);
+
+  // Texts dropped where the caller needs only their length: short ones, in files without a NUL byte.
+  const short = new RipgrepOutputReader({ binaryBelow: 8189, textsAbove: 6 }).finish(
+    scriptOutput(
+      "./a.txt\x00001:0:match\n",
+      "./a.txt\x00002:6:a longer match\n",
+      "./late.txt\x00002:9000:match",
+      [0],
+      "\n",
+    ),
+    "",
+  );
+  deepStrictEqual(short.files.get("a.txt")!.texts, ["", "a longer match"]);
+  deepStrictEqual(short.files.get("late.txt")!.texts, ["match\0"]);
+  // ripgrep prints a file's lines together; lines of a file already read make the report unusable.
+  const split = readRipgrepOutput(
+    scriptOutput("./a.txt\x00001:0:match\n", "./b.txt\x00001:0:match\n", "./a.txt\x00002:6:match\n"),
+    "",
+  );
+  equal(split.malformed, true);
+  equal(
+    readRipgrepOutput(scriptOutput("./a.txt\x00001:0:match\n--\n./a.txt\x00009:60:match\n"), "").malformed,
+    false,
+  );
+
+  const bad = readRipgrepOutput(bytes("something else\n./a.txt\x00001:0:match\n"), "");
+  equal(bad.malformed, true);
+  equal(bad.files.size, 0);
+  equal(readRipgrepOutput(bytes("mewcode-rg\0/ws\0"), "").malformed, true, "a header without its line break");
+  equal(readRipgrepOutput(scriptOutput("./a.txt\x00001;0;match\n"), "").malformed, true, "another separator");
 });
 
 Deno.test({

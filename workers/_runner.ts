@@ -6,7 +6,7 @@
  * @module
  */
 import { assertNever, describeError } from "../src/common/errors.ts";
-import type { AnyTool, ToolResult } from "../src/tools/tool.ts";
+import type { ToolResult, ToolRunner } from "../src/tools/tool.ts";
 import { ShellHost } from "../src/tools/_shell_host.ts";
 import {
   checkResult,
@@ -32,7 +32,8 @@ export interface WorkerScope {
  */
 export function serveTools(
   scope: WorkerScope,
-  tools: readonly AnyTool[],
+  // deno-lint-ignore no-explicit-any -- each runner takes its own tool's (validated) input
+  tools: readonly ToolRunner<any>[],
   idle?: (busy: () => boolean) => void,
 ): void {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));

@@ -81,6 +81,13 @@ function posixBasename(path: string): string {
   return trimmed.slice(trimmed.lastIndexOf(SEPARATOR) + 1);
 }
 
+/** The last segment's extension from its last dot (none for a leading dot alone, or for ".."). */
+function posixExtname(path: string): string {
+  const name = posixBasename(path);
+  const dot = name.lastIndexOf(".");
+  return dot <= 0 || name === ".." ? "" : name.slice(dot);
+}
+
 function posixRelative(from: string, to: string): string {
   const fromSegments = normalizedSegments(posixResolve(from), true);
   const toSegments = normalizedSegments(posixResolve(to), true);
@@ -101,6 +108,7 @@ interface PathFunctions {
   isAbsolute(path: string): boolean;
   dirname(path: string): string;
   basename(path: string): string;
+  extname(path: string): string;
   relative(from: string, to: string): string;
 }
 
@@ -113,6 +121,7 @@ export const posix: PathFunctions = {
   isAbsolute: posixIsAbsolute,
   dirname: posixDirname,
   basename: posixBasename,
+  extname: posixExtname,
   relative: posixRelative,
 };
 

@@ -9,7 +9,7 @@ import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { readToEnd } from "./_verified_read.ts";
 import { sha256HexSync } from "../common/sha256.ts";
-import { posix } from "node:path";
+import { posix } from "../common/path.ts";
 
 /** Why a file operation failed, for callers that branch on it. */
 export type FsErrorReason =

@@ -9,7 +9,7 @@
  */
 import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
-import { posix } from "node:path";
+import { posix } from "../common/path.ts";
 import { realPathOrNull } from "../common/fs.ts";
 import { changed, checkKind, describeFsError, type FsFailure, isOpenedAt } from "./_fs.ts";
 import { isExcludedPath, isWithinRoots } from "./_paths.ts";

@@ -8,7 +8,8 @@
 import { formatContent, type LineMatch } from "./_grep_lines.ts";
 import type { WalkCounts } from "./_walk.ts";
 import { skippedNotice } from "./_walk_notice.ts";
-import { textResult, type ToolResult } from "./tool.ts";
+import { textResult } from "./results.ts";
+import type { ToolResult } from "./tool.ts";
 
 /** Files larger than this are skipped (and counted in a notice). */
 export const MAX_GREP_FILE_BYTES = 256 * 1024 * 1024;

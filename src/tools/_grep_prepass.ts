@@ -16,7 +16,8 @@ import { isBinaryPath } from "./_text.ts";
 import { readVerifiedSync } from "./_verified_read.ts";
 import type { WalkCounts, Walker } from "./_walk.ts";
 import { STAMP_FIELDS, walkIsCurrent, type WalkStamps } from "./_walk_stamps.ts";
-import { textResult, type ToolResult } from "./tool.ts";
+import { textResult } from "./results.ts";
+import type { ToolResult } from "./tool.ts";
 
 /** The input field that carries a prepass request. */
 export const GREP_PREPASS = "mewcodePrepass";

@@ -10,13 +10,10 @@
  * @module
  */
 import { z } from "zod";
-import { assertNever } from "../common/errors.ts";
-import type { Output } from "./_shell_output.ts";
-import { runShell, type ShellRun } from "./_shell_run.ts";
-import { defineTool, errorResult, stoppedResult, textResult, type ToolResult } from "./tool.ts";
+import { BASH_DEFAULT_TIMEOUT_MS, bashRunner } from "./_bash_run.ts";
+import { defineTool } from "./tool.ts";
 
-/** Default time limit of one command in milliseconds. */
-export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
+export { BASH_DEFAULT_TIMEOUT_MS } from "./_bash_run.ts";
 /** Largest time limit the model may ask for in milliseconds. */
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 /** Added to the command's own limit for the executor's hard limit, so Bash reports its own timeout. */
@@ -49,7 +46,7 @@ export type BashInput = z.infer<typeof BashInput>;
 
 /** Runs a shell command in the workspace under the session's sandbox. */
 export const bashTool = defineTool({
-  name: "Bash",
+  name: bashRunner.name,
   category: "shell",
   description: BASH_DESCRIPTION,
   inputSchema: BashInput,
@@ -61,60 +58,5 @@ export const bashTool = defineTool({
     return null;
   },
   timeoutMs: (input) => (input.timeout ?? BASH_DEFAULT_TIMEOUT_MS) + EXECUTOR_GRACE_MS,
-  async execute(context, input) {
-    if (context.shell.unavailable !== null) {
-      return errorResult(context.shell.unavailable, { process: "unavailable" });
-    }
-    if (context.signal.aborted) {
-      return stoppedResult(cancelledMessage(""), "cancelled", { process: "not-started" });
-    }
-    const timeoutMs = input.timeout ?? BASH_DEFAULT_TIMEOUT_MS;
-    const options = { timeoutMs, signal: context.signal };
-    const plan = context.shell;
-    const kept = plan.persistent !== undefined && context.shellRunner !== undefined;
-    const run = kept
-      ? await context.shellRunner!.run({ ...plan, persistent: plan.persistent! }, input.command, options)
-      : await runShell(plan, context.root, input.command, options);
-    const result = shellResult(run, timeoutMs);
-    // The session keeps the kept sandbox's placeholder folders while it lives (src/sandbox/shell_sandbox.ts).
-    return { ...result, metadata: { ...result.metadata, keptSandbox: kept } };
-  },
+  execute: bashRunner.execute,
 });
-
-function shellResult(run: ShellRun, timeoutMs: number): ToolResult {
-  switch (run.status) {
-    case "spawn-failed":
-      return errorResult(`Cannot run Bash command: ${run.message}`, { process: "spawn-failed" });
-    case "exited":
-      return textResult(`${wrapOutput(run.output)}\n<exit_code>${run.code}</exit_code>`, {
-        process: "exited",
-        exitCode: run.code,
-        durationMs: run.durationMs,
-        charactersCut: run.output.cut,
-      });
-    case "timed-out":
-      return stoppedResult(
-        `Bash command timed out after ${timeoutMs} ms and was killed with every process it started; ` +
-          `output so far:\n${wrapOutput(run.output)}`,
-        "timed-out",
-        { process: "timed-out", durationMs: run.durationMs, charactersCut: run.output.cut },
-      );
-    case "cancelled":
-      return stoppedResult(cancelledMessage(wrapOutput(run.output)), "cancelled", {
-        process: "cancelled",
-        durationMs: run.durationMs,
-        charactersCut: run.output.cut,
-      });
-    default:
-      return assertNever(run);
-  }
-}
-
-function cancelledMessage(output: string): string {
-  const base = "Bash command was cancelled before it finished: the user interrupted the call";
-  return output === "" ? base : `${base}; output so far:\n${output}`;
-}
-
-function wrapOutput(output: Output): string {
-  return `<output>${output.text.replace(/\n$/, "")}</output>`;
-}

@@ -6,18 +6,13 @@
  *
  * @module
  */
-import { posix } from "node:path";
 import { z } from "zod";
-import { compileGlob, globBase } from "../common/glob.ts";
-import { isExcludedPath, safePath, validatePathInput } from "./_paths.ts";
-import { TimeSlicer } from "./_time_slicer.ts";
-import { compareStrings, walkFiles, type WalkResult } from "./_walk.ts";
-import { skippedNotice } from "./_walk_notice.ts";
-import { recentWalks } from "./_walk_memory.ts";
-import { defineTool, errorResult, stoppedResult, textResult, type ToolResult } from "./tool.ts";
+import { compileGlob } from "../common/glob.ts";
+import { validatePathInput } from "./_paths.ts";
+import { globRunner, MAX_GLOB_RESULTS } from "./_glob_run.ts";
+import { defineTool } from "./tool.ts";
 
-/** Paths one Glob call returns at most; the rest are counted in a notice. */
-export const MAX_GLOB_RESULTS = 200;
+export { MAX_GLOB_RESULTS } from "./_glob_run.ts";
 
 const GLOB_DESCRIPTION = `Find files whose path matches a glob pattern, newest first.
 
@@ -50,7 +45,7 @@ export type GlobInput = z.infer<typeof GlobInput>;
 
 /** Glob: lists the files under a directory whose relative path matches a pattern, newest first. */
 export const globTool = defineTool({
-  name: "Glob",
+  name: globRunner.name,
   category: "search",
   description: GLOB_DESCRIPTION,
   inputSchema: GlobInput,
@@ -65,189 +60,5 @@ export const globTool = defineTool({
     const problem = validatePathInput(input.path, context.root);
     return problem === null ? null : `Cannot search "${input.path}": ${problem.message}`;
   },
-  async execute(context, input) {
-    const started = performance.now();
-    const shownPath = input.path ?? context.root;
-    const resolved = await safePath(context.root, shownPath, {
-      mustExist: true,
-      additionalRoots: context.additionalRoots,
-    });
-    if (!resolved.ok) {
-      return errorResult(`Cannot search "${shownPath}": ${resolved.message}`, { reason: resolved.reason });
-    }
-    if (isExcludedPath(resolved.path, context.excludedPaths)) {
-      return errorResult(
-        `Cannot search "${shownPath}": it lies in a folder the tools treat as outside the workspace`,
-        { reason: "outside-workspace" },
-      );
-    }
-    if (resolved.info === null || !resolved.info.isDirectory) {
-      return errorResult(
-        `Cannot search "${shownPath}": it is a file, not a directory; pass its directory as path, ` +
-          "or read the file with ReadFile",
-        { reason: "not-a-directory" },
-      );
-    }
-    const searchRoot = resolved.path;
-    const pattern = normalizePattern(input.pattern, [shownPath, searchRoot]);
-    if (pattern === null) {
-      return errorResult(
-        `Invalid pattern "${input.pattern}": an absolute pattern must lie inside the search directory ` +
-          `"${shownPath}"; give a pattern relative to it (for example "**/*.ts") and the directory as path`,
-        { reason: "invalid-pattern" },
-      );
-    }
-
-    const compiled = compileGlob(pattern);
-    if (!compiled.ok) {
-      return errorResult(`Invalid pattern "${input.pattern}": ${compiled.message}`, {
-        reason: "invalid-pattern",
-      });
-    }
-    const matches = compiled.matches;
-
-    // Walk only the pattern's literal leading directories ("src/tools" of "src/tools/**/*.ts").
-    const base = globBase(pattern);
-    let start = searchRoot;
-    if (base !== "") {
-      const baseResolved = await safePath(context.root, posix.join(searchRoot, base), {
-        mustExist: true,
-        additionalRoots: context.additionalRoots,
-      });
-      if (!baseResolved.ok && baseResolved.reason === "outside-workspace") {
-        return errorResult(`Invalid pattern "${input.pattern}": ${baseResolved.message}`, {
-          reason: "outside-workspace",
-        });
-      }
-      if (
-        !baseResolved.ok || baseResolved.info === null || !baseResolved.info.isDirectory ||
-        isExcludedPath(baseResolved.path, context.excludedPaths)
-      ) {
-        return noMatch(input.pattern, shownPath, pattern, emptyWalk(), started);
-      }
-      start = baseResolved.path;
-    }
-    const prefix = base === "" ? "" : `${base}/`;
-    const deadline = started + context.timeoutMs;
-    const walk = await walkFiles(start, {
-      root: context.root,
-      additionalRoots: context.additionalRoots,
-      excludedPaths: context.excludedPaths,
-      signal: context.signal,
-      deadline,
-      filter: (relativePath) => matches(prefix + relativePath),
-      memory: recentWalks,
-    });
-    if (walk.aborted) return stopResult(context.signal, context.timeoutMs);
-    if (walk.files.length === 0) return noMatch(input.pattern, shownPath, pattern, walk, started);
-
-    const slicer = new TimeSlicer(context.signal, { deadline });
-    const dated: { path: string; mtime: number }[] = [];
-    for (const file of walk.files) {
-      if (slicer.due() && await slicer.pause()) return stopResult(context.signal, context.timeoutMs);
-      dated.push({ path: prefix + file.relativePath, mtime: modificationTime(file.path) });
-    }
-    dated.sort((a, b) => b.mtime - a.mtime || compareStrings(a.path, b.path));
-    const shown = dated.slice(0, MAX_GLOB_RESULTS);
-    const lines = shown.map((entry) => entry.path);
-    const notices: string[] = [];
-    if (dated.length > shown.length) {
-      notices.push(
-        `(Showing the ${shown.length} most recently modified of ${dated.length} matching files. ` +
-          "Narrow the pattern or the path to see the others.)",
-      );
-    }
-    const ignored = skippedNotice(walk);
-    if (ignored !== null) notices.push(ignored);
-    if (notices.length > 0) lines.push("", ...notices);
-    return textResult(lines.join("\n"), {
-      ...walkMetadata(walk, started),
-      count: dated.length,
-      shown: shown.length,
-      truncated: dated.length > shown.length,
-    });
-  },
+  execute: globRunner.execute,
 });
-
-// The result of a walk that stopped early: cancelled, or past the call's time limit.
-function stopResult(signal: AbortSignal, timeoutMs: number): ToolResult {
-  if (signal.aborted) return stoppedResult("Glob was cancelled", "cancelled");
-  return stoppedResult(
-    `Glob stopped at its time limit of ${Math.round(timeoutMs / 1000)} s: narrow the pattern or the path`,
-    "timed-out",
-  );
-}
-
-/**
- * Makes a pattern relative: drops a leading "./", and turns an absolute pattern under one of `bases`
- * into a relative one. Returns null for an absolute pattern elsewhere.
- */
-function normalizePattern(pattern: string, bases: readonly string[]): string | null {
-  let result = pattern;
-  if (result.startsWith("/")) {
-    const base = bases.find((candidate) =>
-      result.startsWith(candidate.endsWith("/") ? candidate : `${candidate}/`)
-    );
-    if (base === undefined) return null;
-    result = result.slice(base.endsWith("/") ? base.length : base.length + 1);
-  }
-  while (result.startsWith("./")) result = result.slice(2);
-  return result === "" ? "**" : result;
-}
-
-function modificationTime(path: string): number {
-  try {
-    return Deno.statSync(path).mtime?.getTime() ?? 0;
-  } catch {
-    return 0;
-  }
-}
-
-function noMatch(
-  original: string,
-  shownPath: string,
-  pattern: string,
-  walk: WalkResult,
-  started: number,
-): ToolResult {
-  const lines = [`No files found matching "${original}" in "${shownPath}"`];
-  if (!pattern.includes("/") && !pattern.startsWith("**")) {
-    lines.push(
-      `("${pattern}" matches only files directly in that directory; use "**/${pattern}" to search subdirectories too.)`,
-    );
-  }
-  const ignored = skippedNotice(walk);
-  if (ignored !== null) lines.push(ignored);
-  return textResult(lines.join("\n"), {
-    ...walkMetadata(walk, started),
-    count: 0,
-    shown: 0,
-    truncated: false,
-  });
-}
-
-function emptyWalk(): WalkResult {
-  return {
-    files: [],
-    ignoredFiles: 0,
-    ignoredDirectories: 0,
-    skippedSymlinks: 0,
-    changedDirectories: 0,
-    ignoreProblems: [],
-    listedDirectories: 0,
-    recalledDirectories: 0,
-    aborted: false,
-  };
-}
-
-function walkMetadata(walk: WalkResult, started: number): Record<string, unknown> {
-  return {
-    ignoredFiles: walk.ignoredFiles,
-    ignoredDirectories: walk.ignoredDirectories,
-    skippedSymlinks: walk.skippedSymlinks,
-    // Directories the walk listed, and those it took from the worker's memory of earlier walks.
-    listedDirectories: walk.listedDirectories,
-    recalledDirectories: walk.recalledDirectories,
-    durationMs: Math.round(performance.now() - started),
-  };
-}

@@ -1,50 +1,25 @@
 /**
- * Grep: search file contents with a JavaScript regular expression.
+ * Grep: search file contents with a JavaScript regular expression. The definition offered to the model (its
+ * description and input schema); the search itself is in `_grep_run.ts`.
  *
- * Each file is read whole into a reused buffer (opened without blocking and verified: see
- * `_verified_read.ts`), skipped when binary, decoded once, and searched with `indexOf` (literal patterns) or
- * a global regex in bounded chunks (see `_line_search.ts`); line numbers are computed only around matches.
- * Patterns are rewritten so that V8 can always finish them in linear time (`src/common/regex.ts`): Deno
- * cannot stop a worker inside a regex call. Files are read with synchronous calls, in path order as the walk
- * finds them (so a reached limit also ends the walk), yielding to the event loop now and then: measured on a
- * 20,000-file tree, async reads with any concurrency were 2× slower than this, since each async call costs
- * more than the read it wraps.
- *
- * This is how Grep runs in its read-only worker. Where ripgrep is installed, the runtime lets ripgrep search
- * the contents in the read-only shell sandbox instead (`grep_ripgrep.ts`), with this module's walk as the
+ * That search is how Grep runs in its read-only worker. Where ripgrep is installed, the runtime lets ripgrep
+ * search the contents in the read-only shell sandbox instead (`grep_ripgrep.ts`), with the worker's walk as the
  * authority on which files are searched and its matcher and output format (`_grep_collector.ts`).
  *
  * @module
  */
-import { posix } from "node:path";
 import { z } from "zod";
-import { compileGlob, type GlobMatcher } from "../common/glob.ts";
-import { assertNever } from "../common/errors.ts";
-import { GrepCollector, type GrepMode, MAX_GREP_FILE_BYTES, type SkippedFiles } from "./_grep_collector.ts";
-import { countMatchingLines, findMatchingLines, MAX_GREP_LINE_CHARACTERS } from "./_grep_lines.ts";
+import { compileGlob } from "../common/glob.ts";
+import { MAX_GREP_LINE_CHARACTERS } from "./_grep_lines.ts";
 import { compileGrepMatcher } from "./_grep_matcher.ts";
-import { prepassOf, WalkRecorder } from "./_grep_prepass.ts";
-import type { LineMatcher } from "./_line_search.ts";
-import { isExcludedPath, rootContaining, safePath, validatePathInput } from "./_paths.ts";
-import { isBinaryPath, looksBinary, utf16Bom } from "./_text.ts";
-import { TimeSlicer } from "./_time_slicer.ts";
-import { confirmLocation, type FileIdentity, readVerifiedSync, type SkipReason } from "./_verified_read.ts";
-import { Walker } from "./_walk.ts";
-import { recentWalks } from "./_walk_memory.ts";
-import {
-  defineTool,
-  errorResult,
-  stoppedResult,
-  textResult,
-  type ToolContext,
-  type ToolResult,
-} from "./tool.ts";
+import { DEFAULT_HEAD_LIMIT, grepRunner } from "./_grep_run.ts";
+import { validatePathInput } from "./_paths.ts";
+import { defineTool } from "./tool.ts";
 
 export { MAX_GREP_LINE_CHARACTERS } from "./_grep_lines.ts";
 export { MAX_GREP_FILE_BYTES } from "./_grep_collector.ts";
+export { DEFAULT_HEAD_LIMIT, stopResult } from "./_grep_run.ts";
 
-/** Matches (content), files (files_with_matches) or counts (count) returned when head_limit is not given. */
-export const DEFAULT_HEAD_LIMIT = 100;
 const MAX_CONTEXT = 20;
 const MAX_HEAD_LIMIT = 100_000;
 
@@ -98,7 +73,7 @@ export type GrepInput = z.infer<typeof GrepInput>;
 
 /** Grep: searches file contents with a regex, with context lines, counts or file lists. */
 export const grepTool = defineTool({
-  name: "Grep",
+  name: grepRunner.name,
   category: "search",
   description: GREP_DESCRIPTION,
   inputSchema: GrepInput,
@@ -116,240 +91,5 @@ export const grepTool = defineTool({
     const problem = validatePathInput(input.path, context.root);
     return problem === null ? null : `Cannot search "${input.path}": ${problem.message}`;
   },
-  async execute(context, input) {
-    const started = performance.now();
-    const prepass = prepassOf(input);
-    const compiled = compileGrepMatcher(input.pattern, input.case_insensitive ?? false);
-    if (!compiled.ok) return errorResult(compiled.message, { reason: "invalid-pattern" });
-    let filter: GlobMatcher | undefined;
-    if (input.glob !== undefined) {
-      const glob = compileGlob(input.glob, { basename: true });
-      if (!glob.ok) {
-        return errorResult(`Invalid glob "${input.glob}": ${glob.message}`, { reason: "invalid-glob" });
-      }
-      filter = glob.matches;
-    }
-    const shownPath = input.path ?? context.root;
-    const resolved = await safePath(context.root, shownPath, {
-      mustExist: true,
-      additionalRoots: context.additionalRoots,
-    });
-    if (!resolved.ok) {
-      return errorResult(`Cannot search "${shownPath}": ${resolved.message}`, { reason: resolved.reason });
-    }
-    if (isExcludedPath(resolved.path, context.excludedPaths)) {
-      return errorResult(
-        `Cannot search "${shownPath}": it lies in a folder the tools treat as outside the workspace`,
-        { reason: "outside-workspace" },
-      );
-    }
-    const slicer = new TimeSlicer(context.signal, { deadline: started + context.timeoutMs });
-    const search = new Search(compiled.build(slicer), {
-      collector: new GrepCollector({
-        mode: input.output_mode ?? "content",
-        context: input.context ?? 0,
-        limit: input.head_limit ?? DEFAULT_HEAD_LIMIT,
-      }),
-      slicer,
-      call: context,
-    });
-    if (resolved.info?.isDirectory) {
-      const recorder = prepass === null ? null : new WalkRecorder(prepass, started);
-      const matches = filter;
-      const walker = new Walker(resolved.path, {
-        root: context.root,
-        additionalRoots: context.additionalRoots,
-        excludedPaths: context.excludedPaths,
-        slicer,
-        stamp: recorder?.walks ?? false,
-        memory: recentWalks,
-        ...(matches === undefined ? {} : {
-          filter: recorder === null ? matches : (relativePath: string) => {
-            const passes = matches(relativePath);
-            recorder.checkName(relativePath, passes);
-            return passes;
-          },
-        }),
-      });
-      // Files are searched as the walk finds them, in path order, so a reached limit ends the walk too. A
-      // prepass past its budget only walks on.
-      let searching = true;
-      let sinceCheck = 0;
-      for (const file of walker.files()) {
-        if (file === null || ++sinceCheck === 16) {
-          sinceCheck = 0;
-          if (slicer.due() && await slicer.pause()) return stopResult(slicer, context);
-          if (file === null) continue;
-        }
-        recorder?.record(file.relativePath, walker);
-        if (!searching) continue;
-        if (recorder?.overBudget(search.confirmMs, search.collector.fullness)) {
-          if (!recorder.walks) return recorder.budgetSpent(search.collector.files > 0);
-          searching = false;
-          continue;
-        }
-        if (!await search.searchFile(file.path, file.relativePath)) break;
-      }
-      if (search.stopped) return stopResult(slicer, context);
-      if (!searching && recorder !== null) {
-        const roots = [context.root, ...context.additionalRoots ?? []];
-        return recorder.report(walker, {
-          start: resolved.path,
-          base: rootContaining(roots, resolved.path) ?? context.root,
-          roots,
-          excluded: context.excludedPaths,
-        });
-      }
-      return search.collector.result(input.pattern, shownPath, walker, { started, metadata: ENGINE });
-    }
-    if (resolved.info?.isFile) {
-      await search.searchFile(resolved.path, posix.basename(resolved.path));
-      if (search.stopped) return stopResult(slicer, context);
-      if (search.collector.skipped.binary > 0) {
-        return textResult(
-          `No matches found: "${shownPath}" is a binary file; use Bash to inspect it (for example \`strings\` or \`xxd\`)`,
-          { ...search.collector.metadata(), durationMs: Math.round(performance.now() - started), ...ENGINE },
-        );
-      }
-      return search.collector.result(input.pattern, shownPath, null, { started, metadata: ENGINE });
-    }
-    return errorResult(`Cannot search "${shownPath}": it is neither a regular file nor a directory`, {
-      reason: "not-a-file",
-    });
-  },
+  execute: grepRunner.execute,
 });
-
-const ENGINE = { engine: "typescript" } as const;
-
-/** The result of a search that stopped early: cancelled, or past the call's time limit. */
-export function stopResult(
-  slicer: { stopReason(): "aborted" | "timeout" | null },
-  context: ToolContext,
-): ToolResult {
-  if (slicer.stopReason() === "aborted") return stoppedResult("Grep was cancelled", "cancelled");
-  return stoppedResult(
-    `Grep stopped at its time limit of ${Math.round(context.timeoutMs / 1000)} s before searching every ` +
-      "file: narrow the path, the glob or the pattern",
-    "timed-out",
-  );
-}
-
-interface SearchOptions {
-  collector: GrepCollector;
-  slicer: TimeSlicer;
-  /** The call's context: root, excluded folders, strict links. */
-  call: ToolContext;
-}
-
-const SKIP_COUNTERS: Readonly<Record<Exclude<SkipReason, "too-large">, keyof SkippedFiles>> = {
-  "unreadable": "unreadable",
-  "not-regular": "notRegular",
-  "changed": "changed",
-  "hard-linked": "hardLinked",
-};
-
-/** The state of one Grep call that reads files itself: reads them, finds matches, feeds the collector. */
-class Search {
-  readonly collector: GrepCollector;
-  #matcher: LineMatcher;
-  #options: SearchOptions;
-  #buffer: Uint8Array = new Uint8Array(1 << 20);
-  #decoder = new TextDecoder();
-  /** Whether the slicer stopped the search (cancelled or past the deadline). */
-  stopped = false;
-  /** Milliseconds spent confirming the location of files with matches. */
-  confirmMs = 0;
-
-  constructor(matcher: LineMatcher, options: SearchOptions) {
-    this.#matcher = matcher;
-    this.#options = options;
-    this.collector = options.collector;
-  }
-
-  /** Searches one file; resolves to false when the search should stop (limit reached, or `stopped`). */
-  async searchFile(path: string, shownPath: string): Promise<boolean> {
-    const collector = this.collector;
-    if (isBinaryPath(shownPath)) {
-      collector.skipped.binary++;
-      return true;
-    }
-    const read = this.#readText(path);
-    if (read === null) return true;
-    const { text, identity } = read;
-    const { slicer } = this.#options;
-    const mode: GrepMode = collector.options.mode;
-    switch (mode) {
-      case "files_with_matches": {
-        const count = await countMatchingLines(text, this.#matcher, { slicer, max: 1 });
-        if (count === null) return this.#stop();
-        if (count === 0 || !this.#confirm(path, identity)) return true;
-        return collector.addFile(shownPath);
-      }
-      case "count": {
-        const count = await countMatchingLines(text, this.#matcher, { slicer });
-        if (count === null) return this.#stop();
-        if (count > 0 && !this.#confirm(path, identity)) return true;
-        return collector.addCount(shownPath, count);
-      }
-      case "content": {
-        const found = await findMatchingLines(text, this.#matcher, { slicer, max: collector.wantedLines });
-        if (found === null) return this.#stop();
-        if (found.length > 0 && !this.#confirm(path, identity)) return true;
-        return collector.addLines(text, shownPath, found);
-      }
-      default:
-        return assertNever(mode);
-    }
-  }
-
-  #stop(): false {
-    this.stopped = true;
-    return false;
-  }
-
-  // A file about to be shown is checked again, many times (see `confirmLocation`); counted when it fails.
-  #confirm(path: string, identity: FileIdentity): boolean {
-    const { call } = this.#options;
-    const started = performance.now();
-    const confirmed = confirmLocation(path, identity, {
-      root: call.root,
-      additionalRoots: call.additionalRoots,
-      excludedPaths: call.excludedPaths,
-    });
-    this.confirmMs += performance.now() - started;
-    if (!confirmed) this.collector.skipped.changed++;
-    return confirmed;
-  }
-
-  // Reads a file into the reused buffer and decodes it; null (and counted) when skipped.
-  #readText(path: string): { text: string; identity: FileIdentity } | null {
-    const { call } = this.#options;
-    const skipped = this.collector.skipped;
-    const read = readVerifiedSync(path, {
-      root: call.root,
-      additionalRoots: call.additionalRoots,
-      excludedPaths: call.excludedPaths,
-      strictLinks: call.strictLinks,
-      maxBytes: MAX_GREP_FILE_BYTES,
-      buffer: this.#buffer,
-    });
-    if (!read.ok) {
-      if (read.reason === "too-large") skipped.large++;
-      else skipped[SKIP_COUNTERS[read.reason]]++;
-      return null;
-    }
-    this.#buffer = read.buffer;
-    const bytes = read.bytes;
-    if (looksBinary(bytes)) {
-      skipped.binary++;
-      return null;
-    }
-    // A UTF-16 BOM makes looksBinary say text; the default decoder drops a UTF-8 BOM.
-    const wide = utf16Bom(bytes);
-    const text = wide === null ? this.#decoder.decode(bytes) : new TextDecoder(wide).decode(bytes);
-    return {
-      text: this.#matcher.normalizeCrlf && text.includes("\r\n") ? text.replaceAll("\r\n", "\n") : text,
-      identity: read.identity,
-    };
-  }
-}

@@ -14,7 +14,8 @@
  * @module
  */
 import { describeError } from "../common/errors.ts";
-import { errorResult, type ToolCallContext, type ToolResult } from "./tool.ts";
+import { errorResult } from "./results.ts";
+import type { ToolCallContext, ToolResult } from "./tool.ts";
 
 /** The permission names a worker is checked for, in the order of a worker's permission options. */
 export const PERMISSION_NAMES = ["env", "net", "sys", "ffi", "import", "read", "write", "run"] as const;

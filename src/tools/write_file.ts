@@ -4,19 +4,9 @@
  * @module
  */
 import { z } from "zod";
-import { readForWrite, sha256Hex, withPathLock } from "./_fs.ts";
-import { linkNote, writeAtomic } from "./_fs_write.ts";
-import { safePath, validatePathInput } from "./_paths.ts";
-import { writeProtection } from "./protected_paths.ts";
-import {
-  codePointLabel,
-  countLines,
-  decodeText,
-  encodeText,
-  type TextFormat,
-  withLineEnding,
-} from "./_text.ts";
-import { defineTool, errorResult, type FileRecord, textResult, type ToolResult } from "./tool.ts";
+import { validatePathInput } from "./_paths.ts";
+import { writeFileRunner } from "./_write_file_run.ts";
+import { defineTool } from "./tool.ts";
 
 const WRITE_FILE_DESCRIPTION =
   `Create a new file, or replace the entire content of an existing file, in the workspace.
@@ -41,7 +31,7 @@ export type WriteFileInput = z.infer<typeof WriteFileInput>;
 
 /** WriteFile: creates or overwrites a file atomically; overwriting requires a current read. */
 export const writeFileTool = defineTool({
-  name: "WriteFile",
+  name: writeFileRunner.name,
   category: "file",
   description: WRITE_FILE_DESCRIPTION,
   inputSchema: WriteFileInput,
@@ -51,78 +41,5 @@ export const writeFileTool = defineTool({
     const problem = validatePathInput(input.path, context.root);
     return problem === null ? null : `Cannot write file "${input.path}": ${problem.message}`;
   },
-  async execute(context, input) {
-    const fail = (message: string, reason: string): ToolResult =>
-      errorResult(`Cannot write file "${input.path}": ${message}`, { reason });
-    const resolved = await safePath(context.root, input.path, {
-      aliases: context.rootAliases,
-      excluded: context.excludedPaths,
-      additionalRoots: context.additionalRoots,
-    });
-    if (!resolved.ok) return fail(resolved.message, resolved.reason);
-    const protection = writeProtection(resolved, context);
-    if (protection !== null) return fail(protection.reason, "protected");
-    const path = resolved.path;
-    if (resolved.info?.isDirectory) return fail("it is a directory; give the path of a file", "is-directory");
-    return await withPathLock(path, async () => {
-      const notes: string[] = [];
-      let format: Pick<TextFormat, "encoding" | "bom"> = { encoding: "utf-8", bom: false };
-      let content = input.content;
-      const existing = await readForWrite(path, context.fileRecords, "write", context.requireRead ?? true);
-      if (!existing.ok && existing.reason !== "not-found") return fail(existing.message, existing.reason);
-      if (existing.ok) {
-        const decoded = decodeText(existing.bytes);
-        if (decoded.ok) {
-          format = { encoding: decoded.encoding, bom: decoded.bom };
-          if (decoded.lineEnding === "\r\n") {
-            content = withLineEnding(content, "\r\n");
-            notes.push("kept CRLF line endings");
-          }
-          if (decoded.bom) {
-            if (content.startsWith("\uFEFF")) content = content.slice(1);
-            notes.push(
-              decoded.encoding === "utf-8" ? "kept the UTF-8 BOM" : `kept ${decoded.encoding.toUpperCase()}`,
-            );
-          }
-        } else if (decoded.reason === "invalid-utf-8") {
-          notes.push("the old file was not valid UTF-8; the new content is written as UTF-8");
-        }
-      }
-      const encoded = encodeText(content, format);
-      if (!encoded.ok) {
-        const code = codePointLabel(encoded.character);
-        return fail(
-          `content contains ${code} at index ${encoded.index}, which cannot be written as ${format.encoding.toUpperCase()}`,
-          "unencodable",
-        );
-      }
-      if (context.signal.aborted) {
-        return fail("the call was cancelled before anything was written", "aborted");
-      }
-      const written = await writeAtomic(path, encoded.bytes, {
-        root: context.root,
-        additionalRoots: context.additionalRoots,
-        excluded: context.excludedPaths,
-      });
-      if (!written.ok) return fail(written.message, written.reason);
-      const fileRecord: FileRecord = { path, hash: await sha256Hex(encoded.bytes) };
-      const lines = countLines(content);
-      const verb = written.created ? "Created" : "Overwrote";
-      const summary = `${verb} "${input.path}" (${encoded.bytes.length} bytes, ${lines} line${
-        lines === 1 ? "" : "s"
-      })`;
-      return textResult(
-        [summary + (notes.length ? `; ${notes.join("; ")}` : ""), ...linkNote(written)].join("\n"),
-        {
-          fileRecord,
-          path,
-          created: written.created,
-          bytes: encoded.bytes.length,
-          lines,
-          mode: written.mode,
-          previousLinks: written.previousLinks,
-        },
-      );
-    });
-  },
+  execute: writeFileRunner.execute,
 });

@@ -7,7 +7,7 @@ import { posix } from "../../src/common/path.ts";
 
 /** Every path of up to four parts from a small alphabet of segments and separators, and some extras. */
 function corpus(): string[] {
-  const parts = ["", "/", "//", "a", "bc", ".", "..", "a.txt", ".hidden", "a/"];
+  const parts = ["", "/", "//", "a", "bc", ".", "..", "a.txt", ".hidden", "a/", "b.c.", ".e.f"];
   const paths = new Set<string>(["", "/", "///", "./", "../", "a//b//", "/..", "/../a", "a/../..", "..."]);
   const grow = (prefix: string, depth: number) => {
     paths.add(prefix);
@@ -21,12 +21,13 @@ function corpus(): string[] {
 const PATHS = corpus();
 const SOME = PATHS.filter((_, index) => index % 61 === 0);
 
-Deno.test("normalize, isAbsolute, dirname and basename agree with node:path on every path of the corpus", () => {
+Deno.test("normalize, isAbsolute, dirname, basename and extname agree with node:path on every path of the corpus", () => {
   for (const path of PATHS) {
     equal(posix.normalize(path), node.normalize(path), `normalize(${JSON.stringify(path)})`);
     equal(posix.isAbsolute(path), node.isAbsolute(path), `isAbsolute(${JSON.stringify(path)})`);
     equal(posix.dirname(path), node.dirname(path), `dirname(${JSON.stringify(path)})`);
     equal(posix.basename(path), node.basename(path), `basename(${JSON.stringify(path)})`);
+    equal(posix.extname(path), node.extname(path), `extname(${JSON.stringify(path)})`);
   }
 });
 

@@ -1,0 +1,329 @@
+/**
+ * What an EditFile call does, without its input schema: the tool worker loads this (and no zod), the
+ * definition in `edit_file.ts` offers it to the model.
+ *
+ * @module
+ */
+import { describeMissing, readForWrite, readVerified, sha256Hex, withPathLock } from "./_fs.ts";
+import { linkNote, writeAtomic, type WriteOptions } from "./_fs_write.ts";
+import { flexibleMatch, notFoundMessage, type Replacement } from "./_edit_match.ts";
+import { safePath } from "./_paths.ts";
+import { writeProtection } from "./protected_paths.ts";
+import {
+  codePointLabel,
+  countLines,
+  decodeFile,
+  decodeText,
+  encodeText,
+  isBinaryPath,
+  type LineEnding,
+  looksBinary,
+  numbered,
+  type TextFormat,
+  withLineEnding,
+} from "./_text.ts";
+import { errorResult, textResult } from "./results.ts";
+import type { FileRecord, ToolContext, ToolResult, ToolRunner } from "./tool.ts";
+import type { EditFileInput } from "./edit_file.ts";
+
+/** Lines of context shown before and after each change in the result. */
+const SNIPPET_CONTEXT = 3;
+const MAX_SNIPPET_REGIONS = 5;
+const MAX_REGION_LINES = 40;
+
+/** EditFile's call: exact (or one whitespace-flexible) text replacement that preserves the rest of the file. */
+export const editFileRunner: ToolRunner<EditFileInput> = {
+  name: "EditFile",
+  async execute(context: ToolContext, input: EditFileInput): Promise<ToolResult> {
+    const fail = (message: string, reason: string, metadata: Record<string, unknown> = {}): ToolResult =>
+      errorResult(`Cannot edit file "${input.path}": ${message}`, { reason, ...metadata });
+    if (input.old_string === input.new_string) {
+      return errorResult(identicalMessage(input.path), { reason: "no-change" });
+    }
+    const resolved = await safePath(context.root, input.path, {
+      aliases: context.rootAliases,
+      excluded: context.excludedPaths,
+      additionalRoots: context.additionalRoots,
+    });
+    if (!resolved.ok) return fail(resolved.message, resolved.reason);
+    const protection = writeProtection(resolved, context);
+    if (protection !== null) return fail(protection.reason, "protected");
+    const path = resolved.path;
+    const place: WriteOptions = {
+      root: context.root,
+      additionalRoots: context.additionalRoots,
+      excluded: context.excludedPaths,
+    };
+    if (resolved.info?.isDirectory) return fail("it is a directory; give the path of a file", "is-directory");
+    if (isBinaryPath(path)) return fail("file is binary; EditFile only edits text files", "binary");
+
+    return await withPathLock(path, async () => {
+      const current = await Deno.lstat(path).then(() => true, () => false);
+      if (!current) {
+        if (input.old_string !== "") {
+          const missing = await describeMissing(path);
+          const separator = missing.endsWith("?") ? " " : ". ";
+          return fail(
+            `${missing}${separator}To create a file, use WriteFile or an empty old_string`,
+            "not-found",
+          );
+        }
+        return await create(path, input.new_string, place, input.path);
+      }
+      if (input.old_string === "") {
+        const peek = await readVerified(path);
+        if (!peek.ok) return fail(peek.message, peek.reason);
+        const decoded = decodeText(peek.bytes);
+        if (!decoded.ok || decoded.text !== "") {
+          return fail(
+            "old_string is empty but the file already exists and is not empty; give the text to replace in " +
+              "old_string, or use WriteFile to replace the whole file",
+            "exists",
+          );
+        }
+      }
+      const existing = await readForWrite(path, context.fileRecords, "edit", context.requireRead ?? true);
+      if (!existing.ok) return fail(existing.message, existing.reason);
+      if (looksBinary(existing.bytes)) {
+        return fail("file is binary; EditFile only edits text files", "binary");
+      }
+      const decoded = decodeFile(existing.bytes);
+      if (!decoded.ok) {
+        const encoding = decoded.encoding.toUpperCase();
+        return fail(
+          `the file has a ${encoding} byte order mark but is not valid ${encoding}; ` +
+            "refusing to edit it rather than corrupt it",
+          "invalid-encoding",
+        );
+      }
+      const { text, format } = decoded;
+
+      const edit = input.old_string === ""
+        ? {
+          ok: true as const,
+          text: input.new_string,
+          changes: [{ start: 0, length: input.new_string.length }],
+        }
+        : applyEdit(text, format.lineEnding, input);
+      if (!edit.ok) return fail(edit.message, edit.reason);
+      const newText = keepFinalNewline(text, edit.text, format.lineEnding);
+      const encoded = encodeText(newText, format);
+      if (!encoded.ok) {
+        return fail(unencodableMessage(encoded.character, format), "unencodable");
+      }
+      if (context.signal.aborted) {
+        return fail("the call was cancelled before anything was written", "aborted");
+      }
+      const written = await writeAtomic(path, encoded.bytes, place);
+      if (!written.ok) return fail(written.message, written.reason);
+      const fileRecord: FileRecord = { path, hash: await sha256Hex(encoded.bytes) };
+      const count = edit.changes.length;
+      const how = "flexible" in edit && edit.flexible
+        ? " using a whitespace-flexible match (the file's whitespace differed from old_string); " +
+          "new_string was re-indented to the file's indentation"
+        : "";
+      const summary = input.old_string === ""
+        ? `Wrote new_string into the empty file "${input.path}"`
+        : `Edited "${input.path}": replaced ${count} occurrence${count === 1 ? "" : "s"}${how}`;
+      return textResult([summary, ...linkNote(written), "", snippet(newText, edit.changes)].join("\n"), {
+        fileRecord,
+        path,
+        replacements: count,
+        flexible: "flexible" in edit && edit.flexible === true,
+        created: false,
+        previousLinks: written.previousLinks,
+      });
+    });
+  },
+};
+
+export function identicalMessage(path: string): string {
+  return `Cannot edit file "${path}": old_string and new_string are identical, so there is nothing to change`;
+}
+
+async function create(
+  path: string,
+  content: string,
+  place: WriteOptions,
+  shown: string,
+): Promise<ToolResult> {
+  const encoded = encodeText(content, { encoding: "utf-8", bom: false });
+  if (!encoded.ok) {
+    return errorResult(`Cannot edit file "${shown}": ${unencodableMessage(encoded.character, null)}`, {
+      reason: "unencodable",
+    });
+  }
+  const written = await writeAtomic(path, encoded.bytes, place);
+  if (!written.ok) {
+    return errorResult(`Cannot edit file "${shown}": ${written.message}`, { reason: written.reason });
+  }
+  const lines = countLines(content);
+  return textResult(
+    [
+      `Created "${shown}" (${encoded.bytes.length} bytes, ${lines} line${lines === 1 ? "" : "s"})`,
+      "",
+      snippet(content, [{ start: 0, length: content.length }]),
+    ].join("\n"),
+    { fileRecord: { path, hash: await sha256Hex(encoded.bytes) }, path, replacements: 0, created: true },
+  );
+}
+
+function unencodableMessage(character: string, format: TextFormat | null): string {
+  const code = codePointLabel(character);
+  if (format?.encoding === "windows-1252") {
+    return `new_string contains "${character}" (${code}), which the file's encoding cannot represent: the file ` +
+      "is not UTF-8 (it looks like Windows-1252/Latin-1), and EditFile keeps its encoding rather than corrupt " +
+      "it. Use only characters of that encoding, or convert the file to UTF-8 with Bash (iconv) first";
+  }
+  return `new_string contains a lone surrogate (${code}), which cannot be written as UTF-8`;
+}
+
+/** A change in the new text: where the inserted text starts and how long it is. */
+export interface Change {
+  start: number;
+  length: number;
+}
+
+/** The text an edit leaves, with where it changed; or why it cannot be applied (`reason`: a short code). */
+export type EditOutcome =
+  | { ok: true; text: string; changes: Change[]; flexible?: boolean }
+  | { ok: false; reason: string; message: string };
+
+/**
+ * Applies an edit to a file's text exactly as EditFile does (without the final-newline rule: see
+ * `keepFinalNewline`): exact matches tried with the file's line endings, exactly one unless `replace_all`,
+ * then the one whitespace-flexible fallback. Also used to preview an edit before it is approved.
+ */
+export function applyEdit(
+  text: string,
+  eol: LineEnding,
+  input: Pick<EditFileInput, "old_string" | "new_string" | "replace_all">,
+): EditOutcome {
+  const replacement = withLineEnding(input.new_string, eol);
+  const variants = [...new Set([withLineEnding(input.old_string, eol), input.old_string])];
+  for (const needle of variants) {
+    const positions = findAll(text, needle);
+    if (positions.length === 0) continue;
+    if (positions.length > 1 && input.replace_all !== true) {
+      const lines = positions.slice(0, 10).map((position) => lineNumberAt(text, position));
+      return {
+        ok: false,
+        reason: "ambiguous",
+        message: `old_string occurs ${positions.length} times in the file (at lines ${lines.join(", ")}${
+          positions.length > 10 ? ", …" : ""
+        }); add surrounding lines to old_string to make it unique, or set replace_all to true to replace every occurrence`,
+      };
+    }
+    return replaceAt(
+      text,
+      positions.map((start) => ({ start, end: start + needle.length, text: replacement })),
+    );
+  }
+  const flexible = flexibleMatch(text, input.old_string, input.new_string, eol);
+  if (flexible.kind === "one") return { ...replaceAt(text, [flexible.replacement]), flexible: true };
+  if (flexible.kind === "many") {
+    return {
+      ok: false,
+      reason: "not-found",
+      message:
+        `old_string was not found exactly; ignoring whitespace it matches ${flexible.lines.length} places ` +
+        `(at lines ${flexible.lines.slice(0, 10).join(", ")}), so no fallback was applied. ` +
+        "Copy old_string exactly from ReadFile output, with enough surrounding lines to make it unique",
+    };
+  }
+  return { ok: false, reason: "not-found", message: notFoundMessage(text, input.old_string) };
+}
+
+// Builds the new text from non-overlapping replacements in order; inserted text is never a pattern.
+function replaceAt(text: string, replacements: readonly Replacement[]): EditOutcome & { ok: true } {
+  const parts: string[] = [];
+  const changes: Change[] = [];
+  let cursor = 0;
+  let length = 0;
+  for (const replacement of replacements) {
+    const kept = text.slice(cursor, replacement.start);
+    parts.push(kept, replacement.text);
+    length += kept.length;
+    changes.push({ start: length, length: replacement.text.length });
+    length += replacement.text.length;
+    cursor = replacement.end;
+  }
+  parts.push(text.slice(cursor));
+  return { ok: true, text: parts.join(""), changes };
+}
+
+function findAll(text: string, needle: string): number[] {
+  const positions: number[] = [];
+  let index = text.indexOf(needle);
+  while (index !== -1) {
+    positions.push(index);
+    index = text.indexOf(needle, index + needle.length);
+  }
+  return positions;
+}
+
+/** The file's final-newline state is kept: an edit neither adds nor removes the last line break. */
+export function keepFinalNewline(before: string, after: string, eol: LineEnding): string {
+  if (before === "" || after === "") return after;
+  const had = before.endsWith("\n");
+  const has = after.endsWith("\n");
+  if (had && !has) return after + eol;
+  if (!had && has) return after.endsWith("\r\n") ? after.slice(0, -2) : after.slice(0, -1);
+  return after;
+}
+
+function lineNumberAt(text: string, position: number): number {
+  let line = 1;
+  let index = text.indexOf("\n");
+  while (index !== -1 && index < position) {
+    line++;
+    index = text.indexOf("\n", index + 1);
+  }
+  return line;
+}
+
+// A few numbered lines around each change, regions merged when they touch.
+function snippet(text: string, changes: readonly Change[]): string {
+  if (text === "") return "The file is now empty.";
+  const starts = [0];
+  for (let index = text.indexOf("\n"); index !== -1; index = text.indexOf("\n", index + 1)) {
+    starts.push(index + 1);
+  }
+  if (starts.length > 1 && starts[starts.length - 1] === text.length) starts.pop();
+  const lineOf = (offset: number): number => {
+    let low = 0;
+    let high = starts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (starts[middle]! <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return low + 1;
+  };
+  const regions: { from: number; to: number }[] = [];
+  for (const change of changes) {
+    const first = lineOf(change.start);
+    const last = lineOf(Math.max(change.start, change.start + change.length - 1));
+    const from = Math.max(1, first - SNIPPET_CONTEXT);
+    const to = Math.min(starts.length, last + SNIPPET_CONTEXT);
+    const previous = regions[regions.length - 1];
+    if (previous !== undefined && from <= previous.to + 1) previous.to = Math.max(previous.to, to);
+    else regions.push({ from, to });
+  }
+  const lines = text.split("\n");
+  const blocks = regions.slice(0, MAX_SNIPPET_REGIONS).map((region) => {
+    const show = (number: number): string => numbered(number, (lines[number - 1] ?? "").replace(/\r$/, ""));
+    const shown: string[] = [];
+    const long = region.to - region.from + 1 > MAX_REGION_LINES;
+    const headEnd = long ? region.from + MAX_REGION_LINES - 11 : region.to;
+    for (let number = region.from; number <= headEnd; number++) shown.push(show(number));
+    if (long) {
+      shown.push(`… ${region.to - 10 - headEnd} lines not shown`);
+      for (let number = region.to - 9; number <= region.to; number++) shown.push(show(number));
+    }
+    return shown.join("\n");
+  });
+  const hidden = regions.length - MAX_SNIPPET_REGIONS;
+  if (hidden > 0) blocks.push(`… ${hidden} more changed region${hidden === 1 ? "" : "s"} not shown`);
+  return blocks.join("\n…\n");
+}

@@ -38,7 +38,8 @@ export interface SandboxedCommand {
   maxOutputChars?: number;
   /**
    * Takes standard output as it arrives, as bytes, instead of the result's `stdout` (then empty), with no
-   * limit: for a caller that reads a large output as it comes rather than holding it whole.
+   * limit: for a caller that reads a large output as it comes rather than holding it whole. Each piece comes
+   * in the same buffer, reused once `onStdout` returns: copy what you keep.
    */
   onStdout?: (bytes: Uint8Array) => void;
 }
@@ -158,11 +159,29 @@ export async function runSandboxedCommand(
   return { status: "exited", code: status.code, stdout: out, stderr: err, durationMs, started: ready };
 }
 
-/** Hands a stream's bytes to `take` as they arrive; resolves to "" at its end. */
+/**
+ * Hands a stream's bytes to `take` as they arrive, each time in the same buffer (`take` must copy what it
+ * keeps); resolves to "" at its end. A fresh 64 KiB chunk per read would leave megabytes of garbage behind a
+ * large output until the next collection.
+ */
 async function pass(stream: ReadableStream<Uint8Array>, take: (bytes: Uint8Array) => void): Promise<string> {
-  for await (const chunk of stream) take(chunk);
+  const reader = stream.getReader({ mode: "byob" });
+  let buffer = new ArrayBuffer(PASS_BUFFER_BYTES);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read(new Uint8Array(buffer));
+      if (value === undefined) break;
+      if (value.length > 0) take(value);
+      buffer = value.buffer as ArrayBuffer;
+      if (done) break;
+    }
+  } finally {
+    reader.releaseLock();
+  }
   return "";
 }
+
+const PASS_BUFFER_BYTES = 64 * 1024;
 
 /** Reads a stream to its end as text, keeping at most `limit` characters; strips the announcement. */
 async function collect(

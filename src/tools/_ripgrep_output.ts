@@ -108,7 +108,7 @@ export class RipgrepOutputReader {
     return this.#bytes > this.#limit;
   }
 
-  /** Reads the next piece of standard output. */
+  /** Reads the next piece of standard output (whose buffer the caller may reuse: what is kept is copied). */
   push(bytes: Uint8Array): void {
     if (bytes.length === 0 || this.overflowed || this.#skipping) return;
     this.#bytes += bytes.length;

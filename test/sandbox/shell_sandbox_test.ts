@@ -350,6 +350,27 @@ Deno.test("ShellSandbox.runCommand runs mewcode's own commands sandboxed, with i
   }
 });
 
+Deno.test("ShellSandbox.runCommand hands a large standard output over as it arrives, whole and in order", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  // 3 MB of numbered lines: many reads, each in the same reused buffer.
+  const lines = 200_000;
+  const pieces: Uint8Array[] = [];
+  const result = await sandbox.runCommand(`seq 1 ${lines}; echo done >&2`, {
+    mode: "read-only",
+    timeoutMs: 30_000,
+    onStdout: (bytes) => pieces.push(bytes.slice()),
+  });
+  assertEquals(result.status === "exited" ? [result.code, result.stdout, result.stderr] : result, [
+    0,
+    "",
+    "done\n",
+  ]);
+  assert(pieces.length > 1, `${pieces.length} pieces`);
+  const text = new TextDecoder().decode(await new Blob(pieces as BlobPart[]).arrayBuffer());
+  assertEquals(text, Array.from({ length: lines }, (_, index) => `${index + 1}\n`).join(""));
+});
+
 Deno.test("ShellSandbox.runCommand stops a command at its time limit and leaves nothing running", async () => {
   await using workspace = await createTempWorkspace();
   await using sandbox = await openSandbox(workspace.root, "workspace-write");

@@ -72,6 +72,22 @@ export function statusKilobytes(pid: number, field: string): number | null {
   return match === null ? null : Number(match[1]);
 }
 
+/**
+ * The proportional set size of a process in kB (its private pages, plus each shared page divided by the
+ * processes that map it), or null when the process is gone. Summed over a process tree, resident sets count
+ * a binary's pages once per process that runs it; proportional sets count them once.
+ */
+export function proportionalKilobytes(pid: number): number | null {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(`/proc/${pid}/smaps_rollup`);
+  } catch {
+    return null;
+  }
+  const match = /^Pss:\s+(\d+) kB/m.exec(text);
+  return match === null ? null : Number(match[1]);
+}
+
 /** Every live descendant of a process (through each of its threads' children lists). */
 export function descendants(pid: number): number[] {
   const found: number[] = [];

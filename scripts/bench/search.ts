@@ -33,6 +33,7 @@ import {
   type Goal,
   loadAverage,
   median,
+  proportionalKilobytes,
   statusKilobytes,
 } from "./_report.ts";
 
@@ -627,8 +628,15 @@ const PARALLEL_GREPS: readonly Record<string, unknown>[] = [
 interface TurnMemory {
   /** Peak resident set of the Deno process (VmHWM), in MB. */
   processPeakMb: number;
-  /** Peak of the summed resident sets of the process and its children (the sandboxes, ripgrep), in MB. */
+  /**
+   * Peak of the process's resident set plus its children's proportional sets (PSS: the sandboxes, ripgrep),
+   * in MB: the memory the turn takes, the pages the children share (the same binaries) counted once.
+   */
   treePeakMb: number;
+  /** Peak of the summed resident sets of the same processes, in MB: shared pages counted once per process. */
+  treeRssPeakMb: number;
+  /** The most processes the tree had at once. */
+  treeProcesses: number;
   /** Wall time of the turn, in ms. */
   turnMs: number;
   engines: string[];
@@ -673,12 +681,19 @@ async function measureTurnMemory(root: string): Promise<TurnMemory> {
   }).spawn();
   let processPeakMb = 0;
   let treePeakMb = 0;
+  let treeRssPeakMb = 0;
+  let treeProcesses = 0;
   let running = true;
   const poll = (async () => {
     while (running) {
       processPeakMb = Math.max(processPeakMb, statusField(child.pid, "VmHWM"));
       const tree = [child.pid, ...descendants(child.pid)];
-      treePeakMb = Math.max(treePeakMb, tree.reduce((sum, pid) => sum + statusField(pid, "VmRSS"), 0));
+      treeProcesses = Math.max(treeProcesses, tree.length);
+      treeRssPeakMb = Math.max(treeRssPeakMb, tree.reduce((sum, pid) => sum + statusField(pid, "VmRSS"), 0));
+      // The Deno process's whole resident set (its binary's pages are shared with this benchmark's own Deno,
+      // which a session does not have), and each child's proportional set.
+      const children = tree.slice(1).reduce((sum, pid) => sum + (proportionalKilobytes(pid) ?? 0) / 1024, 0);
+      treePeakMb = Math.max(treePeakMb, statusField(child.pid, "VmRSS") + children);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   })();
@@ -688,7 +703,15 @@ async function measureTurnMemory(root: string): Promise<TurnMemory> {
   if (!output.success) throw new Error("the memory measurement's child process failed");
   const lines = new TextDecoder().decode(output.stdout).trim().split("\n");
   const { turnMs, engines } = JSON.parse(lines[lines.length - 1]!) as { turnMs: number; engines: string[] };
-  return { processPeakMb, treePeakMb: Math.max(treePeakMb, processPeakMb), turnMs, engines };
+  return {
+    processPeakMb,
+    // The process's own peak may fall between two samples.
+    treePeakMb: Math.max(treePeakMb, processPeakMb),
+    treeRssPeakMb: Math.max(treeRssPeakMb, processPeakMb),
+    treeProcesses,
+    turnMs,
+    engines,
+  };
 }
 
 /** Runs the search benchmark: Grep and Glob against ripgrep, and the memory of a turn of parallel Greps. */
@@ -843,10 +866,11 @@ function goals(rows: Row[], memory: TurnMemory): Goal[] {
     deployedGoal("Grep", "Grep as deployed ≤ 1.5× rg (worst case by medians)", "≤ 1.5× rg"),
     deployedGoal("Glob", "Glob as deployed ≤ 1.5× rg --files", "≤ 1.5× rg --files"),
     {
-      name: "four parallel Greps peak RSS ≤ 125 MB",
+      name: "four parallel Greps: peak memory ≤ 125 MB",
       target: "≤ 125 MB",
-      measured: `${memory.treePeakMb.toFixed(0)} MB with the sandboxes and ripgrep (Deno process alone ` +
-        `${memory.processPeakMb.toFixed(0)} MB); the turn took ${memory.turnMs.toFixed(0)} ms`,
+      measured: `${memory.treePeakMb.toFixed(0)} MB with the sandboxes and ripgrep (their PSS; the Deno ` +
+        `process alone ${memory.processPeakMb.toFixed(0)} MB; all resident sets summed ` +
+        `${memory.treeRssPeakMb.toFixed(0)} MB); the turn took ${memory.turnMs.toFixed(0)} ms`,
       met: memory.treePeakMb <= 125,
     },
   ];
@@ -933,13 +957,16 @@ function report(rows: Row[], memory: TurnMemory, facts: ReportFacts): BenchSecti
     ...commands,
     "",
     `Memory: one turn of ${PARALLEL_GREPS.length} parallel Greps over the whole tree as deployed, in a fresh ` +
-    `process (one warm-up Glob first): peak ${
-      memory.treePeakMb.toFixed(0)
-    } MB summed over the process and its ` +
-    `children (bubblewrap, the shell, ripgrep; polled every 10 ms), ${
-      memory.processPeakMb.toFixed(0)
-    } MB for ` +
-    `the Deno process alone (VmHWM); the turn took ${memory.turnMs.toFixed(0)} ms; engines: ` +
+    `process (one warm-up Glob first), polled every 10 ms. The process and its children (up to ` +
+    `${memory.treeProcesses} processes: per search two bubblewrap processes, the shell and ripgrep) peak at ` +
+    `${memory.treePeakMb.toFixed(0)} MB, counting the Deno process's resident set and each child's ` +
+    "proportional set size (PSS: a page that several processes map, such as those of the same binary, split " +
+    "among them). Their resident sets summed peak at " +
+    `${
+      memory.treeRssPeakMb.toFixed(0)
+    } MB, which counts the pages of the same binaries once per process; the ` +
+    "goal is judged on the first figure. The Deno process alone peaks at " +
+    `${memory.processPeakMb.toFixed(0)} MB (VmHWM). The turn took ${memory.turnMs.toFixed(0)} ms; engines: ` +
     `${memory.engines.join(", ")}. Inputs: ${PARALLEL_GREPS.map(inputText).join("; ")}.`,
     "",
   ].join("\n");

@@ -92,7 +92,8 @@ export function ripgrepScript(command: RipgrepCommand): string {
     "  fi",
     "fi",
     `printf '${HEADER_WORD}\\0%s\\0%s\\n' "$start" "$parent"`,
-    `${rg} ${command.search.map(shellQuote).join(" ")} $parent -- .`,
+    // ripgrep takes the shell's place: one process less per search, and its exit status is the script's.
+    `exec ${rg} ${command.search.map(shellQuote).join(" ")} $parent -- .`,
   ].join("\n");
 }
 

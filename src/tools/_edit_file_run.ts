@@ -7,8 +7,7 @@
 import { describeMissing, readForWrite, readVerified, sha256Hex, withPathLock } from "./_fs.ts";
 import { linkNote, writeAtomic, type WriteOptions } from "./_fs_write.ts";
 import { flexibleMatch, notFoundMessage, type Replacement } from "./_edit_match.ts";
-import { safePath } from "./_paths.ts";
-import { writeProtection } from "./protected_paths.ts";
+import { resolveWritablePath } from "./protected_paths.ts";
 import {
   codePointLabel,
   countLines,
@@ -40,14 +39,8 @@ export const editFileRunner: ToolRunner<EditFileInput> = {
     if (input.old_string === input.new_string) {
       return errorResult(identicalMessage(input.path), { reason: "no-change" });
     }
-    const resolved = await safePath(context.root, input.path, {
-      aliases: context.rootAliases,
-      excluded: context.excludedPaths,
-      additionalRoots: context.additionalRoots,
-    });
+    const resolved = await resolveWritablePath(context, input.path);
     if (!resolved.ok) return fail(resolved.message, resolved.reason);
-    const protection = writeProtection(resolved, context);
-    if (protection !== null) return fail(protection.reason, "protected");
     const path = resolved.path;
     const place: WriteOptions = {
       root: context.root,

@@ -6,7 +6,7 @@
  */
 import { compileGlob, globBase } from "../common/glob.ts";
 import { posix } from "../common/path.ts";
-import { isExcludedPath, safePath } from "./_paths.ts";
+import { isExcludedPath, resolveSearchPath, safePath } from "./_paths.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { compareStrings, walkFiles, type WalkResult } from "./_walk.ts";
 import { skippedNotice } from "./_walk_notice.ts";
@@ -24,18 +24,9 @@ export const globRunner: ToolRunner<GlobInput> = {
   async execute(context: ToolContext, input: GlobInput): Promise<ToolResult> {
     const started = performance.now();
     const shownPath = input.path ?? context.root;
-    const resolved = await safePath(context.root, shownPath, {
-      mustExist: true,
-      additionalRoots: context.additionalRoots,
-    });
+    const resolved = await resolveSearchPath(context, shownPath);
     if (!resolved.ok) {
       return errorResult(`Cannot search "${shownPath}": ${resolved.message}`, { reason: resolved.reason });
-    }
-    if (isExcludedPath(resolved.path, context.excludedPaths)) {
-      return errorResult(
-        `Cannot search "${shownPath}": it lies in a folder the tools treat as outside the workspace`,
-        { reason: "outside-workspace" },
-      );
     }
     if (resolved.info === null || !resolved.info.isDirectory) {
       return errorResult(

@@ -21,7 +21,7 @@ import { countMatchingLines, findMatchingLines } from "./_grep_lines.ts";
 import { compileGrepMatcher } from "./_grep_matcher.ts";
 import { prepassOf, WalkRecorder } from "./_grep_prepass.ts";
 import type { LineMatcher } from "./_line_search.ts";
-import { isExcludedPath, rootContaining, safePath } from "./_paths.ts";
+import { resolveSearchPath, rootContaining } from "./_paths.ts";
 import { isBinaryPath, looksBinary, utf16Bom } from "./_text.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { confirmLocation, type FileIdentity, readVerifiedSync, type SkipReason } from "./_verified_read.ts";
@@ -51,18 +51,9 @@ export const grepRunner: ToolRunner<GrepInput> = {
       filter = glob.matches;
     }
     const shownPath = input.path ?? context.root;
-    const resolved = await safePath(context.root, shownPath, {
-      mustExist: true,
-      additionalRoots: context.additionalRoots,
-    });
+    const resolved = await resolveSearchPath(context, shownPath);
     if (!resolved.ok) {
       return errorResult(`Cannot search "${shownPath}": ${resolved.message}`, { reason: resolved.reason });
-    }
-    if (isExcludedPath(resolved.path, context.excludedPaths)) {
-      return errorResult(
-        `Cannot search "${shownPath}": it lies in a folder the tools treat as outside the workspace`,
-        { reason: "outside-workspace" },
-      );
     }
     const slicer = new TimeSlicer(context.signal, { deadline: started + context.timeoutMs });
     const search = new Search(compiled.build(slicer), {

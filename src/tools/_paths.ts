@@ -128,6 +128,28 @@ export function relativeToRoot(root: string, path: string): string {
 }
 
 /**
+ * Resolves the directory or file a search (Glob, Grep) names: it must exist, lie inside the workspace, and
+ * not lie in a folder the tools treat as outside it.
+ */
+export async function resolveSearchPath(
+  context: { root: string; additionalRoots?: readonly string[]; excludedPaths?: readonly string[] },
+  path: string,
+): Promise<SafePathResult> {
+  const resolved = await safePath(context.root, path, {
+    mustExist: true,
+    additionalRoots: context.additionalRoots,
+  });
+  if (resolved.ok && isExcludedPath(resolved.path, context.excludedPaths)) {
+    return {
+      ok: false,
+      reason: "outside-workspace",
+      message: "it lies in a folder the tools treat as outside the workspace",
+    };
+  }
+  return resolved;
+}
+
+/**
  * Resolves a path the model gave to its canonical real path inside `root` or an added folder
  * (`options.additionalRoots`), or explains why it cannot be used. `root` must be the real path of the
  * workspace. Messages name the path as given. Never throws for bad input. The look-ups on the way are

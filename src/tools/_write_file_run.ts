@@ -6,8 +6,7 @@
  */
 import { readForWrite, sha256Hex, withPathLock } from "./_fs.ts";
 import { linkNote, writeAtomic } from "./_fs_write.ts";
-import { safePath } from "./_paths.ts";
-import { writeProtection } from "./protected_paths.ts";
+import { resolveWritablePath } from "./protected_paths.ts";
 import {
   codePointLabel,
   countLines,
@@ -26,14 +25,8 @@ export const writeFileRunner: ToolRunner<WriteFileInput> = {
   async execute(context: ToolContext, input: WriteFileInput): Promise<ToolResult> {
     const fail = (message: string, reason: string): ToolResult =>
       errorResult(`Cannot write file "${input.path}": ${message}`, { reason });
-    const resolved = await safePath(context.root, input.path, {
-      aliases: context.rootAliases,
-      excluded: context.excludedPaths,
-      additionalRoots: context.additionalRoots,
-    });
+    const resolved = await resolveWritablePath(context, input.path);
     if (!resolved.ok) return fail(resolved.message, resolved.reason);
-    const protection = writeProtection(resolved, context);
-    if (protection !== null) return fail(protection.reason, "protected");
     const path = resolved.path;
     if (resolved.info?.isDirectory) return fail("it is a directory; give the path of a file", "is-directory");
     return await withPathLock(path, async () => {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { isWithinRoot, relativeToRoot } from "./_paths.ts";
+import { isWithinRoot, relativeToRoot, safePath, type SafePathResult } from "./_paths.ts";
 import type { ProtectedPath, ToolCallContext } from "./tool.ts";
 
 const GIT_REASON = "it is git metadata (config, hooks, the gitdir pointer), which the user's own git runs " +
@@ -70,6 +70,28 @@ export function protectionOf(
     if (matches) return entry;
   }
   return null;
+}
+
+/**
+ * Resolves the file a writer (WriteFile, EditFile) names: inside the workspace, not in a folder the tools
+ * treat as outside it, and not protected unless the call's permission allowed it. The message of a failure
+ * follows `Cannot <action> "<path>": `.
+ */
+export async function resolveWritablePath(
+  context: Pick<
+    ToolCallContext,
+    "root" | "rootAliases" | "excludedPaths" | "additionalRoots" | "protectedPaths" | "allowedProtectedPaths"
+  >,
+  path: string,
+): Promise<(SafePathResult & { ok: true }) | { ok: false; reason: string; message: string }> {
+  const resolved = await safePath(context.root, path, {
+    aliases: context.rootAliases,
+    excluded: context.excludedPaths,
+    additionalRoots: context.additionalRoots,
+  });
+  if (!resolved.ok) return resolved;
+  const protection = writeProtection(resolved, context);
+  return protection === null ? resolved : { ok: false, reason: "protected", message: protection.reason };
 }
 
 /**

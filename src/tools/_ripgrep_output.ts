@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { concatBytes } from "../common/bytes.ts";
 
 /** What ripgrep printed for one file. */
 export interface RipgrepFile {
@@ -124,7 +125,7 @@ export class RipgrepOutputReader {
         this.#pending.push(bytes.slice());
         return;
       }
-      const line = joinBytes([...this.#pending, bytes.subarray(0, end)]);
+      const line = concatBytes(...this.#pending, bytes.subarray(0, end));
       this.#pending = [];
       this.#line(line, 0, line.length);
       at = end + 1;
@@ -147,7 +148,7 @@ export class RipgrepOutputReader {
     const report = this.#report;
     // The last line may lack its line break; the header may not.
     if (!this.#skipping && this.#headerRead && this.#pending.length > 0) {
-      const line = joinBytes(this.#pending);
+      const line = concatBytes(...this.#pending);
       this.#line(line, 0, line.length);
     }
     this.#pending = [];
@@ -275,17 +276,6 @@ function startsWith(bytes: Uint8Array, at: number, end: number, prefix: Uint8Arr
     if (bytes[at + index] !== prefix[index]) return false;
   }
   return true;
-}
-
-function joinBytes(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const joined = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    joined.set(part, at);
-    at += part.length;
-  }
-  return joined;
 }
 
 function fileOf(report: RipgrepReport, path: string): RipgrepFile {

@@ -62,14 +62,7 @@ export function loadAverage(): string {
 
 /** A field of /proc/PID/status in kB (VmHWM, VmRSS, …), or null when the process is gone. */
 export function statusKilobytes(pid: number, field: string): number | null {
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(`/proc/${pid}/status`);
-  } catch {
-    return null;
-  }
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text);
-  return match === null ? null : Number(match[1]);
+  return procKilobytes(`/proc/${pid}/status`, field);
 }
 
 /**
@@ -78,18 +71,28 @@ export function statusKilobytes(pid: number, field: string): number | null {
  * a binary's pages once per process that runs it; proportional sets count them once.
  */
 export function proportionalKilobytes(pid: number): number | null {
+  return procKilobytes(`/proc/${pid}/smaps_rollup`, "Pss");
+}
+
+/** A "Field:   N kB" line of a /proc file, or null when the file (its process) is gone or has no such line. */
+function procKilobytes(path: string, field: string): number | null {
   let text: string;
   try {
-    text = Deno.readTextFileSync(`/proc/${pid}/smaps_rollup`);
+    text = Deno.readTextFileSync(path);
   } catch {
     return null;
   }
-  const match = /^Pss:\s+(\d+) kB/m.exec(text);
+  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text);
   return match === null ? null : Number(match[1]);
 }
 
-/** Every live descendant of a process (through each of its threads' children lists). */
+/**
+ * Every live descendant of a process (through each of its threads' children lists) that runs a program of
+ * its own: a child that still runs the parent's executable is a spawn caught between fork and exec, whose
+ * pages are the parent's (counted, it once added 76 MB of PSS to a sample).
+ */
 export function descendants(pid: number): number[] {
+  const program = executableOf(pid);
   const found: number[] = [];
   const queue = [pid];
   while (queue.length > 0) {
@@ -108,10 +111,20 @@ export function descendants(pid: number): number[] {
         continue;
       }
       for (const child of children.split(" ").filter((part) => part !== "")) {
+        if (executableOf(Number(child)) === program) continue;
         found.push(Number(child));
         queue.push(Number(child));
       }
     }
   }
   return found;
+}
+
+/** The program a process runs (/proc/PID/exe), or null when it is gone. */
+function executableOf(pid: number): string | null {
+  try {
+    return Deno.readLinkSync(`/proc/${pid}/exe`);
+  } catch {
+    return null;
+  }
 }

@@ -958,8 +958,10 @@ function report(rows: Row[], memory: TurnMemory, facts: ReportFacts): BenchSecti
     "",
     `Memory: one turn of ${PARALLEL_GREPS.length} parallel Greps over the whole tree as deployed, in a fresh ` +
     `process (one warm-up Glob first), polled every 10 ms. The process and its children (up to ` +
-    `${memory.treeProcesses} processes: per search two bubblewrap processes, the shell and ripgrep) peak at ` +
-    `${memory.treePeakMb.toFixed(0)} MB, counting the Deno process's resident set and each child's ` +
+    `${memory.treeProcesses} processes: per search two bubblewrap processes and the shell, which becomes ` +
+    `ripgrep) peak at ${
+      memory.treePeakMb.toFixed(0)
+    } MB, counting the Deno process's resident set and each child's ` +
     "proportional set size (PSS: a page that several processes map, such as those of the same binary, split " +
     "among them). Their resident sets summed peak at " +
     `${

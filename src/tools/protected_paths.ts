@@ -103,7 +103,7 @@ export async function resolveWritablePath(
  * relative to the root and applies only there.
  * Defaults: `PROTECTED_PATHS`, nothing allowed.
  */
-export function writeProtection(
+function writeProtection(
   resolved: { path: string; named: string; roots: readonly string[] },
   context: Pick<ToolCallContext, "protectedPaths" | "allowedProtectedPaths">,
 ): ProtectedPath | null {

@@ -23,6 +23,11 @@ export interface RawRequest {
   path: string;
   headers: Record<string, string>;
   body: string;
+  /**
+   * When the request's last byte had been read, in ms since epoch (fractional): before the body is decoded or
+   * parsed, which is the server's work, not the client's.
+   */
+  receivedAt: number;
 }
 
 /** Writes an error response in the API's JSON shape (or `rawBody` verbatim). */
@@ -80,17 +85,20 @@ export async function readRequest(connection: Deno.TcpConn): Promise<RawRequest 
     while (!endsChunked(buffer.subarray(bodyStart))) {
       if (!await readMore()) return null;
     }
-    return { method, path, headers, body: decodeChunked(buffer.subarray(bodyStart)) };
+    const receivedAt = preciseNow();
+    return { method, path, headers, body: decodeChunked(buffer.subarray(bodyStart)), receivedAt };
   }
   const length = Number(headers["content-length"] ?? "0");
   while (buffer.length - bodyStart < length) {
     if (!await readMore()) return null;
   }
+  const receivedAt = preciseNow();
   return {
     method,
     path,
     headers,
     body: new TextDecoder().decode(buffer.subarray(bodyStart, bodyStart + length)),
+    receivedAt,
   };
 }
 

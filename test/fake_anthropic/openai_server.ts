@@ -35,7 +35,6 @@ import {
   ConnectionServer,
   isDisconnect,
   parseJson,
-  preciseNow,
   type RawRequest,
   readRequest,
   writeAll,
@@ -69,7 +68,7 @@ export interface RecordedChatRequest {
   headers: Record<string, string>;
   /** The parsed JSON body, or null when it was not JSON (or there was none). */
   body: unknown;
-  /** When the request had been read completely, in ms since epoch. */
+  /** When its last byte had been read (before its body was parsed), in ms since epoch (fractional). */
   receivedAt: number;
 }
 
@@ -158,7 +157,7 @@ class FakeOpenAiServer implements FakeOpenAi {
       if (request === null) return;
       const number = this.requests.length + 1;
       const body = parseJson(request.body);
-      this.requests.push({ number, ...request, body, receivedAt: preciseNow() });
+      this.requests.push({ number, ...request, body });
       const rejection = this.#reject(request, body);
       if (rejection !== null) return await writeChatError(connection, rejection);
       if (request.method === "GET") return await this.#listModels(connection);

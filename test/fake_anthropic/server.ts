@@ -81,7 +81,7 @@ export interface RecordedRequest {
   headers: Record<string, string>;
   /** The parsed JSON body, or null when it was not JSON. */
   body: unknown;
-  /** When the request had been read completely, in ms since epoch (fractional). */
+  /** When its last byte had been read (before its body was parsed), in ms since epoch (fractional). */
   receivedAt: number;
 }
 
@@ -183,7 +183,7 @@ class FakeAnthropicServer implements FakeAnthropic {
     if (request === null) return false;
     const number = this.requests.length + 1;
     const body = parseJson(request.body);
-    this.requests.push({ number, ...request, body, receivedAt: preciseNow() });
+    this.requests.push({ number, ...request, body });
     const rejection = this.#reject(request, body);
     if (rejection !== null) {
       await writeError(connection, number, rejection);

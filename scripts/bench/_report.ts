@@ -128,3 +128,20 @@ function executableOf(pid: number): string | null {
     return null;
   }
 }
+
+/** Splits a text stream into its lines (without their line ends). */
+export class LineSplitter extends TransformStream<string, string> {
+  constructor() {
+    let pending = "";
+    super({
+      transform(chunk, controller) {
+        const parts = (pending + chunk).split("\n");
+        pending = parts.pop()!;
+        for (const part of parts) controller.enqueue(part);
+      },
+      flush(controller) {
+        if (pending !== "") controller.enqueue(pending);
+      },
+    });
+  }
+}

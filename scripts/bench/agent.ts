@@ -20,7 +20,14 @@ import { startFakeAnthropic, turn } from "../../test/fake_anthropic/server.ts";
 import { DirectExecutor } from "../../src/execution/executor.ts";
 import { NO_SHELL } from "../../test/_fakes/pipeline.ts";
 import { readFileTool } from "../../src/tools/read_file.ts";
-import { type BenchOptions, type BenchSection, type Goal, median, percentile } from "./_report.ts";
+import {
+  type BenchOptions,
+  type BenchSection,
+  type Goal,
+  LineSplitter,
+  median,
+  percentile,
+} from "./_report.ts";
 
 const LAUNCHER = new URL("../mewcode", import.meta.url).pathname;
 
@@ -311,23 +318,6 @@ async function runReadServer(file: string, turns: number): Promise<void> {
     gaps.push(next.receivedAt - lastEvent.at);
   }
   console.log(JSON.stringify({ gaps }));
-}
-
-/** Splits a text stream into its lines. */
-class LineSplitter extends TransformStream<string, string> {
-  constructor() {
-    let pending = "";
-    super({
-      transform(chunk, controller) {
-        const parts = (pending + chunk).split("\n");
-        pending = parts.pop()!;
-        for (const part of parts) controller.enqueue(part);
-      },
-      flush(controller) {
-        if (pending !== "") controller.enqueue(pending);
-      },
-    });
-  }
 }
 
 /** The median time of a ReadFile call in this process, with every permission (the baseline). */

@@ -31,6 +31,7 @@ import {
   type BenchSection,
   descendants,
   type Goal,
+  LineSplitter,
   loadAverage,
   median,
   proportionalKilobytes,
@@ -596,15 +597,104 @@ function openRuntime(root: string, walkStore?: string): Promise<ToolRuntime> {
   });
 }
 
-/** The first call of a fresh session: its runtime is opened (not timed) and its workers started first. */
-async function timeFirstCall(root: string, request: BenchRequest, walkStore?: string): Promise<number> {
+/**
+ * A session's tool runtime in a process of its own, started with mewcode's runtime flags (`--deployed-child`):
+ * calls as deployed run there, in a process that holds nothing but the session, as in mewcode. In this
+ * process they would share the main heap with the in-process runs, whose garbage (tens of MB per run) the
+ * deployed call's own work would then have to collect.
+ */
+class DeployedProcess {
+  #child: Deno.ChildProcess;
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #lines: ReadableStreamDefaultReader<string>;
+
+  private constructor(child: Deno.ChildProcess) {
+    this.#child = child;
+    this.#writer = child.stdin.getWriter();
+    this.#lines = child.stdout.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter())
+      .getReader();
+  }
+
+  /** Starts the process and waits until its runtime is open and its read-only worker has started. */
+  static async start(root: string, walkStore?: string): Promise<DeployedProcess> {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        ...await readRuntimeFlags(),
+        new URL(import.meta.url).pathname,
+        DEPLOYED_CHILD_FLAG,
+        root,
+        ...(walkStore === undefined ? [] : [walkStore]),
+      ],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    const process = new DeployedProcess(child);
+    await process.#reply();
+    return process;
+  }
+
+  /** Runs one call; its time is measured in the child, around the call alone. */
+  async run(request: BenchRequest): Promise<DeployedReply> {
+    await this.#writer.write(new TextEncoder().encode(`${JSON.stringify(request)}\n`));
+    return await this.#reply();
+  }
+
+  async close(): Promise<void> {
+    await this.#writer.close().catch(() => undefined);
+    this.#lines.releaseLock();
+    await this.#child.stdout.cancel().catch(() => undefined);
+    const status = await this.#child.status;
+    if (!status.success) throw new Error(`the deployed-call process exited with ${status.code}`);
+  }
+
+  async #reply(): Promise<DeployedReply> {
+    const line = await this.#lines.read();
+    if (line.done) throw new Error("the deployed-call process ended early (its error is above)");
+    return JSON.parse(line.value) as DeployedReply;
+  }
+}
+
+/** A call's answer from the deployed-call process. */
+interface DeployedReply {
+  ms: number;
+  engine: string | null;
+  content: string;
+}
+
+const DEPLOYED_CHILD_FLAG = "--deployed-child";
+
+/**
+ * The deployed-call process: opens the runtime, starts its read-only worker with a Glob of a missing
+ * directory (which walks nothing), answers one line, then runs each request line it reads.
+ */
+async function serveDeployedCalls(root: string, walkStore: string | undefined): Promise<void> {
   const runtime = await openRuntime(root, walkStore);
   try {
-    // A warm-up Glob of a missing directory starts the read-only worker without walking anything.
     await runDeployed(runtime, { tool: "Glob", root, input: { pattern: "no-such-directory/*" } });
-    return await timed(() => runDeployed(runtime, request));
+    console.log(JSON.stringify({ ms: 0, engine: null, content: "" }));
+    const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter());
+    for await (const line of lines) {
+      const request = JSON.parse(line) as BenchRequest;
+      const started = performance.now();
+      const result = await runDeployed(runtime, request);
+      const ms = performance.now() - started;
+      const engine = result.metadata.engine === undefined ? null : String(result.metadata.engine);
+      console.log(JSON.stringify({ ms, engine, content: result.content }));
+    }
   } finally {
     await runtime.close();
+  }
+}
+
+/** The first call of a fresh session: a new process, its runtime opened and its worker started (not timed). */
+async function timeFirstCall(root: string, request: BenchRequest, walkStore?: string): Promise<number> {
+  const process = await DeployedProcess.start(root, walkStore);
+  try {
+    return (await process.run(request)).ms;
+  } finally {
+    await process.close();
   }
 }
 
@@ -727,15 +817,15 @@ export async function benchSearch(options: BenchOptions): Promise<BenchSection> 
   const firstCalls = options.quick ? 1 : 5;
   const loadBefore = loadAverage();
   const worker = new BenchWorker(root);
-  const runtime = await openRuntime(root);
+  const deployed = await DeployedProcess.start(root);
   const rows: Row[] = [];
   try {
     for (const benchCase of benchCases()) {
-      rows.push(await measureCase(benchCase, { root, worker, runtime, repetitions, firstCalls }));
+      rows.push(await measureCase(benchCase, { root, worker, deployed, repetitions, firstCalls }));
     }
   } finally {
     worker.close();
-    await runtime.close();
+    await deployed.close();
   }
   const memory = await measureTurnMemory(root);
   return report(rows, memory, {
@@ -752,9 +842,15 @@ export async function benchSearch(options: BenchOptions): Promise<BenchSection> 
 
 async function measureCase(
   benchCase: BenchCase,
-  setup: { root: string; worker: BenchWorker; runtime: ToolRuntime; repetitions: number; firstCalls: number },
+  setup: {
+    root: string;
+    worker: BenchWorker;
+    deployed: DeployedProcess;
+    repetitions: number;
+    firstCalls: number;
+  },
 ): Promise<Row> {
-  const { root, worker, runtime } = setup;
+  const { root, worker, deployed: session } = setup;
   const request: BenchRequest = { tool: benchCase.tool, root, input: benchCase.input };
   const rgArgs = [...RG_COMMON, ...benchCase.rgArgs];
   // One warm-up run of each side (JIT, page cache, worker start), also used to compare results.
@@ -765,7 +861,7 @@ async function measureCase(
   if (numberField(fromWorker, benchCase.countField) !== oursCount) {
     throw new Error(`${benchCase.name}: the worker found other results: ${fromWorker.content.slice(0, 200)}`);
   }
-  const deployed = await runDeployed(runtime, request);
+  const deployed = await session.run(request);
   if (deployed.content !== ours.content) {
     throw new Error(`${benchCase.name}: as deployed, other results: ${deployed.content.slice(0, 200)}`);
   }
@@ -780,13 +876,10 @@ async function measureCase(
   for (let repetition = 0; repetition < setup.repetitions; repetition++) {
     times.inProcess.push(await timed(() => runTool(request)));
     times.inWorker.push(await timed(() => worker.run(request)));
-    times.deployed.push(
-      await timed(async () => {
-        // Grep says which search answered; Glob has one.
-        const engine = (await runDeployed(runtime, request)).metadata.engine;
-        if (engine !== undefined) engines.add(String(engine));
-      }),
-    );
+    const call = await session.run(request);
+    times.deployed.push(call.ms);
+    // Grep says which search answered; Glob has one.
+    if (call.engine !== null) engines.add(call.engine);
     times.rg.push(await timed(() => runRg(root, rgArgs, benchCase.pipe)));
   }
   const firstCall: number[] = [];
@@ -935,10 +1028,12 @@ function report(rows: Row[], memory: TurnMemory, facts: ReportFacts): BenchSecti
     "reuse the walk of the same path from the last 30 s when the worker's search saw a match, and when the " +
     "walk's stamps still hold (an lstat of each directory it listed) when it did not; after the time, which search " +
     "answered: `ripgrep`, or `typescript` (the worker finished within its budget). Results are checked " +
-    "against in-process's, character for character.",
-    "- first call: the call as deployed in a fresh session (a new runtime whose read-only worker has " +
-    "started; no recent walk), as a fresh process per call sees it the first time in a tree, or after the " +
-    "tree changed.",
+    "against in-process's, character for character. The session runs in a process of its own, started with " +
+    "mewcode's runtime flags, which times each call around the call alone: in the benchmark's process the " +
+    "calls would share the main heap with the in-process runs and collect their garbage.",
+    "- first call: the call as deployed in a fresh session (a new process, its runtime opened and its " +
+    "read-only worker started; no recent walk), as a fresh process per call sees it the first time in a " +
+    "tree, or after the tree changed.",
     "- first call, kept walk: the same, where an earlier process kept its walk of the tree " +
     "(`$MEWCODE_HOME/projects/<slug>/walks`), which the worker finds current by its stamps: the next alias " +
     "call in an unchanged tree. The goal is judged on the first call without it.",
@@ -977,6 +1072,8 @@ function report(rows: Row[], memory: TurnMemory, facts: ReportFacts): BenchSecti
 
 if (isWorkerThread()) {
   serveBenchWorker();
+} else if (import.meta.main && Deno.args[0] === DEPLOYED_CHILD_FLAG) {
+  await serveDeployedCalls(Deno.args[1]!, Deno.args[2]);
 } else if (import.meta.main && Deno.args[0] === RSS_CHILD_FLAG) {
   await runRssChild(Deno.args[1]!);
 } else if (import.meta.main) {

@@ -31,7 +31,8 @@
  *    reports are checked with Grep's own matcher unless the pattern's translation is exact
  *    (`_ripgrep_pattern.ts`) and the file has no NUL byte, and the result is built file by file in the
  *    walk's order by the collector Grep itself uses, with the same limits, context lines, line shortening,
- *    notices and metadata.
+ *    notices and metadata. ripgrep's arguments come from `_ripgrep_plan.ts`, the result from
+ *    `_ripgrep_answer.ts`.
  * Parallel calls (one turn's) share a running walk of the same path and glob, and those that join it skip
  * the budgeted search (it would hold a second worker); the other budgeted searches run one at a time.
  * Anything else (ripgrep missing or failing, a symlink Grep follows, a first NUL byte too close to 8 KiB to
@@ -41,21 +42,13 @@
  *
  * @module
  */
-import { compileGlob } from "../common/glob.ts";
-import { assertNever } from "../common/errors.ts";
-import { GrepCollector, MAX_GREP_FILE_BYTES } from "./_grep_collector.ts";
-import { findMatchingLines, type LineMatch, MAX_GREP_LINE_CHARACTERS } from "./_grep_lines.ts";
-import { compileGrepMatcher, type GrepMatcher } from "./_grep_matcher.ts";
+import { MAX_GREP_FILE_BYTES } from "./_grep_collector.ts";
 import { BUDGET_SPENT, GREP_PREPASS, type GrepPrepass, type GrepWalkReport } from "./_grep_prepass.ts";
-import type { LineMatcher } from "./_line_search.ts";
-import { type RipgrepFile, RipgrepOutputReader, type RipgrepReport } from "./_ripgrep_output.ts";
-import { BINARY_TYPE, binaryTypeArguments, globTypeArguments, ripgrepGlob } from "./_ripgrep_glob.ts";
-import { type RipgrepPattern, ripgrepPattern } from "./_ripgrep_pattern.ts";
-import { BINARY_SNIFF_BYTES, isBinaryPath } from "./_text.ts";
-import { TimeSlicer } from "./_time_slicer.ts";
-import { EXCLUDED_DIRECTORY_NAMES } from "./_walk.ts";
+import { answerFromRipgrep, type ReadRipgrepRun, UNCERTAIN_BINARY_OFFSET } from "./_ripgrep_answer.ts";
+import { RipgrepOutputReader } from "./_ripgrep_output.ts";
+import { planRipgrep, type RipgrepPlan } from "./_ripgrep_plan.ts";
 import { stampsUsable, type WalkStamps } from "./_walk_stamps.ts";
-import { DEFAULT_HEAD_LIMIT, type GrepInput, stopResult } from "./grep.ts";
+import { type GrepInput, stopResult } from "./grep.ts";
 import type { ToolCallContext, ToolResult } from "./tool.ts";
 
 /** Milliseconds the worker searches before it leaves the contents to ripgrep. */
@@ -85,11 +78,6 @@ export const FALLBACK_MEMORY_MS = 30_000;
  * walk was this small skip ripgrep for `FALLBACK_MEMORY_MS`.
  */
 export const SMALL_TREE_FILES = 2_000;
-/**
- * A UTF-8 byte order mark is not in ripgrep's offsets, while Grep counts the first 8 KiB from the file's
- * start: a first NUL byte this close to the limit could be on either side of it.
- */
-const UNCERTAIN_BINARY_OFFSET = BINARY_SNIFF_BYTES - 3;
 
 /** How a call ended: the executor's `Execution`. */
 export interface GrepOutcome {
@@ -111,12 +99,6 @@ export interface RipgrepSearch {
 /** How a ripgrep script ended. */
 export type RipgrepRun =
   | { status: "exited"; code: number; stdout: string; stderr: string }
-  | { status: "timed-out" }
-  | { status: "failed"; message: string };
-
-/** How a ripgrep script ended, with its output read as it arrived. */
-export type ReadRipgrepRun =
-  | { status: "exited"; code: number; report: RipgrepReport; overflowed: boolean }
   | { status: "timed-out" }
   | { status: "failed"; message: string };
 
@@ -164,15 +146,6 @@ export interface WalkKey {
 export interface WalkKeeper {
   load(key: WalkKey): Promise<GrepWalkReport | null>;
   save(key: WalkKey, walk: GrepWalkReport): Promise<void>;
-}
-
-/** Why ripgrep's answer was not used, and whether the cause lies in the tree (then it is remembered). */
-interface Fallback {
-  ok: false;
-  reason: string;
-  tree: boolean;
-  /** Set when ripgrep may have searched a file larger than `MAX_GREP_FILE_BYTES` (run it again with the limit). */
-  large?: boolean;
 }
 
 /** Grep calls with ripgrep's help, for one session. */
@@ -480,93 +453,6 @@ export class RipgrepGrep {
   }
 }
 
-/** What a call asks of ripgrep. */
-export interface RipgrepPlan {
-  pattern: RipgrepPattern;
-  matcher: GrepMatcher;
-  mode: NonNullable<GrepInput["output_mode"]>;
-  context: number;
-  limit: number;
-  /** ripgrep's type globs for the glob, or null without a glob. */
-  prefilter: string[] | null;
-  /** Whether ripgrep skips files larger than `MAX_GREP_FILE_BYTES` itself (`--max-filesize`). */
-  limitFileSize: boolean;
-  /**
-   * Without `limitFileSize`: searched files adding up to this many bytes could hold a file over the limit
-   * (at most `MAX_GREP_FILE_BYTES`; tests lower it).
-   */
-  largeTreeBytes: number;
-  /** ripgrep's arguments for the search (see `ripgrepScript`). */
-  search: string[];
-}
-
-/** The ripgrep arguments of a call, or null when ripgrep cannot give its results. */
-export function planRipgrep(
-  input: GrepInput,
-  context: Pick<ToolCallContext, "strictLinks">,
-  options: { limitFileSize?: boolean; largeTreeBytes?: number } = {},
-): RipgrepPlan | null {
-  // ripgrep cannot refuse files with several hard links.
-  if (context.strictLinks) return null;
-  const caseInsensitive = input.case_insensitive ?? false;
-  const matcher = compileGrepMatcher(input.pattern, caseInsensitive);
-  const pattern = ripgrepPattern(input.pattern, caseInsensitive);
-  if (!matcher.ok || pattern === null) return null;
-  let prefilter: string[] | null = null;
-  if (input.glob !== undefined) {
-    if (!compileGlob(input.glob, { basename: true }).ok) return null;
-    prefilter = ripgrepGlob(input.glob);
-    if (prefilter === null) return null;
-  }
-  const mode = input.output_mode ?? "content";
-  const contextLines = mode === "content" ? input.context ?? 0 : 0;
-  const limitFileSize = options.limitFileSize ?? false;
-  const walk = [
-    "--no-config",
-    // Ignore files: .gitignore in every directory, whether or not git is there, and nothing else.
-    "--no-ignore-global",
-    "--no-ignore-dot",
-    "--no-ignore-exclude",
-    "--no-require-git",
-    "--hidden",
-    // Costs a stat of every file: only where the files searched add up to the limit (see `#largeTrees`).
-    ...(limitFileSize ? ["--max-filesize", String(MAX_GREP_FILE_BYTES)] : []),
-    ...[...EXCLUDED_DIRECTORY_NAMES].flatMap((name) => ["--glob", `!${name}/`]),
-    ...binaryTypeArguments(),
-    "--type-not",
-    BINARY_TYPE,
-    ...(prefilter === null ? [] : globTypeArguments(prefilter)),
-  ];
-  const search = [
-    ...walk,
-    "--stats",
-    // Every file as text, with the lines that hold a NUL byte too: they tell binary files apart in one pass.
-    "--text",
-    "--null",
-    "--with-filename",
-    "--line-number",
-    "--byte-offset",
-    "--no-heading",
-    "--color",
-    "never",
-    ...(contextLines > 0 ? ["--context", String(contextLines)] : []),
-    ...pattern.args,
-    "--regexp",
-    "\\x00",
-  ];
-  return {
-    pattern,
-    matcher,
-    mode,
-    context: contextLines,
-    limit: input.head_limit ?? DEFAULT_HEAD_LIMIT,
-    prefilter,
-    limitFileSize,
-    largeTreeBytes: Math.min(options.largeTreeBytes ?? MAX_GREP_FILE_BYTES, MAX_GREP_FILE_BYTES),
-    search,
-  };
-}
-
 function walkReportOf(result: ToolResult): GrepWalkReport | null {
   const walk = result.metadata.walk;
   return typeof walk === "object" && walk !== null && !result.isError ? walk as GrepWalkReport : null;
@@ -576,245 +462,4 @@ function outcomeOf(result: ToolResult): GrepOutcome {
   if (result.stop === "timed-out") return { result, status: "timed-out" };
   if (result.stop === "cancelled") return { result, status: "aborted" };
   return { result, status: result.isError ? "failed" : "completed" };
-}
-
-function isFallback(value: unknown): value is Fallback {
-  return typeof value === "object" && value !== null && (value as { ok?: unknown }).ok === false;
-}
-
-function fallback(reason: string, tree = false): Fallback {
-  return { ok: false, reason, tree };
-}
-
-/** The call's result from ripgrep's report and the worker's walk, or why it cannot be trusted. */
-export async function answerFromRipgrep(
-  plan: RipgrepPlan,
-  walk: GrepWalkReport,
-  run: ReadRipgrepRun,
-  call: { input: GrepInput; context: ToolCallContext; signal: AbortSignal; started: number },
-): Promise<{ ok: true; result: ToolResult; noMatch: boolean } | Fallback> {
-  const { context, signal, started } = call;
-  if (run.status === "timed-out") {
-    return {
-      ok: true,
-      result: stopResult({ stopReason: () => "timeout" }, { ...context, signal }),
-      noMatch: false,
-    };
-  }
-  if (run.status === "failed") return fallback(`ripgrep did not run: ${run.message}`);
-  if (run.code !== 0 && run.code !== 1) {
-    return fallback(`the ripgrep script exited with ${run.code}`, run.code !== 2);
-  }
-  if (run.overflowed) return fallback("ripgrep printed more than can be read");
-  const report = run.report;
-  const problem = treeProblem(walk, report) ?? outputProblem(walk, report);
-  if (problem !== null) return problem;
-  // Without `--max-filesize` (a stat of every file), searched files that add up to less than the limit
-  // prove that none of them alone reaches it.
-  if (!plan.limitFileSize && (report.bytesSearched ?? Infinity) >= plan.largeTreeBytes) {
-    return { ...fallback("ripgrep may have searched a file larger than the limit"), large: true };
-  }
-  const slicer = new TimeSlicer(signal, { deadline: started + context.timeoutMs });
-  const collector = new GrepCollector({ mode: plan.mode, context: plan.context, limit: plan.limit });
-  const checker = new LineChecker(plan, slicer);
-  let cutAt = -1;
-  for (const index of interestingFiles(walk, report)) {
-    const path = walk.files[index]!;
-    if (isBinaryPath(path)) {
-      collector.skipped.binary++;
-      continue;
-    }
-    const file = report.files.get(path);
-    if (file === undefined) continue;
-    if (file.nul !== null && file.nul < UNCERTAIN_BINARY_OFFSET) {
-      collector.skipped.binary++;
-      continue;
-    }
-    if (file.nul !== null && file.nul < BINARY_SNIFF_BYTES) {
-      return fallback(`"${path}" has its first NUL byte too close to 8 KiB to tell`);
-    }
-    const added = await addFile(collector, checker, file, path);
-    if (added === "stopped") {
-      return { ok: true, result: stopResult(slicer, { ...context, signal }), noMatch: false };
-    }
-    if (isFallback(added)) return added;
-    if (!added) {
-      cutAt = index;
-      break;
-    }
-  }
-  return {
-    ok: true,
-    noMatch: !collector.hasLines,
-    result: collector.result(call.input.pattern, call.input.path ?? context.root, walk.counts, {
-      started,
-      ...(cutAt === -1 ? {} : {
-        progress: {
-          ignoredFiles: walk.progress[2 * cutAt]!,
-          ignoredDirectories: walk.progress[2 * cutAt + 1]!,
-        },
-      }),
-      metadata: { engine: "ripgrep" },
-    }),
-  };
-}
-
-// Whether the tree has something ripgrep reads differently from Grep's walk.
-function treeProblem(walk: GrepWalkReport, report: RipgrepReport): Fallback | null {
-  if (walk.counts.ignoreProblems.length > 0) {
-    return fallback("an ignore file has rules Grep leaves out", true);
-  }
-  if (walk.counts.changedDirectories > 0) return fallback("a directory changed during the walk", true);
-  if (walk.excludeRules) return fallback(".git/info/exclude has rules", true);
-  if (walk.droppedRules) return fallback("an ignore file above the start ignores the start", true);
-  if (walk.prefilterMismatch) return fallback("ripgrep's name filter disagrees with the glob", true);
-  if (walk.ancestorRules && report.parentFlag !== "") {
-    return fallback("ripgrep did not read the ignore files above the start", true);
-  }
-  if (walk.ripgrepTrap !== null) return fallback(`ripgrep reads "${walk.ripgrepTrap}" differently`, true);
-  if (report.errors.length > 0) return fallback(`ripgrep reported: ${report.errors[0]}`, true);
-  return null;
-}
-
-// Whether ripgrep searched exactly the files of the walk, and said all it should have.
-function outputProblem(walk: GrepWalkReport, report: RipgrepReport): Fallback | null {
-  if (report.malformed) return fallback("ripgrep printed a line of an unknown shape");
-  if (report.start !== walk.start) {
-    return fallback("the worker and the sandbox resolved the path differently");
-  }
-  const walked = positions(walk);
-  for (const path of report.files.keys()) {
-    if (!walked.has(path)) return fallback(`ripgrep searched "${path}", which Grep does not`, true);
-  }
-  // A file larger than 256 MiB (skipped by both, but noted by Grep), a symlink Grep follows or a nested
-  // repository (where ripgrep stops applying the parent's .gitignore) all make the counts differ.
-  const expected = walk.files.length - walk.skippedByType;
-  if (report.searched !== expected) {
-    return fallback(`ripgrep searched ${report.searched} files where Grep searches ${expected}`, true);
-  }
-  return null;
-}
-
-const walkPositions = new WeakMap<GrepWalkReport, Map<string, number>>();
-
-/** Each walked file's index in the walk. */
-function positions(walk: GrepWalkReport): Map<string, number> {
-  let map = walkPositions.get(walk);
-  if (map === undefined) {
-    map = new Map();
-    for (let index = 0; index < walk.files.length; index++) map.set(walk.files[index]!, index);
-    walkPositions.set(walk, map);
-  }
-  return map;
-}
-
-/**
- * The walk's indexes, in order, of the files the result depends on: those ripgrep printed something for,
- * and those Grep skips as binary by name or NUL byte (counted). The others are text files without a match.
- */
-function interestingFiles(walk: GrepWalkReport, report: RipgrepReport): number[] {
-  const walked = positions(walk);
-  const indexes = new Set(walk.binaryNames);
-  for (const path of report.files.keys()) indexes.add(walked.get(path)!);
-  return [...indexes].sort((a, b) => a - b);
-}
-
-/** Adds a file's checked lines to the collector: its verdict, "stopped", or a fallback. */
-async function addFile(
-  collector: GrepCollector,
-  checker: LineChecker,
-  file: RipgrepFile,
-  path: string,
-): Promise<boolean | "stopped" | Fallback> {
-  const mode = collector.options.mode;
-  const content = mode === "content";
-  const text = content ? syntheticText(file) : null;
-  const found: LineMatch[] = [];
-  let count = 0;
-  for (const index of file.matches) {
-    if (content && found.length === collector.wantedLines) break;
-    const line = file.texts[index]!;
-    // In a text file with a NUL byte, a line may be printed for its NUL byte alone: check them all.
-    const quick = file.nul === null ? checker.quick(line, content) : undefined;
-    const column = quick ?? await checker.column(line, content);
-    if (column === "stopped" || isFallback(column)) return column;
-    if (column === null) continue;
-    count++;
-    if (mode === "files_with_matches") return collector.addFile(path);
-    if (text !== null) {
-      const start = text.starts[index]!;
-      found.push({ line: file.numbers[index]!, start, end: start + line.length, column: start + column });
-    }
-  }
-  switch (mode) {
-    case "files_with_matches":
-      return true;
-    case "count":
-      return collector.addCount(path, count);
-    case "content":
-      return collector.addLines(text!.text, path, found);
-    default:
-      return assertNever(mode);
-  }
-}
-
-/**
- * The lines ripgrep printed for a file, joined: matches and their context, in order. Grep's formatter walks
- * from a match to its context lines only, and ripgrep printed every line within the context of each line it
- * reported (a superset of the matches), so it never reaches a line that is missing here.
- */
-function syntheticText(file: RipgrepFile): { text: string; starts: number[] } {
-  const starts: number[] = [];
-  let at = 0;
-  for (const line of file.texts) {
-    starts.push(at);
-    at += line.length + 1;
-  }
-  return { text: file.texts.join("\n") + "\n", starts };
-}
-
-/** Decides with Grep's matcher whether a line ripgrep reported matches, and where. */
-class LineChecker {
-  readonly exact: boolean;
-  #plan: RipgrepPlan;
-  #matcher: LineMatcher;
-  #slicer: TimeSlicer;
-
-  constructor(plan: RipgrepPlan, slicer: TimeSlicer) {
-    this.#plan = plan;
-    this.#slicer = slicer;
-    this.#matcher = plan.matcher.build(slicer);
-    this.exact = plan.pattern.exact;
-  }
-
-  /**
-   * The column without running the matcher, or undefined: with an exact pattern a line short enough for the
-   * matcher to search at once matches, and its column matters only to shorten a line too long to show.
-   */
-  quick(line: string, forDisplay: boolean): number | undefined {
-    const fits = line.length <= this.#plan.matcher.chunk;
-    return this.exact && fits && !(forDisplay && line.length > MAX_GREP_LINE_CHARACTERS) ? 0 : undefined;
-  }
-
-  /** The column of the line's first match, or null when Grep's matcher finds none. */
-  async column(line: string, forDisplay: boolean): Promise<number | null | "stopped" | Fallback> {
-    const { matcher } = this.#plan;
-    if (!matcher.normalizeCrlf || !line.endsWith("\r")) return await this.#first(line);
-    // Grep turns CRLF into LF first, but keeps a "\r" that ends a file's last line: both must agree.
-    const withoutReturn = await this.#first(line.slice(0, -1));
-    const withReturn = await this.#first(line);
-    if (withoutReturn === "stopped" || withReturn === "stopped") return "stopped";
-    const differ = (withoutReturn === null) !== (withReturn === null) ||
-      (forDisplay && line.length > MAX_GREP_LINE_CHARACTERS && withoutReturn !== withReturn);
-    return differ
-      ? fallback("a line ending in \\r matches differently as a file's last line")
-      : withoutReturn;
-  }
-
-  // The line alone as Grep searches it within its file: followed by a line break.
-  async #first(line: string): Promise<number | null | "stopped"> {
-    const found = await findMatchingLines(`${line}\n`, this.#matcher, { slicer: this.#slicer, max: 1 });
-    if (found === null) return "stopped";
-    return found[0]?.column ?? null;
-  }
 }

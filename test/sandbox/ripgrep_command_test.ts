@@ -10,7 +10,7 @@ import {
 } from "../../src/sandbox/ripgrep_command.ts";
 import { ShellSandbox } from "../../src/sandbox/shell_sandbox.ts";
 import type { CommandResult } from "../../src/sandbox/sandboxed_command.ts";
-import { planRipgrep } from "../../src/tools/grep_ripgrep.ts";
+import { planRipgrep } from "../../src/tools/_ripgrep_plan.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import { assertExcludes, createTempWorkspace } from "../_fakes/tool_context.ts";
 

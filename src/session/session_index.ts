@@ -8,6 +8,7 @@
  * @module
  */
 import { join } from "node:path";
+import { concatBytes } from "../common/bytes.ts";
 import { describeError } from "../common/errors.ts";
 import { projectDir } from "../config/home.ts";
 import { costOf as listPriceOf } from "../llm/prices.ts";
@@ -614,13 +615,7 @@ async function* readLines(file: Deno.FsFile, maxBytes: number): AsyncGenerator<L
     kept += piece.length;
   };
   const take = (terminated: boolean): Line => {
-    const bytes = new Uint8Array(kept);
-    let offset = 0;
-    for (const part of parts) {
-      bytes.set(part, offset);
-      offset += part.length;
-    }
-    const line = { bytes, number: ++number, overlong, terminated };
+    const line = { bytes: concatBytes(...parts), number: ++number, overlong, terminated };
     parts = [];
     kept = 0;
     overlong = false;

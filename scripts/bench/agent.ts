@@ -278,9 +278,9 @@ async function readFileSession(root: string, home: string, file: string, turns: 
     if ("error" in reply) throw new Error(`bench: ${reply.error}`);
     return reply.gaps;
   } finally {
-    lines.releaseLock();
-    await server.stdout.cancel().catch(() => undefined);
     await server.stdin.close().catch(() => undefined);
+    // Cancelling the line reader cancels the pipes below it, down to the child's stdout.
+    await lines.cancel().catch(() => undefined);
     await server.status;
   }
 }

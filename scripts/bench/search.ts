@@ -630,9 +630,9 @@ class DeployedProcess {
       stdout: "piped",
       stderr: "inherit",
     }).spawn();
-    const process = new DeployedProcess(child);
-    await process.#reply();
-    return process;
+    const session = new DeployedProcess(child);
+    await session.#reply();
+    return session;
   }
 
   /** Runs one call; its time is measured in the child, around the call alone. */
@@ -643,8 +643,8 @@ class DeployedProcess {
 
   async close(): Promise<void> {
     await this.#writer.close().catch(() => undefined);
-    this.#lines.releaseLock();
-    await this.#child.stdout.cancel().catch(() => undefined);
+    // Cancelling the line reader cancels the pipes below it, down to the child's stdout.
+    await this.#lines.cancel().catch(() => undefined);
     const status = await this.#child.status;
     if (!status.success) throw new Error(`the deployed-call process exited with ${status.code}`);
   }
@@ -690,11 +690,11 @@ async function serveDeployedCalls(root: string, walkStore: string | undefined): 
 
 /** The first call of a fresh session: a new process, its runtime opened and its worker started (not timed). */
 async function timeFirstCall(root: string, request: BenchRequest, walkStore?: string): Promise<number> {
-  const process = await DeployedProcess.start(root, walkStore);
+  const session = await DeployedProcess.start(root, walkStore);
   try {
-    return (await process.run(request)).ms;
+    return (await session.run(request)).ms;
   } finally {
-    await process.close();
+    await session.close();
   }
 }
 

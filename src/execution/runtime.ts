@@ -111,8 +111,8 @@ export interface ToolRuntime extends AsyncDisposable {
   finish(): Promise<string[]>;
   /**
    * Starts a worker for each profile of the tools these permissions can let run (only `toolName`'s, when
-   * given), one after the other, unless one runs already; resolves when they are ready (never rejects).
-   * Nothing with the direct executor.
+   * given), one after the other, unless one runs already, and loads Grep's ripgrep modules when Grep is one
+   * of them; resolves when they are ready (never rejects). Nothing with the direct executor.
    */
   prewarm(permissions: UsableToolsOptions, toolName?: string): Promise<void>;
   close(): Promise<void>;
@@ -157,18 +157,21 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     await sandbox.close();
     throw error;
   }
-  const prewarm = (permissions: UsableToolsOptions, toolName?: string): Promise<void> => {
-    if (!(executor instanceof WorkerExecutor)) return Promise.resolve();
-    const enabled = registry.listEnabled().filter((tool) => toolName === undefined || tool.name === toolName);
-    // Reads come first in most sessions: their worker starts first.
-    const tools = usableTools(enabled, permissions)
-      .sort((a, b) => PREWARM_ORDER.indexOf(profileKind(a)) - PREWARM_ORDER.indexOf(profileKind(b)));
-    return executor.prewarm(profilesForTools(tools, { root: options.root, additionalRoots, shell }));
-  };
   const files = new FileRecordStore();
   const accelerator = options.ripgrep === false
     ? null
     : grepAccelerator(executor, sandbox, options.ripgrep, options.walkStore);
+  const prewarm = async (permissions: UsableToolsOptions, toolName?: string): Promise<void> => {
+    if (!(executor instanceof WorkerExecutor)) return;
+    const enabled = registry.listEnabled().filter((tool) => toolName === undefined || tool.name === toolName);
+    // Reads come first in most sessions: their worker starts first.
+    const tools = usableTools(enabled, permissions)
+      .sort((a, b) => PREWARM_ORDER.indexOf(profileKind(a)) - PREWARM_ORDER.indexOf(profileKind(b)));
+    await Promise.all([
+      executor.prewarm(profilesForTools(tools, { root: options.root, additionalRoots, shell })),
+      tools.includes(grepTool) ? accelerator?.prepare?.() : undefined,
+    ]);
+  };
   const pipeline = new ToolPipeline({
     registry,
     executor,
@@ -210,7 +213,8 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
 /**
  * Grep through ripgrep where ripgrep is installed (`src/tools/grep_ripgrep.ts`): the worker still walks and
  * decides, ripgrep searches the contents in the read-only shell sandbox, and any doubt falls back to the worker.
- * Its modules load with the first Grep call: a session that never greps never reads them.
+ * Its modules load when a Grep call begins (`prepare`, from `prewarm`, while the call's input streams), or
+ * with the first call: a session that never greps never reads them.
  */
 function grepAccelerator(
   executor: ToolExecutor,
@@ -246,6 +250,9 @@ function grepAccelerator(
       if (request.tool !== grepTool) return null;
       const grep = loaded ?? await (loading ??= load());
       return await grep.run(request.input as GrepInput, request.context, options.signal);
+    },
+    prepare: async () => {
+      await (loading ??= load()).catch(() => undefined);
     },
     // Before the first Grep there is nothing to forget.
     changed: () => loaded?.forget(),

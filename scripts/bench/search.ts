@@ -23,8 +23,16 @@ import { globTool } from "../../src/tools/glob.ts";
 import { grepTool } from "../../src/tools/grep.ts";
 import { recentWalks } from "../../src/tools/_walk_memory.ts";
 import { profileFor } from "../../src/execution/profiles.ts";
-import { createToolRuntime, type ToolRuntime } from "../../src/execution/runtime.ts";
 import { readRuntimeFlags } from "../compile.ts";
+import {
+  BENCH_LITERAL,
+  BENCH_REGEX,
+  type BenchRequest,
+  DEPLOYED_CHILD_FLAG,
+  PARALLEL_GREPS,
+  RSS_CHILD_FLAG,
+  type ToolName,
+} from "./_search_session.ts";
 import type { ShellPlan, ToolContext, ToolResult } from "../../src/tools/tool.ts";
 import {
   type BenchOptions,
@@ -65,10 +73,10 @@ const QUICK_SHAPE: TreeShape = {
 };
 const TREE_VERSION = 1;
 
-/** The literal the benchmark greps for; generated files contain it now and then. */
-export const BENCH_LITERAL = "parseConfigOverride";
-/** The regex the benchmark greps for. */
-export const BENCH_REGEX = String.raw`function\s+handle[A-Z]\w*Event`;
+export { BENCH_LITERAL, BENCH_REGEX };
+
+/** The module the child processes run: a session's runtime and nothing else (see there). */
+const SESSION_CHILD = new URL("./_search_session.ts", import.meta.url).pathname;
 
 function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
@@ -316,8 +324,6 @@ const RG_COMMON = [
   "!__pycache__",
 ];
 
-type ToolName = "Grep" | "Glob";
-
 interface BenchCase {
   name: string;
   tool: ToolName;
@@ -335,11 +341,6 @@ interface BenchCase {
 }
 
 /** What the bench worker receives: one tool call. */
-interface BenchRequest {
-  tool: ToolName;
-  root: string;
-  input: Record<string, unknown>;
-}
 
 function lineCount(text: string): number {
   if (text === "") return 0;
@@ -572,31 +573,6 @@ interface Row {
   engines: string[];
 }
 
-/** Runs one call as a session does: the pipeline's gates, then the worker pool or ripgrep in the sandbox. */
-async function runDeployed(runtime: ToolRuntime, request: BenchRequest): Promise<ToolResult> {
-  const call = { id: crypto.randomUUID(), name: request.tool, input: request.input };
-  const { result } = await runtime.pipeline.run(call, { signal: new AbortController().signal });
-  if (result.isError) throw new Error(`${request.tool} as deployed failed: ${result.content}`);
-  return result;
-}
-
-/**
- * A session's tool runtime over the tree: read-only tools, the read-only shell sandbox, all calls allowed;
- * Grep's walks kept across processes in `walkStore` when given.
- */
-function openRuntime(root: string, walkStore?: string): Promise<ToolRuntime> {
-  return createToolRuntime({
-    ...(walkStore === undefined ? {} : { walkStore }),
-    root,
-    readOnly: true,
-    sandbox: "read-only",
-    sandboxNetwork: false,
-    strictLinks: false,
-    policy: { decide: () => Promise.resolve({ behavior: "allow" }) },
-    env: Deno.env.toObject(),
-  });
-}
-
 /**
  * A session's tool runtime in a process of its own, started with mewcode's runtime flags (`--deployed-child`):
  * calls as deployed run there, in a process that holds nothing but the session, as in mewcode. In this
@@ -621,7 +597,7 @@ class DeployedProcess {
       args: [
         "run",
         ...await readRuntimeFlags(),
-        new URL(import.meta.url).pathname,
+        SESSION_CHILD,
         DEPLOYED_CHILD_FLAG,
         root,
         ...(walkStore === undefined ? [] : [walkStore]),
@@ -663,38 +639,6 @@ interface DeployedReply {
   content: string;
 }
 
-const DEPLOYED_CHILD_FLAG = "--deployed-child";
-
-/** The permissions the deployed session prewarms for: every read-only tool may run. */
-const PREWARM_PERMISSIONS = { mode: "default", rules: [], canAsk: false, hooksMayDecide: false } as const;
-
-/**
- * The deployed-call process: opens the runtime, starts its read-only worker with a Glob of a missing
- * directory (which walks nothing), answers one line, then runs each request line it reads, after the
- * runtime's prewarm for the call's tool (as a session prewarms while a call's input streams: for Grep, its
- * ripgrep modules load).
- */
-async function serveDeployedCalls(root: string, walkStore: string | undefined): Promise<void> {
-  const runtime = await openRuntime(root, walkStore);
-  try {
-    await runDeployed(runtime, { tool: "Glob", root, input: { pattern: "no-such-directory/*" } });
-    console.log(JSON.stringify({ ms: 0, engine: null, content: "" }));
-    const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter());
-    for await (const line of lines) {
-      const request = JSON.parse(line) as BenchRequest;
-      // What a session does while the call's input streams, before it can run (not timed).
-      await runtime.prewarm(PREWARM_PERMISSIONS, request.tool);
-      const started = performance.now();
-      const result = await runDeployed(runtime, request);
-      const ms = performance.now() - started;
-      const engine = result.metadata.engine === undefined ? null : String(result.metadata.engine);
-      console.log(JSON.stringify({ ms, engine, content: result.content }));
-    }
-  } finally {
-    await runtime.close();
-  }
-}
-
 /** The first call of a fresh session: a new process, its runtime opened and its worker started (not timed). */
 async function timeFirstCall(root: string, request: BenchRequest, walkStore?: string): Promise<number> {
   const session = await DeployedProcess.start(root, walkStore);
@@ -712,14 +656,6 @@ function timing(values: number[]): Timing {
 function inputText(input: Record<string, unknown>): string {
   return `{${Object.entries(input).map(([key, value]) => `${key}: ${JSON.stringify(value)}`).join(", ")}}`;
 }
-
-/** The Grep calls of one turn in the memory measurement: four searches of the whole tree at once. */
-const PARALLEL_GREPS: readonly Record<string, unknown>[] = [
-  { pattern: BENCH_LITERAL, head_limit: 100_000 },
-  { pattern: BENCH_REGEX, head_limit: 100_000 },
-  { pattern: BENCH_REGEX, output_mode: "files_with_matches", head_limit: 100_000 },
-  { pattern: "noSuchIdentifierAnywhere" },
-];
 
 /** Peak memory of one turn of four parallel Greps as deployed, measured in a fresh child process. */
 interface TurnMemory {
@@ -739,25 +675,6 @@ interface TurnMemory {
   engines: string[];
 }
 
-const RSS_CHILD_FLAG = "--rss-child";
-
-/** The child's side: one session, one warm-up call, then the turn; prints its own timing as JSON. */
-async function runRssChild(root: string): Promise<void> {
-  const runtime = await openRuntime(root);
-  try {
-    await runDeployed(runtime, { tool: "Glob", root, input: { pattern: "no-such-directory/*" } });
-    const started = performance.now();
-    const results = await Promise.all(
-      PARALLEL_GREPS.map((input) => runDeployed(runtime, { tool: "Grep", root, input })),
-    );
-    const turnMs = performance.now() - started;
-    const engines = results.map((result) => String(result.metadata.engine));
-    console.log(JSON.stringify({ turnMs, engines }));
-  } finally {
-    await runtime.close();
-  }
-}
-
 /** A field of /proc/PID/status in MB, 0 when the process is gone. */
 function statusField(pid: number, field: string): number {
   return (statusKilobytes(pid, field) ?? 0) / 1024;
@@ -769,7 +686,7 @@ async function measureTurnMemory(root: string): Promise<TurnMemory> {
     args: [
       "run",
       ...await readRuntimeFlags(),
-      new URL(import.meta.url).pathname,
+      SESSION_CHILD,
       RSS_CHILD_FLAG,
       root,
     ],
@@ -1080,10 +997,6 @@ function report(rows: Row[], memory: TurnMemory, facts: ReportFacts): BenchSecti
 
 if (isWorkerThread()) {
   serveBenchWorker();
-} else if (import.meta.main && Deno.args[0] === DEPLOYED_CHILD_FLAG) {
-  await serveDeployedCalls(Deno.args[1]!, Deno.args[2]);
-} else if (import.meta.main && Deno.args[0] === RSS_CHILD_FLAG) {
-  await runRssChild(Deno.args[1]!);
 } else if (import.meta.main) {
   const quick = Deno.args.includes("--quick");
   const workDirIndex = Deno.args.indexOf("--work-dir");

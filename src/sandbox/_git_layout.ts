@@ -10,7 +10,7 @@
  * @module
  */
 import { lstatSyncOrNull, readLinkSyncOrNull, realPathSyncOrNull, statSyncOrNull } from "../common/fs.ts";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "../common/path.ts";
 import { type ParsedGitConfig, parseGitConfig } from "./git_config.ts";
 
 /** Git directories read per layout, at most; beyond it `truncated` is set. */

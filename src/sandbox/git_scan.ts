@@ -14,8 +14,8 @@
  * @module
  */
 import { assertNever } from "../common/errors.ts";
-import { dirname, join, relative } from "node:path";
-import { setImmediate } from "node:timers";
+import { nextTurn } from "../common/next_turn.ts";
+import { dirname, join, relative } from "../common/path.ts";
 import { type GitConfigEffect, gitConfigEffect } from "./git_config.ts";
 import { type GitDirectory, type GitLayout, isInside, readGitLayout } from "./_git_layout.ts";
 
@@ -133,7 +133,7 @@ async function findDotGits(
       return { dotGits, complete: false, entries };
     }
     if (time > sliceEnd) {
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
       sliceEnd = limits.now() + SLICE_MS;
     }
     let listing: Deno.DirEntry[];

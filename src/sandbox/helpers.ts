@@ -11,7 +11,7 @@
  * @module
  */
 import { realPathOrNull, statOrNull } from "../common/fs.ts";
-import { isAbsolute, join } from "node:path";
+import { isAbsolute, join } from "../common/path.ts";
 
 /** The programs mewcode may start. */
 export const HELPER_NAMES = ["bwrap", "bash", "sh", "git", "rg"] as const;

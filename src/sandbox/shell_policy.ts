@@ -6,7 +6,7 @@
  * @module
  */
 import { lstatOrNull, lstatSyncOrNull, realPathOrNull, realPathSyncOrNull } from "../common/fs.ts";
-import { isAbsolute, join } from "node:path";
+import { isAbsolute, join } from "../common/path.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
 

@@ -6,13 +6,11 @@
  */
 import { assertNever } from "../common/errors.ts";
 import type { Output } from "./_shell_output.ts";
+import { BASH_DEFAULT_TIMEOUT_MS } from "./_shared.ts";
 import { runShell, type ShellRun } from "./_shell_run.ts";
 import { errorResult, stoppedResult, textResult } from "./results.ts";
 import type { ToolContext, ToolResult, ToolRunner } from "./tool.ts";
 import type { BashInput } from "./bash.ts";
-
-/** Default time limit of one command in milliseconds. */
-export const BASH_DEFAULT_TIMEOUT_MS = 120_000;
 
 /** Bash's call: runs a shell command in the workspace under the session's sandbox. */
 export const bashRunner: ToolRunner<BashInput> = {

@@ -7,6 +7,7 @@
 import { compileGlob, globBase } from "../common/glob.ts";
 import { posix } from "../common/path.ts";
 import { isExcludedPath, resolveSearchPath, safePath } from "./_paths.ts";
+import { MAX_GLOB_RESULTS } from "./_shared.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { compareStrings, walkFiles, type WalkResult } from "./_walk.ts";
 import { skippedNotice } from "./_walk_notice.ts";
@@ -14,9 +15,6 @@ import { recentWalks } from "./_walk_memory.ts";
 import type { GlobInput } from "./glob.ts";
 import { errorResult, stoppedResult, textResult } from "./results.ts";
 import type { ToolContext, ToolResult, ToolRunner } from "./tool.ts";
-
-/** Paths one Glob call returns at most; the rest are counted in a notice. */
-export const MAX_GLOB_RESULTS = 200;
 
 /** Glob's call: lists the files under a directory whose relative path matches a pattern, newest first. */
 export const globRunner: ToolRunner<GlobInput> = {

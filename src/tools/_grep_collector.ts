@@ -8,8 +8,8 @@
 import { formatContent, type LineMatch } from "./_grep_lines.ts";
 import type { WalkCounts } from "./_walk.ts";
 import { skippedNotice } from "./_walk_notice.ts";
-import { textResult } from "./results.ts";
-import type { ToolResult } from "./tool.ts";
+import { stoppedResult, textResult } from "./results.ts";
+import type { ToolContext, ToolResult } from "./tool.ts";
 
 /** Files larger than this are skipped (and counted in a notice). */
 export const MAX_GREP_FILE_BYTES = 256 * 1024 * 1024;
@@ -182,4 +182,17 @@ export class GrepCollector {
     if (this.#lines.length === 0 && skipped.binary > 0) parts.push(`${skipped.binary} binary`);
     return parts.length > 0 ? [`(Files not searched: ${parts.join(", ")}.)`] : [];
   }
+}
+
+/** The result of a search that stopped early: cancelled, or past the call's time limit. */
+export function stopResult(
+  slicer: { stopReason(): "aborted" | "timeout" | null },
+  context: ToolContext,
+): ToolResult {
+  if (slicer.stopReason() === "aborted") return stoppedResult("Grep was cancelled", "cancelled");
+  return stoppedResult(
+    `Grep stopped at its time limit of ${Math.round(context.timeoutMs / 1000)} s before searching every ` +
+      "file: narrow the path, the glob or the pattern",
+    "timed-out",
+  );
 }

@@ -12,6 +12,7 @@
  */
 import { IgnoreRules, MAX_IGNORE_FILE_BYTES } from "./_gitignore.ts";
 import { skippedByBinaryType } from "./_ripgrep_glob.ts";
+import { BUDGET_SPENT, GREP_PREPASS } from "./_shared.ts";
 import { isBinaryPath } from "./_text.ts";
 import { readVerifiedSync } from "./_verified_read.ts";
 import type { WalkCounts, Walker } from "./_walk.ts";
@@ -19,8 +20,7 @@ import { STAMP_FIELDS, walkIsCurrent, type WalkStamps } from "./_walk_stamps.ts"
 import { textResult } from "./results.ts";
 import type { ToolResult } from "./tool.ts";
 
-/** The input field that carries a prepass request. */
-export const GREP_PREPASS = "mewcodePrepass";
+export { BUDGET_SPENT, GREP_PREPASS };
 
 /** What the runtime asks of the worker. */
 export interface GrepPrepass {
@@ -49,9 +49,6 @@ export interface GrepPrepass {
 export const EXTEND_FROM_FULLNESS = 0.5;
 /** How many budgets a search past `EXTEND_FROM_FULLNESS` may take in all. */
 export const EXTENDED_BUDGET_FACTOR = 3;
-
-/** The result of a prepass past its budget that was not asked for the walk. */
-export const BUDGET_SPENT = "budget-spent";
 
 /** The walk a prepass reports when its budget ran out. */
 export interface GrepWalkReport {

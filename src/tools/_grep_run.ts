@@ -16,23 +16,27 @@
 import { compileGlob, type GlobMatcher } from "../common/glob.ts";
 import { assertNever } from "../common/errors.ts";
 import { posix } from "../common/path.ts";
-import { GrepCollector, type GrepMode, MAX_GREP_FILE_BYTES, type SkippedFiles } from "./_grep_collector.ts";
+import {
+  GrepCollector,
+  type GrepMode,
+  MAX_GREP_FILE_BYTES,
+  type SkippedFiles,
+  stopResult,
+} from "./_grep_collector.ts";
 import { countMatchingLines, findMatchingLines } from "./_grep_lines.ts";
 import { compileGrepMatcher } from "./_grep_matcher.ts";
 import { prepassOf, WalkRecorder } from "./_grep_prepass.ts";
 import type { LineMatcher } from "./_line_search.ts";
 import { resolveSearchPath, rootContaining } from "./_paths.ts";
+import { DEFAULT_HEAD_LIMIT } from "./_shared.ts";
 import { isBinaryPath, looksBinary, utf16Bom } from "./_text.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { confirmLocation, type FileIdentity, readVerifiedSync, type SkipReason } from "./_verified_read.ts";
 import { Walker } from "./_walk.ts";
 import { recentWalks } from "./_walk_memory.ts";
 import type { GrepInput } from "./grep.ts";
-import { errorResult, stoppedResult, textResult } from "./results.ts";
+import { errorResult, textResult } from "./results.ts";
 import type { ToolContext, ToolResult, ToolRunner } from "./tool.ts";
-
-/** Matches (content), files (files_with_matches) or counts (count) returned when head_limit is not given. */
-export const DEFAULT_HEAD_LIMIT = 100;
 
 /** Grep's call: searches file contents with a regex, with context lines, counts or file lists. */
 export const grepRunner: ToolRunner<GrepInput> = {
@@ -132,19 +136,6 @@ export const grepRunner: ToolRunner<GrepInput> = {
 };
 
 const ENGINE = { engine: "typescript" } as const;
-
-/** The result of a search that stopped early: cancelled, or past the call's time limit. */
-export function stopResult(
-  slicer: { stopReason(): "aborted" | "timeout" | null },
-  context: ToolContext,
-): ToolResult {
-  if (slicer.stopReason() === "aborted") return stoppedResult("Grep was cancelled", "cancelled");
-  return stoppedResult(
-    `Grep stopped at its time limit of ${Math.round(context.timeoutMs / 1000)} s before searching every ` +
-      "file: narrow the path, the glob or the pattern",
-    "timed-out",
-  );
-}
 
 interface SearchOptions {
   collector: GrepCollector;

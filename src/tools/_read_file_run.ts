@@ -7,6 +7,7 @@
 import { posix } from "../common/path.ts";
 import { describeMissing, type FsFailure, readVerified, sha256Hex } from "./_fs.ts";
 import { safePath } from "./_paths.ts";
+import { DEFAULT_READ_LIMIT, MAX_READ_CHARACTERS, pagingProblem } from "./_shared.ts";
 import {
   decodeFile,
   isBinaryPath,
@@ -18,12 +19,6 @@ import {
 import { errorResult, textResult } from "./results.ts";
 import type { FileRecord, ToolContext, ToolResult, ToolRunner } from "./tool.ts";
 import type { ReadFileInput } from "./read_file.ts";
-
-/** Lines returned when `limit` is not given. */
-export const DEFAULT_READ_LIMIT = 2000;
-
-/** Characters of numbered text one call returns at most; a read stops early past it. */
-export const MAX_READ_CHARACTERS = 250_000;
 
 /** ReadFile's call: reads a text file with line numbers; records the file's hash for later writes. */
 export const readFileRunner: ToolRunner<ReadFileInput> = {
@@ -164,17 +159,6 @@ function pageLines(text: string, offset: number, limit: number): Page {
     start = newline + 1;
   }
   return { lines, totalLines: lineNumber, stoppedForSize, cutLines };
-}
-
-// Shared by validateInput and execute (which direct callers such as tests reach without validation).
-export function pagingProblem(input: ReadFileInput): string | null {
-  for (const name of ["offset", "limit"] as const) {
-    const value = input[name];
-    if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
-      return `Invalid ${name} ${value}: ${name} must be a positive integer`;
-    }
-  }
-  return null;
 }
 
 function binaryMessage(extension: string | null): string {

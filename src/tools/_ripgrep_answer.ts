@@ -6,7 +6,7 @@
  * @module
  */
 import { assertNever } from "../common/errors.ts";
-import { GrepCollector } from "./_grep_collector.ts";
+import { GrepCollector, stopResult } from "./_grep_collector.ts";
 import { findMatchingLines, type LineMatch, MAX_GREP_LINE_CHARACTERS } from "./_grep_lines.ts";
 import type { GrepWalkReport } from "./_grep_prepass.ts";
 import type { LineMatcher } from "./_line_search.ts";
@@ -14,7 +14,7 @@ import type { RipgrepFile, RipgrepReport } from "./_ripgrep_output.ts";
 import type { RipgrepPlan } from "./_ripgrep_plan.ts";
 import { BINARY_SNIFF_BYTES, isBinaryPath } from "./_text.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
-import { type GrepInput, stopResult } from "./grep.ts";
+import type { GrepInput } from "./grep.ts";
 import type { ToolCallContext, ToolResult } from "./tool.ts";
 
 /**

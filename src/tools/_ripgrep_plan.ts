@@ -10,8 +10,8 @@ import { MAX_GREP_FILE_BYTES } from "./_grep_collector.ts";
 import { compileGrepMatcher, type GrepMatcher } from "./_grep_matcher.ts";
 import { BINARY_TYPE, binaryTypeArguments, globTypeArguments, ripgrepGlob } from "./_ripgrep_glob.ts";
 import { type RipgrepPattern, ripgrepPattern } from "./_ripgrep_pattern.ts";
-import { EXCLUDED_DIRECTORY_NAMES } from "./_walk.ts";
-import { DEFAULT_HEAD_LIMIT, type GrepInput } from "./grep.ts";
+import { DEFAULT_HEAD_LIMIT, EXCLUDED_DIRECTORY_NAMES } from "./_shared.ts";
+import type { GrepInput } from "./grep.ts";
 import type { ToolCallContext } from "./tool.ts";
 
 /** What a call asks of ripgrep. */

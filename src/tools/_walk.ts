@@ -25,20 +25,14 @@
  * @module
  */
 import { IgnoreRules, isIgnored, MAX_IGNORE_FILE_BYTES, type RuleSet } from "./_gitignore.ts";
+import { EXCLUDED_DIRECTORY_NAMES } from "./_shared.ts";
 import { isExcludedPath, isWithinRoot, resolveLink, rootContaining } from "./_paths.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { readVerifiedSync } from "./_verified_read.ts";
 import { type Listing, ListingRecorder, type WalkMemory } from "./_walk_memory.ts";
 import { stampOf, type WalkStamps } from "./_walk_stamps.ts";
 
-/** Directory names never entered, whatever the ignore files say. */
-export const EXCLUDED_DIRECTORY_NAMES: ReadonlySet<string> = new Set([
-  ".git",
-  "node_modules",
-  "vendor",
-  ".idea",
-  "__pycache__",
-]);
+export { EXCLUDED_DIRECTORY_NAMES };
 
 /** Options of `walkFiles`. */
 export interface WalkOptions {

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { EXCLUDED_DIRECTORY_NAMES, type WalkCounts } from "./_walk.ts";
+import { EXCLUDED_DIRECTORY_NAMES } from "./_shared.ts";
+import type { WalkCounts } from "./_walk.ts";
 
 /** A notice for the model about what a walk skipped, or null when it skipped nothing. */
 export function skippedNotice(walk: WalkCounts): string | null {

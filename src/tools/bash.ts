@@ -10,10 +10,11 @@
  * @module
  */
 import { z } from "zod";
-import { BASH_DEFAULT_TIMEOUT_MS, bashRunner } from "./_bash_run.ts";
-import { defineTool } from "./tool.ts";
+import { BASH_DEFAULT_TIMEOUT_MS } from "./_shared.ts";
+import { defineTool, loadedOnCall } from "./tool.ts";
+import { lazyImport } from "../common/lazy_import.ts";
 
-export { BASH_DEFAULT_TIMEOUT_MS } from "./_bash_run.ts";
+export { BASH_DEFAULT_TIMEOUT_MS } from "./_shared.ts";
 /** Largest time limit the model may ask for in milliseconds. */
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 /** Added to the command's own limit for the executor's hard limit, so Bash reports its own timeout. */
@@ -46,7 +47,7 @@ export type BashInput = z.infer<typeof BashInput>;
 
 /** Runs a shell command in the workspace under the session's sandbox. */
 export const bashTool = defineTool({
-  name: bashRunner.name,
+  name: "Bash",
   category: "shell",
   description: BASH_DESCRIPTION,
   inputSchema: BashInput,
@@ -58,5 +59,7 @@ export const bashTool = defineTool({
     return null;
   },
   timeoutMs: (input) => (input.timeout ?? BASH_DEFAULT_TIMEOUT_MS) + EXECUTOR_GRACE_MS,
-  execute: bashRunner.execute,
+  execute: loadedOnCall(async () =>
+    (await lazyImport<typeof import("./_bash_run.ts")>(new URL("./_bash_run.ts", import.meta.url))).bashRunner
+  ),
 });

@@ -5,11 +5,12 @@
  * @module
  */
 import { z } from "zod";
-import { editFileRunner, identicalMessage } from "./_edit_file_run.ts";
+import { identicalMessage } from "./_shared.ts";
 import { validatePathInput } from "./_paths.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool, loadedOnCall } from "./tool.ts";
+import { lazyImport } from "../common/lazy_import.ts";
 
-export { applyEdit, type Change, type EditOutcome, keepFinalNewline } from "./_edit_file_run.ts";
+export { applyEdit, type Change, type EditOutcome, keepFinalNewline } from "./_edit_apply.ts";
 
 const EDIT_FILE_DESCRIPTION =
   `Replace exact text in an existing file: old_string is found in the file and replaced by new_string.
@@ -45,7 +46,7 @@ export type EditFileInput = z.infer<typeof EditFileInput>;
 
 /** EditFile: exact (or one whitespace-flexible) text replacement that preserves the rest of the file. */
 export const editFileTool = defineTool({
-  name: editFileRunner.name,
+  name: "EditFile",
   category: "file",
   description: EDIT_FILE_DESCRIPTION,
   inputSchema: EditFileInput,
@@ -57,5 +58,8 @@ export const editFileTool = defineTool({
     if (input.old_string === input.new_string) return identicalMessage(input.path);
     return null;
   },
-  execute: editFileRunner.execute,
+  execute: loadedOnCall(async () =>
+    (await lazyImport<typeof import("./_edit_file_run.ts")>(new URL("./_edit_file_run.ts", import.meta.url)))
+      .editFileRunner
+  ),
 });

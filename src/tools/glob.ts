@@ -9,10 +9,11 @@
 import { z } from "zod";
 import { compileGlob } from "../common/glob.ts";
 import { validatePathInput } from "./_paths.ts";
-import { globRunner, MAX_GLOB_RESULTS } from "./_glob_run.ts";
-import { defineTool } from "./tool.ts";
+import { MAX_GLOB_RESULTS } from "./_shared.ts";
+import { defineTool, loadedOnCall } from "./tool.ts";
+import { lazyImport } from "../common/lazy_import.ts";
 
-export { MAX_GLOB_RESULTS } from "./_glob_run.ts";
+export { MAX_GLOB_RESULTS } from "./_shared.ts";
 
 const GLOB_DESCRIPTION = `Find files whose path matches a glob pattern, newest first.
 
@@ -45,7 +46,7 @@ export type GlobInput = z.infer<typeof GlobInput>;
 
 /** Glob: lists the files under a directory whose relative path matches a pattern, newest first. */
 export const globTool = defineTool({
-  name: globRunner.name,
+  name: "Glob",
   category: "search",
   description: GLOB_DESCRIPTION,
   inputSchema: GlobInput,
@@ -60,5 +61,7 @@ export const globTool = defineTool({
     const problem = validatePathInput(input.path, context.root);
     return problem === null ? null : `Cannot search "${input.path}": ${problem.message}`;
   },
-  execute: globRunner.execute,
+  execute: loadedOnCall(async () =>
+    (await lazyImport<typeof import("./_glob_run.ts")>(new URL("./_glob_run.ts", import.meta.url))).globRunner
+  ),
 });

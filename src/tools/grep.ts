@@ -12,13 +12,15 @@ import { z } from "zod";
 import { compileGlob } from "../common/glob.ts";
 import { MAX_GREP_LINE_CHARACTERS } from "./_grep_lines.ts";
 import { compileGrepMatcher } from "./_grep_matcher.ts";
-import { DEFAULT_HEAD_LIMIT, grepRunner } from "./_grep_run.ts";
+import { DEFAULT_HEAD_LIMIT } from "./_shared.ts";
 import { validatePathInput } from "./_paths.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool, loadedOnCall } from "./tool.ts";
+import { lazyImport } from "../common/lazy_import.ts";
 
 export { MAX_GREP_LINE_CHARACTERS } from "./_grep_lines.ts";
 export { MAX_GREP_FILE_BYTES } from "./_grep_collector.ts";
-export { DEFAULT_HEAD_LIMIT, stopResult } from "./_grep_run.ts";
+export { stopResult } from "./_grep_collector.ts";
+export { DEFAULT_HEAD_LIMIT } from "./_shared.ts";
 
 const MAX_CONTEXT = 20;
 const MAX_HEAD_LIMIT = 100_000;
@@ -73,7 +75,7 @@ export type GrepInput = z.infer<typeof GrepInput>;
 
 /** Grep: searches file contents with a regex, with context lines, counts or file lists. */
 export const grepTool = defineTool({
-  name: grepRunner.name,
+  name: "Grep",
   category: "search",
   description: GREP_DESCRIPTION,
   inputSchema: GrepInput,
@@ -91,5 +93,7 @@ export const grepTool = defineTool({
     const problem = validatePathInput(input.path, context.root);
     return problem === null ? null : `Cannot search "${input.path}": ${problem.message}`;
   },
-  execute: grepRunner.execute,
+  execute: loadedOnCall(async () =>
+    (await lazyImport<typeof import("./_grep_run.ts")>(new URL("./_grep_run.ts", import.meta.url))).grepRunner
+  ),
 });

@@ -42,13 +42,14 @@
  *
  * @module
  */
-import { MAX_GREP_FILE_BYTES } from "./_grep_collector.ts";
-import { BUDGET_SPENT, GREP_PREPASS, type GrepPrepass, type GrepWalkReport } from "./_grep_prepass.ts";
+import { MAX_GREP_FILE_BYTES, stopResult } from "./_grep_collector.ts";
+import type { GrepPrepass, GrepWalkReport } from "./_grep_prepass.ts";
+import { BUDGET_SPENT, GREP_PREPASS } from "./_shared.ts";
 import { answerFromRipgrep, type ReadRipgrepRun, UNCERTAIN_BINARY_OFFSET } from "./_ripgrep_answer.ts";
 import { RipgrepOutputReader } from "./_ripgrep_output.ts";
 import { planRipgrep, type RipgrepPlan } from "./_ripgrep_plan.ts";
 import { stampsUsable, type WalkStamps } from "./_walk_stamps.ts";
-import { type GrepInput, stopResult } from "./grep.ts";
+import type { GrepInput } from "./grep.ts";
 import type { ToolCallContext, ToolResult } from "./tool.ts";
 
 /** Milliseconds the worker searches before it leaves the contents to ripgrep. */

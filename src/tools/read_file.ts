@@ -5,11 +5,12 @@
  */
 import { z } from "zod";
 import { validatePathInput } from "./_paths.ts";
-import { DEFAULT_READ_LIMIT, pagingProblem, readFileRunner } from "./_read_file_run.ts";
+import { DEFAULT_READ_LIMIT, pagingProblem } from "./_shared.ts";
 import { MAX_LINE_CHARACTERS } from "./_text.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool, loadedOnCall } from "./tool.ts";
+import { lazyImport } from "../common/lazy_import.ts";
 
-export { DEFAULT_READ_LIMIT, MAX_READ_CHARACTERS } from "./_read_file_run.ts";
+export { DEFAULT_READ_LIMIT, MAX_READ_CHARACTERS } from "./_shared.ts";
 
 const READ_FILE_DESCRIPTION = `Read a text file from the workspace and return its lines with line numbers.
 
@@ -42,7 +43,7 @@ export type ReadFileInput = z.infer<typeof ReadFileInput>;
 
 /** ReadFile: reads a text file with line numbers; records the file's hash for later writes. */
 export const readFileTool = defineTool({
-  name: readFileRunner.name,
+  name: "ReadFile",
   category: "file",
   description: READ_FILE_DESCRIPTION,
   inputSchema: ReadFileInput,
@@ -54,5 +55,8 @@ export const readFileTool = defineTool({
     if (problem !== null) return `Cannot read file "${input.path}": ${problem.message}`;
     return pagingProblem(input);
   },
-  execute: readFileRunner.execute,
+  execute: loadedOnCall(async () =>
+    (await lazyImport<typeof import("./_read_file_run.ts")>(new URL("./_read_file_run.ts", import.meta.url)))
+      .readFileRunner
+  ),
 });

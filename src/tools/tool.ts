@@ -214,6 +214,16 @@ export interface ToolRunner<Input = unknown> {
 }
 
 /**
+ * A tool's `execute` that loads its runner with the first call made in this process. The main process runs
+ * the tools in workers, which load the runners themselves: it never loads a runner, nor node:fs with it
+ * (see `_shared.ts`). Tests and the direct executor call `execute` here.
+ */
+export function loadedOnCall<Input>(load: () => Promise<ToolRunner<Input>>): ToolRunner<Input>["execute"] {
+  let loading: Promise<ToolRunner<Input>> | null = null;
+  return async (context, input) => (await (loading ??= load())).execute(context, input);
+}
+
+/**
  * What is known of a tool without loading its code: enough to offer it to the model, list it, and derive
  * its worker's profile. Every Tool is one; the catalog (catalog.ts) has one for each built-in tool.
  */

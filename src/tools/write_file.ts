@@ -5,8 +5,8 @@
  */
 import { z } from "zod";
 import { validatePathInput } from "./_paths.ts";
-import { writeFileRunner } from "./_write_file_run.ts";
-import { defineTool } from "./tool.ts";
+import { defineTool, loadedOnCall } from "./tool.ts";
+import { lazyImport } from "../common/lazy_import.ts";
 
 const WRITE_FILE_DESCRIPTION =
   `Create a new file, or replace the entire content of an existing file, in the workspace.
@@ -31,7 +31,7 @@ export type WriteFileInput = z.infer<typeof WriteFileInput>;
 
 /** WriteFile: creates or overwrites a file atomically; overwriting requires a current read. */
 export const writeFileTool = defineTool({
-  name: writeFileRunner.name,
+  name: "WriteFile",
   category: "file",
   description: WRITE_FILE_DESCRIPTION,
   inputSchema: WriteFileInput,
@@ -41,5 +41,9 @@ export const writeFileTool = defineTool({
     const problem = validatePathInput(input.path, context.root);
     return problem === null ? null : `Cannot write file "${input.path}": ${problem.message}`;
   },
-  execute: writeFileRunner.execute,
+  execute: loadedOnCall(async () =>
+    (await lazyImport<typeof import("./_write_file_run.ts")>(
+      new URL("./_write_file_run.ts", import.meta.url),
+    )).writeFileRunner
+  ),
 });

@@ -1,12 +1,12 @@
 /// <reference no-default-lib="true" />
 /// <reference lib="deno.worker" />
 /**
- * A worker that runs the Bash tool on one request, for tests that check Bash needs no permission beyond
+ * A worker that runs the Bash tool (its runner, as the tool worker does) on one request, for tests that check Bash needs no permission beyond
  * spawning its sandbox binary (or its shell).
  *
  * @module
  */
-import { bashTool } from "../../src/tools/bash.ts";
+import { bashRunner } from "../../src/tools/_bash_run.ts";
 import type { ToolCallContext, ToolResult } from "../../src/tools/tool.ts";
 
 /** What the test posts: the structured-cloneable context, the input, and an optional abort delay. */
@@ -26,7 +26,10 @@ self.onmessage = async (event: MessageEvent<BashWorkerRequest>) => {
   const timer = abortAfterMs === undefined ? undefined : setTimeout(() => controller.abort(), abortAfterMs);
   let response: BashWorkerResponse;
   try {
-    response = { ok: true, result: await bashTool.execute({ ...context, signal: controller.signal }, input) };
+    response = {
+      ok: true,
+      result: await bashRunner.execute({ ...context, signal: controller.signal }, input),
+    };
   } catch (error) {
     response = {
       ok: false,

@@ -81,6 +81,8 @@ export const FILE_TOOL_MODULES: Readonly<Record<string, URL>> = {
   editFileTool: new URL("../../src/tools/edit_file.ts", import.meta.url),
 };
 
+const RUNNERS = new URL("../../src/tools/runners.ts", import.meta.url);
+
 /**
  * Starts a restricted worker serving the tools of `modules` (export name → module URL). Workers started with
  * the same `modules` share one module source, so the runtime type-checks it once.
@@ -93,7 +95,10 @@ export function startToolWorker(
   const imports = names.map((name, index) =>
     `import { ${name} as tool${index} } from ${JSON.stringify(modules[name]!.href)};`
   );
+  // The runners, as the tool worker loads them (workers/tool_worker.ts): a definition's \`execute\` imports
+  // its runner when first called, which a worker may not read from disk but finds loaded.
   const source = `${imports.join("\n")}
+import ${JSON.stringify(RUNNERS.href)};
 const tools = { ${names.map((name, index) => `${JSON.stringify(name)}: tool${index}`).join(", ")} };
 self.onmessage = async (event) => {
   try {

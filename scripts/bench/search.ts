@@ -21,6 +21,8 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { globTool } from "../../src/tools/glob.ts";
 import { grepTool } from "../../src/tools/grep.ts";
+import { globRunner } from "../../src/tools/_glob_run.ts";
+import { grepRunner } from "../../src/tools/_grep_run.ts";
 import { recentWalks } from "../../src/tools/_walk_memory.ts";
 import { profileFor } from "../../src/execution/profiles.ts";
 import { readRuntimeFlags } from "../compile.ts";
@@ -378,14 +380,17 @@ const BENCH_SHELL: ShellPlan = {
   unavailable: "the search benchmark runs no shell",
 };
 
-/** Runs one call in this thread, validating the input as the pipeline would. */
+/**
+ * Runs one call in this thread, validating the input as the pipeline would; with the tool's runner, as the
+ * tool worker does (a restricted worker may not read the runner's module when the definition imports it).
+ */
 function runTool(request: BenchRequest): Promise<ToolResult> {
   const context = benchContext(request.root);
   switch (request.tool) {
     case "Grep":
-      return grepTool.execute(context, grepTool.inputSchema.parse(request.input));
+      return grepRunner.execute(context, grepTool.inputSchema.parse(request.input));
     case "Glob":
-      return globTool.execute(context, globTool.inputSchema.parse(request.input));
+      return globRunner.execute(context, globTool.inputSchema.parse(request.input));
     default:
       throw new TypeError(`Unknown tool: ${String(request.tool satisfies never)}`);
   }

@@ -75,8 +75,6 @@ const QUICK_SHAPE: TreeShape = {
 };
 const TREE_VERSION = 1;
 
-export { BENCH_LITERAL, BENCH_REGEX };
-
 /** The module the child processes run: a session's runtime and nothing else (see there). */
 const SESSION_CHILD = new URL("./_search_session.ts", import.meta.url).pathname;
 

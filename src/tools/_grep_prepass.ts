@@ -20,8 +20,6 @@ import { STAMP_FIELDS, walkIsCurrent, type WalkStamps } from "./_walk_stamps.ts"
 import { textResult } from "./results.ts";
 import type { ToolResult } from "./tool.ts";
 
-export { BUDGET_SPENT, GREP_PREPASS };
-
 /** What the runtime asks of the worker. */
 export interface GrepPrepass {
   /** Milliseconds of searching before the worker gives up and only walks. */

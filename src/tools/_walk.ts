@@ -32,8 +32,6 @@ import { readVerifiedSync } from "./_verified_read.ts";
 import { type Listing, ListingRecorder, type WalkMemory } from "./_walk_memory.ts";
 import { stampOf, type WalkStamps } from "./_walk_stamps.ts";
 
-export { EXCLUDED_DIRECTORY_NAMES };
-
 /** Options of `walkFiles`. */
 export interface WalkOptions {
   /** Real path of the workspace root: symlinks are followed only to targets inside it or an added folder. */

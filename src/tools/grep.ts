@@ -19,7 +19,6 @@ import { lazyImport } from "../common/lazy_import.ts";
 
 export { MAX_GREP_LINE_CHARACTERS } from "./_grep_lines.ts";
 export { MAX_GREP_FILE_BYTES } from "./_grep_collector.ts";
-export { stopResult } from "./_grep_collector.ts";
 export { DEFAULT_HEAD_LIMIT } from "./_shared.ts";
 
 const MAX_CONTEXT = 20;

@@ -1,7 +1,8 @@
 import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { TimeSlicer } from "../../src/tools/_time_slicer.ts";
-import { EXCLUDED_DIRECTORY_NAMES, Walker, walkFiles } from "../../src/tools/_walk.ts";
+import { EXCLUDED_DIRECTORY_NAMES } from "../../src/tools/_shared.ts";
+import { Walker, walkFiles } from "../../src/tools/_walk.ts";
 import { skippedNotice } from "../../src/tools/_walk_notice.ts";
 import { stampsUsable, walkIsCurrent, type WalkStamps } from "../../src/tools/_walk_stamps.ts";
 import { createTempWorkspace, settleTree } from "../_fakes/tool_context.ts";

@@ -9,6 +9,7 @@ import { assertNever, describeError } from "../src/common/errors.ts";
 import type { ToolResult, ToolRunner } from "../src/tools/tool.ts";
 import { ShellHost } from "../src/tools/_shell_host.ts";
 import {
+  type CallProgress,
   checkResult,
   type FromWorker,
   PERMISSION_NAMES,
@@ -67,10 +68,18 @@ export function serveTools(
     }
     const controller = new AbortController();
     running.set(request.callId, controller);
+    const progress = (news: CallProgress): void => {
+      if (running.has(request.callId)) {
+        scope.postMessage({ type: "run-progress", callId: request.callId, progress: news });
+      }
+    };
     let result: ToolResult;
     try {
       result = checkResult(
-        await tool.execute({ ...request.context, signal: controller.signal, shellRunner }, request.input),
+        await tool.execute(
+          { ...request.context, signal: controller.signal, shellRunner, progress },
+          request.input,
+        ),
       );
     } catch (error) {
       result = thrownResult(tool.name, error);

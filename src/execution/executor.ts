@@ -5,13 +5,19 @@
  * @module
  */
 import { type AnyTool, errorResult, type ToolCallContext, type ToolResult } from "../tools/tool.ts";
-import { checkResult, thrownResult } from "../tools/worker_protocol.ts";
+import { type CallProgress, checkResult, thrownResult } from "../tools/worker_protocol.ts";
 
 /** One validated, permitted call, ready to run. */
 export interface ExecutionRequest {
   tool: AnyTool;
   input: unknown;
   context: ToolCallContext;
+}
+
+/** How a call runs: the caller's signal, and who hears the call's news before its result (see `CallProgress`). */
+export interface ExecutionOptions {
+  signal: AbortSignal;
+  progress?: ((progress: CallProgress) => void) | undefined;
 }
 
 /** How a run ended, from the executor's view. */
@@ -28,14 +34,14 @@ export interface Execution {
  * results with their status. They throw only for system faults (a broken worker pool, out of memory).
  */
 export interface ToolExecutor {
-  execute(request: ExecutionRequest, options: { signal: AbortSignal }): Promise<Execution>;
+  execute(request: ExecutionRequest, options: ExecutionOptions): Promise<Execution>;
   /** Releases workers and other resources; the executor is unusable afterwards. */
   close(): Promise<void>;
 }
 
 /** Runs tools in this process, with the same time limit and error boundary as the sandboxed executor. */
 export class DirectExecutor implements ToolExecutor {
-  async execute(request: ExecutionRequest, options: { signal: AbortSignal }): Promise<Execution> {
+  async execute(request: ExecutionRequest, options: ExecutionOptions): Promise<Execution> {
     const { tool, input, context } = request;
     if (options.signal.aborted) return abortedExecution(tool.name);
     const controller = new AbortController();
@@ -54,7 +60,10 @@ export class DirectExecutor implements ToolExecutor {
     try {
       const running = (async (): Promise<Execution> => {
         try {
-          return finished(checkResult(await tool.execute({ ...context, signal: controller.signal }, input)));
+          const progress = options.progress === undefined ? {} : { progress: options.progress };
+          return finished(
+            checkResult(await tool.execute({ ...context, signal: controller.signal, ...progress }, input)),
+          );
         } catch (error) {
           return { result: thrownResult(tool.name, error), status: "failed" };
         }

@@ -8,7 +8,7 @@
 import { describeError } from "../common/errors.ts";
 import type { ToolCallContext, ToolResult } from "../tools/tool.ts";
 import { broaderPermissions, type PermissionProfile } from "./profiles.ts";
-import { type FromWorker, isFromWorker, type ToWorker } from "../tools/worker_protocol.ts";
+import { type CallProgress, type FromWorker, isFromWorker, type ToWorker } from "../tools/worker_protocol.ts";
 
 /** One call for a worker. */
 export interface WorkerCall {
@@ -34,6 +34,13 @@ export type RunOutcome =
   /** The pool was closed before the call finished. */
   | { type: "closed" };
 
+/** How a call runs: its signal and time limit, and who hears its news. */
+export interface CallOptions {
+  signal: AbortSignal;
+  timeoutMs: number;
+  progress?: ((progress: CallProgress) => void) | undefined;
+}
+
 /** Whether a worker started: ready, or why not. */
 export type StartOutcome = { ok: true } | { ok: false; message: string };
 
@@ -53,7 +60,12 @@ export class PooledWorker {
   #worker: Worker | null = null;
   #ready = Promise.withResolvers<StartOutcome>();
   #startTimer: ReturnType<typeof setTimeout> | undefined;
-  #call: { callId: string; resolve(outcome: RunOutcome): void; cleanup(): void } | null = null;
+  #call: {
+    callId: string;
+    resolve(outcome: RunOutcome): void;
+    cleanup(): void;
+    progress: ((progress: CallProgress) => void) | undefined;
+  } | null = null;
   #drain: { callId: string; done(): void } | null = null;
 
   #onIdleFailure: (worker: PooledWorker) => void;
@@ -99,8 +111,11 @@ export class PooledWorker {
     return this.#call?.callId ?? null;
   }
 
-  /** Sends one call and resolves with its outcome: result, crash, timeout or abort. */
-  call(call: WorkerCall, options: { signal: AbortSignal; timeoutMs: number }): Promise<RunOutcome> {
+  /**
+   * Sends one call and resolves with its outcome: result, crash, timeout or abort. `progress` hears the
+   * call's news (see `CallProgress`) until it ends.
+   */
+  call(call: WorkerCall, options: CallOptions): Promise<RunOutcome> {
     const { promise, resolve } = Promise.withResolvers<RunOutcome>();
     if (this.#worker === null || this.state !== "busy") {
       resolve({ type: "closed" });
@@ -112,6 +127,7 @@ export class PooledWorker {
     this.#call = {
       callId: call.callId,
       resolve,
+      progress: options.progress,
       cleanup: () => {
         clearTimeout(timer);
         options.signal.removeEventListener("abort", onAbort);
@@ -200,6 +216,16 @@ export class PooledWorker {
         clearTimeout(this.#startTimer);
         this.state = "idle";
         this.#ready.resolve({ ok: true });
+        return;
+      }
+      case "run-progress": {
+        const call = this.#call;
+        if (call?.callId !== message.callId || call.progress === undefined) return;
+        try {
+          call.progress(message.progress);
+        } catch {
+          // A listener's bug must not stop the call: the news is only news.
+        }
         return;
       }
       case "run-result":

@@ -239,7 +239,8 @@ function grepAccelerator(
     loaded = new RipgrepGrep({
       ...(typeof tuning === "object" ? { prepassBudgetMs: tuning.prepassBudgetMs } : {}),
       ...(walkStore === undefined ? {} : { keeper: new WalkStore(walkStore) }),
-      runWorker: (input, context, signal) => executor.execute({ tool: grepTool, input, context }, { signal }),
+      runWorker: (input, context, signal, progress) =>
+        executor.execute({ tool: grepTool, input, context }, { signal, progress }),
       runRipgrep: (search, options) =>
         runRipgrep(sandbox, { rg, ...search }, { ...options, maxOutputChars: MAX_RIPGREP_OUTPUT_CHARS }),
     });

@@ -11,6 +11,7 @@ import { checkResult, thrownResult } from "../tools/worker_protocol.ts";
 import {
   abortedExecution,
   type Execution,
+  type ExecutionOptions,
   type ExecutionRequest,
   finished,
   timeoutExecution,
@@ -40,7 +41,7 @@ export class WorkerExecutor implements ToolExecutor {
     return this.#pool.stats();
   }
 
-  async execute(request: ExecutionRequest, options: { signal: AbortSignal }): Promise<Execution> {
+  async execute(request: ExecutionRequest, options: ExecutionOptions): Promise<Execution> {
     const { tool, input, context } = request;
     if (options.signal.aborted) return abortedExecution(tool.name);
     // From the call's own context: the worker may reach exactly the folders the tool's checks accept.
@@ -52,7 +53,7 @@ export class WorkerExecutor implements ToolExecutor {
     const outcome = await this.#pool.run(
       profile,
       { callId: crypto.randomUUID(), toolName: tool.name, input, context },
-      { signal: options.signal, timeoutMs: context.timeoutMs },
+      { signal: options.signal, timeoutMs: context.timeoutMs, progress: options.progress },
     );
     const failed = (content: string): Execution => ({ result: errorResult(content), status: "failed" });
     switch (outcome.type) {

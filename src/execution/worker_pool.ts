@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { PooledWorker, type RunOutcome, type WorkerCall } from "./pooled_worker.ts";
+import { type CallOptions, PooledWorker, type RunOutcome, type WorkerCall } from "./pooled_worker.ts";
 import type { PermissionProfile } from "./profiles.ts";
 
 export type { RunOutcome, WorkerCall };
@@ -135,7 +135,7 @@ export class WorkerPool {
   async run(
     profile: PermissionProfile,
     call: WorkerCall,
-    options: { signal: AbortSignal; timeoutMs: number },
+    options: CallOptions,
   ): Promise<RunOutcome> {
     if (options.signal.aborted) return { type: "aborted" };
     const acquired = await this.#acquire(this.#slot(profile), options.signal);

@@ -12,7 +12,7 @@
  */
 import { IgnoreRules, MAX_IGNORE_FILE_BYTES } from "./_gitignore.ts";
 import { skippedByBinaryType } from "./_ripgrep_glob.ts";
-import { BUDGET_SPENT, GREP_PREPASS } from "./_shared.ts";
+import { BUDGET_SPENT, EXTEND_FROM_FULLNESS, EXTENDED_BUDGET_FACTOR, GREP_PREPASS } from "./_shared.ts";
 import { isBinaryPath } from "./_text.ts";
 import { readVerifiedSync } from "./_verified_read.ts";
 import type { WalkCounts, Walker } from "./_walk.ts";
@@ -37,16 +37,6 @@ export interface GrepPrepass {
    */
   check?: WalkStamps;
 }
-
-/**
- * A search that has found this share of what it may show when its budget is spent goes on, up to
- * `EXTENDED_BUDGET_FACTOR` times the budget. Dense searches end near the budget (a first call's code is
- * still cold), and missing it by a millisecond cost a whole ripgrep search and walk: measured on the
- * benchmark tree, a default-limit regex Grep took 33-76 ms in the worker, and 0.9-1 s when it missed.
- */
-export const EXTEND_FROM_FULLNESS = 0.5;
-/** How many budgets a search past `EXTEND_FROM_FULLNESS` may take in all. */
-export const EXTENDED_BUDGET_FACTOR = 3;
 
 /** The walk a prepass reports when its budget ran out. */
 export interface GrepWalkReport {

@@ -101,6 +101,8 @@ export const grepRunner: ToolRunner<GrepInput> = {
         if (!searching) continue;
         if (recorder?.overBudget(search.confirmMs, search.collector.fullness)) {
           if (!recorder.walks) return recorder.budgetSpent(search.collector.files > 0);
+          // The runtime starts ripgrep now, while this call walks on.
+          context.progress?.("budget-spent");
           searching = false;
           continue;
         }

@@ -10,8 +10,9 @@
  * 1. The worker runs Grep alone for a short time budget (`_grep_prepass.ts`): a small or dense search ends
  *    within it, and its result is the answer. Without a recent walk of the path, the same worker call walks
  *    on past the budget (without reading files), so the walk starts with the call.
- * 2. Otherwise ripgrep searches in the sandbox (`src/sandbox/ripgrep_command.ts`), started when the budget is
- *    spent, while the worker walks; a call costs the longer of the two, not their sum. The walk reports the
+ * 2. Otherwise ripgrep searches in the sandbox (`src/sandbox/ripgrep_command.ts`), started when the worker
+ *    says its budget is spent (`CallProgress`; see `RIPGREP_LATE_START_MS` for a worker that does not), while
+ *    it walks; a call costs the longer of the two, not their sum. The walk reports the
  *    files Grep would search, in path order, and what it skipped. The walk stays the authority; ripgrep's
  *    report is accepted only if it searched exactly those files: every file it reports is one of them, none
  *    of them is where ripgrep reads ignore rules differently (a `.rgignore`, rules Grep leaves out,
@@ -44,24 +45,28 @@
  */
 import { MAX_GREP_FILE_BYTES, stopResult } from "./_grep_collector.ts";
 import type { GrepPrepass, GrepWalkReport } from "./_grep_prepass.ts";
-import { BUDGET_SPENT, GREP_PREPASS } from "./_shared.ts";
+import { BUDGET_SPENT, EXTENDED_BUDGET_FACTOR, GREP_PREPASS } from "./_shared.ts";
 import { answerFromRipgrep, type ReadRipgrepRun, UNCERTAIN_BINARY_OFFSET } from "./_ripgrep_answer.ts";
 import { RipgrepOutputReader } from "./_ripgrep_output.ts";
 import { planRipgrep, type RipgrepPlan } from "./_ripgrep_plan.ts";
 import { stampsUsable, type WalkStamps } from "./_walk_stamps.ts";
 import type { GrepInput } from "./grep.ts";
 import type { ToolCallContext, ToolResult } from "./tool.ts";
+import type { CallProgress } from "./worker_protocol.ts";
 
 /** Milliseconds the worker searches before it leaves the contents to ripgrep. */
 export const PREPASS_BUDGET_MS = 40;
 /** Walks kept for later calls (each up to a few MB for a tree of 100,000 files). */
 export const MAX_RECENT_WALKS = 8;
 /**
- * Milliseconds past the worker's budget after which ripgrep starts even though the worker call has not
- * returned (it walks on past its budget). Not sooner: on two cores, ripgrep's start slows the worker's search
- * enough that a search answered within the budget would miss it and wait for ripgrep's whole search.
+ * Milliseconds after its budgeted search was sent to the worker, in budgets, after which ripgrep starts though
+ * the worker has neither answered nor said that its budget is spent. The worker says so the moment it gives
+ * up searching; a dense search goes on past its budget, up to `EXTENDED_BUDGET_FACTOR` budgets not counting
+ * the checks of files with matches, and ripgrep started meanwhile would only slow it on two cores (measured:
+ * a first call's default-limit Grep took 92-104 ms with ripgrep started at the budget, 61-77 ms without).
+ * So this is for a worker stuck in one long step (a huge file, a long line).
  */
-export const RIPGREP_START_MARGIN_MS = 5;
+export const RIPGREP_LATE_START_BUDGETS = EXTENDED_BUDGET_FACTOR + 1;
 /** Calls with a larger `head_limit` give the worker no search budget: ripgrep starts at once, the worker walks. */
 export const MAX_BUDGETED_LIMIT = 1_000;
 /**
@@ -105,11 +110,15 @@ export type RipgrepRun =
 
 /** What `RipgrepGrep` runs on. */
 export interface RipgrepGrepOptions {
-  /** Runs Grep (with a prepass request in the input, or as usual) in its read-only worker. */
+  /**
+   * Runs Grep (with a prepass request in the input, or as usual) in its read-only worker; `progress` hears
+   * the worker say that its budget is spent.
+   */
   runWorker(
     input: Record<string, unknown>,
     context: ToolCallContext,
     signal: AbortSignal,
+    progress?: (progress: CallProgress) => void,
   ): Promise<GrepOutcome>;
   /**
    * Runs the ripgrep script in the read-only sandbox. Standard output goes to `onStdout` as it arrives (the
@@ -123,8 +132,11 @@ export interface RipgrepGrepOptions {
   now?: () => number;
   /** The worker's search budget; default `PREPASS_BUDGET_MS` (tests pass 0 to always ask ripgrep). */
   prepassBudgetMs?: number;
-  /** How long the worker searches alone before ripgrep starts; default the budget and `RIPGREP_START_MARGIN_MS`. */
-  headStartMs?: number;
+  /**
+   * How long after the budgeted search was sent ripgrep starts if the worker has not said its budget is
+   * spent; default `RIPGREP_LATE_START_BUDGETS` budgets.
+   */
+  lateStartMs?: number;
   /** Bytes searched from which ripgrep runs again with `--max-filesize`; default (and at most) the limit. */
   largeTreeBytes?: number;
   /** Trees with fewer files are left to the worker after one walk; default `SMALL_TREE_FILES`. */
@@ -235,9 +247,10 @@ export class RipgrepGrep {
       : this.#options.prepassBudgetMs ?? PREPASS_BUDGET_MS;
     // ripgrep starts once the worker's budget is spent: a search that ends sooner never starts the sandbox,
     // and the walk that follows the budget overlaps the sandbox's start and ripgrep's search.
-    const headStart = budgetMs > 0
-      ? setTimeout(startRipgrep, this.#options.headStartMs ?? budgetMs + RIPGREP_START_MARGIN_MS)
-      : undefined;
+    let lateStart: ReturnType<typeof setTimeout> | undefined;
+    const onProgress = (progress: CallProgress): void => {
+      if (progress === "budget-spent") startRipgrep();
+    };
     if (budgetMs === 0) startRipgrep();
     try {
       const prepass = (budget: number, walk: boolean, check?: WalkStamps): Promise<GrepOutcome> => {
@@ -247,7 +260,14 @@ export class RipgrepGrep {
           walk,
           ...(check === undefined ? {} : { check }),
         };
-        return this.#options.runWorker({ ...input, [GREP_PREPASS]: request }, context, signal);
+        if (budget > 0 && ripgrep === null) {
+          clearTimeout(lateStart);
+          lateStart = setTimeout(
+            startRipgrep,
+            this.#options.lateStartMs ?? budget * RIPGREP_LATE_START_BUDGETS,
+          );
+        }
+        return this.#options.runWorker({ ...input, [GREP_PREPASS]: request }, context, signal, onProgress);
       };
       const margin = this.#stampMargin;
       let recent = this.#recentWalk(walkKey);
@@ -351,7 +371,7 @@ export class RipgrepGrep {
       if (answer.tree) this.#remember(path, "a recent call fell back for this path");
       if (run.status === "failed") this.#unavailable = `the sandbox cannot run ripgrep: ${run.message}`;
     } finally {
-      clearTimeout(headStart);
+      clearTimeout(lateStart);
       signal.removeEventListener("abort", onAbort);
       // A search no longer needed (the worker answered, or a walk failed) ends before the call does.
       if (ripgrep !== null) {

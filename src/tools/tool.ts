@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import type { ShellRun } from "./_shell_run.ts";
+import type { CallProgress } from "./worker_protocol.ts";
 
 /** What a tool is about; the UI groups by it. */
 export type ToolCategory = "file" | "shell" | "search" | "other";
@@ -160,6 +161,8 @@ export interface ToolContext extends ToolCallContext {
    * starts a sandbox of its own.
    */
   shellRunner?: ShellRunner;
+  /** Tells the caller how the call is going before its result (see `CallProgress`); absent, nobody listens. */
+  progress?: (progress: CallProgress) => void;
 }
 
 /** Runs shell commands in a sandbox kept across calls (src/tools/_shell_host.ts). */

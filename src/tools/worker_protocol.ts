@@ -6,7 +6,7 @@
  * the result.
  *
  *   main → worker   run-request, cancel-request
- *   worker → main   ready (once, after the tools loaded), run-result, run-error, worker-error
+ *   worker → main   ready (once, after the tools loaded), run-progress, run-result, run-error, worker-error
  *
  * A worker runs one call at a time; the executor never sends a second run-request before the first
  * one's run-result or run-error.
@@ -23,6 +23,16 @@ export const PERMISSION_NAMES = ["env", "net", "sys", "ffi", "import", "read", "
 /** One of PERMISSION_NAMES. */
 export type PermissionName = typeof PERMISSION_NAMES[number];
 
+/**
+ * What a running call tells its caller before its result. "budget-spent": Grep's budgeted search
+ * (`_grep_prepass.ts`) gave up searching and walks on, so ripgrep should search now (see
+ * `src/tools/grep_ripgrep.ts`). It is news only: a caller that ignores it gets the same result.
+ */
+export const CALL_PROGRESS = ["budget-spent"] as const;
+
+/** One of CALL_PROGRESS. */
+export type CallProgress = typeof CALL_PROGRESS[number];
+
 /** What the main process sends to a tool worker. */
 export type ToWorker =
   | { type: "run-request"; callId: string; toolName: string; input: unknown; context: ToolCallContext }
@@ -37,6 +47,8 @@ export type FromWorker =
     /** The worker's own view of its permissions (`Deno.permissions.querySync` without a path or host). */
     permissions: Record<PermissionName, Deno.PermissionState>;
   }
+  /** A running call's news for its caller, before its result (see `CallProgress`). */
+  | { type: "run-progress"; callId: string; progress: CallProgress }
   | { type: "run-result"; callId: string; result: ToolResult }
   /** The call could not be run at all (for example, this worker has no tool by that name). */
   | { type: "run-error"; callId: string; message: string }
@@ -50,6 +62,8 @@ export function isFromWorker(value: unknown): value is FromWorker {
   switch (message.type) {
     case "ready":
       return Array.isArray(message.tools) && isPermissionStates(message.permissions);
+    case "run-progress":
+      return typeof message.callId === "string" && CALL_PROGRESS.includes(message.progress as CallProgress);
     case "run-result":
       return typeof message.callId === "string" && typeof message.result === "object" &&
         message.result !== null;

@@ -130,6 +130,7 @@ const BehaveInput = z.object({
     "crash-later",
     "not-a-result",
     "uncloneable",
+    "progress",
   ])
     .describe("How the call behaves"),
   text: z.string().optional().describe("What echo returns"),
@@ -171,6 +172,11 @@ export const probeBehaveTool: AnyTool = defineTool({
         return textResult("returned", metadata);
       case "not-a-result":
         return JSON.parse('{"content": 42}');
+      case "progress":
+        // Says its news, then waits `ms` (or until aborted) before its result.
+        context.progress?.("budget-spent");
+        await abortableDelay(input.ms ?? 0, context.signal);
+        return textResult(context.progress === undefined ? "nobody listens" : "told", metadata);
       case "uncloneable":
         return textResult("uncloneable", { ...metadata, callback: () => "functions cannot be cloned" });
     }

@@ -242,6 +242,36 @@ Deno.test("WorkerExecutor cancels a running call and ends it with an error resul
   equal(executor.stats().started, 1);
 });
 
+Deno.test("WorkerExecutor hands a call's progress to its caller before the result", async () => {
+  await using workspace = await createTempWorkspace();
+  await using executor = probeExecutor();
+  const heard: string[] = [];
+  let ended = false;
+  const running = executor.execute(
+    {
+      tool: probeBehaveTool,
+      input: { behavior: "progress", ms: 60_000 },
+      context: contextFor(workspace.root),
+    },
+    {
+      signal: NO_SIGNAL,
+      progress: (progress) => heard.push(`${progress}${ended ? " after the result" : ""}`),
+    },
+  ).finally(() => ended = true);
+  // The call waits a minute after its news: only the news can arrive first.
+  for (let attempt = 0; heard.length === 0 && attempt < 500; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  deepEqual(heard, ["budget-spent"]);
+  equal(ended, false);
+  await executor.close();
+  equal((await running).status, "aborted");
+  // Without a listener the news is dropped, and the call ends as usual.
+  await using second = probeExecutor();
+  const quiet = await behave(second, workspace.root, { behavior: "progress", ms: 0 });
+  deepEqual([quiet.status, quiet.content], ["completed", "told"]);
+});
+
 Deno.test("WorkerExecutor reports a tool its worker does not have as an error result", async () => {
   await using workspace = await createTempWorkspace();
   await using executor = probeExecutor();

@@ -1,5 +1,9 @@
-import { equal } from "node:assert/strict";
-import { EXTENDED_BUDGET_FACTOR, WalkRecorder } from "../../src/tools/_grep_prepass.ts";
+import { deepEqual, equal } from "node:assert/strict";
+import { join } from "node:path";
+import { WalkRecorder } from "../../src/tools/_grep_prepass.ts";
+import { EXTENDED_BUDGET_FACTOR, GREP_PREPASS } from "../../src/tools/_shared.ts";
+import { type GrepInput, grepTool } from "../../src/tools/grep.ts";
+import { createTempWorkspace, toolContext } from "../_fakes/tool_context.ts";
 
 Deno.test("a search past its budget goes on while it has found half of what it may show, up to a limit", () => {
   const budgetMs = 100;
@@ -17,4 +21,25 @@ Deno.test("a search past its budget goes on while it has found half of what it m
   equal(past.overBudget(100, 0), false);
   // Past the extended budget: over, however much is found.
   equal(recorder(budgetMs * EXTENDED_BUDGET_FACTOR + 50).overBudget(0, 0.9), true);
+});
+
+Deno.test("Grep's budgeted search tells its caller once when it gives up searching and walks on", async () => {
+  await using workspace = await createTempWorkspace();
+  for (const name of ["a.txt", "b.txt", "c/d.txt"]) {
+    await Deno.mkdir(join(workspace.root, name, ".."), { recursive: true });
+    await Deno.writeTextFile(join(workspace.root, name), "match\n");
+  }
+  const run = async (budgetMs: number) => {
+    const heard: string[] = [];
+    const input = { pattern: "match", [GREP_PREPASS]: { budgetMs, prefilter: null, walk: true } };
+    const result = await grepTool.execute(
+      toolContext(workspace.root, { progress: (progress) => heard.push(progress) }),
+      input as GrepInput,
+    );
+    return { heard, walked: result.metadata.walk !== undefined };
+  };
+  // A budget spent before the first file: it says so, then walks on and reports the walk.
+  deepEqual(await run(1e-9), { heard: ["budget-spent"], walked: true });
+  // Answered within its budget: nothing to say.
+  deepEqual(await run(60_000), { heard: [], walked: false });
 });

@@ -7,9 +7,11 @@ import { ShellSandbox } from "../../src/sandbox/shell_sandbox.ts";
 import { type GrepInput, grepTool } from "../../src/tools/grep.ts";
 import {
   MAX_RIPGREP_OUTPUT_CHARS,
+  RIPGREP_LATE_START_BUDGETS,
   RipgrepGrep,
   type RipgrepGrepOptions,
 } from "../../src/tools/grep_ripgrep.ts";
+import { EXTENDED_BUDGET_FACTOR } from "../../src/tools/_shared.ts";
 import { readRipgrepOutput, RipgrepOutputReader } from "../../src/tools/_ripgrep_output.ts";
 import { WalkStore } from "../../src/execution/walk_store.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
@@ -646,7 +648,7 @@ Deno.test({
     let searches = 0;
     await using setup = await openRipgrep(workspace.root, {
       prepassBudgetMs: 10_000,
-      headStartMs: 0,
+      lateStartMs: 0,
       onSearch: () => searches++,
       // The worker answers only after ripgrep has started.
       runWorker: async (input, context, signal) => {
@@ -658,6 +660,59 @@ Deno.test({
     const { engine } = await compare(setup, { pattern: "match" });
     equal(engine, "typescript");
     equal(searches, 1);
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep starts ripgrep the moment the worker says its budget is spent",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, { "a.txt": "match\n" });
+    let searches = 0;
+    await using setup = await openRipgrep(workspace.root, {
+      // A budget this long starts ripgrep late only after minutes: the news alone can start it.
+      prepassBudgetMs: 60_000,
+      onSearch: () => searches++,
+      runWorker: async (input, context, signal, progress) => {
+        progress?.("budget-spent");
+        for (let waited = 0; searches === 0 && waited < 5_000; waited += 5) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        const result = await grepTool.execute({ ...context, signal }, input as GrepInput);
+        return { result, status: result.isError ? "failed" : "completed" };
+      },
+    });
+    await compare(setup, { pattern: "match" });
+    equal(searches, 1);
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep never starts ripgrep while the worker searches on past its budget",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, { "a.txt": "match\n" });
+    // A dense search may go on up to EXTENDED_BUDGET_FACTOR budgets without saying its budget is spent
+    // (`overBudget`): this worker answers at the last of them, silent, and ripgrep must not have started.
+    const budgetMs = 100;
+    ok(RIPGREP_LATE_START_BUDGETS > EXTENDED_BUDGET_FACTOR);
+    let searches = 0;
+    await using setup = await openRipgrep(workspace.root, {
+      prepassBudgetMs: budgetMs,
+      onSearch: () => searches++,
+      runWorker: async (input, context, signal) => {
+        const started = performance.now();
+        const result = await grepTool.execute({ ...context, signal }, input as GrepInput);
+        const answerAt = started + budgetMs * EXTENDED_BUDGET_FACTOR;
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, answerAt - performance.now())));
+        return { result, status: result.isError ? "failed" : "completed" };
+      },
+    });
+    const { engine } = await compare(setup, { pattern: "match" });
+    equal(engine, "typescript");
+    equal(searches, 0);
   },
 });
 

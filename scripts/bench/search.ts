@@ -950,8 +950,9 @@ function report(rows: Row[], memory: TurnMemory, facts: ReportFacts): BenchSecti
     "each component of the path, which costs more than the search.",
     "- as deployed: the call through a session's tool runtime (`createToolRuntime`: the pipeline's gates, " +
     "the warm worker pool, and for Grep ripgrep in the read-only shell sandbox, `src/tools/grep_ripgrep.ts`: " +
-    "the worker searches for 40 ms (calls with a head_limit above 1000 skip this), then ripgrep searches " +
-    "the contents while the worker walks, the walk starting with the call). Repeated calls in one session " +
+    "the worker searches for 40 ms (calls with a head_limit above 1000 skip this; a search that has found " +
+    "half of what it may show goes on), then ripgrep searches the contents, started when the worker says " +
+    "it gave up, while the worker walks, the walk starting with the call). Repeated calls in one session " +
     "reuse the walk of the same path from the last 30 s when the worker's search saw a match, and when the " +
     "walk's stamps still hold (an lstat of each directory it listed) when it did not; after the time, which search " +
     "answered: `ripgrep`, or `typescript` (the worker finished within its budget). Results are checked " +

@@ -100,9 +100,9 @@ export const grepRunner: ToolRunner<GrepInput> = {
         recorder?.record(file.relativePath, walker);
         if (!searching) continue;
         if (recorder?.overBudget(search.confirmMs, search.collector.fullness)) {
-          if (!recorder.walks) return recorder.budgetSpent(search.collector.files > 0);
-          // The runtime starts ripgrep now, while this call walks on.
+          // The runtime starts ripgrep now, while this call checks the stamps of a recent walk or walks on.
           context.progress?.("budget-spent");
+          if (!recorder.walks) return recorder.budgetSpent(search.collector.files > 0);
           searching = false;
           continue;
         }

@@ -48,10 +48,11 @@ export const GREP_PREPASS = "mewcodePrepass";
 export const BUDGET_SPENT = "budget-spent";
 
 /**
- * Grep: a budgeted search (`_grep_prepass.ts`) that has found this share of what it may show when its budget is spent goes on, up to
- * `EXTENDED_BUDGET_FACTOR` times the budget. Dense searches end near the budget (a first call's code is
- * still cold), and missing it by a millisecond cost a whole ripgrep search and walk: measured on the
- * benchmark tree, a default-limit regex Grep took 33-76 ms in the worker, and 0.9-1 s when it missed.
+ * Grep: a budgeted search (`_grep_prepass.ts`) that has found this share of what it may show when its budget
+ * is spent goes on, up to `EXTENDED_BUDGET_FACTOR` times the budget. Dense searches end near the budget (a
+ * first call's code is still cold), and missing it by a millisecond cost a whole ripgrep search and walk:
+ * measured on the benchmark tree, a default-limit regex Grep took 33-76 ms in the worker, and 0.9-1 s when
+ * it missed.
  */
 export const EXTEND_FROM_FULLNESS = 0.5;
 /** How many budgets a search past `EXTEND_FROM_FULLNESS` may take in all. */

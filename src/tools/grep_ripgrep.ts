@@ -11,9 +11,9 @@
  *    within it, and its result is the answer. Without a recent walk of the path, the same worker call walks
  *    on past the budget (without reading files), so the walk starts with the call.
  * 2. Otherwise ripgrep searches in the sandbox (`src/sandbox/ripgrep_command.ts`), started when the worker
- *    says its budget is spent (`CallProgress`; see `RIPGREP_LATE_START_MS` for a worker that does not), while
- *    it walks; a call costs the longer of the two, not their sum. The walk reports the
- *    files Grep would search, in path order, and what it skipped. The walk stays the authority; ripgrep's
+ *    says its budget is spent (`CallProgress`; see `RIPGREP_LATE_START_BUDGETS` for a worker that does
+ *    not), while it walks; a call costs the longer of the two, not their sum. The walk reports the files
+ *    Grep would search, in path order, and what it skipped. The walk stays the authority; ripgrep's
  *    report is accepted only if it searched exactly those files: every file it reports is one of them, none
  *    of them is where ripgrep reads ignore rules differently (a `.rgignore`, rules Grep leaves out,
  *    `.git/info/exclude`), and `--stats` counts as many searched files as the walk has, less those both skip

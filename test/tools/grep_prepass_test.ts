@@ -23,23 +23,28 @@ Deno.test("a search past its budget goes on while it has found half of what it m
   equal(recorder(budgetMs * EXTENDED_BUDGET_FACTOR + 50).overBudget(0, 0.9), true);
 });
 
-Deno.test("Grep's budgeted search tells its caller once when it gives up searching and walks on", async () => {
+Deno.test("Grep's budgeted search tells its caller once when it gives up searching", async () => {
   await using workspace = await createTempWorkspace();
   for (const name of ["a.txt", "b.txt", "c/d.txt"]) {
     await Deno.mkdir(join(workspace.root, name, ".."), { recursive: true });
     await Deno.writeTextFile(join(workspace.root, name), "match\n");
   }
-  const run = async (budgetMs: number) => {
+  const run = async (budgetMs: number, walk = true) => {
     const heard: string[] = [];
-    const input = { pattern: "match", [GREP_PREPASS]: { budgetMs, prefilter: null, walk: true } };
+    const input = { pattern: "match", [GREP_PREPASS]: { budgetMs, prefilter: null, walk } };
     const result = await grepTool.execute(
       toolContext(workspace.root, { progress: (progress) => heard.push(progress) }),
       input as GrepInput,
     );
-    return { heard, walked: result.metadata.walk !== undefined };
+    return {
+      heard,
+      ended: result.metadata.walk !== undefined ? "walked" : result.metadata.prepass ?? "answered",
+    };
   };
   // A budget spent before the first file: it says so, then walks on and reports the walk.
-  deepEqual(await run(1e-9), { heard: ["budget-spent"], walked: true });
+  deepEqual(await run(1e-9), { heard: ["budget-spent"], ended: "walked" });
+  // Without the walk it says so too, before its result (which may first check a recent walk's stamps).
+  deepEqual(await run(1e-9, false), { heard: ["budget-spent"], ended: "budget-spent" });
   // Answered within its budget: nothing to say.
-  deepEqual(await run(60_000), { heard: [], walked: false });
+  deepEqual(await run(60_000), { heard: [], ended: "answered" });
 });

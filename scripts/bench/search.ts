@@ -7,8 +7,8 @@
  * permission profile, the call as deployed (through a session's tool runtime: the pipeline, the worker pool,
  * and for Grep ripgrep in the read-only shell sandbox where it is installed: `src/tools/grep_ripgrep.ts`),
  * both repeated in one session and as the first call of a fresh session, and ripgrep as a process,
- * alternately, several times, and reports medians and the ratios ours/rg. A fresh child process then runs
- * one turn of four parallel Greps as deployed while its memory is polled. Both
+ * alternately, several times, and reports medians and the ratios ours/rg. Fresh child processes then run
+ * one turn of four parallel Greps as deployed each while its memory is polled (the median of five). Both
  * sides apply the same rules: .gitignore files (nested ones too), hidden files searched,
  * .git/node_modules/vendor/.idea/__pycache__ excluded, binary files (NUL bytes) skipped; each case checks
  * that every side reports the same number of results.
@@ -678,9 +678,38 @@ interface TurnMemory {
   engines: string[];
 }
 
+/** The turn's memory over several fresh processes: each figure is the median of the runs. */
+interface TurnMemoryRuns extends TurnMemory {
+  runs: number;
+  /** The lowest and highest `treePeakMb` of the runs. */
+  treePeakRangeMb: [number, number];
+}
+
 /** A field of /proc/PID/status in MB, 0 when the process is gone. */
 function statusField(pid: number, field: string): number {
   return (statusKilobytes(pid, field) ?? 0) / 1024;
+}
+
+/**
+ * The turn's memory measured `runs` times, each in a fresh process: one run's peak moves by several MB with
+ * when the garbage collector happens to run (measured: 124-131 MB for one commit), so the goal is judged on
+ * the median, as the times are.
+ */
+async function measureTurnMemoryRuns(root: string, runs: number): Promise<TurnMemoryRuns> {
+  const measured: TurnMemory[] = [];
+  for (let run = 0; run < runs; run++) measured.push(await measureTurnMemory(root));
+  const middle = (pick: (memory: TurnMemory) => number) => median(measured.map(pick));
+  const trees = measured.map((memory) => memory.treePeakMb);
+  return {
+    processPeakMb: middle((memory) => memory.processPeakMb),
+    treePeakMb: middle((memory) => memory.treePeakMb),
+    treeRssPeakMb: middle((memory) => memory.treeRssPeakMb),
+    treeProcesses: Math.max(...measured.map((memory) => memory.treeProcesses)),
+    turnMs: middle((memory) => memory.turnMs),
+    engines: [...new Set(measured.flatMap((memory) => memory.engines))],
+    runs,
+    treePeakRangeMb: [Math.min(...trees), Math.max(...trees)],
+  };
 }
 
 async function measureTurnMemory(root: string): Promise<TurnMemory> {
@@ -754,7 +783,7 @@ export async function benchSearch(options: BenchOptions): Promise<BenchSection> 
     worker.close();
     await deployed.close();
   }
-  const memory = await measureTurnMemory(root);
+  const memory = await measureTurnMemoryRuns(root, options.quick ? 1 : 5);
   return report(rows, memory, {
     quick: options.quick,
     stats,
@@ -852,6 +881,16 @@ interface ReportFacts {
   loadAfter: string;
 }
 
+/** How many processes the memory figures come from, and the range of their peaks, as text. */
+function memoryRuns(memory: TurnMemoryRuns): string {
+  const [low, high] = memory.treePeakRangeMb;
+  return memory.runs === 1
+    ? "one fresh process"
+    : `the median of ${memory.runs} fresh processes, whose peaks ranged from ${low.toFixed(0)} to ${
+      high.toFixed(0)
+    } MB`;
+}
+
 /** The worst ratio ours/rg by medians over the rows of a tool, and the case it is in. */
 function worstRatio(
   rows: Row[],
@@ -868,7 +907,7 @@ function worstRatio(
   return worst;
 }
 
-function goals(rows: Row[], memory: TurnMemory): Goal[] {
+function goals(rows: Row[], memory: TurnMemoryRuns): Goal[] {
   const deployedGoal = (tool: ToolName, name: string, target: string): Goal => {
     const warm = worstRatio(rows, tool, (row) => row.deployed);
     const first = worstRatio(rows, tool, (row) => row.firstCall);
@@ -888,15 +927,18 @@ function goals(rows: Row[], memory: TurnMemory): Goal[] {
     {
       name: "four parallel Greps: peak memory ≤ 125 MB",
       target: "≤ 125 MB",
-      measured: `${memory.treePeakMb.toFixed(0)} MB with the sandboxes and ripgrep (their PSS; the Deno ` +
-        `process alone ${memory.processPeakMb.toFixed(0)} MB; all resident sets summed ` +
-        `${memory.treeRssPeakMb.toFixed(0)} MB); the turn took ${memory.turnMs.toFixed(0)} ms`,
+      measured: `${memory.treePeakMb.toFixed(0)} MB with the sandboxes and ripgrep (their PSS; ` +
+        `${memoryRuns(memory)}; the Deno process alone ` +
+        `${memory.processPeakMb.toFixed(0)} MB; all resident sets summed ${
+          memory.treeRssPeakMb.toFixed(0)
+        } MB); ` +
+        `the turn took ${memory.turnMs.toFixed(0)} ms`,
       met: memory.treePeakMb <= 125,
     },
   ];
 }
 
-function report(rows: Row[], memory: TurnMemory, facts: ReportFacts): BenchSection {
+function report(rows: Row[], memory: TurnMemoryRuns, facts: ReportFacts): BenchSection {
   const ratio = (ours: Timing, rg: Timing) =>
     `${(ours.median / rg.median).toFixed(2)}× (${(ours.best / rg.best).toFixed(2)}×)`;
   const ms = (value: Timing) => `${value.median.toFixed(0)} (${value.best.toFixed(0)})`;
@@ -981,7 +1023,8 @@ function report(rows: Row[], memory: TurnMemory, facts: ReportFacts): BenchSecti
     ...commands,
     "",
     `Memory: one turn of ${PARALLEL_GREPS.length} parallel Greps over the whole tree as deployed, in a fresh ` +
-    `process (one warm-up Glob first), polled every 10 ms. The process and its children (up to ` +
+    `process (one warm-up Glob first), polled every 10 ms, one process after the other; each figure below is ` +
+    `${memoryRuns(memory)}. The process and its children (up to ` +
     `${memory.treeProcesses} processes: per search two bubblewrap processes and the shell, which becomes ` +
     `ripgrep) peak at ${
       memory.treePeakMb.toFixed(0)

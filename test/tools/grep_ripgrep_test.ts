@@ -6,6 +6,7 @@ import { runRipgrep } from "../../src/sandbox/ripgrep_command.ts";
 import { ShellSandbox } from "../../src/sandbox/shell_sandbox.ts";
 import { type GrepInput, grepTool } from "../../src/tools/grep.ts";
 import {
+  type GrepOutcome,
   MAX_RIPGREP_OUTPUT_CHARS,
   RIPGREP_LATE_START_BUDGETS,
   RipgrepGrep,
@@ -42,6 +43,23 @@ function bytes(...parts: (string | number[])[]): Uint8Array {
   return result;
 }
 
+/** Runs Grep in this process, as the worker would, and says how it ended. */
+async function grepHere(
+  input: Record<string, unknown>,
+  context: ToolCallContext,
+  signal: AbortSignal,
+): Promise<GrepOutcome> {
+  const result = await grepTool.execute({ ...context, signal }, input as GrepInput);
+  return { result, status: result.isError ? "failed" : "completed" };
+}
+
+/** Waits until `done` holds, checking every 5 ms, for at most `limitMs`. */
+async function waitUntil(done: () => boolean, limitMs = 5_000): Promise<void> {
+  for (let waited = 0; !done() && waited < limitMs; waited += 5) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 /** A session's ripgrep path over a real read-only sandbox; the worker's part runs in this process. */
 async function openRipgrep(
   root: string,
@@ -66,10 +84,7 @@ async function openRipgrep(
   const grep = new RipgrepGrep({
     // Always leave the contents to ripgrep, even in these small trees.
     prepassBudgetMs: 0,
-    runWorker: async (input, context, signal) => {
-      const result = await grepTool.execute({ ...context, signal }, input as GrepInput);
-      return { result, status: result.isError ? "failed" : "completed" };
-    },
+    runWorker: grepHere,
     runRipgrep: (search, runOptions) => {
       options.onSearch?.(search.search);
       return runRipgrep(sandbox, { rg, ...search }, {
@@ -652,9 +667,8 @@ Deno.test({
       onSearch: () => searches++,
       // The worker answers only after ripgrep has started.
       runWorker: async (input, context, signal) => {
-        while (searches === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-        const result = await grepTool.execute({ ...context, signal }, input as GrepInput);
-        return { result, status: result.isError ? "failed" : "completed" };
+        await waitUntil(() => searches > 0);
+        return await grepHere(input, context, signal);
       },
     });
     const { engine } = await compare(setup, { pattern: "match" });
@@ -676,11 +690,8 @@ Deno.test({
       onSearch: () => searches++,
       runWorker: async (input, context, signal, progress) => {
         progress?.("budget-spent");
-        for (let waited = 0; searches === 0 && waited < 5_000; waited += 5) {
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
-        const result = await grepTool.execute({ ...context, signal }, input as GrepInput);
-        return { result, status: result.isError ? "failed" : "completed" };
+        await waitUntil(() => searches > 0);
+        return await grepHere(input, context, signal);
       },
     });
     await compare(setup, { pattern: "match" });
@@ -703,11 +714,10 @@ Deno.test({
       prepassBudgetMs: budgetMs,
       onSearch: () => searches++,
       runWorker: async (input, context, signal) => {
-        const started = performance.now();
-        const result = await grepTool.execute({ ...context, signal }, input as GrepInput);
-        const answerAt = started + budgetMs * EXTENDED_BUDGET_FACTOR;
+        const answerAt = performance.now() + budgetMs * EXTENDED_BUDGET_FACTOR;
+        const outcome = await grepHere(input, context, signal);
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, answerAt - performance.now())));
-        return { result, status: result.isError ? "failed" : "completed" };
+        return outcome;
       },
     });
     const { engine } = await compare(setup, { pattern: "match" });

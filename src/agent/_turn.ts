@@ -159,7 +159,11 @@ class Turn {
   async #pumpStream(): Promise<void> {
     try {
       for await (
-        const event of this.#options.provider.stream(this.#request, { signal: this.#streamController.signal })
+        const event of this.#options.provider.stream(this.#request, {
+          signal: this.#streamController.signal,
+          // The tools load while the model works on its first token, not once it has.
+          onResponse: () => this.#options.pipeline.expect(),
+        })
       ) {
         this.#queue.push({ kind: "event", event });
       }

@@ -19,7 +19,7 @@ import { AnthropicHttpClient, type MessageEventStream } from "./anthropic_http.t
 import { assembleStream } from "./anthropic_stream.ts";
 import { toWireRequest } from "./anthropic_wire.ts";
 import { ApiError, ConnectionError, MissingApiKeyError, StreamProtocolError } from "./errors.ts";
-import type { ModelRequest, Provider, ProviderEvent } from "./provider.ts";
+import type { ModelRequest, Provider, ProviderEvent, StreamOptions } from "./provider.ts";
 import { guardSdkStream } from "./_sdk_stream.ts";
 import { type RetryOptions, streamWithRetry } from "./retry.ts";
 
@@ -68,9 +68,13 @@ export class AnthropicProvider implements Provider {
   }
 
   /** Streams one model turn, retrying per the policy; see the module doc for what it throws. */
-  stream(request: ModelRequest, options: { signal: AbortSignal }): AsyncIterable<ProviderEvent> {
-    const { signal } = options;
-    return streamWithRetry(() => this.#attempt(request, signal), { ...this.#retry, signal });
+  stream(request: ModelRequest, options: StreamOptions): AsyncIterable<ProviderEvent> {
+    const { signal, onResponse } = options;
+    return streamWithRetry(() => this.#attempt(request, signal), {
+      ...this.#retry,
+      signal,
+      ...(onResponse === undefined ? {} : { onResponse }),
+    });
   }
 
   /** The ids of the models the API offers (`GET /v1/models`), to check that it answers. */

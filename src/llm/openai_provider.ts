@@ -23,7 +23,7 @@ import OpenAI from "openai";
 import { ApiError, ConnectionError, type HeaderLookup, StreamProtocolError } from "./errors.ts";
 import { assembleChatStream } from "./openai_stream.ts";
 import { streamErrorFromWire, type TokenLimitField, toWireRequest } from "./openai_wire.ts";
-import type { ModelRequest, Provider, ProviderEvent } from "./provider.ts";
+import type { ModelRequest, Provider, ProviderEvent, StreamOptions } from "./provider.ts";
 import { guardSdkStream, type SdkStream } from "./_sdk_stream.ts";
 import { type RetryOptions, streamWithRetry } from "./retry.ts";
 
@@ -80,9 +80,13 @@ export class OpenAiProvider implements Provider {
   }
 
   /** Streams one model turn, retrying per the policy; see the module doc for what it throws. */
-  stream(request: ModelRequest, options: { signal: AbortSignal }): AsyncIterable<ProviderEvent> {
-    const { signal } = options;
-    return streamWithRetry(() => this.#attempt(request, signal), { ...this.#retry, signal });
+  stream(request: ModelRequest, options: StreamOptions): AsyncIterable<ProviderEvent> {
+    const { signal, onResponse } = options;
+    return streamWithRetry(() => this.#attempt(request, signal), {
+      ...this.#retry,
+      signal,
+      ...(onResponse === undefined ? {} : { onResponse }),
+    });
   }
 
   /** The ids of the models the server offers (`GET /models`), to check that it answers. */

@@ -94,11 +94,22 @@ export type ProviderEvent =
     content: ContentBlock[];
   };
 
+/** How one model turn is streamed. */
+export interface StreamOptions {
+  signal: AbortSignal;
+  /**
+   * Called once, as soon as the model's response begins (its `message-start` arrives), even while that
+   * event is held back (see retry.ts): a caller can use the time before the first content, such as the
+   * model's time to its first token, to load what the response may need.
+   */
+  onResponse?: () => void;
+}
+
 /** A model backend. Errors are thrown as ApiError / StreamProtocolError (see errors.ts). */
 export interface Provider {
   /** Which provider this is, for messages and the transcript ("anthropic"). */
   readonly name: string;
-  stream(request: ModelRequest, options: { signal: AbortSignal }): AsyncIterable<ProviderEvent>;
+  stream(request: ModelRequest, options: StreamOptions): AsyncIterable<ProviderEvent>;
   /** The ids of the models the API offers: a cheap request that shows it answers (`mewcode doctor`). */
   listModels?(options: { signal: AbortSignal }): Promise<string[]>;
 }

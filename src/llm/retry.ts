@@ -11,7 +11,8 @@
  * A `retry-after` longer than `maxRetryAfterMs` is not waited for: the error is thrown.
  *
  * `message-start` is held back until the attempt's next event, so a retry event never follows an event
- * of the failed attempt: consumers may treat every event they receive as final.
+ * of the failed attempt: consumers may treat every event they receive as final. `onResponse` hears of the
+ * first one at once: the time until the next event (the model's first token) is often the longest wait.
  *
  * @module
  */
@@ -103,13 +104,15 @@ export function brokenStreamReason(error: StreamInterruptedError): string {
 
 /**
  * Runs `attempt` (one model request, streamed) and retries it per the policy. `attempt` receives the
- * 1-based attempt number.
+ * 1-based attempt number. `onResponse` is called once, when the first `message-start` arrives (before it
+ * is passed on: see the module doc).
  */
 export async function* streamWithRetry(
   attempt: (attemptNumber: number) => AsyncIterable<ProviderEvent>,
-  options: RetryOptions & { signal: AbortSignal },
+  options: RetryOptions & { signal: AbortSignal; onResponse?: () => void },
 ): AsyncGenerator<ProviderEvent> {
-  const { signal, random, sleep = abortableSleep, ...policy } = options;
+  const { signal, random, sleep = abortableSleep, onResponse, ...policy } = options;
+  let responded = false;
   for (let attemptNumber = 1;; attemptNumber++) {
     signal.throwIfAborted();
     let heldStart: ProviderEvent | null = null;
@@ -118,6 +121,10 @@ export async function* streamWithRetry(
       for await (const event of attempt(attemptNumber)) {
         if (!delivered && event.type === "message-start") {
           heldStart = event;
+          if (!responded) {
+            responded = true;
+            onResponse?.();
+          }
           continue;
         }
         if (!delivered && heldStart !== null) yield heldStart;

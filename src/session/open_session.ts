@@ -202,10 +202,10 @@ export class OpenSession implements Session {
 
   /**
    * In a one-shot session: the model's response began (`name` undefined), or a call to the tool `name`
-   * began. The runtime is built once the model answers (its request is long gone by then, and what it
-   * writes before a call leaves time to load), without workers: each one starts when a call to its tool
-   * begins, while the call's input streams, so a text answer starts none. A failure to build is the first
-   * call's to report.
+   * began. The runtime is built once the model's response begins (its request is long gone by then, and the
+   * model's time to its first token leaves time to load: `StreamOptions.onResponse`), without workers: each
+   * one starts when a call to its tool begins, while the call's input streams, so a text answer starts none.
+   * A failure to build is the first call's to report.
    */
   #expect(name: string | undefined): void {
     if (this.#closed) return;

@@ -236,6 +236,44 @@ Deno.test("streamWithRetry holds message-start back so a retried attempt leaves 
   ]);
 });
 
+Deno.test("streamWithRetry says the response began as its message-start arrives, once, though it holds it back", async () => {
+  // The first token comes only when the test lets it: `onResponse` must be heard while it waits.
+  const firstToken = Promise.withResolvers<void>();
+  const heard: string[] = [];
+  let attempts = 0;
+  const attempt = async function* (): AsyncGenerator<ProviderEvent> {
+    attempts++;
+    yield START;
+    if (attempts === 1) throw overloaded();
+    await firstToken.promise;
+    yield TEXT;
+    yield END;
+  };
+  const events: string[] = [];
+  const done = (async () => {
+    for await (
+      const event of streamWithRetry(attempt, {
+        signal: new AbortController().signal,
+        sleep: recordingSleep().sleep,
+        random: () => 0,
+        onResponse: () => heard.push(`response began after ${events.length} events`),
+      })
+    ) {
+      events.push(event.type);
+    }
+  })();
+  for (let turn = 0; attempts < 2 && turn < 100; turn++) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  // The retried attempt's message-start is held back, and nothing else has come yet.
+  deepStrictEqual(events, ["retry"]);
+  deepStrictEqual(heard, ["response began after 0 events"]);
+  firstToken.resolve();
+  await done;
+  deepStrictEqual(events, ["retry", "message-start", "text-delta", "message-end"]);
+  equal(heard.length, 1);
+});
+
 Deno.test("streamWithRetry stops waiting and throws the abort reason when aborted during a backoff", async () => {
   const controller = new AbortController();
   const { attempt, calls } = scriptedAttempts([{ error: overloaded() }, { events: [START, END] }]);

@@ -109,6 +109,15 @@ Deno.test("a one-shot session loads its tools once the model answers and starts 
     equal(session.toolsStarted, true);
     equal((await executorOf(session)).stats().started, 0);
   });
+  await t.step("the tools load while the model works on its first token, not once it has", async () => {
+    await using server = await startFakeAnthropic([turn().delay(1_500).text("Hello.").stop("end_turn")]);
+    await using session = await open(workspace.root, server, { headless: true, approver: APPROVE_ALL });
+    const running = Array.fromAsync(session.run("hello", { signal: NO_SIGNAL }));
+    await eventually(() => session.toolsStarted);
+    // The response has begun (the retry layer still holds its message_start back), its text is 1.5 s away.
+    deepEqual(server.sent.map((event) => event.event), ["message_start"]);
+    equal((await running).at(-1)?.type, "turn-end");
+  });
   await t.step(
     "a ReadFile call starts the read-only worker only, in a mode that could use all three",
     async () => {

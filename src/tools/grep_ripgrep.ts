@@ -59,12 +59,12 @@ export const PREPASS_BUDGET_MS = 40;
 /** Walks kept for later calls (each up to a few MB for a tree of 100,000 files). */
 export const MAX_RECENT_WALKS = 8;
 /**
- * Milliseconds after its budgeted search was sent to the worker, in budgets, after which ripgrep starts though
- * the worker has neither answered nor said that its budget is spent. The worker says so the moment it gives
- * up searching; a dense search goes on past its budget, up to `EXTENDED_BUDGET_FACTOR` budgets not counting
- * the checks of files with matches, and ripgrep started meanwhile would only slow it on two cores (measured:
- * a first call's default-limit Grep took 92-104 ms with ripgrep started at the budget, 61-77 ms without).
- * So this is for a worker stuck in one long step (a huge file, a long line).
+ * How many budgets after its budgeted search was sent to the worker ripgrep starts, though the worker has
+ * neither answered nor said that its budget is spent. The worker says so the moment it gives up searching; a
+ * dense search goes on past its budget, up to `EXTENDED_BUDGET_FACTOR` budgets not counting the checks of
+ * files with matches, and ripgrep started meanwhile would only slow it on two cores (measured: a first call's
+ * default-limit Grep took 92-104 ms with ripgrep started at the budget, 61-77 ms without). So this is for a
+ * worker stuck in one long step (a huge file, a long line).
  */
 export const RIPGREP_LATE_START_BUDGETS = EXTENDED_BUDGET_FACTOR + 1;
 /** Calls with a larger `head_limit` give the worker no search budget: ripgrep starts at once, the worker walks. */

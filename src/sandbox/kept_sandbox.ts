@@ -66,3 +66,26 @@ export function isEmptyDirectory(path: string): boolean {
     return false;
   }
 }
+
+/** What a session without a kept sandbox, or without bash, should say (`ShellSandbox.caveats`). */
+export function keptSandboxCaveats(
+  facts: { bash: string | null; sh: string | null; kept: boolean },
+): string[] {
+  const caveats: string[] = [];
+  if (!facts.kept) {
+    const why = facts.bash === null
+      ? "bash is not installed"
+      : facts.sh === null
+      ? "no sh found in the system directories"
+      : "its files could not be made";
+    caveats.push(
+      `each Bash call starts a sandbox of its own (about 20 ms; a kept sandbox needs bash: ${why})`,
+    );
+  }
+  if (facts.bash === null) {
+    caveats.push(
+      "sh closes only descriptors 3 to 9 it inherited: one above 9 left open by mewcode's parent reaches commands",
+    );
+  }
+  return caveats;
+}

@@ -392,3 +392,21 @@ function totalMemoryBytes(): number | null {
     return null;
   }
 }
+
+/** Notes for the model when a call reached a limit: the counters before the call and after it. */
+export function limitNotes(limits: ResourceLimits, before: LimitCounters, after: LimitCounters): string[] {
+  const notes: string[] = [];
+  if (after.processLimitHits > before.processLimitHits) {
+    notes.push(
+      `The command reached the sandbox's limit of ${limits.maxProcesses} processes; process creation ` +
+        "failed. Run fewer processes at once (for example fewer parallel jobs)",
+    );
+  }
+  if (after.memoryKills > before.memoryKills) {
+    notes.push(
+      `A process of the command was killed for going over the sandbox's memory limit of ` +
+        `${formatBytes(limits.maxMemoryBytes)}. Use less memory (smaller inputs, fewer parallel jobs)`,
+    );
+  }
+  return notes;
+}

@@ -16,6 +16,11 @@
  *
  * A sandbox that cannot start is reported in `unavailable`, never replaced by a weaker one silently.
  *
+ * This class decides when a call's plan is made and keeps what plans are made from. call_plan.ts makes them
+ * (the mounts and protected paths of one call), shell_startup.ts checks that a plan starts, git_watch.ts
+ * keeps the git metadata to compare at the end, shell_sandbox_report.ts says what the sandbox does for
+ * `mewcode doctor`, and shell_sandbox_options.ts holds what opens it.
+ *
  * The start-up check (bubblewrap once with `SHELL -c true`) costs a process start, and a session that runs
  * a prompt would pay it before its first model request, right before the prompt's own `git status` in the
  * sandbox. With `deferPreflight` it runs when it is first needed instead: before the first shell call, and,
@@ -25,88 +30,26 @@
  *
  * @module
  */
-import type { ProtectedPath, SandboxMode, ShellPlan } from "../tools/tool.ts";
-import { formatBytes } from "../common/size.ts";
-import {
-  bubblewrapArguments,
-  isAtOrBelow,
-  processIsolationArguments,
-  scratchFolders,
-  SUPERVISOR_PATH,
-} from "./bubblewrap.ts";
-import {
-  diffGitFindings,
-  type GitScan,
-  planGitProtection,
-  removePlaceholders,
-  revertAppeared,
-  scanGitMetadata,
-} from "./git_metadata.ts";
-import { describeHelpers, type HelperPaths, resolveHelpers } from "./helpers.ts";
-import {
-  describeLimits,
-  type LimitCounters,
-  type LimitPlan,
-  openLimits,
-  PROLOGUE_FAILED,
-  type ResourceLimits,
-} from "./limits.ts";
+import type { SandboxMode, ShellPlan } from "../tools/tool.ts";
+import { type CallProtection, noProtection, planCall, protectionNow } from "./call_plan.ts";
+import { removePlaceholders, revertAppeared } from "./git_metadata.ts";
+import { type HelperPaths, resolveHelpers } from "./helpers.ts";
+import { type LimitCounters, limitNotes, type LimitPlan, openLimits, PROLOGUE_FAILED } from "./limits.ts";
 import { type CommandResult, runSandboxedCommand } from "./sandboxed_command.ts";
-import { type MachineView, machineView, protectedTopLevel } from "./shell_policy.ts";
-import { closeInheritedDescriptors, INSTALL_HINT, preflight } from "./shell_startup.ts";
+import { type MachineView, machineView } from "./shell_policy.ts";
+import { shellSandboxReport } from "./shell_sandbox_report.ts";
+import { checkStart, closeInheritedDescriptors, fullAccessWrapper, INSTALL_HINT } from "./shell_startup.ts";
 import {
-  isEmptyDirectory,
+  keptSandboxCaveats,
   type KeptSandboxFiles,
   prepareKeptSandboxFiles,
   removeKeptSandboxFiles,
 } from "./kept_sandbox.ts";
-import { UNIX_SOCKET_FILTER_SUMMARY, unixSocketFilter } from "./seccomp.ts";
+import { GitWatch } from "./git_watch.ts";
+import { unixSocketFilter } from "./seccomp.ts";
+import type { ShellCall, ShellSandboxOptions } from "./shell_sandbox_options.ts";
 
-/** How a session's shell sandbox is set up. */
-export interface ShellSandboxOptions {
-  /** Real path of the workspace root. */
-  root: string;
-  /**
-   * Real paths of the folders added to the workspace (`--add-dir`): bound like it (read-write in
-   * workspace-write), with the same protected paths and git metadata guard. Default none.
-   */
-  additionalRoots?: readonly string[];
-  mode: SandboxMode;
-  /** Let the sandboxed shell use the network (`--sandbox-network`). */
-  network: boolean;
-  /** The parent environment: PATH, HOME and the allowlisted variables are taken from it. */
-  env: Readonly<Record<string, string>>;
-  /** Variables the settings set for the tools (`env`): added to the shell's environment as they are. */
-  extraEnv?: Readonly<Record<string, string>>;
-  limits: ResourceLimits;
-  /** Real paths the tools treat as outside the workspace (mewcode's state folder): hidden from the shell. */
-  excluded: readonly string[];
-  /** The workspace's protected paths (PROTECTED_PATHS): read-only for the shell. */
-  protectedPaths: readonly ProtectedPath[];
-  /** Default: resolved from the system directories and PATH. Tests inject missing helpers. */
-  helpers?: HelperPaths;
-  /** Where the kept sandbox's private folder is made; default the system's temporary folder (tests inject). */
-  keptFilesIn?: string;
-  /** Time limit of the start-up check in milliseconds; default 10000. */
-  preflightTimeoutMs?: number;
-  /** Default: the running architecture's filter. Tests pass null to see the sandbox refuse to start. */
-  seccomp?: Uint8Array | null;
-  /**
-   * Run the start-up check when it is first needed rather than in `open` (see the module doc); default
-   * false. Only the bubblewrap modes defer it; danger-full-access needs it to choose its wrapper.
-   */
-  deferPreflight?: boolean;
-}
-
-/** The plan of one call, and what to do once it has ended. */
-export interface ShellCall {
-  plan: ShellPlan;
-  /**
-   * Undoes the call's placeholders (unless it ran in the sandbox kept across calls, which keeps them
-   * mounted) and checks what it must not leave behind; returns notes for the model.
-   */
-  finish(ran?: { keptSandbox: boolean }): Promise<string[]>;
-}
+export type { ShellCall, ShellSandboxOptions };
 
 const DEFAULT_PREFLIGHT_TIMEOUT_MS = 10_000;
 
@@ -125,11 +68,8 @@ export class ShellSandbox {
   #limits: LimitPlan | null;
   #seccomp: Uint8Array | null;
   #isolated: boolean;
-  /**
-   * The git metadata before the first shell call of each scanned folder (the root, then each added folder
-   * that no other root contains); null until then.
-   */
-  #snapshots: { root: string; scan: GitScan }[] | null = null;
+  /** The git metadata of the session's folders before the first shell call; null until then. */
+  #watch: GitWatch | null = null;
   /**
    * The deferred start-up check: null when `open` ran it. `outcome` once it started, `verdict` once it
    * ended (null: bubblewrap works; else why not).
@@ -236,32 +176,14 @@ export class ShellSandbox {
     }
     const timeoutMs = options.preflightTimeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS;
     if (options.mode === "danger-full-access") {
-      let wrapper: string[] = [];
-      if (helpers.bwrap !== null) {
-        const isolated = processIsolationArguments({
-          bwrap: helpers.bwrap,
-          root: options.root,
-          env: view.env,
-        });
-        const check = await preflight({
-          plan: { wrapper: isolated, shell, seccomp: null },
-          timeoutMs,
-          mode: options.mode,
-        });
-        if (check === null) wrapper = isolated;
-      }
-      if (wrapper.length === 0) {
-        caveats.push(
-          "danger-full-access runs commands without a PID namespace (bubblewrap is not available): they can " +
-            "read mewcode's environment, including the API key, through /proc/<pid>/environ, and background " +
-            "processes started with setsid can outlive the call",
-        );
-      } else {
-        caveats.push(
-          "danger-full-access: commands can read and write everything your user can (files, network, " +
-            "credentials); only mewcode's own process is out of their sight (a PID namespace)",
-        );
-      }
+      const { wrapper, caveat } = await fullAccessWrapper({
+        bwrap: helpers.bwrap,
+        root: options.root,
+        env: view.env,
+        shell,
+        timeoutMs,
+      });
+      caveats.push(caveat);
       return new ShellSandbox(options, {
         helpers,
         view,
@@ -302,21 +224,7 @@ export class ShellSandbox {
       seccomp,
       ...(options.keptFilesIn === undefined ? {} : { directory: options.keptFilesIn }),
     });
-    if (kept === null) {
-      const why = helpers.bash === null
-        ? "bash is not installed"
-        : helpers.sh === null
-        ? "no sh found in the system directories"
-        : "its files could not be made";
-      caveats.push(
-        `each Bash call starts a sandbox of its own (about 20 ms; a kept sandbox needs bash: ${why})`,
-      );
-    }
-    if (helpers.bash === null) {
-      caveats.push(
-        "sh closes only descriptors 3 to 9 it inherited: one above 9 left open by mewcode's parent reaches commands",
-      );
-    }
+    caveats.push(...keptSandboxCaveats({ bash: helpers.bash, sh: helpers.sh, kept: kept !== null }));
     const sandbox = new ShellSandbox(options, {
       helpers,
       view,
@@ -369,7 +277,7 @@ export class ShellSandbox {
     if (this.plan.unavailable !== null || this.plan.wrapper.length === 0 || this.mode !== "workspace-write") {
       return { plan: this.plan, finish: () => Promise.resolve([]) };
     }
-    this.#snapshots ??= await this.#scan();
+    this.#watch ??= await GitWatch.start([this.root, ...this.additionalRoots]);
     const protection = await this.#protection();
     const plan = this.#callPlan(protection);
     // The kept sandbox keeps its placeholders mounted; those this plan no longer has may go (a plan that
@@ -391,7 +299,7 @@ export class ShellSandbox {
         for (const appeared of await revertAppeared(protection.mustNotAppear)) {
           notes.push(`${appeared.message}. Do not create git metadata; tell the user what you need instead`);
         }
-        notes.push(...this.#limitNotes(before, this.#counters()));
+        if (this.#limits !== null) notes.push(...limitNotes(this.#limits.limits, before, this.#counters()));
         return notes;
       },
     };
@@ -424,9 +332,7 @@ export class ShellSandbox {
         message: this.unavailable ?? "bubblewrap is not available to sandbox the command",
       };
     }
-    const protection = options.mode === "workspace-write"
-      ? await this.#protection(true)
-      : { keepInPlace: [], readOnly: [], placeholders: [], mustNotAppear: [] };
+    const protection = options.mode === "workspace-write" ? await this.#protection(true) : noProtection();
     const plan = this.#callPlan(protection, { mode: options.mode, network: false, seccomp });
     let result: CommandResult;
     try {
@@ -459,84 +365,7 @@ export class ShellSandbox {
    * configuration since the first shell call. Lines for the user; empty when nothing changed.
    */
   async endOfSession(): Promise<string[]> {
-    if (this.#snapshots === null) return [];
-    const lines: string[] = [];
-    for (const { root, scan } of this.#snapshots) {
-      const diff = diffGitFindings(scan, await scanGitMetadata(root));
-      // Findings are relative to the folder scanned: say which added folder they are in.
-      const where = root === this.root ? "" : `In the added folder "${root}": `;
-      for (const change of diff.changes) lines.push(`${where}${change.message}`);
-      if (diff.notice !== null) lines.push(`${where}${diff.notice}`);
-    }
-    return lines;
-  }
-
-  /** The report of `mewcode doctor`. */
-  describe(): string[] {
-    const plan = this.plan;
-    const lines = [`Shell sandbox: ${plan.mode}`];
-    const backend = plan.wrapper.length === 0
-      ? "none (commands run unsandboxed)"
-      : this.mode === "danger-full-access"
-      ? `bubblewrap (${plan.wrapper[0]}), PID namespace only`
-      : `bubblewrap (${plan.wrapper[0]})`;
-    lines.push(`  backend: ${backend}`);
-    if (plan.wrapper.length > 0) {
-      lines.push(
-        this.#kept !== null && this.mode !== "danger-full-access"
-          ? `  calls: one sandbox kept across calls (started by ${this.helpers.sh}); each command runs in a fresh ` +
-            "bash, its processes are killed after it, and one that leaves files in /tmp or the home folder " +
-            "gets the next call a new sandbox"
-          : "  calls: a new sandbox for each call",
-      );
-    }
-    lines.push(`  shell: ${plan.shell}`);
-    lines.push("  helper programs (system directories first, never from the workspace):");
-    lines.push(...describeHelpers(this.helpers).map((line) => `  ${line}`));
-    if (this.mode !== "danger-full-access") {
-      lines.push(
-        `  network: ${plan.network ? "allowed (--sandbox-network)" : "off (--sandbox-network allows it)"}`,
-      );
-      lines.push(`  seccomp: ${this.#seccomp === null ? "none" : UNIX_SOCKET_FILTER_SUMMARY}`);
-      lines.push(
-        `  home: every home folder is an empty tmpfs (${this.#view.homeRoots.join(", ") || "none found"}); ` +
-          `read-only toolchains: ${this.#view.exposed.join(", ") || "none"}`,
-      );
-      lines.push(
-        `  hidden: ${[...this.#view.hiddenDirectories, ...this.#view.hiddenFiles].join(", ") || "nothing"} ` +
-          "(host sockets and system secrets); /tmp and /var/tmp are private; /proc is read-only",
-      );
-      if (this.#view.excluded.length > 0) {
-        lines.push(`  mewcode's state hidden: ${this.#view.excluded.join(", ")}`);
-      }
-      if (this.additionalRoots.length > 0) {
-        lines.push(
-          `  added folders (bound like the workspace, ${
-            plan.mode === "read-only" ? "read-only" : "writable"
-          }): ` +
-            this.additionalRoots.join(", "),
-        );
-      }
-      lines.push(
-        `  protected in the workspace${this.additionalRoots.length > 0 ? " and the added folders" : ""}: ` +
-          "git metadata (config, hooks, gitdir pointers), .mewcode, editor folders",
-      );
-      if (this.#limits !== null) {
-        lines.push(
-          "  limits:",
-          ...describeLimits(this.#limits).map((line) => `  ${line}`),
-        );
-      }
-    }
-    lines.push(`  environment: cleared; passed: ${Object.keys(plan.env).sort().join(", ")}`);
-    lines.push(
-      this.#isolated || plan.wrapper.length > 0
-        ? "  API key: not reachable (not in the shell's environment; mewcode's /proc entry is not visible)"
-        : "  API key: READABLE by commands through /proc/<mewcode pid>/environ (no PID namespace)",
-    );
-    lines.push(this.#preflightLine());
-    for (const caveat of this.caveats) lines.push(`  note: ${caveat}`);
-    return lines;
+    return this.#watch === null ? [] : await this.#watch.changes(this.root);
   }
 
   /**
@@ -571,6 +400,23 @@ export class ShellSandbox {
         failure.replace(`: ${INSTALL_HINT}`, "")
       }`,
     );
+  }
+
+  /** The report of `mewcode doctor`. */
+  describe(): string[] {
+    return shellSandboxReport({
+      plan: this.plan,
+      mode: this.mode,
+      helpers: this.helpers,
+      view: this.#view,
+      additionalRoots: this.additionalRoots,
+      kept: this.#kept !== null,
+      seccomp: this.#seccomp !== null,
+      limits: this.#limits,
+      isolated: this.#isolated,
+      preflight: this.#preflightLine(),
+      caveats: this.caveats,
+    });
   }
 
   /** Removes placeholders after a call, except those a kept sandbox may still have mounted. */
@@ -608,148 +454,37 @@ export class ShellSandbox {
   }
 
   /** The protected paths as they are now; with `always`, also when the session's own mode needs none. */
-  async #protection(always = false): Promise<{
-    keepInPlace: string[];
-    readOnly: string[];
-    placeholders: string[];
-    mustNotAppear: string[];
-  }> {
-    if (this.mode !== "workspace-write" && !always) {
-      return { keepInPlace: [], readOnly: [], placeholders: [], mustNotAppear: [] };
-    }
-    const keepInPlace: string[] = [];
-    const readOnly: string[] = [];
-    const placeholders: string[] = [];
-    const mustNotAppear: string[] = [];
-    const dotGits = (this.#snapshots ?? []).flatMap((snapshot) => snapshot.scan.dotGits);
-    // The same protection in every root; each plan covers only what lies in its own root.
-    for (const root of [this.root, ...this.additionalRoots]) {
-      const nestedDotGits = dotGits.filter((path) => isAtOrBelow(path, root));
-      const git = await planGitProtection(root, { nestedDotGits });
-      const topLevel = protectedTopLevel(root, this.#options.protectedPaths);
-      keepInPlace.push(...git.keepInPlace);
-      readOnly.push(...git.readOnly, ...topLevel.readOnly);
-      placeholders.push(...git.placeholders, ...topLevel.placeholders);
-      mustNotAppear.push(...git.mustNotAppear);
-    }
-    // A placeholder that a kept sandbox has mounted is an empty folder on the host: it is still a missing
-    // protected folder (else every call would see a new plan). Anything put in it makes it the user's.
-    const ours = readOnly.filter((path) => this.#livePlaceholders.has(path) && isEmptyDirectory(path));
-    // With folders nested in one another, a mount must still never hide one made before it; and the same
-    // paths must always give the same plan (a kept sandbox is reused only for an equal one).
-    return {
-      keepInPlace: shallowestFirst(keepInPlace),
-      readOnly: shallowestFirst(readOnly.filter((path) => !ours.includes(path))),
-      placeholders: shallowestFirst([...placeholders, ...ours]),
-      mustNotAppear: shallowestFirst(mustNotAppear),
-    };
+  async #protection(always = false): Promise<CallProtection> {
+    if (this.mode !== "workspace-write" && !always) return noProtection();
+    return await protectionNow({
+      roots: [this.root, ...this.additionalRoots],
+      dotGits: this.#watch?.dotGits ?? [],
+      protectedPaths: this.#options.protectedPaths,
+      livePlaceholders: this.#livePlaceholders,
+    });
   }
 
-  /** Scans the git metadata of the root and of each added folder that no other of them contains. */
-  async #scan(): Promise<{ root: string; scan: GitScan }[]> {
-    const roots = [this.root, ...this.additionalRoots];
-    const outermost = roots.filter((root) =>
-      !roots.some((other) => other !== root && isAtOrBelow(root, other))
-    );
-    return await Promise.all(outermost.map(async (root) => ({ root, scan: await scanGitMetadata(root) })));
-  }
-
+  /** The plan of one call (see `planCall`), from the sandbox as it is now. */
   #callPlan(
-    protection: { keepInPlace: string[]; readOnly: string[]; placeholders: string[] },
+    protection: CallProtection,
     override: { mode: "read-only" | "workspace-write"; network: boolean; seccomp: Uint8Array } | null = null,
   ): ShellPlan {
-    const view = this.#view;
-    const seccomp = override?.seccomp ?? this.#seccomp;
-    const mounts = {
-      bwrap: this.helpers.bwrap!,
+    const planning = {
+      plan: this.plan,
+      view: this.#view,
+      helpers: this.helpers,
       root: this.root,
       additionalRoots: this.additionalRoots,
-      mode: override?.mode ?? (this.mode === "read-only" ? "read-only" : "workspace-write"),
-      network: override?.network ?? this.network,
-      hiddenFiles: view.hiddenFiles,
-      hiddenDirectories: view.hiddenDirectories,
-      homeRoots: view.homeRoots,
-      home: view.home,
-      exposed: view.exposed,
-      hiddenInWorkspace: view.hiddenInWorkspace,
-      keepInPlace: protection.keepInPlace,
-      readOnly: protection.readOnly,
-      placeholders: protection.placeholders,
-      excluded: view.excluded,
-      writableFiles: this.#limits?.writableFiles ?? [],
-      seccomp: seccomp !== null,
-      env: view.env,
-    } as const;
-    const { persistent: _sessionKept, ...base } = this.plan;
-    // What every shell of the sandbox runs first, a kept sandbox's supervisor included.
-    const setup = [closeInheritedDescriptors(base.shell), ...(this.#limits?.prologue ?? [])];
-    const plan: ShellPlan = {
-      ...base,
-      wrapper: bubblewrapArguments(mounts),
-      prologue: ["exec </dev/null", ...setup],
-      seccomp,
-      unavailable: null,
+      mode: this.mode,
+      network: this.network,
+      limits: this.#limits,
+      seccomp: this.#seccomp,
+      kept: this.#kept,
     };
-    // mewcode's own commands (`override`) each get a sandbox: they are few, and run outside the Bash worker.
-    const kept = this.#kept;
-    if (override !== null || kept === null || seccomp === null || this.helpers.sh === null) return plan;
-    return {
-      ...plan,
-      persistent: {
-        launcher: this.helpers.sh,
-        seccompFile: kept.seccompFile,
-        wrapper: bubblewrapArguments({ ...mounts, supervisorCopy: kept.supervisorCopy }),
-        supervisor: SUPERVISOR_PATH,
-        prologue: setup,
-        scratch: scratchFolders(mounts),
-      },
-    };
+    return planCall(planning, protection, override);
   }
 
   #counters(): LimitCounters {
     return this.#limits?.counters() ?? { processLimitHits: 0, memoryKills: 0 };
   }
-
-  #limitNotes(before: LimitCounters, after: LimitCounters): string[] {
-    const limits = this.#limits?.limits;
-    if (limits === undefined) return [];
-    const notes: string[] = [];
-    if (after.processLimitHits > before.processLimitHits) {
-      notes.push(
-        `The command reached the sandbox's limit of ${limits.maxProcesses} processes; process creation ` +
-          "failed. Run fewer processes at once (for example fewer parallel jobs)",
-      );
-    }
-    if (after.memoryKills > before.memoryKills) {
-      notes.push(
-        `A process of the command was killed for going over the sandbox's memory limit of ` +
-          `${formatBytes(limits.maxMemoryBytes)}. Use less memory (smaller inputs, fewer parallel jobs)`,
-      );
-    }
-    return notes;
-  }
-}
-
-/**
- * The start-up check of a plan. When the plan keeps a sandbox across calls and that fails, a sandbox per
- * call is checked too: if it works, only the kept sandbox is given up (`keptFailure`).
- */
-async function checkStart(
-  plan: ShellPlan,
-  timeoutMs: number,
-  mode: SandboxMode,
-): Promise<{ failure: string | null; keptFailure: string | null }> {
-  const failure = await preflight({ plan, timeoutMs, mode });
-  if (failure === null || plan.persistent === undefined) return { failure, keptFailure: null };
-  const { persistent: _kept, ...perCall } = plan;
-  const perCallFailure = await preflight({ plan: perCall, timeoutMs, mode });
-  return perCallFailure === null
-    ? { failure: null, keptFailure: failure }
-    : { failure: perCallFailure, keptFailure: null };
-}
-
-/** Distinct paths, shallowest first (then by name): a later mount may only go below an earlier one. */
-function shallowestFirst(paths: readonly string[]): string[] {
-  const depth = (path: string): number => path.split("/").length;
-  return [...new Set(paths)].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0));
 }

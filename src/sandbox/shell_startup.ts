@@ -6,7 +6,7 @@
  */
 import { writeAndClose } from "../common/streams.ts";
 import type { SandboxMode, ShellPlan } from "../tools/tool.ts";
-import { keptSandboxCommand } from "./bubblewrap.ts";
+import { keptSandboxCommand, processIsolationArguments } from "./bubblewrap.ts";
 
 /** What to do when the sandbox cannot run, at the end of every such message. */
 export const INSTALL_HINT =
@@ -77,4 +77,58 @@ export async function preflight(
     : "";
   const seccomp = /seccomp/i.test(stderr) ? " (the kernel refused the seccomp filter)" : "";
   return `${prefix}: bubblewrap failed its start-up check${namespaces}${seccomp}: ${detail}: ${INSTALL_HINT}`;
+}
+
+/**
+ * The start-up check of a plan. When the plan keeps a sandbox across calls and that fails, a sandbox per
+ * call is checked too: if it works, only the kept sandbox is given up (`keptFailure`).
+ */
+export async function checkStart(
+  plan: ShellPlan,
+  timeoutMs: number,
+  mode: SandboxMode,
+): Promise<{ failure: string | null; keptFailure: string | null }> {
+  const failure = await preflight({ plan, timeoutMs, mode });
+  if (failure === null || plan.persistent === undefined) return { failure, keptFailure: null };
+  const { persistent: _kept, ...perCall } = plan;
+  const perCallFailure = await preflight({ plan: perCall, timeoutMs, mode });
+  return perCallFailure === null
+    ? { failure: null, keptFailure: failure }
+    : { failure: perCallFailure, keptFailure: null };
+}
+
+/**
+ * How danger-full-access starts its shell: in bubblewrap with only a PID namespace where that works (so that
+ * commands cannot read mewcode's environment through /proc), else directly; and the caveat that says which.
+ */
+export async function fullAccessWrapper(
+  options: {
+    bwrap: string | null;
+    root: string;
+    env: Record<string, string>;
+    shell: string;
+    timeoutMs: number;
+  },
+): Promise<{ wrapper: string[]; caveat: string }> {
+  let wrapper: string[] = [];
+  if (options.bwrap !== null) {
+    const isolated = processIsolationArguments({
+      bwrap: options.bwrap,
+      root: options.root,
+      env: options.env,
+    });
+    const check = await preflight({
+      plan: { wrapper: isolated, shell: options.shell, seccomp: null },
+      timeoutMs: options.timeoutMs,
+      mode: "danger-full-access",
+    });
+    if (check === null) wrapper = isolated;
+  }
+  const caveat = wrapper.length === 0
+    ? "danger-full-access runs commands without a PID namespace (bubblewrap is not available): they can " +
+      "read mewcode's environment, including the API key, through /proc/<pid>/environ, and background " +
+      "processes started with setsid can outlive the call"
+    : "danger-full-access: commands can read and write everything your user can (files, network, " +
+      "credentials); only mewcode's own process is out of their sight (a PID namespace)";
+  return { wrapper, caveat };
 }

@@ -1,0 +1,151 @@
+/**
+ * The plan of one shell call in the bubblewrap modes: the mounts (bubblewrap.ts) from the session's view of
+ * the machine and the protected paths as they are at the call, and the launcher of the sandbox kept across
+ * calls where the session has one. `ShellSandbox` (shell_sandbox.ts) decides when a plan is made and keeps
+ * what the plans are made from; this module makes them.
+ *
+ * @module
+ */
+import type { ProtectedPath, SandboxMode, ShellPlan } from "../tools/tool.ts";
+import { bubblewrapArguments, isAtOrBelow, scratchFolders, SUPERVISOR_PATH } from "./bubblewrap.ts";
+import { planGitProtection } from "./git_metadata.ts";
+import type { HelperPaths } from "./helpers.ts";
+import { isEmptyDirectory, type KeptSandboxFiles } from "./kept_sandbox.ts";
+import type { LimitPlan } from "./limits.ts";
+import { type MachineView, protectedTopLevel } from "./shell_policy.ts";
+import { closeInheritedDescriptors } from "./shell_startup.ts";
+
+/** The protected paths of one call, as they are when it is planned. */
+export interface CallProtection {
+  /** Directories bound writable onto themselves, so that none can be renamed away (see git_metadata.ts). */
+  keepInPlace: string[];
+  /** Existing protected files and directories, bound read-only onto themselves. */
+  readOnly: string[];
+  /** Missing protected directories, covered with an empty read-only tmpfs; their mount points go after. */
+  placeholders: string[];
+  /** Missing files git would read if they appeared: removed after the call if they did. */
+  mustNotAppear: string[];
+}
+
+/** A call without protected paths (a mode that writes nothing, or a read-only command). */
+export function noProtection(): CallProtection {
+  return { keepInPlace: [], readOnly: [], placeholders: [], mustNotAppear: [] };
+}
+
+/** What the plans of a session's calls are made from. */
+export interface CallPlanning {
+  /** The session's plan as of its start: the shell, its environment, mode and network. */
+  plan: ShellPlan;
+  view: MachineView;
+  helpers: HelperPaths;
+  root: string;
+  additionalRoots: readonly string[];
+  mode: SandboxMode;
+  network: boolean;
+  limits: LimitPlan | null;
+  seccomp: Uint8Array | null;
+  /** The files of the sandbox kept across calls; null when each call gets a sandbox of its own. */
+  kept: KeptSandboxFiles | null;
+}
+
+/**
+ * The protected paths of the roots as they are now, the same protection in each root. A placeholder that a
+ * kept sandbox has mounted (`livePlaceholders`) is an empty folder on the host: it is still a missing
+ * protected folder (else every call would see a new plan). Anything put in it makes it the user's.
+ */
+export async function protectionNow(
+  options: {
+    roots: readonly string[];
+    /** The `.git` entries found below the roots by the scan before the first call. */
+    dotGits: readonly string[];
+    protectedPaths: readonly ProtectedPath[];
+    livePlaceholders: ReadonlySet<string>;
+  },
+): Promise<CallProtection> {
+  const keepInPlace: string[] = [];
+  const readOnly: string[] = [];
+  const placeholders: string[] = [];
+  const mustNotAppear: string[] = [];
+  // Each plan covers only what lies in its own root.
+  for (const root of options.roots) {
+    const nestedDotGits = options.dotGits.filter((path) => isAtOrBelow(path, root));
+    const git = await planGitProtection(root, { nestedDotGits });
+    const topLevel = protectedTopLevel(root, options.protectedPaths);
+    keepInPlace.push(...git.keepInPlace);
+    readOnly.push(...git.readOnly, ...topLevel.readOnly);
+    placeholders.push(...git.placeholders, ...topLevel.placeholders);
+    mustNotAppear.push(...git.mustNotAppear);
+  }
+  const ours = readOnly.filter((path) => options.livePlaceholders.has(path) && isEmptyDirectory(path));
+  // With folders nested in one another, a mount must still never hide one made before it; and the same
+  // paths must always give the same plan (a kept sandbox is reused only for an equal one).
+  return {
+    keepInPlace: shallowestFirst(keepInPlace),
+    readOnly: shallowestFirst(readOnly.filter((path) => !ours.includes(path))),
+    placeholders: shallowestFirst([...placeholders, ...ours]),
+    mustNotAppear: shallowestFirst(mustNotAppear),
+  };
+}
+
+/**
+ * The plan of one call. `override` is for mewcode's own commands (`ShellSandbox.runCommand`): their mode,
+ * network and filter, whatever the session's, and a sandbox of their own.
+ */
+export function planCall(
+  planning: CallPlanning,
+  protection: { keepInPlace: string[]; readOnly: string[]; placeholders: string[] },
+  override: { mode: "read-only" | "workspace-write"; network: boolean; seccomp: Uint8Array } | null = null,
+): ShellPlan {
+  const { view, helpers, limits } = planning;
+  const seccomp = override?.seccomp ?? planning.seccomp;
+  const mounts = {
+    bwrap: helpers.bwrap!,
+    root: planning.root,
+    additionalRoots: planning.additionalRoots,
+    mode: override?.mode ?? (planning.mode === "read-only" ? "read-only" : "workspace-write"),
+    network: override?.network ?? planning.network,
+    hiddenFiles: view.hiddenFiles,
+    hiddenDirectories: view.hiddenDirectories,
+    homeRoots: view.homeRoots,
+    home: view.home,
+    exposed: view.exposed,
+    hiddenInWorkspace: view.hiddenInWorkspace,
+    keepInPlace: protection.keepInPlace,
+    readOnly: protection.readOnly,
+    placeholders: protection.placeholders,
+    excluded: view.excluded,
+    writableFiles: limits?.writableFiles ?? [],
+    seccomp: seccomp !== null,
+    env: view.env,
+  } as const;
+  const { persistent: _sessionKept, ...base } = planning.plan;
+  // What every shell of the sandbox runs first, a kept sandbox's supervisor included.
+  const setup = [closeInheritedDescriptors(base.shell), ...(limits?.prologue ?? [])];
+  const plan: ShellPlan = {
+    ...base,
+    wrapper: bubblewrapArguments(mounts),
+    prologue: ["exec </dev/null", ...setup],
+    seccomp,
+    unavailable: null,
+  };
+  // mewcode's own commands (`override`) each get a sandbox: they are few, and run outside the Bash worker.
+  const kept = planning.kept;
+  if (override !== null || kept === null || seccomp === null || helpers.sh === null) return plan;
+  return {
+    ...plan,
+    persistent: {
+      launcher: helpers.sh,
+      seccompFile: kept.seccompFile,
+      wrapper: bubblewrapArguments({ ...mounts, supervisorCopy: kept.supervisorCopy }),
+      supervisor: SUPERVISOR_PATH,
+      prologue: setup,
+      scratch: scratchFolders(mounts),
+    },
+  };
+}
+
+/** Distinct paths, shallowest first (then by name): a later mount may only go below an earlier one. */
+function shallowestFirst(paths: readonly string[]): string[] {
+  const depth = (path: string): number => path.split("/").length;
+  return [...new Set(paths)].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0));
+}

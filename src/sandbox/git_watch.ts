@@ -1,0 +1,49 @@
+/**
+ * The git metadata of a session's folders as it was before its first shell call, kept to compare with at the
+ * end of the session (`ShellSandbox.endOfSession`): what the mounts cannot stop (see git_metadata.ts), said
+ * to the user once the session is over.
+ *
+ * @module
+ */
+import { isAtOrBelow } from "./bubblewrap.ts";
+import { diffGitFindings, type GitScan, scanGitMetadata } from "./git_metadata.ts";
+
+/** The scans of the root and of each added folder that no other of them contains. */
+export class GitWatch {
+  #scans: readonly { root: string; scan: GitScan }[];
+
+  private constructor(scans: readonly { root: string; scan: GitScan }[]) {
+    this.#scans = scans;
+  }
+
+  /** Scans the outermost of `roots` (the workspace root first, then the added folders). */
+  static async start(roots: readonly string[]): Promise<GitWatch> {
+    const outermost = roots.filter((root) =>
+      !roots.some((other) => other !== root && isAtOrBelow(root, other))
+    );
+    return new GitWatch(
+      await Promise.all(outermost.map(async (root) => ({ root, scan: await scanGitMetadata(root) }))),
+    );
+  }
+
+  /** The `.git` entries found below the roots, for the mounts that protect nested repositories. */
+  get dotGits(): string[] {
+    return this.#scans.flatMap(({ scan }) => scan.dotGits);
+  }
+
+  /**
+   * What gained hooks or command-running configuration since the scan, one line each for the user; findings
+   * in an added folder say which (`root` is the workspace's).
+   */
+  async changes(root: string): Promise<string[]> {
+    const lines: string[] = [];
+    for (const { root: scanned, scan } of this.#scans) {
+      const diff = diffGitFindings(scan, await scanGitMetadata(scanned));
+      // Findings are relative to the folder scanned.
+      const where = scanned === root ? "" : `In the added folder "${scanned}": `;
+      for (const change of diff.changes) lines.push(`${where}${change.message}`);
+      if (diff.notice !== null) lines.push(`${where}${diff.notice}`);
+    }
+    return lines;
+  }
+}

@@ -20,14 +20,9 @@
  * @module
  */
 import { Lexer, type MarkedToken, type Token, Tokenizer, type Tokens } from "marked";
-import { sanitize } from "../_terminal_text.ts";
-import { highlightLines, requestGrammar } from "./_highlight.ts";
+import { requestGrammar } from "./_highlight.ts";
+import { asMarked, codeLines, inlineSpans, tableLines, textSpans } from "./_markdown_spans.ts";
 import {
-  type Align,
-  breakSpans,
-  cutSpans,
-  expandTabs,
-  padSpans,
   renderSpans,
   type Span,
   span,
@@ -279,11 +274,6 @@ class BlockTokenizer extends Tokenizer {
   }
 }
 
-// marked types tokens as its own union or a Generic one for extensions; no extension is registered here.
-function asMarked(token: Token): MarkedToken {
-  return token as MarkedToken;
-}
-
 interface Place {
   first: Span[];
   rest: Span[];
@@ -384,130 +374,4 @@ function mayContinue(tokens: readonly Token[]): boolean {
   return tokens.some((token) =>
     token.type === "text" && /[`*[]|~~|(?:^|[^\p{L}\p{N}])_|_(?:[^\p{L}\p{N}]|$)/u.test(String(token.text))
   );
-}
-
-/** Inline tokens as spans: emphasis, code, links (text and a dim address), breaks as "\n" spans. */
-function inlineSpans(tokens: readonly Token[], styles: readonly StyleName[], colors: boolean): Span[] {
-  const out: Span[] = [];
-  for (const token of tokens.map(asMarked)) {
-    switch (token.type) {
-      case "text":
-        if ("tokens" in token && token.tokens !== undefined) {
-          out.push(...inlineSpans(token.tokens, styles, colors));
-        } else out.push(...textSpans(decodeEntities(token.text), styles));
-        break;
-      case "escape":
-        out.push(...textSpans(token.text, styles));
-        break;
-      case "strong":
-        out.push(...inlineSpans(token.tokens, [...styles, "bold"], colors));
-        break;
-      case "em":
-        out.push(...inlineSpans(token.tokens, [...styles, "italic"], colors));
-        break;
-      case "del": {
-        const inner = inlineSpans(token.tokens, [...styles, "strikethrough"], colors);
-        out.push(...(colors ? inner : [span("~~"), ...inner, span("~~")]));
-        break;
-      }
-      case "codespan": {
-        const code = sanitize(token.text);
-        out.push(colors ? span(code, ...styles, "cyan") : span(`\`${code}\``, ...styles));
-        break;
-      }
-      case "link":
-        out.push(...inlineSpans(token.tokens, [...styles, "underline", "blue"], colors));
-        if (token.autolink !== true && token.href !== token.text) {
-          out.push(span(` (${sanitize(token.href)})`, "dim"));
-        }
-        break;
-      case "image":
-        out.push(
-          span(`[image: ${sanitize(token.text)}]`, ...styles),
-          span(` (${sanitize(token.href)})`, "dim"),
-        );
-        break;
-      case "br":
-        out.push(span("\n"));
-        break;
-      case "checkbox":
-        break;
-      default:
-        out.push(...textSpans("text" in token ? String(token.text) : token.raw, styles));
-    }
-  }
-  return out;
-}
-
-/** Model text as spans: each line made safe for the terminal, line breaks as "\n" spans. */
-function textSpans(text: string, styles: readonly StyleName[]): Span[] {
-  return text.split("\n").flatMap((line, index) => [
-    ...(index > 0 ? [span("\n")] : []),
-    { text: sanitize(line), styles },
-  ]);
-}
-
-const ENTITIES: ReadonlyMap<string, string> = new Map([
-  ["amp", "&"],
-  ["lt", "<"],
-  ["gt", ">"],
-  ["quot", '"'],
-  ["apos", "'"],
-  ["nbsp", "\u00a0"],
-]);
-
-/** The character references a model writes in prose (`&amp;`, `&#39;`); others stay as written. */
-function decodeEntities(text: string): string {
-  if (!text.includes("&")) return text;
-  return text.replace(/&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([a-z]+));/g, (whole, decimal, hex, name) => {
-    if (name !== undefined) return ENTITIES.get(name) ?? whole;
-    const code = decimal !== undefined ? Number(decimal) : Number.parseInt(hex, 16);
-    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : "\ufffd";
-  });
-}
-
-/** A code block: highlighted when colours are on and its language is known, behind a gutter. */
-function codeLines(token: Tokens.Code, width: number, colors: boolean): Span[][] {
-  const source = token.text.split("\n").map((line) => sanitize(expandTabs(line))).join("\n");
-  const highlighted = colors ? highlightLines(source, token.lang) : null;
-  const lines = highlighted ?? source.split("\n").map((line) => [span(line)]);
-  return lines.flatMap((line) =>
-    breakSpans(line, Math.max(1, width - 2)).map((
-      part,
-      index,
-    ) => [span(index === 0 ? "│ " : "┆ ", "dim"), ...part])
-  );
-}
-
-/** A table with columns aligned by display width, shrunk (cells cut) to fit the width. */
-function tableLines(
-  token: Tokens.Table,
-  width: number,
-  cell: (text: string, styles: StyleName[]) => Span[],
-): Span[][] {
-  const header = token.header.map((head) => cell(head.text, ["bold"]));
-  const rows = token.rows.map((row) => header.map((_, column) => cell(row[column]?.text ?? "", [])));
-  const widths = header.map((cell, column) =>
-    Math.max(1, spansWidth(cell), ...rows.map((row) => spansWidth(row[column]!)))
-  );
-  const room = width - 3 * (widths.length - 1);
-  for (let excess = widths.reduce((sum, cells) => sum + cells, 0) - room; excess > 0; excess--) {
-    const widest = widths.indexOf(Math.max(...widths));
-    if (widths[widest]! <= 3) break;
-    widths[widest]!--;
-  }
-  const line = (cells: Span[][]): Span[] =>
-    cutSpans(
-      cells.flatMap((cell, column) => [
-        ...(column > 0 ? [span(" │ ", "dim")] : []),
-        ...padSpans(cutSpans(cell, widths[column]!), widths[column]!, alignOf(token.align[column])),
-      ]),
-      width,
-    );
-  const rule = cutSpans([span(widths.map((cells) => "─".repeat(cells)).join("─┼─"), "dim")], width);
-  return [line(header), rule, ...rows.map(line)];
-}
-
-function alignOf(align: Tokens.TableCell["align"] | undefined): Align {
-  return align === "right" || align === "center" ? align : "left";
 }

@@ -35,6 +35,7 @@ import { isCancelKey, KeyRouter, Screen } from "./screen.ts";
 import { parseSlashCommand } from "./slash_commands.ts";
 import { createStyle, type Style } from "./style.ts";
 import { Terminal } from "./terminal.ts";
+import { withAttachments } from "./_attachments.ts";
 
 /** What the interactive session needs; everything after `signal` is injectable for tests. */
 export interface InteractiveInput {
@@ -49,8 +50,6 @@ export interface InteractiveInput {
   executor?: ExecutorKind;
 }
 
-/** The most of an attached file (`@path`) put into the prompt. */
-const MAX_ATTACHMENT_BYTES = 256 * 1024;
 /** Ctrl-C twice on an empty prompt within this exits. */
 const DOUBLE_INTERRUPT_MS = 2_000;
 
@@ -475,28 +474,4 @@ async function askTrust(parts: Parts, setup: SessionSetup): Promise<SessionSetup
   }
   screen.print(`${style.green("Trusted.")}\n`);
   return await sessionSetup(workspace, parts.options, env);
-}
-
-/** The prompt with each attached file (`@path`) added, between tags, after the text. */
-async function withAttachments(text: string, attachments: readonly string[], root: string): Promise<string> {
-  const parts = [text];
-  for (const attachment of attachments) {
-    const path = attachment.startsWith("/") ? attachment : `${root}/${attachment}`;
-    let real: string;
-    try {
-      real = await Deno.realPath(path);
-    } catch {
-      continue;
-    }
-    if (real !== root && !real.startsWith(`${root}/`)) continue;
-    const info = await Deno.stat(real).catch(() => null);
-    if (info === null || !info.isFile) continue;
-    const bytes = await Deno.readFile(real).catch(() => null);
-    if (bytes === null) continue;
-    const cutAt = Math.min(bytes.length, MAX_ATTACHMENT_BYTES);
-    const content = new TextDecoder().decode(bytes.subarray(0, cutAt));
-    const note = cutAt < bytes.length ? `\n(cut after ${cutAt} of ${bytes.length} bytes)` : "";
-    parts.push(`<file path="${real}">\n${content}${note}\n</file>`);
-  }
-  return parts.join("\n\n");
 }

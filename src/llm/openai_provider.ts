@@ -82,11 +82,7 @@ export class OpenAiProvider implements Provider {
   /** Streams one model turn, retrying per the policy; see the module doc for what it throws. */
   stream(request: ModelRequest, options: StreamOptions): AsyncIterable<ProviderEvent> {
     const { signal, onResponse } = options;
-    return streamWithRetry(() => this.#attempt(request, signal), {
-      ...this.#retry,
-      signal,
-      ...(onResponse === undefined ? {} : { onResponse }),
-    });
+    return streamWithRetry(() => this.#attempt(request, signal), { ...this.#retry, signal, onResponse });
   }
 
   /** The ids of the models the server offers (`GET /models`), to check that it answers. */

@@ -109,7 +109,7 @@ export function brokenStreamReason(error: StreamInterruptedError): string {
  */
 export async function* streamWithRetry(
   attempt: (attemptNumber: number) => AsyncIterable<ProviderEvent>,
-  options: RetryOptions & { signal: AbortSignal; onResponse?: () => void },
+  options: RetryOptions & { signal: AbortSignal; onResponse?: (() => void) | undefined },
 ): AsyncGenerator<ProviderEvent> {
   const { signal, random, sleep = abortableSleep, onResponse, ...policy } = options;
   let responded = false;

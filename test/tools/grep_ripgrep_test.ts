@@ -274,7 +274,7 @@ Deno.test({
   name: "Grep through ripgrep matches Grep on the benchmark's generated tree",
   ignore: missing,
   async fn(t) {
-    const { ensureSearchTree } = await import("../../scripts/bench/search.ts");
+    const { ensureSearchTree } = await import("../../scripts/bench/_search_tree.ts");
     const { BENCH_LITERAL, BENCH_REGEX } = await import("../../scripts/bench/_search_session.ts");
     await using work = await createTempWorkspace("mewcode-bench-tree-");
     const root = await Deno.realPath(await ensureSearchTree(work.root, true));

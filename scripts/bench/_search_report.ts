@@ -203,7 +203,8 @@ export function report(rows: Row[], memory: TurnMemoryRuns, facts: ReportFacts):
     "- as deployed: the call through a session's tool runtime (`createToolRuntime`: the pipeline's gates, " +
     "the warm worker pool, and for Grep ripgrep in the read-only shell sandbox, `src/tools/grep_ripgrep.ts`: " +
     "the worker searches for 40 ms (calls with a head_limit above 1000 skip this; a search that has found " +
-    "half of what it may show goes on), then ripgrep searches the contents, started when the worker says " +
+    "half of what it may show goes on; one that a recent walk of the path shows cannot end within the " +
+    "budget at its pace gives up after 10 ms), then ripgrep searches the contents, started when the worker says " +
     "it gave up, while the worker walks, the walk starting with the call). Repeated calls in one session " +
     "reuse the walk of the same path from the last 30 s when the worker's search saw a match, and when the " +
     "walk's stamps still hold (an lstat of each directory it listed) when it did not; after the time, which search " +

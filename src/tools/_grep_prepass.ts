@@ -36,7 +36,25 @@ export interface GrepPrepass {
    * (`current`), so that a result without matches can show that walk's counts.
    */
   check?: WalkStamps;
+  /**
+   * How many files that recent walk found (those passing the glob): a search that cannot end within its
+   * budget at its pace so far gives up before the budget is spent (see `WalkRecorder.overBudget`).
+   */
+  expectedFiles?: number;
 }
+
+/**
+ * A search that knows how many files to expect judges its pace once it has searched this long and this many
+ * files (earlier, one large file or a cold start says little about the rest).
+ */
+export const PACE_AFTER_MS = 10;
+export const PACE_AFTER_FILES = 32;
+/**
+ * How far off its budget a search's pace must be for it to give up early: finishing every file would take
+ * this many budgets, and by the budget's end it would have found less than `EXTEND_FROM_FULLNESS` divided by
+ * this of what it may show (the share that would earn it more time).
+ */
+export const PACE_MARGIN = 2;
 
 /** The walk a prepass reports when its budget ran out. */
 export interface GrepWalkReport {
@@ -76,11 +94,13 @@ export function prepassOf(input: object): GrepPrepass | null {
   const globs = (value as Record<string, unknown>).prefilter;
   const walk = (value as Record<string, unknown>).walk !== false;
   const check = stampsOf((value as Record<string, unknown>).check);
+  const expected = (value as Record<string, unknown>).expectedFiles;
   return {
     budgetMs: budget,
     prefilter: Array.isArray(globs) ? globs.map(String) : null,
     walk,
     ...(check === null ? {} : { check }),
+    ...(typeof expected === "number" && expected >= 0 ? { expectedFiles: expected } : {}),
   };
 }
 
@@ -125,7 +145,9 @@ export class WalkRecorder {
   /** Whether the walk is to be finished and reported past the budget (and stamped). */
   readonly walks: boolean;
   #check: WalkStamps | null;
+  #started: number;
   #deadline: number;
+  #expectedFiles: number | null;
   #extendedDeadline: number;
   #filter: ((name: string) => boolean) | null;
   #files: string[] = [];
@@ -136,7 +158,9 @@ export class WalkRecorder {
   #trap: string | null = null;
 
   constructor(prepass: GrepPrepass, started: number) {
+    this.#started = started;
     this.#deadline = started + prepass.budgetMs;
+    this.#expectedFiles = prepass.expectedFiles ?? null;
     this.#extendedDeadline = started + prepass.budgetMs * EXTENDED_BUDGET_FACTOR;
     this.walks = prepass.walk;
     this.#check = prepass.check ?? null;
@@ -165,12 +189,27 @@ export class WalkRecorder {
    * Whether the search budget is spent, not counting `excludedMs` (the time spent confirming the location
    * of files with matches, which a search with few of them pays in any case: see `confirmLocation`). A
    * search `fullness` (0 to 1) of the way to its limit goes on past the budget: see `EXTEND_FROM_FULLNESS`.
+   * One that expects a number of files gives up before the budget is spent when its pace shows that it
+   * cannot end within it: every millisecond it searches on delays ripgrep, which will search anyway.
    */
   overBudget(excludedMs = 0, fullness = 0): boolean {
     const now = performance.now() - excludedMs;
-    if (now <= this.#deadline) return false;
+    if (now <= this.#deadline) return this.#hopeless(now - this.#started, fullness);
     // Half of what it may show found: likely to end soon, where giving up costs ripgrep's whole search.
     return fullness < EXTEND_FROM_FULLNESS || now > this.#extendedDeadline;
+  }
+
+  // Whether, at its pace so far, the search would need `PACE_MARGIN` budgets to search every expected file
+  // and find by the budget's end less than `EXTEND_FROM_FULLNESS / PACE_MARGIN` of what it may show.
+  #hopeless(elapsedMs: number, fullness: number): boolean {
+    const expected = this.#expectedFiles;
+    // The file being recorded now is not searched yet.
+    const searched = this.#files.length - 1;
+    if (expected === null || elapsedMs < PACE_AFTER_MS || searched < PACE_AFTER_FILES) return false;
+    const budgetMs = this.#deadline - this.#started;
+    const allFilesMs = elapsedMs * expected / searched;
+    const fullnessAtDeadline = fullness * budgetMs / elapsedMs;
+    return allFilesMs > PACE_MARGIN * budgetMs && fullnessAtDeadline < EXTEND_FROM_FULLNESS / PACE_MARGIN;
   }
 
   /**

@@ -8,8 +8,9 @@
  *
  * How one call runs, from the runtime (`run`):
  * 1. The worker runs Grep alone for a short time budget (`_grep_prepass.ts`): a small or dense search ends
- *    within it, and its result is the answer. Without a recent walk of the path, the same worker call walks
- *    on past the budget (without reading files), so the walk starts with the call.
+ *    within it, and its result is the answer. Told how many files a recent walk of the path found, it gives
+ *    up as soon as its pace shows it cannot end within the budget. Without a recent walk of the path, the
+ *    same worker call walks on past the budget (without reading files), so the walk starts with the call.
  * 2. Otherwise ripgrep searches in the sandbox (`src/sandbox/ripgrep_command.ts`), started when the worker
  *    says its budget is spent (`CallProgress`; see `RIPGREP_LATE_START_BUDGETS` for a worker that does
  *    not), while it walks; a call costs the longer of the two, not their sum. The walk reports the files
@@ -253,12 +254,18 @@ export class RipgrepGrep {
     };
     if (budgetMs === 0) startRipgrep();
     try {
-      const prepass = (budget: number, walk: boolean, check?: WalkStamps): Promise<GrepOutcome> => {
+      const prepass = (
+        budget: number,
+        walk: boolean,
+        check?: WalkStamps,
+        expectedFiles?: number,
+      ): Promise<GrepOutcome> => {
         const request: GrepPrepass = {
           budgetMs: budget,
           prefilter: plan!.prefilter,
           walk,
           ...(check === undefined ? {} : { check }),
+          ...(expectedFiles === undefined ? {} : { expectedFiles }),
         };
         if (budget > 0 && ripgrep === null) {
           clearTimeout(lateStart);
@@ -290,7 +297,7 @@ export class RipgrepGrep {
         //    budget.
         const first = recent === null && !this.#walking.has(walkKey) && keptLoading === null
           ? (await this.#sharedWalk(walkKey, () => prepass(budgetMs, true))).outcome
-          : await this.#oneAtATime(() => prepass(budgetMs, false, stamps));
+          : await this.#oneAtATime(() => prepass(budgetMs, false, stamps, recent?.files.length));
         const report = walkReportOf(first.result);
         if (report === null && first.result.metadata.prepass !== BUDGET_SPENT) return first;
         startRipgrep();

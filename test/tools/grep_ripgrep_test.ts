@@ -12,7 +12,8 @@ import {
   RipgrepGrep,
   type RipgrepGrepOptions,
 } from "../../src/tools/grep_ripgrep.ts";
-import { EXTENDED_BUDGET_FACTOR } from "../../src/tools/_shared.ts";
+import { EXTENDED_BUDGET_FACTOR, GREP_PREPASS } from "../../src/tools/_shared.ts";
+import type { GrepPrepass } from "../../src/tools/_grep_prepass.ts";
 import { readRipgrepOutput, RipgrepOutputReader } from "../../src/tools/_ripgrep_output.ts";
 import { WalkStore } from "../../src/execution/walk_store.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
@@ -746,6 +747,36 @@ Deno.test({
       await Deno.writeTextFile(join(workspace.root, "b/x.log"), "ignored\n");
       deepStrictEqual(await run({ pattern: "no such text" }), { engine: "ripgrep", recent: false });
     });
+  },
+});
+
+Deno.test({
+  name: "Grep through ripgrep tells the worker's budgeted search how many files a recent walk found",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, {
+      ".gitignore": "*.log\n",
+      "a.txt": "match a\n",
+      "b/c.txt": "match c\n",
+      "b/d.log": "match d\n",
+    });
+    // What each budgeted search was told to expect (`WalkRecorder.overBudget` judges its pace by it).
+    const expected: (number | undefined)[] = [];
+    await using setup = await openRipgrep(workspace.root, {
+      prepassBudgetMs: 1e-9,
+      smallTreeFiles: 0,
+      runWorker: (input, context, signal) => {
+        const prepass = input[GREP_PREPASS] as GrepPrepass | undefined;
+        if (prepass !== undefined && prepass.budgetMs > 0) expected.push(prepass.expectedFiles);
+        return grepHere(input, context, signal);
+      },
+    });
+    await checkedRun(setup, { pattern: "match" });
+    await checkedRun(setup, { pattern: "match", output_mode: "count" });
+    // The first call has no walk to go by; the second has the first's: .gitignore, a.txt and b/c.txt (the
+    // .log is ignored).
+    deepStrictEqual(expected, [undefined, 3]);
   },
 });
 

@@ -193,7 +193,10 @@ export class InteractiveSession {
 
   /** Runs one prompt as a turn; Esc or Ctrl-C stop it. */
   async turn(text: string, attachments: readonly string[]): Promise<void> {
-    const prompt = await withAttachments(text, attachments, this.parts.workspace.root);
+    const { prompt, skipped } = await withAttachments(text, attachments, this.parts.workspace.root);
+    for (const { path, reason } of skipped) {
+      this.print(this.parts.style.yellow(`⚠ ${sanitize(`@${path} not attached: ${reason}`)}`));
+    }
     const controller = new AbortController();
     const stop = () => controller.abort(new DOMException("interrupted by the user", "AbortError"));
     this.parts.signal.addEventListener("abort", stop, { once: true });

@@ -40,7 +40,7 @@ function statusField(pid: number, field: string): number {
 
 /**
  * The turn's memory measured `runs` times, each in a fresh process: one run's peak moves by several MB with
- * when the garbage collector happens to run (measured: 124-131 MB for one commit), so the goal is judged on
+ * when the garbage collector happens to run (measured: 116-132 MB for one commit), so the goal is judged on
  * the median, as the times are.
  */
 export async function measureTurnMemoryRuns(

@@ -44,10 +44,11 @@ export interface GrepPrepass {
 }
 
 /**
- * A search that knows how many files to expect judges its pace once it has searched this long and this many
- * files (earlier, one large file or a cold start says little about the rest).
+ * A search that knows how many files to expect judges its pace once it has searched this long and at least
+ * `PACE_AFTER_FILES` files (earlier, one large file or a cold start says little about the rest).
  */
 export const PACE_AFTER_MS = 10;
+/** See `PACE_AFTER_MS`. */
 export const PACE_AFTER_FILES = 32;
 /**
  * How far off its budget a search's pace must be for it to give up early: finishing every file would take

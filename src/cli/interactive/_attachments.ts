@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { describeError } from "../../common/errors.ts";
 import { looksBinary } from "../../tools/_text.ts";
 
 /** The most of an attached file (`@path`) put into the prompt. */
@@ -62,7 +63,7 @@ async function readAttachment(
   try {
     info = await Deno.stat(real);
   } catch (error) {
-    return { reason: `it cannot be read (${messageOf(error)})` };
+    return { reason: `it cannot be read (${describeError(error)})` };
   }
   if (info.isDirectory) return { reason: "it is a directory; name a file in it, or ask about the directory" };
   if (!info.isFile) return { reason: "it is not a regular file (a named pipe, socket or device)" };
@@ -70,7 +71,7 @@ async function readAttachment(
   try {
     file = await Deno.open(real, { read: true });
   } catch (error) {
-    return { reason: `it cannot be read (${messageOf(error)})` };
+    return { reason: `it cannot be read (${describeError(error)})` };
   }
   try {
     const opened = await file.stat();
@@ -81,7 +82,7 @@ async function readAttachment(
     if (looksBinary(bytes)) return { reason: "it looks binary (a NUL byte in its first 8 KiB)" };
     return { real, bytes, size: Math.max(opened.size, bytes.length) };
   } catch (error) {
-    return { reason: `it cannot be read (${messageOf(error)})` };
+    return { reason: `it cannot be read (${describeError(error)})` };
   } finally {
     file.close();
   }
@@ -97,8 +98,4 @@ async function readUpTo(file: Deno.FsFile, limit: number): Promise<Uint8Array> {
     filled += read;
   }
   return buffer.subarray(0, filled);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,6 +1,7 @@
 /**
- * scripts/mewcode clears every Deno variable it does not know to be harmless, with shell built-ins only:
- * checked with a stand-in Deno (MEWCODE_DENO) that prints the environment it was started with.
+ * scripts/mewcode clears every Deno variable it does not know to be harmless, with shell built-ins only, and
+ * turns off Deno's own update check: checked with a stand-in Deno (MEWCODE_DENO) that prints the environment
+ * it was started with.
  */
 import { deepStrictEqual, equal } from "node:assert/strict";
 import { join } from "node:path";
@@ -43,7 +44,17 @@ Deno.test("the launcher passes on only the harmless Deno variables, whatever the
       deepStrictEqual(await denoVariablesSeen(env, shell), [
         "DENO_CERT=/etc/cert.pem",
         "DENO_DIR=/cache/deno",
+        "DENO_NO_UPDATE_CHECK=1",
       ]);
     });
+  }
+});
+
+Deno.test("the launcher turns Deno's update check off, whatever the caller set", async () => {
+  // Unset, Deno looks up dl.deno.land from every run whose last check is a day old, or never succeeded (offline).
+  for (const value of [undefined, "", "0"]) {
+    const env: Record<string, string> = { PATH: "/usr/bin:/bin" };
+    if (value !== undefined) env.DENO_NO_UPDATE_CHECK = value;
+    deepStrictEqual(await denoVariablesSeen(env, "/bin/sh"), ["DENO_NO_UPDATE_CHECK=1"]);
   }
 });

@@ -6,7 +6,7 @@
  */
 import denoConfig from "./deno.json" with { type: "json" };
 import { type CliOptions, helpText, parseCli, UsageError } from "./src/cli/args.ts";
-import { EXIT } from "./src/cli/exit_codes.ts";
+import { EXIT, type InterruptSignal, interruptStatus } from "./src/cli/exit_codes.ts";
 import { assertNever } from "./src/common/errors.ts";
 import { lazyImport } from "./src/common/lazy_import.ts";
 import type { Workspace } from "./src/session/workspace.ts";
@@ -129,16 +129,21 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /**
- * SIGINT and SIGTERM abort the run (its tools' processes are killed, the partial result is printed, the
- * transcript gets its end record); a second signal while that happens exits at once.
+ * SIGINT, SIGTERM and SIGHUP abort the run (its tools' processes are killed, the partial result is printed,
+ * the transcript gets its end record, the sandbox's temporary files are removed); a second signal while that
+ * happens exits at once. Left to its default, SIGHUP (a closed terminal, a dropped SSH session) would end
+ * the process with none of that. Windows delivers only SIGINT (and SIGBREAK) to Deno.
  */
 class Interruption {
   readonly #controller = new AbortController();
-  #received: "SIGINT" | "SIGTERM" | null = null;
+  #received: InterruptSignal | null = null;
   readonly #listeners: [Deno.Signal, () => void][] = [];
 
   constructor() {
-    for (const name of ["SIGINT", "SIGTERM"] as const) {
+    const names: readonly InterruptSignal[] = Deno.build.os === "windows"
+      ? ["SIGINT"]
+      : ["SIGINT", "SIGTERM", "SIGHUP"];
+    for (const name of names) {
       const listener = () => this.#receive(name);
       Deno.addSignalListener(name, listener);
       this.#listeners.push([name, listener]);
@@ -150,7 +155,7 @@ class Interruption {
   }
 
   /** The signal that interrupted the run, or null. */
-  get received(): "SIGINT" | "SIGTERM" | null {
+  get received(): InterruptSignal | null {
     return this.#received;
   }
 
@@ -158,9 +163,8 @@ class Interruption {
     for (const [name, listener] of this.#listeners) Deno.removeSignalListener(name, listener);
   }
 
-  #receive(name: "SIGINT" | "SIGTERM"): void {
-    const code = name === "SIGINT" ? EXIT.interrupted : EXIT.terminated;
-    if (this.#received !== null) Deno.exit(code);
+  #receive(name: InterruptSignal): void {
+    if (this.#received !== null) Deno.exit(interruptStatus(name));
     this.#received = name;
     this.#controller.abort(new DOMException(`interrupted by ${name}`, "AbortError"));
   }

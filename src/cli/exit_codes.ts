@@ -15,6 +15,7 @@ export const EXIT = {
   maxBudget: 54,
   needsApproval: 55,
   unavailable: 75,
+  hangup: 129,
   interrupted: 130,
   terminated: 143,
 } as const;
@@ -35,6 +36,17 @@ export const EXIT_DESCRIPTIONS: readonly (readonly [ExitCode, string])[] = [
     EXIT.unavailable,
     "the API stayed unavailable after retries (overloaded, rate limited, network): retry later",
   ],
+  [EXIT.hangup, "hung up (SIGHUP: the terminal closed)"],
   [EXIT.interrupted, "interrupted (SIGINT, Ctrl-C)"],
   [EXIT.terminated, "terminated (SIGTERM)"],
 ];
+
+/** The signals that end a run the orderly way (its tools stopped, its result printed, its files removed). */
+export type InterruptSignal = "SIGINT" | "SIGTERM" | "SIGHUP";
+
+/** The exit status of a run a signal ended: 128 plus the signal's number, as a shell reports it. */
+export function interruptStatus(signal: InterruptSignal | null): ExitCode {
+  if (signal === "SIGTERM") return EXIT.terminated;
+  if (signal === "SIGHUP") return EXIT.hangup;
+  return EXIT.interrupted;
+}

@@ -29,7 +29,7 @@ import {
 } from "../session/session.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { type CliOptions, UsageError } from "./args.ts";
-import { EXIT } from "./exit_codes.ts";
+import { EXIT, type InterruptSignal } from "./exit_codes.ts";
 import { OutputWriter } from "./output_format.ts";
 import { type PromptSource, readPromptInput, type StdinLimits } from "./prompt_input.ts";
 import {
@@ -53,7 +53,7 @@ export interface PrintModeInput {
   options: CliOptions;
   signal: AbortSignal;
   /** Which signal aborted `signal`, when one did (SIGTERM exits 143, SIGINT 130). */
-  interruption?: { readonly received: "SIGINT" | "SIGTERM" | null };
+  interruption?: { readonly received: InterruptSignal | null };
   /** Default: the provider the environment configures. */
   provider?: Provider;
   /** Default: the process environment. */
@@ -342,7 +342,7 @@ function endMessage(
   summary: RunSummary,
   verdict: RunVerdict,
   options: CliOptions,
-  signal: "SIGINT" | "SIGTERM" | null,
+  signal: InterruptSignal | null,
 ): string | null {
   const requests = `${summary.turns} model request${summary.turns === 1 ? "" : "s"}`;
   switch (verdict.subtype) {

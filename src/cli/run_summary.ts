@@ -6,7 +6,7 @@
  */
 import type { AgentEvent, Denial, ErrorCategory, TurnEndReason, UsageTotals } from "../agent/events.ts";
 import { assertNever } from "../common/errors.ts";
-import { EXIT, type ExitCode } from "./exit_codes.ts";
+import { EXIT, type ExitCode, type InterruptSignal, interruptStatus } from "./exit_codes.ts";
 
 /** A call the permission gate (or a hook) refused. */
 export interface RunDenial {
@@ -137,7 +137,7 @@ export interface RunVerdict {
 /** What decides the verdict besides the events. */
 export interface VerdictContext {
   /** The signal that interrupted the run, when one did. */
-  signal?: "SIGINT" | "SIGTERM" | null;
+  signal?: InterruptSignal | null;
   /** The run was asked for structured output and did not produce a valid object. */
   structuredOutputFailed?: boolean;
 }
@@ -156,7 +156,7 @@ export function verdictOf(summary: RunSummary, context: VerdictContext = {}): Ru
     case null:
       return verdict("error_during_execution", EXIT.error);
     case "aborted":
-      return verdict("interrupted", context.signal === "SIGTERM" ? EXIT.terminated : EXIT.interrupted);
+      return verdict("interrupted", interruptStatus(context.signal ?? null));
     case "max_turns":
       return verdict("error_max_turns", EXIT.maxTurns);
     case "max_budget":

@@ -116,6 +116,11 @@ export class TmuxSession implements AsyncDisposable {
     throw new Error(`The program did not exit within ${timeoutMs} ms. Last screen:\n${await this.screen()}`);
   }
 
+  /** Closes the terminal as a closed window or a dropped SSH session does: its programs get SIGHUP. */
+  async hangUp(): Promise<void> {
+    await this.#tmux(["kill-session", "-t", this.name]);
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     await this.#tmux(["kill-server"]).catch(() => "");
   }

@@ -1,6 +1,6 @@
 import { deepStrictEqual, equal } from "node:assert/strict";
 import type { AgentEvent, Denial, ErrorCategory, TurnEndReason } from "../../src/agent/events.ts";
-import { EXIT } from "../../src/cli/exit_codes.ts";
+import { EXIT, type InterruptSignal } from "../../src/cli/exit_codes.ts";
 import { foldRun, summarizeRun, verdictOf } from "../../src/cli/run_summary.ts";
 
 const TOTALS = {
@@ -51,13 +51,14 @@ function denied(denial: Denial): AgentEvent {
 }
 
 Deno.test("verdictOf maps every way a run ends to its subtype and exit status", async (t) => {
-  const cases: [string, AgentEvent[], { signal?: "SIGINT" | "SIGTERM" }, string, number][] = [
+  const cases: [string, AgentEvent[], { signal?: InterruptSignal }, string, number][] = [
     ["end_turn", [turnEnd("end_turn")], {}, "success", EXIT.ok],
     ["unknown stop reason", [turnEnd("unknown_stop_reason")], {}, "success", EXIT.ok],
     ["max_turns", [turnEnd("max_turns")], {}, "error_max_turns", EXIT.maxTurns],
     ["max_budget", [turnEnd("max_budget")], {}, "error_max_budget", EXIT.maxBudget],
     ["SIGINT", [turnEnd("aborted")], { signal: "SIGINT" }, "interrupted", EXIT.interrupted],
     ["SIGTERM", [turnEnd("aborted")], { signal: "SIGTERM" }, "interrupted", EXIT.terminated],
+    ["SIGHUP", [turnEnd("aborted")], { signal: "SIGHUP" }, "interrupted", EXIT.hangup],
     ["auth", [errorEvent("authentication"), turnEnd("error")], {}, "error_auth", EXIT.auth],
     ["unavailable", [errorEvent("unavailable"), turnEnd("error")], {}, "error_api", EXIT.unavailable],
     ["api", [errorEvent("api"), turnEnd("error")], {}, "error_api", EXIT.error],

@@ -139,6 +139,50 @@ Deno.test("interactive: Esc during a long Bash call cancels it within 1 s, kills
   equal(results[0]?.is_error, true);
 });
 
+Deno.test("interactive: a closed terminal (SIGHUP) during a Bash call ends the session, its processes and its temporary files", async () => {
+  await using box = await E2eWorkspace.create();
+  // The run's own temporary folder, to see what it leaves there (the kept sandbox's files).
+  const temporary = await Deno.makeTempDir({ prefix: "mewcode-e2e-hup-tmp-" });
+  try {
+    const marker = `500.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+    const sessionId = crypto.randomUUID();
+    await using server = await startFakeAnthropic([turn().toolUse("Bash", { command: `sleep ${marker}` })]);
+    await using tmux = await TmuxSession.start({
+      command: `${LAUNCHER} --permission-mode bypassPermissions --session-id ${sessionId}`,
+      cwd: box.root,
+      env: {
+        ...box.env(server),
+        TERM: "xterm-256color",
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        TMPDIR: temporary,
+      },
+    });
+    await tmux.waitFor(/^›/m);
+    await tmux.type("wait");
+    await tmux.keys("Enter");
+    const deadline = Date.now() + 30_000;
+    while ((await processesWith(marker)) === 0) {
+      ok(Date.now() < deadline, "the sleep never started");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    ok((await Array.fromAsync(Deno.readDir(temporary))).length > 0, "the sandbox keeps its files there");
+    const hungUp = Date.now();
+    await tmux.hangUp();
+    // mewcode's own process carries the session id in its command line.
+    while ((await processesWith(marker)) + (await processesWith(sessionId)) > 0) {
+      ok(Date.now() - hungUp < 5_000, "mewcode and the command were still running 5 s after the hang-up");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    equal(
+      (await Array.fromAsync(Deno.readDir(temporary))).length,
+      0,
+      "the temporary folder is left as it was",
+    );
+  } finally {
+    await Deno.remove(temporary, { recursive: true });
+  }
+});
+
 Deno.test("interactive: Ctrl-C twice on an empty prompt exits and the terminal is restored", async () => {
   await using box = await E2eWorkspace.create();
   await using server = await startFakeAnthropic([]);

@@ -1,9 +1,10 @@
 /**
- * End to end: SIGINT (Ctrl-C) or SIGTERM during `mewcode -p` ends the run promptly with exit 130 or 143,
- * prints the partial result in the chosen format, kills the running command with everything it started,
- * and leaves a transcript that says what happened.
+ * End to end: SIGINT (Ctrl-C), SIGTERM or SIGHUP (the terminal closed) during `mewcode -p` ends the run
+ * promptly with exit 130, 143 or 129, prints the partial result in the chosen format, kills the running
+ * command with everything it started, removes the sandbox's temporary folder, and leaves a transcript that
+ * says what happened.
  */
-import { equal, match, ok } from "node:assert/strict";
+import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { readTranscript, type TranscriptRecord } from "../../src/session/transcript.ts";
 import { workspaceSlug } from "../../src/config/home.ts";
@@ -24,10 +25,12 @@ async function transcriptRecords(home: string, root: string): Promise<Transcript
   }
 }
 
-for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
-  Deno.test(`e2e: ${signal} during a Bash call exits ${status} within 2 s, prints the JSON result, kills the command's processes and records the end`, async () => {
+for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]] as const) {
+  Deno.test(`e2e: ${signal} during a Bash call exits ${status} within 2 s, prints the JSON result, kills the command's processes, leaves no temporary files and records the end`, async () => {
     await using workspace = await createTempWorkspace("mewcode-e2e-int-");
     await using home = await createTempWorkspace("mewcode-e2e-int-home-");
+    // The run's own temporary folder, to see what it leaves there (the kept sandbox's files).
+    await using temporary = await createTempWorkspace("mewcode-e2e-int-tmp-");
     const marker = `300.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
     await using server = await startFakeAnthropic([
       turn().text("Waiting.").toolUse("Bash", { command: `sleep ${marker} & sleep ${marker}` }, {
@@ -37,7 +40,7 @@ for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     const child = new Deno.Command(LAUNCHER, {
       args: ["-p", "wait", "--permission-mode", "bypassPermissions", "--output-format", "json"],
       cwd: workspace.root,
-      env: { ...server.env(), MEWCODE_HOME: home.root },
+      env: { ...server.env(), MEWCODE_HOME: home.root, TMPDIR: temporary.root },
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
@@ -66,6 +69,11 @@ for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     ok(elapsed < 2_000, `the run ended ${elapsed} ms after ${signal}`);
     match(stderr, new RegExp(`Interrupted by ${signal}`));
     equal(await processesWith(marker), 0, "no process of the command survives");
+    deepStrictEqual(
+      (await Array.fromAsync(Deno.readDir(temporary.root))).map((entry) => entry.name),
+      [],
+      "the temporary folder is left as it was",
+    );
     equal(server.requests.length, 1, "no further request after the interrupt");
     const json = JSON.parse(new TextDecoder().decode(result.stdout));
     equal(json.type, "result");

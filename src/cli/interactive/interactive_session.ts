@@ -21,7 +21,7 @@ import { latestSession, listSessions, type SessionInfo } from "../../session/ses
 import type { Workspace } from "../../session/workspace.ts";
 import { cut, sanitize } from "../_terminal_text.ts";
 import type { CliOptions, SessionChoice } from "../args.ts";
-import { EXIT } from "../exit_codes.ts";
+import { EXIT, type InterruptSignal, interruptStatus } from "../exit_codes.ts";
 import { continuedSetup, requireModel, type SessionSetup, sessionSetup } from "../session_options.ts";
 import { type ContinuedSession, loadContinued, sessionToContinue } from "../session_resume.ts";
 import { TerminalApprover } from "./approval.ts";
@@ -43,7 +43,7 @@ export interface InteractiveInput {
   options: CliOptions;
   /** Aborted by SIGINT/SIGTERM sent to the process (main.ts); `received` says which. */
   signal: AbortSignal;
-  interruption?: { readonly received: "SIGINT" | "SIGTERM" | null };
+  interruption?: { readonly received: InterruptSignal | null };
   env?: Record<string, string>;
   terminal?: Terminal;
   provider?: Provider;
@@ -302,7 +302,7 @@ export class InteractiveSession {
   }
 
   #signalStatus(): number {
-    return this.parts.interruption?.received === "SIGTERM" ? EXIT.terminated : EXIT.interrupted;
+    return interruptStatus(this.parts.interruption?.received ?? null);
   }
 
   #banner(): void {

@@ -120,6 +120,7 @@ export class Terminal {
   #cursorHidden = false;
   /** Whether something was written after the last line feed. */
   #lineDirty = false;
+  #gone = false;
 
   constructor(options: TerminalOptions = {}) {
     this.#input = options.input ?? Deno.stdin;
@@ -146,12 +147,26 @@ export class Terminal {
     return this.#measure().rows;
   }
 
-  /** Writes text as it is: the caller sanitizes what came from elsewhere. */
+  /**
+   * Writes text as it is: the caller sanitizes what came from elsewhere. Once a write fails, the terminal is
+   * taken as gone (closed or hung up: EIO) and later writes are dropped, so that the session still ends in
+   * order (its tools stopped, its transcript closed, its temporary files removed) instead of on the error.
+   */
   write(text: string): void {
-    if (text === "") return;
+    if (text === "" || this.#gone) return;
     const bytes = this.#encoder.encode(text);
-    for (let offset = 0; offset < bytes.length;) offset += this.#output.writeSync(bytes.subarray(offset));
+    try {
+      for (let offset = 0; offset < bytes.length;) offset += this.#output.writeSync(bytes.subarray(offset));
+    } catch {
+      this.#gone = true;
+      return;
+    }
     this.#lineDirty = !text.endsWith("\n");
+  }
+
+  /** Whether a write failed: the terminal was closed or hung up, and nothing more is shown. */
+  get gone(): boolean {
+    return this.#gone;
   }
 
   /** Turns raw input on (keys arrive one by one, unechoed, Ctrl+C as a byte) or off. */

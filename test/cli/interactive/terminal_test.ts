@@ -56,6 +56,30 @@ Deno.test("Terminal turns modes on and restore() turns each off once", async () 
   deepEqual(tty.rawCalls, [true, false]);
 });
 
+Deno.test("Terminal drops what it writes once a write failed (a hung-up terminal), instead of throwing", async () => {
+  let calls = 0;
+  let hungUp = false;
+  const terminal = new FakeTty().terminal({
+    output: {
+      writeSync(bytes) {
+        calls += 1;
+        if (hungUp) throw new Error("Input/output error (os error 5)");
+        return bytes.length;
+      },
+      isTerminal: () => true,
+    },
+  });
+  terminal.write("before\n");
+  equal(terminal.gone, false);
+  hungUp = true;
+  terminal.write("status line");
+  equal(terminal.gone, true);
+  terminal.write("after");
+  terminal.restore();
+  equal(calls, 2, "nothing is written after the failed write");
+  await terminal.close();
+});
+
 Deno.test("Terminal.restore keeps a finished line and writes nothing for modes never turned on", async () => {
   const tty = new FakeTty();
   await using terminal = tty.terminal();

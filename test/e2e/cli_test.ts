@@ -4,6 +4,8 @@ import { parseToolOutput, runMewcode } from "../_fakes/run_cli.ts";
 
 const elsewhere = await Deno.makeTempDir({ prefix: "mewcode-cli-" });
 const workspace = await Deno.realPath(elsewhere);
+// Shared by this file's tests, removed when the test process ends.
+globalThis.addEventListener("unload", () => Deno.removeSync(elsewhere, { recursive: true }));
 
 Deno.test("mewcode --version works from another directory", async () => {
   const run = await runMewcode(["--version"], { cwd: workspace });

@@ -17,6 +17,7 @@ export const EXIT = {
   unavailable: 75,
   hangup: 129,
   interrupted: 130,
+  outputClosed: 141,
   terminated: 143,
 } as const;
 
@@ -38,6 +39,10 @@ export const EXIT_DESCRIPTIONS: readonly (readonly [ExitCode, string])[] = [
   ],
   [EXIT.hangup, "hung up (SIGHUP: the terminal closed)"],
   [EXIT.interrupted, "interrupted (SIGINT, Ctrl-C)"],
+  [
+    EXIT.outputClosed,
+    "standard output was closed before all was written (its reader, such as head, stopped): the run was stopped",
+  ],
   [EXIT.terminated, "terminated (SIGTERM)"],
 ];
 

@@ -78,8 +78,17 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
   const startedAt = Date.now();
   const { workspace, options } = input;
   const env = input.env ?? Deno.env.toObject();
-  const out = input.stdout ?? ((text: string) => writeAllSync(Deno.stdout, text));
-  const err = input.stderr ?? ((text: string) => writeAllSync(Deno.stderr, text));
+  // Output that cannot be written (its reader stopped, as `| head` does; a full disk) stops the run: no one
+  // would see the rest, and the model would go on spending and acting for no one.
+  const output = new ClosableOutput(input.stdout ?? ((text: string) => writeAllSync(Deno.stdout, text)));
+  const out = (text: string) => output.write(text);
+  const err = input.stderr ?? ((text: string) => {
+    try {
+      writeAllSync(Deno.stderr, text);
+    } catch {
+      // Standard error is gone as well: nothing is left to tell.
+    }
+  });
   const command = options.command;
   if (command.kind !== "prompt") throw new TypeError("runPrintMode needs the prompt command");
 
@@ -144,7 +153,7 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     let summary = emptyRunSummary();
     try {
       const run = session.run(promptInput.prompt, {
-        signal: input.signal,
+        signal: input.signal === undefined ? output.closed : AbortSignal.any([input.signal, output.closed]),
         ...(prepared.answer === null ? {} : { answer: prepared.answer }),
       });
       for await (const event of run) {
@@ -175,6 +184,14 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     });
     if (options.verbose && session.transcriptPath !== null) {
       reporter.say(`[session] transcript: ${session.transcriptPath}`);
+    }
+    if (output.failure !== null) {
+      // A reader that stopped reading chose to: like any Unix tool, exit 141 (SIGPIPE's) and say nothing.
+      if (output.failure instanceof Deno.errors.BrokenPipe) return EXIT.outputClosed;
+      reporter.say(
+        `mewcode: Cannot write to standard output: ${describeError(output.failure)}; the run was stopped`,
+      );
+      return EXIT.error;
     }
     const end = endMessage(summary, verdict, options, input.interruption?.received ?? null);
     if (end !== null) reporter.say(`mewcode: ${end}`);
@@ -370,6 +387,33 @@ function endMessage(
       return summary.error === null ? summary.message : null;
     default:
       return assertNever(verdict.subtype);
+  }
+}
+
+/** Standard output that stops taking text at the first write that fails, and says so (`closed`). */
+class ClosableOutput {
+  readonly #write: (text: string) => void;
+  readonly #closed = new AbortController();
+  /** The error of the write that failed, or null. */
+  failure: unknown = null;
+
+  constructor(write: (text: string) => void) {
+    this.#write = write;
+  }
+
+  /** Aborts once a write failed. */
+  get closed(): AbortSignal {
+    return this.#closed.signal;
+  }
+
+  write(text: string): void {
+    if (this.failure !== null) return;
+    try {
+      this.#write(text);
+    } catch (error) {
+      this.failure = error;
+      this.#closed.abort(new DOMException("standard output was closed", "AbortError"));
+    }
   }
 }
 

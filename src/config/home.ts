@@ -38,6 +38,12 @@ export async function workspaceSlug(root: string): Promise<string> {
   return `${slug.slice(slug.length - (MAX_SLUG_LENGTH - hash.length - 1))}-${hash}`;
 }
 
+/**
+ * The interactive session's prompt history in a workspace's folder, beside the transcripts (`<id>.jsonl`):
+ * the session list passes over it.
+ */
+export const HISTORY_FILE = "history.jsonl";
+
 /** The folder holding a workspace's sessions: `<home>/projects/<slug>`. */
 export async function projectDir(home: string, root: string): Promise<string> {
   return join(home, "projects", await workspaceSlug(root));

@@ -8,7 +8,7 @@
  */
 import { join } from "node:path";
 import { describeError } from "../common/errors.ts";
-import { projectDir } from "../config/home.ts";
+import { HISTORY_FILE, projectDir } from "../config/home.ts";
 import { costOf as listPriceOf } from "../llm/prices.ts";
 import type { Usage } from "../llm/provider.ts";
 import { printable, type Tally, tallyLines } from "./_transcript_tally.ts";
@@ -225,13 +225,16 @@ interface Candidate {
   path: string;
 }
 
-/** The regular `.jsonl` files named like session ids; links and other files are skipped (not followed). */
+/**
+ * The regular `.jsonl` files named like session ids; links and other files are skipped (not followed), and
+ * the prompt history (`HISTORY_FILE`) is passed over without a word.
+ */
 async function listCandidates(dir: string): Promise<{ files: Candidate[]; skipped: SkippedFile[] }> {
   const files: Candidate[] = [];
   const skipped: SkippedFile[] = [];
   try {
     for await (const entry of Deno.readDir(dir)) {
-      if (!entry.name.endsWith(".jsonl")) continue;
+      if (!entry.name.endsWith(".jsonl") || entry.name === HISTORY_FILE) continue;
       const path = join(dir, entry.name);
       const id = entry.name.slice(0, -".jsonl".length);
       if (entry.isSymlink) skipped.push({ path, reason: "it is a symbolic link, which is not followed" });

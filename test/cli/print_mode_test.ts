@@ -15,7 +15,7 @@ interface PrintRun {
 async function print(
   argv: string[],
   turns: ScriptedTurn[] | ((root: string) => ScriptedTurn[]),
-  options: { stdin?: string; repeatLast?: boolean } = {},
+  options: { stdin?: string; repeatLast?: boolean; stdoutError?: Error } = {},
 ): Promise<PrintRun> {
   const root = await Deno.realPath(await Deno.makeTempDir());
   const home = await Deno.makeTempDir();
@@ -45,7 +45,10 @@ async function print(
       executor: "direct",
       env: { MEWCODE_HOME: home },
       stdin,
-      stdout: (text) => (stdout += text),
+      stdout: (text) => {
+        if (options.stdoutError !== undefined) throw options.stdoutError;
+        stdout += text;
+      },
       stderr: (text) => (stderr += text),
     });
     return { code, stdout, stderr, provider };
@@ -59,6 +62,29 @@ Deno.test("runPrintMode prints the final text and exits 0", async () => {
   const run = await print(["-p", "hello"], [textTurn("Hi there.")]);
   equal(run.code, 0, run.stderr);
   equal(run.stdout, "Hi there.\n");
+  equal(run.stderr, "");
+});
+
+Deno.test("runPrintMode stops the run and exits 1 when standard output cannot be written", async () => {
+  const full = new Error("No space left on device (os error 28)");
+  const run = await print(
+    ["-p", "hello", "--output-format", "stream-json"],
+    [toolTurn([{ id: "t1", name: "Glob", input: { pattern: "*" } }]), textTurn("Done.")],
+    { stdoutError: full },
+  );
+  equal(run.code, 1, run.stderr);
+  equal(run.provider.requests.length, 0, "the run stopped at its first line");
+  match(
+    run.stderr,
+    /^mewcode: Cannot write to standard output: No space left on device \(os error 28\); the run was stopped\n$/,
+  );
+});
+
+Deno.test("runPrintMode exits 141 without a word when the reader of standard output has gone", async () => {
+  const run = await print(["-p", "hello"], [textTurn("Hi there.")], {
+    stdoutError: new Deno.errors.BrokenPipe("Broken pipe (os error 32)"),
+  });
+  equal(run.code, 141);
   equal(run.stderr, "");
 });
 

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { settleTree } from "../_fakes/tool_context.ts";
 import { workspaceSlug } from "../../src/config/home.ts";
 import { type CliRun, LAUNCHER } from "../_fakes/run_cli.ts";
+import { processesWith } from "../_fakes/processes.ts";
 
 function explain(run: CliRun): string {
   return `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
@@ -274,4 +275,52 @@ Deno.test("e2e -p: the next process's Grep uses the walk the last one kept, whil
   const inode = Deno.statSync(join(walks, kept[0]!.name)).ino;
   equal(await grepOnce(), first);
   equal(Deno.statSync(join(walks, kept[0]!.name)).ino, inode, "the kept walk was used, not written again");
+});
+
+/** Runs `mewcode -p` with its standard output closed by the reader at once, as `| head -1` does in time. */
+async function runWithClosedOutput(
+  box: E2eWorkspace,
+  server: FakeAnthropic,
+  args: string[],
+): Promise<{ code: number; stderr: string; ms: number }> {
+  const started = Date.now();
+  const child = new Deno.Command(LAUNCHER, {
+    args: ["-p", "Do the task", "--permission-mode", "bypassPermissions", ...args],
+    cwd: box.root,
+    env: box.env(server),
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  await child.stdout.cancel();
+  const [status, stderr] = await Promise.all([child.status, new Response(child.stderr).text()]);
+  return { code: status.code, stderr, ms: Date.now() - started };
+}
+
+Deno.test("e2e -p: a reader that stops early (| head) ends the run quietly with exit 141, its command stopped", async (t) => {
+  await t.step(
+    "stream-json: the run stops at its first line, before the command it asked for ends",
+    async () => {
+      await using box = await E2eWorkspace.create();
+      const marker = `600.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+      await using server = await startFakeAnthropic([
+        turn().text("Waiting.").toolUse("Bash", { command: `sleep ${marker}` }).stop("tool_use"),
+        turn().text("Done.").stop("end_turn"),
+      ]);
+      const run = await runWithClosedOutput(box, server, ["--output-format", "stream-json"]);
+      equal(run.code, 141, run.stderr);
+      equal(run.stderr, "", "nothing on stderr: the reader chose to stop");
+      ok(run.ms < 30_000, `the run ended ${run.ms} ms after it started`);
+      ok(server.requests.length <= 1, "no request after the output closed");
+      equal(await processesWith(marker), 0, "no process of the command runs");
+    },
+  );
+  await t.step("text: the whole answer could not be written", async () => {
+    await using box = await E2eWorkspace.create();
+    const answer = Array.from({ length: 20_000 }, (_, index) => `line ${index} of a long answer`).join("\n");
+    await using server = await startFakeAnthropic([turn().text(answer).stop("end_turn")]);
+    const run = await runWithClosedOutput(box, server, []);
+    equal(run.code, 141, run.stderr);
+    equal(run.stderr, "");
+  });
 });

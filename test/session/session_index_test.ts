@@ -1,6 +1,7 @@
 import { deepStrictEqual, equal, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { projectDir } from "../../src/config/home.ts";
+import { historyPath, openHistory } from "../../src/cli/interactive/history.ts";
 import { costOf as listPrice } from "../../src/llm/prices.ts";
 import type { Usage } from "../../src/llm/provider.ts";
 import {
@@ -206,6 +207,21 @@ Deno.test("listSessions prices each request at list prices by default, and gives
   equal(mixed!.model, "mystery-model");
   equal(mixed!.costUsd, null);
   deepStrictEqual(mixed!.usage, usage(122_010, 855, 3_000, 500));
+});
+
+Deno.test("scanSessions passes over the prompt history the interactive session keeps beside the transcripts", async () => {
+  await using home = await createTempHome();
+  await writeSession(home.path, {
+    id: ID_A,
+    startedAt: 1_000,
+    runs: [{ prompt: "good", model: "claude-test", requests: [usage(1, 1)] }],
+  });
+  const history = await openHistory(home.path, ROOT);
+  await history.add("a prompt typed in the interactive session");
+  equal((await Deno.lstat(await historyPath(home.path, ROOT))).isFile, true);
+  const { sessions, skipped } = await scanSessions(home.path, ROOT);
+  deepStrictEqual(sessions.map((session) => session.id), [ID_A]);
+  deepStrictEqual(skipped, [], "no warning about the history file");
 });
 
 Deno.test("listSessions returns no sessions for a workspace that never ran one", async () => {

@@ -12,7 +12,7 @@
  * @module
  */
 import { dirname, join } from "node:path";
-import { projectDir } from "../../config/home.ts";
+import { HISTORY_FILE, projectDir } from "../../config/home.ts";
 
 /** How history is kept; all optional. */
 export interface HistoryOptions {
@@ -40,7 +40,7 @@ const DIRECTORY_MODE = 0o700;
 
 /** The history file of a workspace under mewcode's home. */
 export async function historyPath(home: string, root: string): Promise<string> {
-  return join(await projectDir(home, root), "history.jsonl");
+  return join(await projectDir(home, root), HISTORY_FILE);
 }
 
 /** Loads a workspace's prompt history; see the module documentation for what happens when it cannot. */

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { credentialsInside } from "../common/home_credentials.ts";
 import { assertNever } from "../common/errors.ts";
 import type { Approver, PermissionPolicy } from "../permissions/decision.ts";
 import type { PreToolUseHook } from "../permissions/hooks.ts";
@@ -134,6 +135,10 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
   });
   const registry = sessionRegistry(options);
   const protectedPaths = options.protectedPaths ?? PROTECTED_PATHS;
+  // The file tools treat the home's credentials as outside the workspace when it holds the home, as the
+  // shell sandbox hides them (`src/common/home_credentials.ts`).
+  const credentials = await credentialsInside([options.root, ...additionalRoots], options.env.HOME);
+  const excludedPaths = [...options.excludedPaths ?? [], ...credentials.map((credential) => credential.path)];
   const sandbox = await ShellSandbox.open({
     root: options.root,
     additionalRoots,
@@ -184,7 +189,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     requireRead: options.requireRead ?? true,
     rootAliases: options.rootAliases ?? [],
     additionalRoots,
-    excludedPaths: options.excludedPaths ?? [],
+    excludedPaths,
     protectedPaths,
     ...(options.approver ? { approver: options.approver } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),

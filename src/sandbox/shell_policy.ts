@@ -9,6 +9,7 @@ import { lstatOrNull, lstatSyncOrNull, realPathOrNull, realPathSyncOrNull } from
 import { isAbsolute, join } from "../common/path.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
+import { credentialsInside } from "../common/home_credentials.ts";
 
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -80,42 +81,6 @@ const TOOLCHAIN_FOLDERS: readonly { variable?: string; path: string; parts?: rea
   { path: ".sdkman/candidates" },
 ];
 
-/**
- * Credentials hidden when the workspace or an added folder is (or contains) the user's home, since its
- * bind shows it again: folders get an empty tmpfs, files /dev/null.
- */
-const HOME_CREDENTIALS: readonly string[] = [
-  ".ssh",
-  ".aws",
-  ".azure",
-  ".gnupg",
-  ".config",
-  ".kube",
-  ".docker",
-  ".password-store",
-  ".local/share/keyrings",
-  ".mozilla",
-  ".terraform.d",
-  ".m2/settings.xml",
-  ".gradle/gradle.properties",
-  ".npmrc",
-  ".yarnrc",
-  ".netrc",
-  ".git-credentials",
-  ".pypirc",
-  ".cargo/credentials",
-  ".cargo/credentials.toml",
-  ".bash_history",
-  ".zsh_history",
-  ".python_history",
-  ".node_repl_history",
-  ".psql_history",
-  ".mysql_history",
-  ".sqlite_history",
-  ".lesshst",
-  ".viminfo",
-];
-
 /** System files that hold secrets readable by root. */
 const SYSTEM_SECRET_FILES = ["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"];
 /** System folders that hold host sockets or secrets. */
@@ -175,15 +140,8 @@ export async function machineView(options: MachineViewOptions): Promise<MachineV
     if ((await lstatOrNull(file))?.isFile) hiddenFiles.push(file);
   }
   const exposed = await exposedPaths(options, home, [...homeRoots, ...hiddenDirectories]);
-  const hiddenInWorkspace: MachineView["hiddenInWorkspace"] = [];
-  const inRoots = (path: string) => roots.some((folder) => isAtOrBelow(path, folder));
-  if (home !== null && inRoots(home)) {
-    for (const name of HOME_CREDENTIALS) {
-      const real = await realPathOrNull(join(home, name));
-      if (real === null || !inRoots(real)) continue;
-      hiddenInWorkspace.push({ path: real, kind: (await isDirectory(real)) ? "directory" : "file" });
-    }
-  }
+  // The home's credentials, when its bind (as the workspace or an added folder) would show them again.
+  const hiddenInWorkspace = await credentialsInside(roots, home ?? undefined);
   const excluded: string[] = [];
   for (const folder of options.excluded) {
     const real = await realPathOrNull(folder);

@@ -35,6 +35,14 @@ export async function resolveWorkspace(
     if (!info.isDirectory) {
       throw new WorkspaceError(`Cannot use "${wanted}" as the workspace: not a directory`);
     }
+    if (root === "/") {
+      // Every program and every secret of the machine would lie inside the workspace: the tools' rules and
+      // the sandbox's bind of the workspace would keep nothing out.
+      throw new WorkspaceError(
+        `Cannot use "${wanted}" as the workspace: it is the root of the file system, which would put every ` +
+          "file of the machine inside it; run mewcode in a project folder, or pass it with -C DIR",
+      );
+    }
   } catch (error) {
     if (error instanceof WorkspaceError) throw error;
     const reason = error instanceof Deno.errors.NotFound ? "no such directory" : String(error);

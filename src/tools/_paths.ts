@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { isCredentialPath } from "../common/home_credentials.ts";
 import { lstatOrNull } from "../common/fs.ts";
 import { posix } from "../common/path.ts";
 
@@ -271,6 +272,14 @@ function excludedFolder(path: string, excluded: readonly string[] | undefined): 
 }
 
 function inStateFolder(folder: string): SafePathResult {
+  if (isCredentialPath(folder)) {
+    return failure(
+      "outside-workspace",
+      `path is inside "${folder}", which holds credentials: the workspace holds the home folder, and mewcode ` +
+        "hides the home's credentials (~/.ssh, ~/.aws, ~/.npmrc, shell histories, …) from its tools as if they " +
+        "lay outside the workspace; ask the user for what you need from them",
+    );
+  }
   return failure(
     "outside-workspace",
     `path is inside mewcode's state folder "${folder}", which file tools treat as outside the workspace; ` +

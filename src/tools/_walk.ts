@@ -24,6 +24,7 @@
  *
  * @module
  */
+import { posix } from "../common/path.ts";
 import { IgnoreRules, isIgnored, MAX_IGNORE_FILE_BYTES, type RuleSet } from "./_gitignore.ts";
 import { EXCLUDED_DIRECTORY_NAMES } from "./_shared.ts";
 import { isExcludedPath, isWithinRoot, resolveLink, rootContaining } from "./_paths.ts";
@@ -131,6 +132,12 @@ export class Walker implements WalkCounts {
   #base: string;
   #filter: ((relativePath: string) => boolean) | undefined;
   #excluded: readonly string[] | undefined;
+  /**
+   * The excluded paths, for the check of each file (a file is left out when it is one of them), and their
+   * last names: only a file of such a name is looked up (its path would otherwise be built for nothing).
+   */
+  #excludedFiles: ReadonlySet<string>;
+  #excludedNames: ReadonlySet<string>;
   #slicer: TimeSlicer | undefined;
   /** The stamps so far; null when not stamping, or once the walk saw what stamps cannot vouch for. */
   #stamps: { takenAt: number; paths: string[]; values: number[] } | null = null;
@@ -166,6 +173,8 @@ export class Walker implements WalkCounts {
     this.#base = rootContaining(this.#roots, start) ?? options.root;
     this.#filter = options.filter;
     this.#excluded = options.excludedPaths;
+    this.#excludedFiles = new Set((options.excludedPaths ?? []).map((path) => posix.resolve(path)));
+    this.#excludedNames = new Set([...this.#excludedFiles].map((path) => posix.basename(path)));
     this.#slicer = options.slicer;
   }
 
@@ -251,6 +260,8 @@ export class Walker implements WalkCounts {
     const roots = this.#roots;
     const filter = this.#filter;
     const slicer = this.#slicer;
+    const excludedFiles = this.#excludedFiles;
+    const excludedNames = this.#excludedNames;
     const enter = (directory: Directory): void => {
       if (visited.has(directory.realPath)) return;
       visited.add(directory.realPath);
@@ -313,6 +324,8 @@ export class Walker implements WalkCounts {
         continue;
       }
       if (!isFile) continue;
+      // A file the tools treat as outside the workspace (a credential of a home inside it).
+      if (excludedNames.has(name) && excludedFiles.has(realPath)) continue;
       if (filter !== undefined && !filter(relativePath)) continue;
       if (ruleSets.length > 0 && isIgnored(ruleSets, relativePath, name, false)) {
         this.ignoredFiles++;

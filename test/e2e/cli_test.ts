@@ -111,6 +111,11 @@ Deno.test("mewcode exits 2 with the error on stderr for usage errors", async (t)
       args: ["-C", "/definitely/not/here", "tools"],
       expected: /Cannot use "\/definitely\/not\/here" as the workspace/,
     },
+    // The whole machine: every program and every secret would lie inside the workspace.
+    ...["/", "/etc/.."].map((root) => ({
+      args: ["-C", root, "tool", "ReadFile", JSON.stringify({ path: "/etc/hostname" })],
+      expected: /as the workspace: it is the root of the file system/,
+    })),
   ];
   for (const { args, expected } of cases) {
     await t.step(args.join(" "), async () => {

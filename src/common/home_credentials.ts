@@ -1,0 +1,86 @@
+/**
+ * The credentials a home folder holds, hidden from every tool when the workspace or an added folder holds
+ * the home (mewcode run in `~`, or `--add-dir ~`), where the workspace's own rules would show them: the shell
+ * sandbox covers them (folders with an empty tmpfs, files with /dev/null, `src/sandbox/shell_policy.ts`), and
+ * the file tools treat them as outside the workspace (`excludedPaths`, `src/execution/runtime.ts`), so a
+ * model can neither read, search, list nor overwrite them, directly or through a link.
+ *
+ * @module
+ */
+import { realPathOrNull } from "./fs.ts";
+import { join } from "./path.ts";
+
+/** Relative to the home: folders and files that hold keys, tokens and what was typed at prompts. */
+export const HOME_CREDENTIALS: readonly string[] = [
+  ".ssh",
+  ".aws",
+  ".azure",
+  ".gnupg",
+  ".config",
+  ".kube",
+  ".docker",
+  ".password-store",
+  ".local/share/keyrings",
+  ".mozilla",
+  ".terraform.d",
+  ".m2/settings.xml",
+  ".gradle/gradle.properties",
+  ".npmrc",
+  ".yarnrc",
+  ".netrc",
+  ".git-credentials",
+  ".pypirc",
+  ".cargo/credentials",
+  ".cargo/credentials.toml",
+  ".bash_history",
+  ".zsh_history",
+  ".python_history",
+  ".node_repl_history",
+  ".psql_history",
+  ".mysql_history",
+  ".sqlite_history",
+  ".lesshst",
+  ".viminfo",
+];
+
+/** A credential of the home inside the workspace. */
+export interface HiddenCredential {
+  /** Its real path. */
+  path: string;
+  kind: "file" | "directory";
+}
+
+/**
+ * The home's credentials whose real paths lie inside `roots` (real paths: the workspace root and the added
+ * folders); none when `home` is unset, cannot be resolved, or lies outside every root.
+ */
+export async function credentialsInside(
+  roots: readonly string[],
+  home: string | undefined,
+): Promise<HiddenCredential[]> {
+  const realHome = await realPathOrNull(home ?? "");
+  const inRoots = (path: string) => roots.some((root) => isAtOrBelow(path, root));
+  if (realHome === null || !inRoots(realHome)) return [];
+  const hidden: HiddenCredential[] = [];
+  for (const name of HOME_CREDENTIALS) {
+    const real = await realPathOrNull(join(realHome, name));
+    if (real === null || !inRoots(real)) continue;
+    let directory = false;
+    try {
+      directory = (await Deno.stat(real)).isDirectory;
+    } catch {
+      // Gone since: hidden as a file, which shows nothing.
+    }
+    hidden.push({ path: real, kind: directory ? "directory" : "file" });
+  }
+  return hidden;
+}
+
+/** Whether a path the tools treat as outside the workspace is one of the home's credentials (by its name). */
+export function isCredentialPath(path: string): boolean {
+  return HOME_CREDENTIALS.some((name) => path.endsWith(`/${name}`));
+}
+
+function isAtOrBelow(path: string, folder: string): boolean {
+  return folder === "/" || path === folder || path.startsWith(`${folder}/`);
+}

@@ -1,0 +1,75 @@
+/**
+ * A workspace that holds the user's home folder (mewcode run in ~, or `--add-dir ~`): the credentials the
+ * shell sandbox hides there (~/.ssh, ~/.aws, ~/.npmrc, shell histories, …) are hidden from the file tools
+ * too, through the pipeline and the real workers, as if they lay outside the workspace: a prompt-injected
+ * model can neither read, search, list nor overwrite them, directly or through a link.
+ */
+import { deepEqual, equal, match, ok } from "node:assert/strict";
+import type { ToolRuntime } from "../../src/execution/runtime.ts";
+import type { ToolResult } from "../../src/tools/tool.ts";
+import { testRuntime } from "../_fakes/runtime.ts";
+import { createTempWorkspace } from "../_fakes/tool_context.ts";
+
+async function call(runtime: ToolRuntime, name: string, input: Record<string, unknown>): Promise<ToolResult> {
+  const { result } = await runtime.pipeline.run({ id: `home_${crypto.randomUUID()}`, name, input }, {
+    signal: new AbortController().signal,
+  });
+  return result;
+}
+
+/** A home folder with a project and credentials, each holding the word TOKEN. */
+async function createHome(home: string): Promise<void> {
+  await Deno.mkdir(`${home}/.ssh`);
+  await Deno.writeTextFile(`${home}/.ssh/id_ed25519`, "TOKEN private key\n");
+  await Deno.mkdir(`${home}/.aws`);
+  await Deno.writeTextFile(`${home}/.aws/credentials`, "aws_secret_access_key = TOKEN\n");
+  await Deno.writeTextFile(`${home}/.npmrc`, "//registry.npmjs.org/:_authToken=TOKEN\n");
+  await Deno.writeTextFile(`${home}/.bash_history`, "export API_KEY=TOKEN\n");
+  await Deno.mkdir(`${home}/project`);
+  await Deno.writeTextFile(`${home}/project/notes.txt`, "TOKEN is a word in the project\n");
+  await Deno.symlink(`${home}/.ssh/id_ed25519`, `${home}/project/key-link`);
+}
+
+for (const layout of ["the workspace is the home folder", "the home folder is an added folder"] as const) {
+  Deno.test(`home credentials stay hidden from the file tools when ${layout}`, async () => {
+    await using home = await createTempWorkspace("mewcode-home-creds-");
+    await using other = await createTempWorkspace("mewcode-home-creds-root-");
+    await createHome(home.root);
+    const root = layout === "the workspace is the home folder" ? home.root : other.root;
+    await using runtime = await testRuntime(root, {
+      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home.root },
+      ...(root === home.root ? {} : { additionalRoots: [home.root] }),
+    });
+    for (
+      const path of [".ssh/id_ed25519", ".aws/credentials", ".npmrc", ".bash_history", "project/key-link"]
+    ) {
+      const read = await call(runtime, "ReadFile", { path: `${home.root}/${path}` });
+      equal(read.isError, true, `ReadFile ${path}: ${read.content}`);
+      match(read.content, /credentials/, `ReadFile ${path}: ${read.content}`);
+      ok(!read.content.includes("TOKEN"), read.content);
+    }
+    const written = await call(runtime, "WriteFile", {
+      path: `${home.root}/.ssh/authorized_keys`,
+      content: "ssh-ed25519 AAAA attacker\n",
+    });
+    equal(written.isError, true, written.content);
+    equal(await Deno.lstat(`${home.root}/.ssh/authorized_keys`).then(() => true, () => false), false);
+    const grep = await call(runtime, "Grep", {
+      pattern: "TOKEN",
+      path: home.root,
+      output_mode: "files_with_matches",
+    });
+    equal(grep.isError, false, grep.content);
+    deepEqual(grep.content.split("\n").filter((line) => line.includes("/") || line.endsWith(".txt")), [
+      "project/notes.txt",
+    ]);
+    const glob = await call(runtime, "Glob", { pattern: "**/*", path: home.root });
+    equal(glob.isError, false, glob.content);
+    for (const name of ["id_ed25519", "credentials", ".npmrc", ".bash_history"]) {
+      ok(!glob.content.includes(name), `Glob lists ${name}: ${glob.content}`);
+    }
+    ok(glob.content.includes("project/notes.txt"), glob.content);
+    const search = await call(runtime, "Grep", { pattern: "TOKEN", path: `${home.root}/.ssh` });
+    equal(search.isError, true, search.content);
+  });
+}

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { sanitize } from "./_terminal_text.ts";
 import type { AgentEvent, Denial } from "../agent/events.ts";
 import { assertNever } from "../common/errors.ts";
 import type { ContentBlock, Usage } from "../llm/provider.ts";
@@ -49,15 +50,22 @@ export class OutputWriter {
   #format: OutputFormat;
   #partial: boolean;
   #write: (text: string) => void;
+  #terminal: boolean;
   #sessionId = "";
 
+  /**
+   * `terminal`: the output is a terminal, where the text answer's escape sequences and other controls are
+   * shown, not obeyed (a model's answer could set the clipboard, rename the window or hide a line with a
+   * carriage return); a pipe or a file gets the answer as the model wrote it, and JSON escapes them anyway.
+   */
   constructor(
     format: OutputFormat,
-    options: { includePartialMessages: boolean; write: (text: string) => void },
+    options: { includePartialMessages: boolean; write: (text: string) => void; terminal?: boolean },
   ) {
     this.#format = format;
     this.#partial = options.includePartialMessages;
     this.#write = options.write;
+    this.#terminal = options.terminal ?? false;
   }
 
   /** The run starts (stream-json: the `system/init` line). */
@@ -89,7 +97,8 @@ export class OutputWriter {
     this.#sessionId = info.sessionId;
     switch (this.#format) {
       case "text": {
-        const answer = textAnswer(info);
+        const text = textAnswer(info);
+        const answer = this.#terminal ? text.split("\n").map(sanitize).join("\n") : text;
         if (answer !== "") this.#write(answer.endsWith("\n") ? answer : `${answer}\n`);
         return;
       }

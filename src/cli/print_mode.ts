@@ -68,6 +68,8 @@ export interface PrintModeInput {
   stderr?: (text: string) => void;
   /** Whether stderr is a terminal, for the status line; default: asks the process's stderr. */
   stderrIsTerminal?: boolean;
+  /** Whether stdout is a terminal, where the text answer's controls are shown, not obeyed; default: asks. */
+  stdoutIsTerminal?: boolean;
 }
 
 /** The most a system prompt file may hold. */
@@ -112,6 +114,7 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
   const writer = new OutputWriter(options.outputFormat, {
     includePartialMessages: options.includePartialMessages,
     write: out,
+    terminal: input.stdoutIsTerminal ?? Deno.stdout.isTerminal(),
   });
   let session: Session;
   try {

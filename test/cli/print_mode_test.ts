@@ -15,7 +15,7 @@ interface PrintRun {
 async function print(
   argv: string[],
   turns: ScriptedTurn[] | ((root: string) => ScriptedTurn[]),
-  options: { stdin?: string; repeatLast?: boolean; stdoutError?: Error } = {},
+  options: { stdin?: string; repeatLast?: boolean; stdoutError?: Error; stdoutIsTerminal?: boolean } = {},
 ): Promise<PrintRun> {
   const root = await Deno.realPath(await Deno.makeTempDir());
   const home = await Deno.makeTempDir();
@@ -50,6 +50,7 @@ async function print(
         stdout += text;
       },
       stderr: (text) => (stderr += text),
+      stdoutIsTerminal: options.stdoutIsTerminal ?? false,
     });
     return { code, stdout, stderr, provider };
   } finally {
@@ -86,6 +87,16 @@ Deno.test("runPrintMode exits 141 without a word when the reader of standard out
   });
   equal(run.code, 141);
   equal(run.stderr, "");
+});
+
+Deno.test("runPrintMode shows escape sequences in a text answer on a terminal, and passes them to a pipe", async () => {
+  // A clipboard write (OSC 52) of a command, and a carriage return that would hide what came before it.
+  const answer = "Done.\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07\nHidden\rShown";
+  const terminal = await print(["-p", "hello"], [textTurn(answer)], { stdoutIsTerminal: true });
+  equal(terminal.code, 0, terminal.stderr);
+  equal(terminal.stdout, "Done.␛]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==␇\nHidden␍Shown\n");
+  const piped = await print(["-p", "hello"], [textTurn(answer)], { stdoutIsTerminal: false });
+  equal(piped.stdout, `${answer}\n`, "a script gets the answer as the model wrote it");
 });
 
 Deno.test("runPrintMode reads the prompt from stdin when -p has no argument", async () => {

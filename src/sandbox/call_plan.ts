@@ -10,7 +10,8 @@ import type { ProtectedPath, SandboxMode, ShellPlan } from "../tools/tool.ts";
 import { bubblewrapArguments, isAtOrBelow, scratchFolders, SUPERVISOR_PATH } from "./bubblewrap.ts";
 import { planGitProtection } from "./git_metadata.ts";
 import type { HelperPaths } from "./helpers.ts";
-import { isEmptyDirectory, type KeptSandboxFiles } from "./kept_sandbox.ts";
+import { lstatSyncOrNull } from "../common/fs.ts";
+import type { KeptSandboxFiles } from "./kept_sandbox.ts";
 import type { LimitPlan } from "./limits.ts";
 import { type MachineView, protectedTopLevel } from "./shell_policy.ts";
 import { closeInheritedDescriptors } from "./shell_startup.ts";
@@ -21,15 +22,40 @@ export interface CallProtection {
   keepInPlace: string[];
   /** Existing protected files and directories, bound read-only onto themselves. */
   readOnly: string[];
-  /** Missing protected directories, covered with an empty read-only tmpfs; their mount points go after. */
+  /**
+   * Missing or empty protected directories, covered with an empty read-only tmpfs (bubblewrap creates a
+   * missing mount point, so none has to exist when the sandbox starts).
+   */
   placeholders: string[];
+  /**
+   * The placeholders this session makes: those missing when planned, and those its kept sandbox mounted.
+   * These are removed after the call (when still empty); see `ownPlaceholders` for the others.
+   */
+  created: string[];
+  /**
+   * The placeholders that were empty folders when planned (the user's, or another session's), with their
+   * identity (`folderIdentity`): one found replaced after the call was made by this call's sandbox (see
+   * `ownPlaceholders`).
+   */
+  found: { path: string; identity: string }[];
   /** Missing files git would read if they appeared: removed after the call if they did. */
   mustNotAppear: string[];
 }
 
 /** A call without protected paths (a mode that writes nothing, or a read-only command). */
 export function noProtection(): CallProtection {
-  return { keepInPlace: [], readOnly: [], placeholders: [], mustNotAppear: [] };
+  return { keepInPlace: [], readOnly: [], placeholders: [], created: [], found: [], mustNotAppear: [] };
+}
+
+/**
+ * The placeholders of a call that are this session's once its sandbox started: those it created, and those
+ * found empty but gone and made again since (another session removed its own placeholder, and this call's
+ * bubblewrap made the folder anew). An empty folder still the one found there stays: it is the user's, or
+ * another session's.
+ */
+export function ownPlaceholders(protection: CallProtection): string[] {
+  const remade = protection.found.filter(({ path, identity }) => isRemade(path, identity));
+  return [...protection.created, ...remade.map(({ path }) => path)];
 }
 
 /** What the plans of a session's calls are made from. */
@@ -49,9 +75,24 @@ export interface CallPlanning {
 }
 
 /**
+ * What tells a folder from one made in its place later: its inode and its times (a freed inode number is
+ * soon given to the next folder made, as ext4 does).
+ */
+export function folderIdentity(info: Deno.FileInfo): string {
+  return `${info.dev}:${info.ino}:${info.ctime?.getTime()}:${info.mtime?.getTime()}`;
+}
+
+/** Whether `path` is now a folder other than the one of `identity`. */
+export function isRemade(path: string, identity: string): boolean {
+  const info = lstatSyncOrNull(path);
+  return info !== null && info.isDirectory && folderIdentity(info) !== identity;
+}
+
+/**
  * The protected paths of the roots as they are now, the same protection in each root. A placeholder that a
- * kept sandbox has mounted (`livePlaceholders`) is an empty folder on the host: it is still a missing
- * protected folder (else every call would see a new plan). Anything put in it makes it the user's.
+ * kept sandbox has mounted (`livePlaceholders`) is an empty folder on the host: like any empty protected
+ * folder it plans as a placeholder (so the plan stays the same), and it stays this session's to remove.
+ * Anything put in it makes it the user's.
  */
 export async function protectionNow(
   options: {
@@ -76,13 +117,21 @@ export async function protectionNow(
     placeholders.push(...git.placeholders, ...topLevel.placeholders);
     mustNotAppear.push(...git.mustNotAppear);
   }
-  const ours = readOnly.filter((path) => options.livePlaceholders.has(path) && isEmptyDirectory(path));
+  const created: string[] = [];
+  const found: CallProtection["found"] = [];
+  for (const path of placeholders) {
+    const info = options.livePlaceholders.has(path) ? null : lstatSyncOrNull(path);
+    if (info === null) created.push(path);
+    else found.push({ path, identity: folderIdentity(info) });
+  }
   // With folders nested in one another, a mount must still never hide one made before it; and the same
   // paths must always give the same plan (a kept sandbox is reused only for an equal one).
   return {
     keepInPlace: shallowestFirst(keepInPlace),
-    readOnly: shallowestFirst(readOnly.filter((path) => !ours.includes(path))),
-    placeholders: shallowestFirst([...placeholders, ...ours]),
+    readOnly: shallowestFirst(readOnly),
+    placeholders: shallowestFirst(placeholders),
+    created: shallowestFirst(created),
+    found,
     mustNotAppear: shallowestFirst(mustNotAppear),
   };
 }

@@ -20,11 +20,14 @@
  * The module also exports the metadata scan (git_scan.ts), which reports what the mounts cannot stop.
  * Not covered by the mounts (see `scanGitMetadata`): new repositories planted anywhere in the workspace,
  * nested repositories the plan is not told about (`nestedDotGits`), and a `.git` or protected file that is
- * a symlink (a mount pins the target, never the link). Placeholders assume one shell call at a time: a
- * call that ends removes its placeholders while another call's sandbox may still rely on them.
+ * a symlink (a mount pins the target, never the link). A protected folder that exists but is empty (the
+ * user's, or another session's placeholder, which that session removes when done) is covered by a
+ * placeholder too, which needs no folder when the sandbox starts; a session removes only the placeholders it
+ * made (`ownPlaceholders` in call_plan.ts).
  *
  * @module
  */
+import { isEmptyDirectory } from "./kept_sandbox.ts";
 import { basename, dirname, join, resolve } from "../common/path.ts";
 import { describeError } from "../common/errors.ts";
 import { lstatSyncOrNull, readLinkSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
@@ -170,6 +173,12 @@ class PlanBuilder {
     if (info === null) {
       if (whenMissing === "ignore") return;
       (whenMissing === "placeholder" ? this.#placeholders : this.#mustNotAppear).add(canonical);
+      this.keepInPlace(parent);
+      return;
+    }
+    if (whenMissing === "placeholder" && info.isDirectory && isEmptyDirectory(canonical)) {
+      // Empty: maybe another session's placeholder, which may be gone by the time the sandbox starts.
+      this.#placeholders.add(canonical);
       this.keepInPlace(parent);
       return;
     }

@@ -10,6 +10,7 @@ import { isAbsolute, join } from "../common/path.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
 import { credentialsInside } from "../common/home_credentials.ts";
+import { isEmptyDirectory } from "./kept_sandbox.ts";
 
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -227,7 +228,11 @@ async function sshHostKeys(): Promise<string[]> {
   return keys.sort();
 }
 
-/** Existing protected paths of the workspace's top level, and protected folders that do not exist yet. */
+/**
+ * Existing protected paths of the workspace's top level, and protected folders that do not exist yet or are
+ * empty. An empty one may be another session's placeholder, which that session removes when its call ends:
+ * bound onto itself it would have to exist when the sandbox starts; covered by a placeholder it need not.
+ */
 export function protectedTopLevel(
   root: string,
   protectedPaths: readonly ProtectedPath[],
@@ -238,10 +243,15 @@ export function protectedTopLevel(
     if (entry.anyDepth) continue;
     const path = join(root, entry.path);
     const info = lstatSyncOrNull(path);
+    const placeholder = entry.folder === true && !entry.path.includes("/");
     if (info === null) {
       // A missing top-level folder gets an empty read-only placeholder for the call; a missing file cannot
       // (an empty file would stand in for it), and the end-of-session check reports what appeared.
-      if (entry.folder === true && !entry.path.includes("/")) placeholders.push(path);
+      if (placeholder) placeholders.push(path);
+      continue;
+    }
+    if (placeholder && info.isDirectory && isEmptyDirectory(path)) {
+      placeholders.push(path);
       continue;
     }
     if (info.isSymlink) {

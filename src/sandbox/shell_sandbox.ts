@@ -12,7 +12,9 @@
  * In the bubblewrap modes, Bash keeps one sandbox across calls (src/tools/_shell_host.ts; its files here, in
  * kept_sandbox.ts): the plan of each call carries `persistent`, and a call whose plan differs from the one
  * the kept sandbox was started with gets a new one. Placeholders the kept sandbox has mounted stay in the
- * workspace while it lives (`#livePlaceholders`); an empty one still plans as missing.
+ * workspace while it lives (`#livePlaceholders`); an empty one still plans as a placeholder. Sessions in the
+ * same workspace at once (aliases fired in parallel) each remove only the placeholders they made: an empty
+ * folder found in place is left alone unless it was made again since (`#foundPlaceholders`).
  *
  * A sandbox that cannot start is reported in `unavailable`, never replaced by a weaker one silently.
  *
@@ -31,7 +33,14 @@
  * @module
  */
 import type { SandboxMode, ShellPlan } from "../tools/tool.ts";
-import { type CallProtection, noProtection, planCall, protectionNow } from "./call_plan.ts";
+import {
+  type CallProtection,
+  isRemade,
+  noProtection,
+  ownPlaceholders,
+  planCall,
+  protectionNow,
+} from "./call_plan.ts";
 import { removePlaceholders, revertAppeared } from "./git_metadata.ts";
 import { type HelperPaths, resolveHelpers } from "./helpers.ts";
 import { type LimitCounters, limitNotes, type LimitPlan, openLimits, PROLOGUE_FAILED } from "./limits.ts";
@@ -85,6 +94,8 @@ export class ShellSandbox {
    * lives, and an empty folder among them still counts as missing when the next call is planned.
    */
   #livePlaceholders = new Set<string>();
+  /** Empty folders first found where a placeholder goes (the user's, or another session's): their identity. */
+  #foundPlaceholders = new Map<string, string>();
   #closed = false;
 
   private constructor(
@@ -246,7 +257,7 @@ export class ShellSandbox {
     }
     const check = await checkStart(plan, timeoutMs, options.mode);
     // bubblewrap created the placeholders' mount points on the host.
-    await removePlaceholders(protection.placeholders);
+    await removePlaceholders(ownPlaceholders(protection));
     if (check.failure !== null) {
       await limits.close();
       if (kept !== null) await removeKeptSandboxFiles(kept);
@@ -282,7 +293,7 @@ export class ShellSandbox {
     const plan = this.#callPlan(protection);
     // The kept sandbox keeps its placeholders mounted; those this plan no longer has may go (a plan that
     // differs gets a new sandbox).
-    const current = new Set(protection.placeholders);
+    const current = new Set(protection.created);
     const dropped = [...this.#livePlaceholders].filter((path) => !current.has(path));
     for (const path of dropped) this.#livePlaceholders.delete(path);
     await removePlaceholders(dropped);
@@ -292,9 +303,9 @@ export class ShellSandbox {
       finish: async (ran) => {
         const notes: string[] = [];
         if (ran?.keptSandbox === true) {
-          for (const path of protection.placeholders) this.#livePlaceholders.add(path);
+          for (const path of ownPlaceholders(protection)) this.#livePlaceholders.add(path);
         } else {
-          await this.#removePlaceholders(protection.placeholders);
+          await this.#removePlaceholders(ownPlaceholders(protection));
         }
         for (const appeared of await revertAppeared(protection.mustNotAppear)) {
           notes.push(`${appeared.message}. Do not create git metadata; tell the user what you need instead`);
@@ -345,7 +356,7 @@ export class ShellSandbox {
         ...(options.onStdout === undefined ? {} : { onStdout: options.onStdout }),
       });
     } finally {
-      await this.#removePlaceholders(protection.placeholders);
+      await this.#removePlaceholders(ownPlaceholders(protection));
       await revertAppeared(protection.mustNotAppear);
     }
     // A deferred check has not proven bubblewrap yet: a command that never started may mean it cannot run
@@ -380,6 +391,12 @@ export class ShellSandbox {
     const live = [...this.#livePlaceholders];
     this.#livePlaceholders.clear();
     await removePlaceholders(live);
+    // Empty folders found in place of a placeholder and made anew since: by this session's sandboxes (a
+    // kept sandbox's replacement starts after the call's end), once another session removed its own. A
+    // replacement may still be making its mount points: it ends once its worker is gone.
+    if (this.#foundPlaceholders.size > 0) await sandboxesEnded(BUBBLEWRAP_END_WAIT_MS);
+    const remade = [...this.#foundPlaceholders].filter(([path, identity]) => isRemade(path, identity));
+    await removePlaceholders(remade.map(([path]) => path));
     if (this.#kept !== null) await removeKeptSandboxFiles(this.#kept);
     await this.#limits?.close();
   }
@@ -449,19 +466,23 @@ export class ShellSandbox {
       return check.failure;
     } finally {
       // bubblewrap created the placeholders' mount points on the host.
-      await this.#removePlaceholders(protection.placeholders);
+      await this.#removePlaceholders(ownPlaceholders(protection));
     }
   }
 
   /** The protected paths as they are now; with `always`, also when the session's own mode needs none. */
   async #protection(always = false): Promise<CallProtection> {
     if (this.mode !== "workspace-write" && !always) return noProtection();
-    return await protectionNow({
+    const protection = await protectionNow({
       roots: [this.root, ...this.additionalRoots],
       dotGits: this.#watch?.dotGits ?? [],
       protectedPaths: this.#options.protectedPaths,
       livePlaceholders: this.#livePlaceholders,
     });
+    for (const { path, identity } of protection.found) {
+      if (!this.#foundPlaceholders.has(path)) this.#foundPlaceholders.set(path, identity);
+    }
+    return protection;
   }
 
   /** The plan of one call (see `planCall`), from the sandbox as it is now. */
@@ -487,4 +508,37 @@ export class ShellSandbox {
   #counters(): LimitCounters {
     return this.#limits?.counters() ?? { processLimitHits: 0, memoryKills: 0 };
   }
+}
+
+/** How long `close` waits for this process's bubblewrap processes to end before it removes placeholders. */
+const BUBBLEWRAP_END_WAIT_MS = 1_000;
+
+/**
+ * Waits until no child of this process is a running bubblewrap (zombies have finished), or `limitMs` passed.
+ * Reads `/proc/self/task/<thread>/children`, which lists each thread's children.
+ */
+async function sandboxesEnded(limitMs: number): Promise<void> {
+  const deadline = performance.now() + limitMs;
+  while (performance.now() < deadline && runningBubblewraps() > 0) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function runningBubblewraps(): number {
+  let count = 0;
+  try {
+    for (const task of Deno.readDirSync("/proc/self/task")) {
+      const children = Deno.readTextFileSync(`/proc/self/task/${task.name}/children`).trim();
+      for (const pid of children === "" ? [] : children.split(/\s+/)) {
+        const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+        // "pid (comm) state …": the name may hold spaces and parentheses, the state follows the last ")".
+        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+        if (name === "bwrap" && state !== "Z") count++;
+      }
+    }
+  } catch {
+    // A child gone while read, or no /proc: nothing to wait for.
+  }
+  return count;
 }

@@ -43,7 +43,8 @@ Deno.test("ShellSandbox builds the bubblewrap flags for workspace-write", async 
       `--bind ${root} ${root}`,
       `--bind ${root}/.git ${root}/.git`,
       `--ro-bind ${root}/.git/config ${root}/.git/config`,
-      `--ro-bind ${root}/.git/hooks ${root}/.git/hooks`,
+      // Empty, so covered like a missing one: it need not exist when the sandbox starts.
+      `--tmpfs ${root}/.git/hooks --remount-ro ${root}/.git/hooks`,
       `--ro-bind ${root}/.mewcode ${root}/.mewcode`,
       "--seccomp 0",
       "--clearenv --setenv",

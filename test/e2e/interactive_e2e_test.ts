@@ -19,6 +19,18 @@ async function startSession(box: E2eWorkspace, server: FakeAnthropic, args = "")
   });
 }
 
+/** Sends a prompt at the session's prompt and waits until a process with `marker` in its command line runs. */
+async function sendAndWaitForCommand(tmux: TmuxSession, prompt: string, marker: string): Promise<void> {
+  await tmux.waitFor(/^›/m);
+  await tmux.type(prompt);
+  await tmux.keys("Enter");
+  const deadline = Date.now() + 30_000;
+  while ((await processesWith(marker)) === 0) {
+    ok(Date.now() < deadline, "the command never started");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** The messages of the server's request `number` (1-based). */
 function messagesOf(
   server: FakeAnthropic,
@@ -110,14 +122,7 @@ Deno.test("interactive: Esc during a long Bash call cancels it within 1 s, kills
     turn().text("After the interrupt.").stop("end_turn"),
   ]);
   await using tmux = await startSession(box, server, "--permission-mode bypassPermissions");
-  await tmux.waitFor(/^›/m);
-  await tmux.type("wait");
-  await tmux.keys("Enter");
-  const deadline = Date.now() + 30_000;
-  while ((await processesWith(marker)) === 0) {
-    ok(Date.now() < deadline, "the sleep never started");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await sendAndWaitForCommand(tmux, "wait", marker);
   const pressed = Date.now();
   await tmux.keys("Escape");
   await tmux.waitFor(/interrupted/, 5_000);
@@ -157,14 +162,7 @@ Deno.test("interactive: a closed terminal (SIGHUP) during a Bash call ends the s
         TMPDIR: temporary,
       },
     });
-    await tmux.waitFor(/^›/m);
-    await tmux.type("wait");
-    await tmux.keys("Enter");
-    const deadline = Date.now() + 30_000;
-    while ((await processesWith(marker)) === 0) {
-      ok(Date.now() < deadline, "the sleep never started");
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await sendAndWaitForCommand(tmux, "wait", marker);
     ok((await Array.fromAsync(Deno.readDir(temporary))).length > 0, "the sandbox keeps its files there");
     const hungUp = Date.now();
     await tmux.hangUp();

@@ -22,74 +22,17 @@ export interface KeptSandboxFiles {
   supervisorCopy: string;
 }
 
-/** The private folders' names: `mewcode-shell-<pid of the mewcode process>-<random>`. */
-const FOLDER_PREFIX = "mewcode-shell-";
-const FOLDER_NAME = /^mewcode-shell-(\d+)-[0-9a-f]+$/;
-/** What a private folder holds: nothing else is removed by the sweep of folders left behind. */
-const FOLDER_FILES: ReadonlySet<string> = new Set(["seccomp.bpf", "shell"]);
-
 /**
  * Makes the files in a new private folder (in `directory`, default the system's temporary folder); null (and
- * nothing left behind) when that fails. Then removes the folders that mewcode processes killed before they
- * could (SIGKILL, the OOM killer) left beside it (`removeLeftFolders`: one listing of the folder).
+ * nothing left behind) when that fails.
  */
 export async function prepareKeptSandboxFiles(
-  options: { shell: string; seccomp: Uint8Array; directory?: string },
-): Promise<KeptSandboxFiles | null> {
-  const prepared = await makeKeptSandboxFiles(options);
-  if (prepared !== null) await removeLeftFolders(prepared.directory);
-  return prepared;
-}
-
-/**
- * Removes the private folders beside `own` (a folder of this process) whose mewcode process is gone: each
- * named with a process id that no longer runs, owned by the same user, mode 0700, holding nothing but the
- * two regular files a private folder holds. Anything else is left alone. Never throws; resolves when done.
- */
-export async function removeLeftFolders(own: string): Promise<void> {
-  try {
-    const parent = own.slice(0, own.lastIndexOf("/")) || "/";
-    const owner = (await Deno.lstat(own)).uid;
-    for await (const entry of Deno.readDir(parent)) {
-      const pid = FOLDER_NAME.exec(entry.name)?.[1];
-      if (pid === undefined || !entry.isDirectory || Number(pid) === Deno.pid) continue;
-      if (await exists(`/proc/${pid}`)) continue;
-      const folder = join(parent, entry.name);
-      const info = await Deno.lstat(folder).catch(() => null);
-      if (info === null || !info.isDirectory || info.uid !== owner || (info.mode ?? 0) % 0o1000 !== 0o700) {
-        continue;
-      }
-      const files: string[] = [];
-      let foreign = false;
-      for await (const file of Deno.readDir(folder)) {
-        if (!FOLDER_FILES.has(file.name) || !file.isFile) foreign = true;
-        files.push(join(folder, file.name));
-      }
-      if (foreign) continue;
-      for (const file of files) await Deno.remove(file).catch(() => undefined);
-      await Deno.remove(folder).catch(() => undefined);
-    }
-  } catch {
-    // The temporary folder cannot be listed: the folders stay until the system clears it.
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function makeKeptSandboxFiles(
   options: { shell: string; seccomp: Uint8Array; directory?: string },
 ): Promise<KeptSandboxFiles | null> {
   let directory: string;
   try {
     directory = await Deno.makeTempDir({
-      prefix: `${FOLDER_PREFIX}${Deno.pid}-`,
+      prefix: "mewcode-shell-",
       ...(options.directory === undefined ? {} : { dir: options.directory }),
     });
   } catch {

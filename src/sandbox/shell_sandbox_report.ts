@@ -68,6 +68,12 @@ export function shellSandboxReport(facts: SandboxReportFacts): string[] {
     if (view.excluded.length > 0) {
       lines.push(`  mewcode's state hidden: ${view.excluded.join(", ")}`);
     }
+    if (view.hiddenInWorkspace.length > 0) {
+      lines.push(
+        "  credentials of the home folder the workspace holds, hidden from the shell and the file tools: " +
+          view.hiddenInWorkspace.map((hidden) => hidden.path).join(", "),
+      );
+    }
     if (additionalRoots.length > 0) {
       lines.push(
         `  added folders (bound like the workspace, ${

@@ -294,6 +294,22 @@ Deno.test("ShellSandbox falls back to sh where bash is missing, and fails withou
   assertIncludes(none.unavailable, "no shell found");
 });
 
+Deno.test("ShellSandbox.describe names the home's credentials it hides when the workspace is the home", async () => {
+  await using workspace = await createTempWorkspace();
+  await Deno.mkdir(`${workspace.root}/.ssh`);
+  await Deno.writeTextFile(`${workspace.root}/.npmrc`, "//registry.npmjs.org/:_authToken=x\n");
+  await using home = await openSandbox(workspace.root, "workspace-write", {
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: workspace.root },
+  });
+  assertIncludes(
+    home.describe().join("\n"),
+    "credentials of the home folder the workspace holds, hidden from the shell and the file tools: " +
+      `${workspace.root}/.ssh, ${workspace.root}/.npmrc`,
+  );
+  await using elsewhere = await openSandbox(workspace.root, "workspace-write");
+  assertEquals(elsewhere.describe().join("\n").includes("credentials of the home folder"), false);
+});
+
 Deno.test("ShellSandbox.describe reports backend, helpers, seccomp, home, limits and preflight for doctor", async () => {
   await using workspace = await createTempWorkspace();
   await using sandbox = await openSandbox(workspace.root, "workspace-write");

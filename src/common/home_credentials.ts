@@ -10,7 +10,12 @@
 import { realPathOrNull } from "./fs.ts";
 import { join } from "./path.ts";
 
-/** Relative to the home: folders and files that hold keys, tokens and what was typed at prompts. */
+/**
+ * Relative to the home: folders and files that hold keys, tokens and what was typed at prompts, and the
+ * start-up files the user's shell, git and editors run later (they often export tokens too): written by a
+ * model, one would run its code outside any sandbox (a `core.pager` in `~/.gitconfig`, a line in `~/.bashrc`),
+ * as the workspace's own git metadata would, which mewcode protects for that reason.
+ */
 export const HOME_CREDENTIALS: readonly string[] = [
   ".ssh",
   ".aws",
@@ -41,6 +46,24 @@ export const HOME_CREDENTIALS: readonly string[] = [
   ".sqlite_history",
   ".lesshst",
   ".viminfo",
+  ".bashrc",
+  ".bash_profile",
+  ".bash_login",
+  ".bash_logout",
+  ".profile",
+  ".zshrc",
+  ".zshenv",
+  ".zprofile",
+  ".zlogin",
+  ".zlogout",
+  ".cshrc",
+  ".tcshrc",
+  ".gitconfig",
+  ".vimrc",
+  ".exrc",
+  ".emacs",
+  ".tmux.conf",
+  ".pam_environment",
 ];
 
 /** A credential of the home inside the workspace. */
@@ -74,6 +97,33 @@ export async function credentialsInside(
     hidden.push({ path: real, kind: directory ? "directory" : "file" });
   }
   return hidden;
+}
+
+/**
+ * The paths the file tools treat as outside the workspace when it holds the home: the credentials of
+ * `credentialsInside`, and where the missing ones would be (a model must not create `~/.gitconfig` either).
+ */
+export async function credentialPathsInside(
+  roots: readonly string[],
+  home: string | undefined,
+): Promise<string[]> {
+  const realHome = await realPathOrNull(home ?? "");
+  const inRoots = (path: string) => roots.some((root) => isAtOrBelow(path, root));
+  if (realHome === null || !inRoots(realHome)) return [];
+  const paths: string[] = [];
+  for (const name of HOME_CREDENTIALS) {
+    const path = join(realHome, name);
+    const real = await realPathOrNull(path);
+    if (real !== null) {
+      if (inRoots(real)) paths.push(real);
+      continue;
+    }
+    // Missing: where it would be made, through the real path of its folder.
+    const slash = path.lastIndexOf("/");
+    const folder = await realPathOrNull(path.slice(0, slash));
+    if (folder !== null && inRoots(folder)) paths.push(join(folder, path.slice(slash + 1)));
+  }
+  return paths;
 }
 
 /** Whether a path the tools treat as outside the workspace is one of the home's credentials (by its name). */

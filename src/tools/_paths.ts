@@ -275,9 +275,10 @@ function inStateFolder(folder: string): SafePathResult {
   if (isCredentialPath(folder)) {
     return failure(
       "outside-workspace",
-      `path is inside "${folder}", which holds credentials: the workspace holds the home folder, and mewcode ` +
-        "hides the home's credentials (~/.ssh, ~/.aws, ~/.npmrc, shell histories, …) from its tools as if they " +
-        "lay outside the workspace; ask the user for what you need from them",
+      `path is inside "${folder}", which holds credentials or code the user's shell, git or editor runs: the ` +
+        "workspace holds the home folder, and mewcode hides the home's credentials and start-up files (~/.ssh, " +
+        "~/.aws, ~/.npmrc, shell histories, ~/.bashrc, ~/.gitconfig, …) from its tools as if they lay outside " +
+        "the workspace; ask the user for what you need from them",
     );
   }
   return failure(

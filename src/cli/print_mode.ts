@@ -52,7 +52,7 @@ export interface PrintModeInput {
   workspace: Workspace;
   options: CliOptions;
   signal: AbortSignal;
-  /** Which signal aborted `signal`, when one did (SIGTERM exits 143, SIGINT 130). */
+  /** Which signal aborted `signal`, when one did (SIGTERM exits 143, SIGINT 130, SIGHUP 129). */
   interruption?: { readonly received: InterruptSignal | null };
   /** Default: the provider the environment configures. */
   provider?: Provider;
@@ -156,7 +156,7 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     let summary = emptyRunSummary();
     try {
       const run = session.run(promptInput.prompt, {
-        signal: input.signal === undefined ? output.closed : AbortSignal.any([input.signal, output.closed]),
+        signal: AbortSignal.any([input.signal, output.closed]),
         ...(prepared.answer === null ? {} : { answer: prepared.answer }),
       });
       for await (const event of run) {

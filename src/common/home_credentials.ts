@@ -1,9 +1,10 @@
 /**
- * The credentials a home folder holds, hidden from every tool when the workspace or an added folder holds
- * the home (mewcode run in `~`, or `--add-dir ~`), where the workspace's own rules would show them: the shell
- * sandbox covers them (folders with an empty tmpfs, files with /dev/null, `src/sandbox/shell_policy.ts`), and
- * the file tools treat them as outside the workspace (`excludedPaths`, `src/execution/runtime.ts`), so a
- * model can neither read, search, list nor overwrite them, directly or through a link.
+ * The credentials and start-up files a home folder holds, hidden from every tool when the workspace or an
+ * added folder holds the home (mewcode run in `~`, or `--add-dir ~`), where the workspace's own rules would
+ * show them: the shell sandbox covers those that exist (folders with an empty tmpfs, files with /dev/null,
+ * `src/sandbox/shell_policy.ts`), and the file tools treat them as outside the workspace, missing ones
+ * included (`excludedPaths`, `src/execution/runtime.ts`), so a model can neither read, search, list, overwrite
+ * nor create them, directly or through a link.
  *
  * @module
  */

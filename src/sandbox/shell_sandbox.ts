@@ -392,9 +392,7 @@ export class ShellSandbox {
     this.#livePlaceholders.clear();
     await removePlaceholders(live);
     // Empty folders found in place of a placeholder and made anew since: by this session's sandboxes (a
-    // kept sandbox's replacement starts after the call's end), once another session removed its own. A
-    // replacement may still be making its mount points: it ends once its worker is gone.
-    if (this.#foundPlaceholders.size > 0) await sandboxesEnded(BUBBLEWRAP_END_WAIT_MS);
+    // kept sandbox's replacement starts after the call's end), once another session removed its own.
     const remade = [...this.#foundPlaceholders].filter(([path, identity]) => isRemade(path, identity));
     await removePlaceholders(remade.map(([path]) => path));
     if (this.#kept !== null) await removeKeptSandboxFiles(this.#kept);
@@ -508,37 +506,4 @@ export class ShellSandbox {
   #counters(): LimitCounters {
     return this.#limits?.counters() ?? { processLimitHits: 0, memoryKills: 0 };
   }
-}
-
-/** How long `close` waits for this process's bubblewrap processes to end before it removes placeholders. */
-const BUBBLEWRAP_END_WAIT_MS = 1_000;
-
-/**
- * Waits until no child of this process is a running bubblewrap (zombies have finished), or `limitMs` passed.
- * Reads `/proc/self/task/<thread>/children`, which lists each thread's children.
- */
-async function sandboxesEnded(limitMs: number): Promise<void> {
-  const deadline = performance.now() + limitMs;
-  while (performance.now() < deadline && runningBubblewraps() > 0) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-function runningBubblewraps(): number {
-  let count = 0;
-  try {
-    for (const task of Deno.readDirSync("/proc/self/task")) {
-      const children = Deno.readTextFileSync(`/proc/self/task/${task.name}/children`).trim();
-      for (const pid of children === "" ? [] : children.split(/\s+/)) {
-        const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-        // "pid (comm) state …": the name may hold spaces and parentheses, the state follows the last ")".
-        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-        const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-        if (name === "bwrap" && state !== "Z") count++;
-      }
-    }
-  } catch {
-    // A child gone while read, or no /proc: nothing to wait for.
-  }
-  return count;
 }

@@ -41,7 +41,7 @@ import { withAttachments } from "./_attachments.ts";
 export interface InteractiveInput {
   workspace: Workspace;
   options: CliOptions;
-  /** Aborted by SIGINT/SIGTERM sent to the process (main.ts); `received` says which. */
+  /** Aborted by SIGINT, SIGTERM or SIGHUP sent to the process (main.ts); `received` says which. */
   signal: AbortSignal;
   interruption?: { readonly received: InterruptSignal | null };
   env?: Record<string, string>;

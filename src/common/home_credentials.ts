@@ -11,6 +11,22 @@
 import { realPathOrNull } from "./fs.ts";
 import { join } from "./path.ts";
 
+/** The files a shell runs when it starts or ends (also protected at any workspace's top level). */
+export const SHELL_STARTUP_FILES: readonly string[] = [
+  ".bashrc",
+  ".bash_profile",
+  ".bash_login",
+  ".bash_logout",
+  ".profile",
+  ".zshrc",
+  ".zshenv",
+  ".zprofile",
+  ".zlogin",
+  ".zlogout",
+  ".cshrc",
+  ".tcshrc",
+];
+
 /**
  * Relative to the home: folders and files that hold keys, tokens and what was typed at prompts, and the
  * start-up files the user's shell, git and editors run later (they often export tokens too): written by a
@@ -47,18 +63,7 @@ export const HOME_CREDENTIALS: readonly string[] = [
   ".sqlite_history",
   ".lesshst",
   ".viminfo",
-  ".bashrc",
-  ".bash_profile",
-  ".bash_login",
-  ".bash_logout",
-  ".profile",
-  ".zshrc",
-  ".zshenv",
-  ".zprofile",
-  ".zlogin",
-  ".zlogout",
-  ".cshrc",
-  ".tcshrc",
+  ...SHELL_STARTUP_FILES,
   ".gitconfig",
   ".vimrc",
   ".exrc",

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { SHELL_STARTUP_FILES } from "../common/home_credentials.ts";
 import { isWithinRoot, relativeToRoot, safePath, type SafePathResult } from "./_paths.ts";
 import type { ProtectedPath, ToolCallContext } from "./tool.ts";
 
@@ -35,18 +36,11 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   },
   { path: ".vscode", anyDepth: false, folder: true, reason: EDITOR_REASON },
   { path: ".idea", anyDepth: false, folder: true, reason: EDITOR_REASON },
-  ...[
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zshenv",
-    ".zprofile",
-    ".zlogin",
-    ".config/fish",
-  ].map((path) => ({ path, anyDepth: false, reason: SHELL_REASON })),
+  ...[...SHELL_STARTUP_FILES, ".config/fish"].map((path) => ({
+    path,
+    anyDepth: false,
+    reason: SHELL_REASON,
+  })),
 ];
 
 /**

@@ -264,11 +264,29 @@ function aliasOf(path: string, aliases: readonly string[]): string | null {
 
 // The excluded folder that `path` is equal to or below, or null.
 function excludedFolder(path: string, excluded: readonly string[] | undefined): string | null {
-  for (const folder of excluded ?? []) {
-    const normalized = posix.resolve(folder);
-    if (isWithinRoot(normalized, path)) return normalized;
+  if (excluded === undefined || excluded.length === 0) return null;
+  for (const { folder, prefix } of normalizedExcluded(excluded)) {
+    if (path === folder || path.startsWith(prefix)) return folder;
   }
   return null;
+}
+
+/**
+ * Excluded lists normalised once each (a walk checks every directory against the same list, and with the
+ * home inside the workspace it holds ~50 credentials): each folder, and the prefix of what lies below it.
+ */
+const normalizedLists = new WeakMap<readonly string[], { folder: string; prefix: string }[]>();
+
+function normalizedExcluded(excluded: readonly string[]): { folder: string; prefix: string }[] {
+  let list = normalizedLists.get(excluded);
+  if (list === undefined) {
+    list = excluded.map((path) => {
+      const folder = posix.resolve(path);
+      return { folder, prefix: folder === "/" ? "/" : `${folder}/` };
+    });
+    normalizedLists.set(excluded, list);
+  }
+  return list;
 }
 
 function inStateFolder(folder: string): SafePathResult {

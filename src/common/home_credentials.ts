@@ -2,13 +2,14 @@
  * The credentials and start-up files a home folder holds, hidden from every tool when the workspace or an
  * added folder holds the home (mewcode run in `~`, or `--add-dir ~`), where the workspace's own rules would
  * show them: the shell sandbox covers those that exist (folders with an empty tmpfs, files with /dev/null,
- * `src/sandbox/shell_policy.ts`), and the file tools treat them as outside the workspace, missing ones
- * included (`excludedPaths`, `src/execution/runtime.ts`), so a model can neither read, search, list, overwrite
- * nor create them, directly or through a link.
+ * `src/sandbox/shell_policy.ts`) and keeps the missing ones from being made (`missingCredentialsInside`), and
+ * the file tools treat them as outside the workspace, missing ones included (`excludedPaths`,
+ * `src/execution/runtime.ts`), so a model can neither read, search, list, overwrite nor create them,
+ * directly or through a link.
  *
  * @module
  */
-import { realPathOrNull } from "./fs.ts";
+import { lstatSyncOrNull, realPathOrNull, realPathSyncOrNull } from "./fs.ts";
 import { join } from "./path.ts";
 
 /** The files a shell runs when it starts or ends (also protected at any workspace's top level). */
@@ -71,6 +72,49 @@ export const HOME_CREDENTIALS: readonly string[] = [
   ".tmux.conf",
   ".pam_environment",
 ];
+
+/** The entries of `HOME_CREDENTIALS` that are folders (the others are files). */
+const CREDENTIAL_FOLDERS: ReadonlySet<string> = new Set([
+  ".ssh",
+  ".aws",
+  ".azure",
+  ".gnupg",
+  ".config",
+  ".kube",
+  ".docker",
+  ".password-store",
+  ".local/share/keyrings",
+  ".mozilla",
+  ".terraform.d",
+]);
+
+/**
+ * The home's credentials that do not exist yet, whose folder does, inside `roots` (real paths), for the
+ * shell sandbox: a missing folder gets a read-only placeholder for each call (a command cannot make
+ * `~/.ssh/authorized_keys`), a missing file is removed after a call that made it (`~/.gitconfig`). None when
+ * the home lies outside every root.
+ */
+export function missingCredentialsInside(
+  roots: readonly string[],
+  home: string | undefined,
+): HiddenCredential[] {
+  const realHome = home === undefined ? null : realPathSyncOrNull(home);
+  const inRoots = (path: string) => roots.some((root) => isAtOrBelow(path, root));
+  if (realHome === null || !inRoots(realHome)) return [];
+  const missing: HiddenCredential[] = [];
+  for (const name of HOME_CREDENTIALS) {
+    const path = join(realHome, name);
+    if (lstatSyncOrNull(path) !== null) continue;
+    const slash = path.lastIndexOf("/");
+    const folder = realPathSyncOrNull(path.slice(0, slash));
+    if (folder === null || !inRoots(folder)) continue;
+    missing.push({
+      path: join(folder, path.slice(slash + 1)),
+      kind: CREDENTIAL_FOLDERS.has(name) ? "directory" : "file",
+    });
+  }
+  return missing;
+}
 
 /** A credential of the home inside the workspace. */
 export interface HiddenCredential {

@@ -101,6 +101,8 @@ export async function protectionNow(
     dotGits: readonly string[];
     protectedPaths: readonly ProtectedPath[];
     livePlaceholders: ReadonlySet<string>;
+    /** The home's missing credentials, when a root holds the home (see `missingCredentialsInside`). */
+    missingCredentials?: readonly { path: string; kind: "file" | "directory" }[];
   },
 ): Promise<CallProtection> {
   const keepInPlace: string[] = [];
@@ -116,6 +118,9 @@ export async function protectionNow(
     readOnly.push(...git.readOnly, ...topLevel.readOnly);
     placeholders.push(...git.placeholders, ...topLevel.placeholders);
     mustNotAppear.push(...git.mustNotAppear);
+  }
+  for (const { path, kind } of options.missingCredentials ?? []) {
+    (kind === "directory" ? placeholders : mustNotAppear).push(path);
   }
   const created: string[] = [];
   const found: CallProtection["found"] = [];

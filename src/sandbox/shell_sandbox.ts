@@ -32,6 +32,7 @@
  *
  * @module
  */
+import { isCredentialPath, missingCredentialsInside } from "../common/home_credentials.ts";
 import type { SandboxMode, ShellPlan } from "../tools/tool.ts";
 import {
   type CallProtection,
@@ -308,7 +309,15 @@ export class ShellSandbox {
           await this.#removePlaceholders(ownPlaceholders(protection));
         }
         for (const appeared of await revertAppeared(protection.mustNotAppear)) {
-          notes.push(`${appeared.message}. Do not create git metadata; tell the user what you need instead`);
+          notes.push(
+            isCredentialPath(appeared.path)
+              ? `${
+                appeared.removed ? "Removed" : "Could not remove"
+              } "${appeared.path}" that the command created: ` +
+                "the workspace holds the home folder, whose credentials and start-up files are the user's (their " +
+                "shell, git or editor reads and runs them); tell the user what you need instead"
+              : `${appeared.message}. Do not create git metadata; tell the user what you need instead`,
+          );
         }
         if (this.#limits !== null) notes.push(...limitNotes(this.#limits.limits, before, this.#counters()));
         return notes;
@@ -476,6 +485,7 @@ export class ShellSandbox {
       dotGits: this.#watch?.dotGits ?? [],
       protectedPaths: this.#options.protectedPaths,
       livePlaceholders: this.#livePlaceholders,
+      missingCredentials: missingCredentialsInside([this.root, ...this.additionalRoots], this.#view.home),
     });
     for (const { path, identity } of protection.found) {
       if (!this.#foundPlaceholders.has(path)) this.#foundPlaceholders.set(path, identity);

@@ -100,3 +100,26 @@ for (const layout of ["the workspace is the home folder", "the home folder is an
     equal(search.isError, true, search.content);
   });
 }
+
+Deno.test("run in a home without ~/.ssh or ~/.gitconfig, a shell command can create neither", async () => {
+  await using home = await createTempWorkspace("mewcode-home-missing-");
+  await Deno.writeTextFile(`${home.root}/notes.txt`, "notes\n");
+  await using runtime = await testRuntime(home.root, {
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home.root },
+  });
+  const result = await call(runtime, "Bash", {
+    command: "mkdir -p ~/.ssh && echo 'ssh-ed25519 AAAA attacker' >> ~/.ssh/authorized_keys; " +
+      "printf '[core]\\n\\tpager = touch /tmp/pwned\\n' > ~/.gitconfig; echo done",
+  });
+  equal(result.isError, false, result.content);
+  match(result.content, /done/);
+  match(result.content, /Removed ".*\/\.gitconfig" that the command created/, result.content);
+  equal(await Deno.lstat(`${home.root}/.gitconfig`).then(() => true, () => false), false);
+  equal(
+    await Deno.lstat(`${home.root}/.ssh/authorized_keys`).then(() => true, () => false),
+    false,
+    "no authorized_keys on the host",
+  );
+  await runtime.close();
+  deepEqual([...Deno.readDirSync(home.root)].map((entry) => entry.name), ["notes.txt"]);
+});

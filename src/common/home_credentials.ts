@@ -28,13 +28,8 @@ export const SHELL_STARTUP_FILES: readonly string[] = [
   ".tcshrc",
 ];
 
-/**
- * Relative to the home: folders and files that hold keys, tokens and what was typed at prompts, and the
- * start-up files the user's shell, git and editors run later (they often export tokens too): written by a
- * model, one would run its code outside any sandbox (a `core.pager` in `~/.gitconfig`, a line in `~/.bashrc`),
- * as the workspace's own git metadata would, which mewcode protects for that reason.
- */
-export const HOME_CREDENTIALS: readonly string[] = [
+/** The credential folders of a home (the first entries of `HOME_CREDENTIALS`). */
+const CREDENTIAL_FOLDER_NAMES: readonly string[] = [
   ".ssh",
   ".aws",
   ".azure",
@@ -46,6 +41,16 @@ export const HOME_CREDENTIALS: readonly string[] = [
   ".local/share/keyrings",
   ".mozilla",
   ".terraform.d",
+];
+
+/**
+ * Relative to the home: folders and files that hold keys, tokens and what was typed at prompts, and the
+ * start-up files the user's shell, git and editors run later (they often export tokens too): written by a
+ * model, one would run its code outside any sandbox (a `core.pager` in `~/.gitconfig`, a line in `~/.bashrc`),
+ * as the workspace's own git metadata would, which mewcode protects for that reason.
+ */
+export const HOME_CREDENTIALS: readonly string[] = [
+  ...CREDENTIAL_FOLDER_NAMES,
   ".m2/settings.xml",
   ".gradle/gradle.properties",
   ".npmrc",
@@ -74,19 +79,7 @@ export const HOME_CREDENTIALS: readonly string[] = [
 ];
 
 /** The entries of `HOME_CREDENTIALS` that are folders (the others are files). */
-const CREDENTIAL_FOLDERS: ReadonlySet<string> = new Set([
-  ".ssh",
-  ".aws",
-  ".azure",
-  ".gnupg",
-  ".config",
-  ".kube",
-  ".docker",
-  ".password-store",
-  ".local/share/keyrings",
-  ".mozilla",
-  ".terraform.d",
-]);
+const CREDENTIAL_FOLDERS: ReadonlySet<string> = new Set(CREDENTIAL_FOLDER_NAMES);
 
 /**
  * The home's credentials that do not exist yet, whose folder does, inside `roots` (real paths), for the

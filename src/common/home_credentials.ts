@@ -2,14 +2,14 @@
  * The credentials and start-up files a home folder holds, hidden from every tool when the workspace or an
  * added folder holds the home (mewcode run in `~`, or `--add-dir ~`), where the workspace's own rules would
  * show them: the shell sandbox covers those that exist (folders with an empty tmpfs, files with /dev/null,
- * `src/sandbox/shell_policy.ts`) and keeps the missing ones from being made (`missingCredentialsInside`), and
+ * `src/sandbox/shell_policy.ts`) and keeps the missing ones from being made (`credentialPlaces`), and
  * the file tools treat them as outside the workspace, missing ones included (`excludedPaths`,
  * `src/execution/runtime.ts`), so a model can neither read, search, list, overwrite nor create them,
  * directly or through a link.
  *
  * @module
  */
-import { lstatSyncOrNull, realPathOrNull, realPathSyncOrNull } from "./fs.ts";
+import { lstatSyncOrNull, realPathSyncOrNull } from "./fs.ts";
 import { join } from "./path.ts";
 
 /** The files a shell runs when it starts or ends (also protected at any workspace's top level). */
@@ -81,92 +81,48 @@ export const HOME_CREDENTIALS: readonly string[] = [
 /** The entries of `HOME_CREDENTIALS` that are folders (the others are files). */
 const CREDENTIAL_FOLDERS: ReadonlySet<string> = new Set(CREDENTIAL_FOLDER_NAMES);
 
-/**
- * The home's credentials that do not exist yet, whose folder does, inside `roots` (real paths), for the
- * shell sandbox: a missing folder gets a read-only placeholder for each call (a command cannot make
- * `~/.ssh/authorized_keys`), a missing file is removed after a call that made it (`~/.gitconfig`). None when
- * the home lies outside every root.
- */
-export function missingCredentialsInside(
-  roots: readonly string[],
-  home: string | undefined,
-): HiddenCredential[] {
-  const realHome = home === undefined ? null : realPathSyncOrNull(home);
-  const inRoots = (path: string) => roots.some((root) => isAtOrBelow(path, root));
-  if (realHome === null || !inRoots(realHome)) return [];
-  const missing: HiddenCredential[] = [];
-  for (const name of HOME_CREDENTIALS) {
-    const path = join(realHome, name);
-    if (lstatSyncOrNull(path) !== null) continue;
-    const slash = path.lastIndexOf("/");
-    const folder = realPathSyncOrNull(path.slice(0, slash));
-    if (folder === null || !inRoots(folder)) continue;
-    missing.push({
-      path: join(folder, path.slice(slash + 1)),
-      kind: CREDENTIAL_FOLDERS.has(name) ? "directory" : "file",
-    });
-  }
-  return missing;
-}
-
-/** A credential of the home inside the workspace. */
-export interface HiddenCredential {
-  /** Its real path. */
+/** Where a credential of the home lies inside the workspace, and what is there. */
+export interface CredentialPlace {
+  /** The real path of what is there; when nothing resolves, where it would be made (its folder's real path). */
   path: string;
+  /** What is there, or (when nothing is) what the credential is. */
   kind: "file" | "directory";
+  /** `present`: it resolves; `missing`: nothing is there; `unresolved`: a link that leads nowhere. */
+  state: "present" | "missing" | "unresolved";
 }
 
 /**
- * The home's credentials whose real paths lie inside `roots` (real paths: the workspace root and the added
- * folders); none when `home` is unset, cannot be resolved, or lies outside every root.
+ * Each credential of `home` that lies inside `roots` (real paths: the workspace root and the added folders),
+ * in `HOME_CREDENTIALS` order; none when `home` is unset, cannot be resolved, or lies outside every root. The
+ * sandbox hides the `present` ones and keeps the `missing` ones from being made (a placeholder for a folder,
+ * removal after the call for a file); the file tools treat every one as outside the workspace.
  */
-export async function credentialsInside(
-  roots: readonly string[],
-  home: string | undefined,
-): Promise<HiddenCredential[]> {
-  const realHome = await realPathOrNull(home ?? "");
+export function credentialPlaces(roots: readonly string[], home: string | undefined): CredentialPlace[] {
+  const realHome = realPathSyncOrNull(home ?? "");
   const inRoots = (path: string) => roots.some((root) => isAtOrBelow(path, root));
   if (realHome === null || !inRoots(realHome)) return [];
-  const hidden: HiddenCredential[] = [];
+  const places: CredentialPlace[] = [];
   for (const name of HOME_CREDENTIALS) {
-    const real = await realPathOrNull(join(realHome, name));
-    if (real === null || !inRoots(real)) continue;
-    let directory = false;
-    try {
-      directory = (await Deno.stat(real)).isDirectory;
-    } catch {
-      // Gone since: hidden as a file, which shows nothing.
-    }
-    hidden.push({ path: real, kind: directory ? "directory" : "file" });
-  }
-  return hidden;
-}
-
-/**
- * The paths the file tools treat as outside the workspace when it holds the home: the credentials of
- * `credentialsInside`, and where the missing ones would be (a model must not create `~/.gitconfig` either).
- */
-export async function credentialPathsInside(
-  roots: readonly string[],
-  home: string | undefined,
-): Promise<string[]> {
-  const realHome = await realPathOrNull(home ?? "");
-  const inRoots = (path: string) => roots.some((root) => isAtOrBelow(path, root));
-  if (realHome === null || !inRoots(realHome)) return [];
-  const paths: string[] = [];
-  for (const name of HOME_CREDENTIALS) {
-    const path = join(realHome, name);
-    const real = await realPathOrNull(path);
+    const named = join(realHome, name);
+    const real = realPathSyncOrNull(named);
     if (real !== null) {
-      if (inRoots(real)) paths.push(real);
+      if (!inRoots(real)) continue;
+      // Gone since it resolved: hidden as a file, which shows nothing.
+      const kind = lstatSyncOrNull(real)?.isDirectory === true ? "directory" : "file";
+      places.push({ path: real, kind, state: "present" });
       continue;
     }
-    // Missing: where it would be made, through the real path of its folder.
-    const slash = path.lastIndexOf("/");
-    const folder = await realPathOrNull(path.slice(0, slash));
-    if (folder !== null && inRoots(folder)) paths.push(join(folder, path.slice(slash + 1)));
+    // Nothing resolves: where it would be made, through the real path of its folder.
+    const slash = named.lastIndexOf("/");
+    const folder = realPathSyncOrNull(named.slice(0, slash));
+    if (folder === null || !inRoots(folder)) continue;
+    places.push({
+      path: join(folder, named.slice(slash + 1)),
+      kind: CREDENTIAL_FOLDERS.has(name) ? "directory" : "file",
+      state: lstatSyncOrNull(named) === null ? "missing" : "unresolved",
+    });
   }
-  return paths;
+  return places;
 }
 
 /** Whether a path the tools treat as outside the workspace is one of the home's credentials (by its name). */

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { credentialPathsInside } from "../common/home_credentials.ts";
+import { credentialPlaces } from "../common/home_credentials.ts";
 import { assertNever } from "../common/errors.ts";
 import type { Approver, PermissionPolicy } from "../permissions/decision.ts";
 import type { PreToolUseHook } from "../permissions/hooks.ts";
@@ -137,8 +137,8 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
   const protectedPaths = options.protectedPaths ?? PROTECTED_PATHS;
   // The file tools treat the home's credentials as outside the workspace when it holds the home, as the
   // shell sandbox hides them (`src/common/home_credentials.ts`).
-  const credentials = await credentialPathsInside([options.root, ...additionalRoots], options.env.HOME);
-  const excludedPaths = [...options.excludedPaths ?? [], ...credentials];
+  const credentials = credentialPlaces([options.root, ...additionalRoots], options.env.HOME);
+  const excludedPaths = [...options.excludedPaths ?? [], ...credentials.map((place) => place.path)];
   const sandbox = await ShellSandbox.open({
     root: options.root,
     additionalRoots,

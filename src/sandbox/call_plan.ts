@@ -101,7 +101,7 @@ export async function protectionNow(
     dotGits: readonly string[];
     protectedPaths: readonly ProtectedPath[];
     livePlaceholders: ReadonlySet<string>;
-    /** The home's missing credentials, when a root holds the home (see `missingCredentialsInside`). */
+    /** The home's missing credentials, when a root holds the home (see `credentialPlaces`). */
     missingCredentials?: readonly { path: string; kind: "file" | "directory" }[];
   },
 ): Promise<CallProtection> {

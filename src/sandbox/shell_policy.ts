@@ -9,7 +9,7 @@ import { lstatOrNull, lstatSyncOrNull, realPathOrNull, realPathSyncOrNull } from
 import { isAbsolute, join } from "../common/path.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
-import { credentialsInside } from "../common/home_credentials.ts";
+import { credentialPlaces } from "../common/home_credentials.ts";
 import { isEmptyDirectory } from "./kept_sandbox.ts";
 
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -142,7 +142,9 @@ export async function machineView(options: MachineViewOptions): Promise<MachineV
   }
   const exposed = await exposedPaths(options, home, [...homeRoots, ...hiddenDirectories]);
   // The home's credentials, when its bind (as the workspace or an added folder) would show them again.
-  const hiddenInWorkspace = await credentialsInside(roots, home ?? undefined);
+  const hiddenInWorkspace = credentialPlaces(roots, home ?? undefined)
+    .filter((place) => place.state === "present")
+    .map(({ path, kind }) => ({ path, kind }));
   const excluded: string[] = [];
   for (const folder of options.excluded) {
     const real = await realPathOrNull(folder);

@@ -32,7 +32,7 @@
  *
  * @module
  */
-import { isCredentialPath, missingCredentialsInside } from "../common/home_credentials.ts";
+import { credentialPlaces, isCredentialPath } from "../common/home_credentials.ts";
 import type { SandboxMode, ShellPlan } from "../tools/tool.ts";
 import {
   type CallProtection,
@@ -485,7 +485,8 @@ export class ShellSandbox {
       dotGits: this.#watch?.dotGits ?? [],
       protectedPaths: this.#options.protectedPaths,
       livePlaceholders: this.#livePlaceholders,
-      missingCredentials: missingCredentialsInside([this.root, ...this.additionalRoots], this.#view.home),
+      missingCredentials: credentialPlaces([this.root, ...this.additionalRoots], this.#view.home)
+        .filter((place) => place.state === "missing"),
     });
     for (const { path, identity } of protection.found) {
       if (!this.#foundPlaceholders.has(path)) this.#foundPlaceholders.set(path, identity);

@@ -1,6 +1,7 @@
 /**
  * The host side of a sandbox kept across Bash calls (the worker side is src/tools/_shell_host.ts): the two
- * files it needs, made once per session in a private folder.
+ * files it needs, made once per session in a private folder, with a lock file held while the folder is in
+ * use, so that the next session can remove a folder whose process was killed before it could.
  *
  * - The seccomp program as a file: the kept sandbox's standard input carries the commands, so bubblewrap
  *   reads the program from fd 3, which `sh` opens from this file before it becomes bubblewrap.
@@ -15,46 +16,131 @@ import { join } from "../common/path.ts";
 
 /** The files of a kept sandbox, and how to remove them. */
 export interface KeptSandboxFiles {
-  /** The private folder (mode 0700) holding both. */
+  /** The private folder (mode 0700) holding both and the lock file. */
   directory: string;
   seccompFile: string;
   /** The supervisor's shell: a copy of the session's shell that may be run, not read. */
   supervisorCopy: string;
+  /**
+   * The folder's lock file, held (an exclusive `flock`) for as long as the folder is in use: the kernel
+   * releases it when this process ends, however it ends, which tells other sessions the folder was left.
+   */
+  lock: Deno.FsFile;
 }
+
+const FOLDER_PREFIX = "mewcode-shell-";
+const LOCK_FILE = "owner.lock";
+const SECCOMP_FILE = "seccomp.bpf";
+const SHELL_FILE = "shell";
+/** What a private folder holds, all of it: the sweep of folders left behind removes nothing else. */
+const FOLDER_FILES: ReadonlySet<string> = new Set([LOCK_FILE, SECCOMP_FILE, SHELL_FILE]);
 
 /**
  * Makes the files in a new private folder (in `directory`, default the system's temporary folder); null (and
- * nothing left behind) when that fails.
+ * nothing left behind) when that fails. Then removes the folders beside it that mewcode processes killed
+ * before they could (SIGKILL, the OOM killer) left (`removeLeftFolders`).
  */
 export async function prepareKeptSandboxFiles(
+  options: { shell: string; seccomp: Uint8Array; directory?: string },
+): Promise<KeptSandboxFiles | null> {
+  const prepared = await makeKeptSandboxFiles(options);
+  if (prepared !== null) await removeLeftFolders(prepared.directory);
+  return prepared;
+}
+
+async function makeKeptSandboxFiles(
   options: { shell: string; seccomp: Uint8Array; directory?: string },
 ): Promise<KeptSandboxFiles | null> {
   let directory: string;
   try {
     directory = await Deno.makeTempDir({
-      prefix: "mewcode-shell-",
+      prefix: FOLDER_PREFIX,
       ...(options.directory === undefined ? {} : { dir: options.directory }),
     });
   } catch {
     return null;
   }
-  const seccompFile = join(directory, "seccomp.bpf");
-  const supervisorCopy = join(directory, "shell");
+  const seccompFile = join(directory, SECCOMP_FILE);
+  const supervisorCopy = join(directory, SHELL_FILE);
+  let lock: Deno.FsFile | null = null;
   try {
     await Deno.chmod(directory, 0o700);
+    // Locked before the other files exist: a folder holding all three is either locked or left.
+    lock = await Deno.open(join(directory, LOCK_FILE), { write: true, createNew: true, mode: 0o600 });
+    if (!await lock.tryLock(true)) throw new Error("the new lock file is locked");
     await Deno.writeFile(seccompFile, options.seccomp, { mode: 0o600, createNew: true });
     await Deno.copyFile(options.shell, supervisorCopy);
     await Deno.chmod(supervisorCopy, 0o111);
-    return { directory, seccompFile, supervisorCopy };
+    return { directory, seccompFile, supervisorCopy, lock };
   } catch {
-    await removeKeptSandboxFiles({ directory, seccompFile, supervisorCopy });
+    await Deno.remove(directory, { recursive: true }).catch(() => undefined);
+    lock?.close();
     return null;
   }
 }
 
-/** Removes the private folder; never throws. */
+/** Removes the private folder, then lets its lock go; never throws. */
 export async function removeKeptSandboxFiles(files: KeptSandboxFiles): Promise<void> {
   await Deno.remove(files.directory, { recursive: true }).catch(() => undefined);
+  try {
+    files.lock.close();
+  } catch {
+    // Closed already.
+  }
+}
+
+/**
+ * Removes the private folders beside `own` (this session's) that their session left: owned by the same
+ * user, mode 0700, holding the three files a private folder holds and nothing else, and with a lock file no
+ * process holds. A session holds its lock from before it writes the other two files until after it removed
+ * them, so that is a folder whose process ended without removing it. The lock, not a process id, tells: the
+ * process that made a folder may run in another PID namespace (a container sharing the temporary folder),
+ * and mewcode's permissions do not let it look at other processes. Anything else is left alone. Never
+ * throws; resolves when done.
+ */
+export async function removeLeftFolders(own: string): Promise<void> {
+  try {
+    const parent = own.slice(0, own.lastIndexOf("/")) || "/";
+    const owner = (await Deno.lstat(own)).uid;
+    for await (const entry of Deno.readDir(parent)) {
+      if (!entry.name.startsWith(FOLDER_PREFIX) || !entry.isDirectory) continue;
+      const folder = join(parent, entry.name);
+      if (folder !== own) await removeIfLeft(folder, owner);
+    }
+  } catch {
+    // The temporary folder cannot be listed: the folders stay until the system clears it.
+  }
+}
+
+async function removeIfLeft(folder: string, owner: number | null): Promise<void> {
+  const info = await Deno.lstat(folder).catch(() => null);
+  if (info === null || !info.isDirectory || info.uid !== owner || (info.mode ?? 0) % 0o1000 !== 0o700) return;
+  const names: string[] = [];
+  try {
+    for await (const file of Deno.readDir(folder)) {
+      if (!FOLDER_FILES.has(file.name) || !file.isFile) return;
+      names.push(file.name);
+    }
+  } catch {
+    return;
+  }
+  if (names.length !== FOLDER_FILES.size) return;
+  let lock: Deno.FsFile;
+  try {
+    lock = await Deno.open(join(folder, LOCK_FILE), { read: true });
+  } catch {
+    return;
+  }
+  try {
+    // Held while the folder goes: a session that finds it meanwhile sees it locked.
+    if (!await lock.tryLock(true)) return;
+    for (const name of names) await Deno.remove(join(folder, name)).catch(() => undefined);
+    await Deno.remove(folder).catch(() => undefined);
+  } catch {
+    // Another session removed it first.
+  } finally {
+    lock.close();
+  }
 }
 
 /** Whether `path` is a directory (not a symlink to one) with nothing in it. */

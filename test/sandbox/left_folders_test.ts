@@ -1,0 +1,153 @@
+/**
+ * The kept sandbox's private folder (`mewcode-shell-…` in the temporary folder: a 1.2 MB copy of the shell,
+ * the seccomp program and a lock file) is removed when its session ends; a mewcode process killed with
+ * SIGKILL cannot, and the next session removes what it left: a folder whose lock no process holds, and
+ * nothing else. A live session's folder stays, whatever the process that looks.
+ */
+import { deepStrictEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { prepareKeptSandboxFiles, removeKeptSandboxFiles } from "../../src/sandbox/kept_sandbox.ts";
+import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
+import { LAUNCHER } from "../_fakes/run_cli.ts";
+import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { processesWith } from "../_fakes/processes.ts";
+
+async function names(directory: string): Promise<string[]> {
+  return (await Array.fromAsync(Deno.readDir(directory))).map((entry) => entry.name).sort();
+}
+
+async function waitFor(what: string, condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!await condition()) {
+    ok(Date.now() < deadline, `timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+Deno.test("a new session removes the private folders whose lock no process holds, and nothing else", async () => {
+  await using temporary = await createTempWorkspace("mewcode-left-folders-");
+  const dir = temporary.root;
+  const folder = async (name: string, files: Record<string, string>, mode = 0o700): Promise<void> => {
+    await Deno.mkdir(join(dir, name));
+    for (const [file, content] of Object.entries(files)) {
+      await Deno.writeTextFile(join(dir, name, file), content);
+    }
+    await Deno.chmod(join(dir, name), mode);
+  };
+  const all = { "owner.lock": "", "seccomp.bpf": "bpf", shell: "elf" };
+  await folder("mewcode-shell-left01", all);
+  await folder("mewcode-shell-left02", all);
+  // Kept: one whose lock is held, an older version's (no lock file), one holding something else, another
+  // mode, one whose shell is a link, one not named as ours.
+  await folder("mewcode-shell-live01", all);
+  await folder("mewcode-shell-old001", { "seccomp.bpf": "bpf", shell: "elf" });
+  await folder("mewcode-shell-mine01", { ...all, "notes.txt": "mine" });
+  await folder("mewcode-shell-open01", all, 0o755);
+  await folder("mewcode-shell-link01", { "owner.lock": "", "seccomp.bpf": "bpf" });
+  await Deno.symlink("/etc/passwd", join(dir, "mewcode-shell-link01", "shell"));
+  await folder("other-left01", all);
+  using held = await Deno.open(join(dir, "mewcode-shell-live01", "owner.lock"), { write: true });
+  ok(await held.tryLock(true));
+  const files = await prepareKeptSandboxFiles({
+    shell: "/bin/sh",
+    seccomp: new Uint8Array([1]),
+    directory: dir,
+  });
+  ok(files !== null);
+  const own = files.directory.slice(dir.length + 1);
+  try {
+    deepStrictEqual(await names(files.directory), ["owner.lock", "seccomp.bpf", "shell"]);
+    deepStrictEqual(
+      await names(dir),
+      [
+        "mewcode-shell-link01",
+        "mewcode-shell-live01",
+        "mewcode-shell-mine01",
+        "mewcode-shell-old001",
+        "mewcode-shell-open01",
+        "other-left01",
+        own,
+      ].sort(),
+    );
+    // A session that starts while this one runs leaves its folder alone (its lock is held).
+    const next = await prepareKeptSandboxFiles({
+      shell: "/bin/sh",
+      seccomp: new Uint8Array([1]),
+      directory: dir,
+    });
+    ok(next !== null);
+    ok((await names(dir)).includes(own), "a live session's folder was removed");
+    await removeKeptSandboxFiles(next);
+  } finally {
+    await removeKeptSandboxFiles(files);
+  }
+  ok(!(await names(dir)).includes(own), "the session removed its own folder");
+});
+
+Deno.test("e2e: a run removes the folder of a mewcode -p killed with SIGKILL, not a running one's", async () => {
+  await using workspace = await createTempWorkspace("mewcode-left-ws-");
+  await using home = await createTempWorkspace("mewcode-left-home-");
+  await using temporary = await createTempWorkspace("mewcode-left-tmp-");
+  const env = (server: { env(): Record<string, string> }) => ({
+    ...server.env(),
+    MEWCODE_HOME: home.root,
+    TMPDIR: temporary.root,
+  });
+  const marker = () => `700.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+  // A run kept waiting in a Bash call, until the test ends it.
+  const waiting = async (sleep: string) => {
+    const server = await startFakeAnthropic([
+      turn().toolUse("Bash", { command: `sleep ${sleep}` }),
+      turn().text("Done.").stop("end_turn"),
+    ]);
+    const child = new Deno.Command(LAUNCHER, {
+      args: ["-p", "wait", "--permission-mode", "bypassPermissions"],
+      cwd: workspace.root,
+      env: env(server),
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    await waitFor("the sleep started", async () => (await processesWith(sleep)) > 0);
+    return { server, child };
+  };
+  const liveSleep = marker();
+  const live = await waiting(liveSleep);
+  try {
+    const liveFolder = await names(temporary.root);
+    equal(liveFolder.length, 1, `the running session's folder: ${liveFolder}`);
+    const killedSleep = marker();
+    const killed = await waiting(killedSleep);
+    killed.child.kill("SIGKILL");
+    await killed.child.status;
+    await killed.server.close();
+    // bubblewrap dies with its parent, and the command with it.
+    await waitFor("the killed run's command ended", async () => (await processesWith(killedSleep)) === 0);
+    equal((await names(temporary.root)).length, 2, "the killed run left its folder");
+    {
+      await using server = await startFakeAnthropic([
+        turn().toolUse("Bash", { command: "true" }),
+        turn().text("Done.").stop("end_turn"),
+      ]);
+      const run = await new Deno.Command(LAUNCHER, {
+        args: ["-p", "go", "--permission-mode", "bypassPermissions"],
+        cwd: workspace.root,
+        env: env(server),
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      equal(run.code, 0, new TextDecoder().decode(run.stderr));
+    }
+    deepStrictEqual(
+      await names(temporary.root),
+      liveFolder,
+      "the next run removed the killed run's folder and its own, and left the running session's",
+    );
+  } finally {
+    live.child.kill("SIGTERM");
+    await live.child.status;
+    await live.server.close();
+  }
+  deepStrictEqual(await names(temporary.root), [], "the running session removed its folder when it ended");
+});

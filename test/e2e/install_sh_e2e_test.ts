@@ -262,3 +262,44 @@ Deno.test("install.sh renames the new binary into place (a link to the old file 
   equal(await Deno.readTextFile(installed(machine)), "#!/bin/sh\necho new\n");
   equal((await Deno.stat(installed(machine))).mode! & 0o777, 0o755);
 });
+
+Deno.test("install.sh cut short, as a dropped `curl | sh` download leaves it, does nothing: no download, no output, no install", async () => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  const script = await Deno.readTextFile(INSTALL_SH);
+  const call = '{ main "$@"; }';
+  const whole = script.lastIndexOf(call) + call.length;
+  ok(whole >= call.length, "install.sh ends by calling main");
+  const body = [script.indexOf("\nmain() {\n"), script.indexOf("\n}\n", script.indexOf("\nmain() {\n"))];
+  ok(body[0]! > 0 && body[1]! > body[0]!, "install.sh defines main");
+  // Every line end, and the middle of every line, up to the last cut that leaves the call unfinished.
+  const cuts = new Set<number>();
+  for (let at = script.indexOf("\n"); at !== -1 && at < whole; at = script.indexOf("\n", at + 1)) {
+    cuts.add(at + 1);
+    cuts.add(Math.floor((at + 1 + Math.min(whole, script.indexOf("\n", at + 1))) / 2));
+  }
+  cuts.add(whole - 1);
+  // Each download reads SHA256SUMS first: its access time, reset before each run, shows one.
+  const sums = join(release, "SHA256SUMS");
+  const failures: string[] = [];
+  for (const cut of [...cuts].filter((at) => at < whole).sort((a, b) => a - b)) {
+    await Deno.utime(sums, new Date(0), new Date(0));
+    const run = await machine.run("sh", [], {
+      stdin: script.slice(0, cut),
+      env: { MEWCODE_RELEASE_URL: `file://${release}` },
+    });
+    const what = [
+      (await Deno.stat(sums)).atime?.getTime() !== 0 ? "downloaded SHA256SUMS" : "",
+      run.stdout !== "" ? `printed ${JSON.stringify(run.stdout.slice(0, 60))}` : "",
+      await exists(join(machine.home, ".local")) ? "made ~/.local" : "",
+      // Cut inside main, sh cannot parse the script: the pipeline fails, so the user sees it did not install.
+      cut > body[0]! + 1 && cut <= body[1]! && run.code === 0 ? "exited 0" : "",
+    ].filter((part) => part !== "");
+    if (what.length > 0) failures.push(`cut at byte ${cut} of ${script.length}: ${what.join(", ")}`);
+    await Deno.remove(join(machine.home, ".local"), { recursive: true }).catch(() => undefined);
+  }
+  deepStrictEqual(failures, []);
+  const complete = await install(machine, release);
+  equal(complete.code, 0, explain(complete));
+  ok(await exists(installed(machine)));
+});

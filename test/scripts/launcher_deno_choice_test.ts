@@ -37,11 +37,11 @@ async function plantDeno(directory: string): Promise<void> {
   await Deno.chmod(path, 0o755);
 }
 
-/** The Deno the launcher would run, with `dirs` first on PATH, from `cwd`. */
-async function chosenDeno(dirs: string[], cwd: string): Promise<string> {
+/** The Deno the launcher would run, with `dirs` first on PATH, from `cwd`, given `args`. */
+async function chosenDeno(dirs: string[], cwd: string, args: string[] = ["--version"]): Promise<string> {
   const realDeno = await Deno.realPath(Deno.execPath());
   const output = await new Deno.Command(LAUNCHER, {
-    args: ["--version"],
+    args,
     cwd,
     clearEnv: true,
     env: {
@@ -83,5 +83,41 @@ Deno.test("the launcher passes over a planted deno in the workspace, in /tmp and
   } finally {
     await Deno.remove(workspace, { recursive: true });
     await Deno.remove(open, { recursive: true });
+  }
+});
+
+Deno.test("the launcher passes over a deno in the workspace named by -C in every form the CLI accepts", async (t) => {
+  const realDeno = await Deno.realPath(Deno.execPath());
+  // Outside the temporary directories, which the launcher refuses whatever the workspace.
+  const workspace = await Deno.realPath(await directoryOutsideTemporary());
+  const elsewhere = await Deno.realPath(await directoryOutsideTemporary());
+  try {
+    const bin = join(workspace, "bin");
+    await plantDeno(bin);
+    await t.step("the planted deno is chosen when the workspace is another folder", async () => {
+      equal(await chosenDeno([bin], elsewhere, ["-C", elsewhere, "--version"]), join(bin, "deno"));
+    });
+    const forms: string[][] = [
+      ["-C", workspace],
+      [`-C${workspace}`],
+      ["--cd", workspace],
+      [`--cd=${workspace}`],
+      ["-qC", workspace],
+      [`-qC${workspace}`],
+      ["-p", "-qC", workspace, "hello"],
+      // After --, the CLI reads it as the prompt; the launcher passes over a deno there all the same.
+      ["-p", "--", "-C", workspace],
+    ];
+    for (const form of forms) {
+      await t.step(`mewcode ${form.join(" ").replaceAll(workspace, "WS")}`, async () => {
+        equal(await chosenDeno([bin], elsewhere, [...form, "--version"]), realDeno);
+      });
+    }
+    await t.step("relative to the current directory", async () => {
+      equal(await chosenDeno([bin], elsewhere, [`-C../${workspace.split("/").at(-1)}`]), realDeno);
+    });
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
+    await Deno.remove(elsewhere, { recursive: true });
   }
 });

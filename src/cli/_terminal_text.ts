@@ -68,6 +68,14 @@ export function sanitize(text: string): string {
   return clean;
 }
 
+/**
+ * `sanitize` line by line: the line breaks stay, nothing else a terminal would act on does. For the text
+ * mewcode's commands print, which may quote what a repository holds (its settings' rules, its folder's name).
+ */
+export function sanitizeLines(text: string): string {
+  return text.split("\n").map(sanitize).join("\n");
+}
+
 function visible(char: string): string {
   const code = char.codePointAt(0) ?? 0;
   if (code === 0x09) return " ";

@@ -31,6 +31,7 @@ import {
 import type { CliOptions } from "./args.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { type SessionSetup, sessionSetup } from "./session_options.ts";
+import { sanitizeLines } from "./_terminal_text.ts";
 
 /** What `runDoctor` checks; `helpers`, `env` and `print` are injectable for tests. */
 export interface DoctorInput {
@@ -67,7 +68,9 @@ export async function runDoctor(input: DoctorInput): Promise<number> {
     lines.push(`  mewcode's state (outside the workspace for every tool): ${state.join(", ")}`);
   }
 
-  const print = input.print ?? console.log;
+  // Paths and settings warnings come from the workspace: shown on the terminal, never obeyed.
+  const write = input.print ?? console.log;
+  const print = (text: string) => write(sanitizeLines(text));
   let opened: Session;
   const setup = await sessionSetup(workspace, options, env);
   try {

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { sanitize } from "./_terminal_text.ts";
+import { sanitizeLines } from "./_terminal_text.ts";
 import type { AgentEvent, Denial } from "../agent/events.ts";
 import { assertNever } from "../common/errors.ts";
 import type { ContentBlock, Usage } from "../llm/provider.ts";
@@ -98,7 +98,7 @@ export class OutputWriter {
     switch (this.#format) {
       case "text": {
         const text = textAnswer(info);
-        const answer = this.#terminal ? text.split("\n").map(sanitize).join("\n") : text;
+        const answer = this.#terminal ? sanitizeLines(text) : text;
         if (answer !== "") this.#write(answer.endsWith("\n") ? answer : `${answer}\n`);
         return;
       }

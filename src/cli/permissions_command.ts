@@ -13,6 +13,7 @@ import { formatRule } from "../permissions/rules.ts";
 import { explainPermission, type PermissionQuery } from "../session/permission_report.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { type CliCommand, type CliOptions, UsageError } from "./args.ts";
+import { sanitizeLines } from "./_terminal_text.ts";
 import { EXIT } from "./exit_codes.ts";
 import { sessionSetup } from "./session_options.ts";
 import { parseToolInput } from "./tool_command.ts";
@@ -32,9 +33,13 @@ export interface PermissionsCommandInput {
 /** Runs `permissions`, `permissions test` or `trust`; returns the exit status. */
 export async function runPermissionsCommand(input: PermissionsCommandInput): Promise<number> {
   const env = input.env ?? Deno.env.toObject();
-  const out = input.stdout ?? ((text: string) => console.log(text));
-  const err = input.stderr ?? ((text: string) => console.error(text));
   const { command } = input;
+  // Rules and paths come from the repository's settings: shown on the terminal, never obeyed (JSON escapes).
+  const json = command.kind === "permissions" && command.json;
+  const write = input.stdout ?? ((text: string) => console.log(text));
+  const writeError = input.stderr ?? ((text: string) => console.error(text));
+  const out = (text: string) => write(json ? text : sanitizeLines(text));
+  const err = (text: string) => writeError(sanitizeLines(text));
   switch (command.kind) {
     case "permissions":
       return await listPermissions(input, env, { out, err, json: command.json });
@@ -172,7 +177,7 @@ async function trust(
   writers.out(lines.join("\n"));
   for (const warning of description.warnings) writers.err(`mewcode: warning: ${warning.message}`);
   const confirm = input.confirm === undefined ? terminalConfirm() : input.confirm;
-  if (confirm !== null && !confirm(`Trust "${root}" with exactly these settings? [y/N] `)) {
+  if (confirm !== null && !confirm(sanitizeLines(`Trust "${root}" with exactly these settings? [y/N] `))) {
     writers.out("Not trusted.");
     return EXIT.ok;
   }

@@ -43,6 +43,7 @@ import {
 import { continuedSetup, requireModel, type SessionSetup, sessionSetup } from "./session_options.ts";
 import { StatusLine } from "./status_line.ts";
 import { StderrReporter } from "./stderr_reporter.ts";
+import { sanitizeLines } from "./_terminal_text.ts";
 
 export type { PromptSource };
 
@@ -109,7 +110,10 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     );
     return EXIT.usage;
   }
-  for (const notice of [...promptInput.notices, ...prepared.notices]) err(`mewcode: warning: ${notice}\n`);
+  // Settings warnings quote the repository's files: shown, never obeyed by the terminal.
+  for (const notice of [...promptInput.notices, ...prepared.notices]) {
+    err(`${sanitizeLines(`mewcode: warning: ${notice}`)}\n`);
+  }
 
   const writer = new OutputWriter(options.outputFormat, {
     includePartialMessages: options.includePartialMessages,

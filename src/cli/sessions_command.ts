@@ -7,7 +7,7 @@ import type { SessionInfo, SkippedFile } from "../session/session_index.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
 import { scanSessions } from "../session/session_index.ts";
 import type { Workspace } from "../session/workspace.ts";
-import { cut } from "./_terminal_text.ts";
+import { cut, sanitizeLines } from "./_terminal_text.ts";
 
 /** The version of the JSON `renderSessions` prints; it changes only when a key changes meaning or goes. */
 export const SESSIONS_SCHEMA_VERSION = 1;
@@ -57,7 +57,7 @@ export async function runSessionsCommand(input: SessionsCommandInput): Promise<n
   const stderr = input.stderr ?? ((text: string) => console.error(text));
   const { sessions, skipped } = await scanSessions(resolveMewcodeHome(env), input.workspace.root);
   stdout(renderSessions(sessions, { json: input.json, root: input.workspace.root }));
-  for (const line of describeSkipped(skipped)) stderr(`mewcode: warning: ${line}`);
+  for (const line of describeSkipped(skipped)) stderr(sanitizeLines(`mewcode: warning: ${line}`));
   return 0;
 }
 

@@ -9,7 +9,7 @@
  */
 import type { AgentEvent } from "../agent/events.ts";
 import { assertNever } from "../common/errors.ts";
-import { sanitize } from "./_terminal_text.ts";
+import { sanitizeLines } from "./_terminal_text.ts";
 import { callArgument } from "./call_label.ts";
 
 /** Writes the run's events for people, one line at a time (a status line, when shown, stays below them). */
@@ -116,7 +116,7 @@ export class StderrReporter {
 
   #say(text: string): void {
     // Line by line, so that a multi-line message keeps its lines but no line carries an escape.
-    this.#line(`${text.split("\n").map(sanitize).join("\n")}\n`);
+    this.#line(`${sanitizeLines(text)}\n`);
   }
 }
 

@@ -9,6 +9,7 @@ import { openSession } from "../session/session.ts";
 import type { Workspace } from "../session/workspace.ts";
 import type { CliOptions } from "./args.ts";
 import { sessionSetup } from "./session_options.ts";
+import { sanitizeLines } from "./_terminal_text.ts";
 import { checkJsonBounds } from "../common/json_bounds.ts";
 import { UsageError } from "./args.ts";
 
@@ -44,7 +45,7 @@ export async function runToolCommand(
 ): Promise<{ output: ToolCommandOutput; exitCode: 0 | 1 }> {
   const env = Deno.env.toObject();
   const setup = await sessionSetup(workspace, cli, env);
-  for (const notice of setup.notices) console.error(`mewcode: warning: ${notice}`);
+  for (const notice of setup.notices) console.error(sanitizeLines(`mewcode: warning: ${notice}`));
   await using session = await openSession({
     ...setup.options,
     persist: false,

@@ -69,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
         return EXIT.ok;
       }
       case "tool": {
-        const { parseToolInput, runToolCommand } = await lazyImport<
+        const { parseToolInput, runToolCommand, toolOutputText } = await lazyImport<
           typeof import("./src/cli/tool_command.ts")
         >(new URL("./src/cli/tool_command.ts", import.meta.url));
         let input: unknown;
@@ -81,7 +81,7 @@ async function main(argv: string[]): Promise<number> {
         const { output, exitCode } = await runToolCommand(workspace, options, { name: command.name, input }, {
           signal: interruption.signal,
         });
-        console.log(JSON.stringify(output, null, 2));
+        console.log(toolOutputText(output));
         return exitCode;
       }
       case "doctor": {

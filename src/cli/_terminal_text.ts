@@ -68,6 +68,18 @@ export function sanitize(text: string): string {
   return clean;
 }
 
+/** What JSON.stringify leaves raw that a terminal may act on: C1 controls, line separators, bidi controls. */
+const JSON_INVISIBLE = /[\u0080-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * JSON text with every character a terminal may act on or reorder escaped (`\u202e`): the same value for a
+ * parser, and nothing that moves the display of whoever reads it on a terminal. JSON.stringify escapes C0
+ * controls itself; these can appear only inside strings, where an escape means the same character.
+ */
+export function terminalSafeJson(json: string): string {
+  return json.replace(JSON_INVISIBLE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /**
  * `sanitize` line by line: the line breaks stay, nothing else a terminal would act on does. For the text
  * mewcode's commands print, which may quote what a repository holds (its settings' rules, its folder's name).

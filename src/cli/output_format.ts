@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { sanitizeLines } from "./_terminal_text.ts";
+import { sanitizeLines, terminalSafeJson } from "./_terminal_text.ts";
 import type { AgentEvent, Denial } from "../agent/events.ts";
 import { assertNever } from "../common/errors.ts";
 import type { ContentBlock, Usage } from "../llm/provider.ts";
@@ -113,9 +113,13 @@ export class OutputWriter {
 
   #line(fields: Record<string, unknown>): void {
     const { type, ...rest } = fields;
-    this.#write(
-      `${JSON.stringify({ type, schema_version: SCHEMA_VERSION, session_id: this.#sessionId, ...rest })}\n`,
-    );
+    const json = JSON.stringify({
+      type,
+      schema_version: SCHEMA_VERSION,
+      session_id: this.#sessionId,
+      ...rest,
+    });
+    this.#write(`${terminalSafeJson(json)}\n`);
   }
 }
 
@@ -124,7 +128,7 @@ export class OutputWriter {
  * error ended the run (its message is on stderr; a script must not take half an answer for the answer).
  */
 function textAnswer(info: ResultInfo): string {
-  if (info.structuredOutput !== undefined) return JSON.stringify(info.structuredOutput);
+  if (info.structuredOutput !== undefined) return terminalSafeJson(JSON.stringify(info.structuredOutput));
   if (info.summary.stop === "error" || info.verdict.subtype === "error_structured_output") return "";
   return info.summary.text;
 }

@@ -13,7 +13,7 @@ import { formatRule } from "../permissions/rules.ts";
 import { explainPermission, type PermissionQuery } from "../session/permission_report.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { type CliCommand, type CliOptions, UsageError } from "./args.ts";
-import { sanitizeLines } from "./_terminal_text.ts";
+import { sanitizeLines, terminalSafeJson } from "./_terminal_text.ts";
 import { EXIT } from "./exit_codes.ts";
 import { sessionSetup } from "./session_options.ts";
 import { parseToolInput } from "./tool_command.ts";
@@ -38,7 +38,7 @@ export async function runPermissionsCommand(input: PermissionsCommandInput): Pro
   const json = command.kind === "permissions" && command.json;
   const write = input.stdout ?? ((text: string) => console.log(text));
   const writeError = input.stderr ?? ((text: string) => console.error(text));
-  const out = (text: string) => write(json ? text : sanitizeLines(text));
+  const out = (text: string) => write(json ? terminalSafeJson(text) : sanitizeLines(text));
   const err = (text: string) => writeError(sanitizeLines(text));
   switch (command.kind) {
     case "permissions":

@@ -7,7 +7,7 @@ import type { SessionInfo, SkippedFile } from "../session/session_index.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
 import { scanSessions } from "../session/session_index.ts";
 import type { Workspace } from "../session/workspace.ts";
-import { cut, sanitizeLines } from "./_terminal_text.ts";
+import { cut, sanitizeLines, terminalSafeJson } from "./_terminal_text.ts";
 
 /** The version of the JSON `renderSessions` prints; it changes only when a key changes meaning or goes. */
 export const SESSIONS_SCHEMA_VERSION = 1;
@@ -74,7 +74,7 @@ export interface RenderSessionsOptions {
  * that cannot be resumed as is.
  */
 export function renderSessions(list: readonly SessionInfo[], options: RenderSessionsOptions): string {
-  if (options.json) return JSON.stringify(sessionsJson(list), null, 2);
+  if (options.json) return terminalSafeJson(JSON.stringify(sessionsJson(list), null, 2));
   if (list.length === 0) {
     return `No sessions for "${options.root}" yet: run mewcode -p "<prompt>" (or mewcode) to start one`;
   }

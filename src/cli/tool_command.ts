@@ -9,7 +9,7 @@ import { openSession } from "../session/session.ts";
 import type { Workspace } from "../session/workspace.ts";
 import type { CliOptions } from "./args.ts";
 import { sessionSetup } from "./session_options.ts";
-import { sanitizeLines } from "./_terminal_text.ts";
+import { sanitizeLines, terminalSafeJson } from "./_terminal_text.ts";
 import { checkJsonBounds } from "../common/json_bounds.ts";
 import { UsageError } from "./args.ts";
 
@@ -23,6 +23,11 @@ export interface ToolCommandOutput {
 }
 
 /** Parses the JSON input argument; malformed JSON is a usage error (exit 2). */
+/** The output as `mewcode tool` prints it: indented JSON, nothing in it a terminal would act on. */
+export function toolOutputText(output: ToolCommandOutput): string {
+  return terminalSafeJson(JSON.stringify(output, null, 2));
+}
+
 export function parseToolInput(text: string): unknown {
   const bounds = checkJsonBounds(text);
   if (bounds !== null) throw new UsageError(`Cannot use the tool input: ${bounds}`);

@@ -74,8 +74,32 @@ Deno.test("e2e: permissions and doctor show a hostile repository's rules and fol
   }
   await t.step("JSON keeps the exact text, its control characters escaped", async () => {
     const run = await runMewcode(["permissions", "--json"], { cwd: workspace.root, env });
-    // deno-lint-ignore no-control-regex -- finding control characters is the point
-    ok(!/[\x00-\x09\x0b-\x1f]/.test(run.stdout), run.stdout);
-    ok(run.stdout.includes(JSON.stringify(workspace.root).slice(1, -1)), run.stdout);
+    assertShown("permissions --json", run.stdout);
+    // Escaped, the same value: read back, it names the folder exactly.
+    ok(
+      JSON.stringify(JSON.parse(run.stdout)).includes(JSON.stringify(workspace.root).slice(1, -1)),
+      run.stdout,
+    );
   });
+});
+
+Deno.test("e2e: -p's JSON escapes what JSON.stringify leaves raw and a terminal acts on, the values unchanged", async (t) => {
+  // C1 controls (U+009B is CSI in 8-bit terminals), a line separator, bidi overrides and isolates.
+  const text = "a\u009b31mb\u2028c\u202ed\u2066e\u0085f";
+  for (const format of ["json", "stream-json"]) {
+    await t.step(format, async () => {
+      await using workspace = await createTempWorkspace("mewcode-hostile-json-");
+      await using home = await createTempWorkspace("mewcode-hostile-home-");
+      await using server = await startFakeAnthropic([turn().text(text).stop("end_turn")]);
+      const run = await runMewcode(["-p", "hi", "--output-format", format], {
+        cwd: workspace.root,
+        env: { ...server.env(), MEWCODE_HOME: home.root, NO_COLOR: "1" },
+      });
+      equal(run.code, 0, run.stderr);
+      assertShown(format, run.stdout);
+      ok(!/[\u2028\u2029]/.test(run.stdout), run.stdout);
+      const lines = run.stdout.trim().split("\n").map((line) => JSON.parse(line));
+      equal(lines.at(-1).result, text, "the parsed answer is the model's text, character for character");
+    });
+  }
 });

@@ -102,7 +102,8 @@ export async function removeLeftFolders(own: string): Promise<void> {
   try {
     const parent = own.slice(0, own.lastIndexOf("/")) || "/";
     const owner = (await Deno.lstat(own)).uid;
-    for await (const entry of Deno.readDir(parent)) {
+    // One listing in one call: a temporary folder may hold thousands of entries, of which few are ours.
+    for (const entry of Deno.readDirSync(parent)) {
       if (!entry.name.startsWith(FOLDER_PREFIX) || !entry.isDirectory) continue;
       const folder = join(parent, entry.name);
       if (folder !== own) await removeIfLeft(folder, owner);

@@ -22,12 +22,12 @@ export interface ToolCommandOutput {
   metadata: Record<string, unknown>;
 }
 
-/** Parses the JSON input argument; malformed JSON is a usage error (exit 2). */
 /** The output as `mewcode tool` prints it: indented JSON, nothing in it a terminal would act on. */
 export function toolOutputText(output: ToolCommandOutput): string {
   return terminalSafeJson(JSON.stringify(output, null, 2));
 }
 
+/** Parses the JSON input argument; malformed JSON is a usage error (exit 2). */
 export function parseToolInput(text: string): unknown {
   const bounds = checkJsonBounds(text);
   if (bounds !== null) throw new UsageError(`Cannot use the tool input: ${bounds}`);

@@ -20,7 +20,7 @@ async function main(argv: string[]): Promise<number> {
       ci: Deno.env.get("CI"),
     });
   } catch (error) {
-    return usageFailure(error);
+    return await usageFailure(error);
   }
   const command = options.command;
   switch (command.kind) {
@@ -54,7 +54,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     workspace = await resolveWorkspace(options.cd, { pwd: Deno.env.get("PWD") });
   } catch (error) {
-    if (error instanceof WorkspaceError) return usageFailure(new UsageError(error.message));
+    if (error instanceof WorkspaceError) return await usageFailure(new UsageError(error.message));
     throw error;
   }
   const interruption = new Interruption();
@@ -76,7 +76,7 @@ async function main(argv: string[]): Promise<number> {
         try {
           input = parseToolInput(command.input);
         } catch (error) {
-          return usageFailure(error);
+          return await usageFailure(error);
         }
         const { output, exitCode } = await runToolCommand(workspace, options, { name: command.name, input }, {
           signal: interruption.signal,
@@ -120,8 +120,8 @@ async function main(argv: string[]): Promise<number> {
         return assertNever(command);
     }
   } catch (error) {
-    if (error instanceof UsageError) return usageFailure(error);
-    if (isAdditionalDirectoryError(error)) return usageFailure(new UsageError(error.message));
+    if (error instanceof UsageError) return await usageFailure(error);
+    if (isAdditionalDirectoryError(error)) return await usageFailure(new UsageError(error.message));
     throw error;
   } finally {
     interruption.dispose();
@@ -191,9 +191,16 @@ function isAdditionalDirectoryError(error: unknown): error is Error {
   return error instanceof Error && error.name === "AdditionalDirectoryError";
 }
 
-function usageFailure(error: unknown): number {
+/**
+ * Prints a usage error. Its message may quote what the workspace's settings hold (a folder to add, once the
+ * folder is trusted): shown, never obeyed by the terminal. The sanitizer loads only on this path.
+ */
+async function usageFailure(error: unknown): Promise<number> {
   if (!(error instanceof UsageError)) throw error;
-  console.error(`mewcode: ${error.message}\nRun "mewcode --help" for usage.`);
+  const { sanitizeLines } = await lazyImport<typeof import("./src/cli/_terminal_text.ts")>(
+    new URL("./src/cli/_terminal_text.ts", import.meta.url),
+  );
+  console.error(sanitizeLines(`mewcode: ${error.message}\nRun "mewcode --help" for usage.`));
   return EXIT.usage;
 }
 

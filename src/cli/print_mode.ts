@@ -100,7 +100,7 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     prepared = await prepareRun(workspace, options, env);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    err(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`);
+    err(sanitizeLines(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`));
     return EXIT.usage;
   }
   const promptInput = await readPromptInput(command.prompt, input.stdin ?? Deno.stdin, input.stdinLimits);
@@ -133,7 +133,8 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     });
   } catch (error) {
     if (error instanceof AdditionalDirectoryError) {
-      err(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`);
+      // The folder may come from the workspace's (trusted) settings: its name is shown, never obeyed.
+      err(sanitizeLines(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`));
       return EXIT.usage;
     }
     // The run never started (no API key, a session id in use): still a result a script can read.
@@ -328,7 +329,7 @@ function finishFailedStart(
   error: unknown,
   context: { writer: OutputWriter; err: (text: string) => void; startedAt: number; sessionId: string },
 ): number {
-  context.err(`mewcode: ${describeError(error)}\n`);
+  context.err(sanitizeLines(`mewcode: ${describeError(error)}\n`));
   const summary = foldRun(foldRun(emptyRunSummary(), internalError(error)), {
     type: "turn-end",
     reason: "error",

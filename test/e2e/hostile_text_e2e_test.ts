@@ -103,3 +103,31 @@ Deno.test("e2e: -p's JSON escapes what JSON.stringify leaves raw and a terminal 
     });
   }
 });
+
+Deno.test("e2e: an error quoting a trusted repository's settings shows its text, not obeys it", async () => {
+  await using workspace = await createTempWorkspace("mewcode-hostile-usage-");
+  await using home = await createTempWorkspace("mewcode-hostile-home-");
+  await Deno.mkdir(join(workspace.root, ".mewcode"));
+  await Deno.writeTextFile(
+    join(workspace.root, ".mewcode", "settings.json"),
+    JSON.stringify({ permissions: { additionalDirectories: ["/no-such-\u001b]0;PWNED\u0007-folder"] } }),
+  );
+  for (
+    const args of [["-p", "hi", "--trust"], ["doctor", "--trust"], [
+      "tool",
+      "Glob",
+      '{"pattern":"*"}',
+      "--trust",
+    ]]
+  ) {
+    const run = await runMewcode(args, {
+      cwd: workspace.root,
+      env: { MEWCODE_HOME: home.root, NO_COLOR: "1", ANTHROPIC_API_KEY: "test" },
+    });
+    // -p and tool stop with a usage error (exit 2); doctor reports the folder among its findings.
+    if (args[0] !== "doctor") equal(run.code, 2, `${args[0]}: ${run.stderr}`);
+    ok(`${run.stdout}${run.stderr}`.includes("␛]0;PWNED␇"), `${args[0]}: ${run.stdout}${run.stderr}`);
+    assertShown(`${args[0]} (stdout)`, run.stdout);
+    assertShown(`${args[0]} (stderr)`, run.stderr);
+  }
+});

@@ -45,6 +45,21 @@ import type { PersistentShell, ShellPlan } from "./tool.ts";
 
 /** The longest a new sandbox may take to report that it runs. */
 const START_TIMEOUT_MS = 10_000;
+/** Sandboxes started at most for one call (see `#run`). */
+const START_ATTEMPTS = 6;
+/** The first pause before a start tried again; each later one doubles (randomised by ±50%). */
+const RETRY_PAUSE_MS = 10;
+/**
+ * What bubblewrap says when a folder it mounts on went away while it started (another session removed its
+ * placeholder), rather than because the sandbox cannot start here.
+ */
+const CHANGED_UNDER_START =
+  /bwrap: Can't (?:mount|remount|find source path|create).*(?:No such file or directory|Unable to find|Unable to remount)/;
+
+/** Whether a start failed because the workspace's folders changed while bubblewrap set up its mounts. */
+function changedUnderStart(message: string): boolean {
+  return CHANGED_UNDER_START.test(message);
+}
 /** What the supervisor writes on standard error, each on a line of its own, after `\x01mewcode `. */
 const TAG = "\u0001mewcode ";
 
@@ -123,10 +138,19 @@ export class ShellHost {
     const started = performance.now();
     const deadline = started + options.timeoutMs;
     const key = plan.persistent.wrapper.join("\0");
-    // A new sandbox is started at most twice for one call: a stale one is replaced once, and the
-    // replacement, just checked, cannot be stale again unless the host keeps changing the workspace.
+    // A stale sandbox is replaced, and the replacement, just checked, is stale again only while the
+    // workspace's protected folders keep changing under it: other sessions in the same workspace make and
+    // remove the empty folders their sandboxes mount placeholders on, and one may go while this sandbox
+    // starts (bubblewrap: "Can't mount tmpfs on …: No such file or directory"). Such a call is tried again
+    // after a growing pause, as long as its time allows, up to `START_ATTEMPTS` times.
     if (this.#sandbox === null) this.#sandbox = await this.#takeSpare();
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < START_ATTEMPTS; attempt++) {
+      if (attempt >= 2) {
+        const pause = RETRY_PAUSE_MS * 2 ** (attempt - 2) * (0.5 + Math.random());
+        if (performance.now() + pause >= deadline) break;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        if (options.signal.aborted) return stopped("cancelled", started);
+      }
       if (this.#sandbox !== null && (this.#sandbox.key !== key || !this.#sandbox.alive)) {
         const replaced = this.#sandbox;
         this.#sandbox = null;
@@ -141,6 +165,7 @@ export class ShellHost {
         if (!start.ok) {
           if (options.signal.aborted) return stopped("cancelled", started);
           if (start.timedOut && remaining <= START_TIMEOUT_MS) return stopped("timed-out", started);
+          if (changedUnderStart(start.message) && attempt + 1 < START_ATTEMPTS) continue;
           return { status: "spawn-failed", message: start.message };
         }
         this.#sandbox = start.sandbox;

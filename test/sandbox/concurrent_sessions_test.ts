@@ -65,3 +65,40 @@ Deno.test("an empty protected folder someone else made is mounted over, never re
   }
   deepEqual([...Deno.readDirSync(`${workspace.root}/.vscode`)], [], "still there, still empty");
 });
+
+Deno.test("a call whose sandbox cannot start because a protected folder went away meanwhile is tried again once it is back", async () => {
+  await using workspace = await createTempWorkspace("mewcode-concurrent-retry-");
+  await Deno.mkdir(`${workspace.root}/.vscode`);
+  await Deno.writeTextFile(`${workspace.root}/.vscode/settings.json`, "{}\n");
+  const runtime = await testRuntime(workspace.root);
+  // A first call: the worker and its kept sandbox run, binding .vscode.
+  equal((await bash(runtime, "true")).isError, false);
+  const sandbox = runtime.sandbox;
+  const prepareCall = sandbox.prepareCall.bind(sandbox);
+  let back: Promise<void> | null = null;
+  sandbox.prepareCall = async () => {
+    const call = await prepareCall();
+    // Another session moves the folder away and back (60 ms later) as this call starts: the kept sandbox
+    // finds its mount gone and is replaced, and the replacement cannot find what it binds until it is back.
+    if (back === null) {
+      await Deno.rename(`${workspace.root}/.vscode`, `${workspace.root}/vscode.moved`);
+      back = new Promise((resolve) =>
+        setTimeout(
+          () => Deno.rename(`${workspace.root}/vscode.moved`, `${workspace.root}/.vscode`).then(resolve),
+          60,
+        )
+      );
+    }
+    return call;
+  };
+  const result = await bash(
+    runtime,
+    "cat .vscode/settings.json; echo x > .vscode/settings.json; echo wrote=$?",
+  );
+  await back;
+  sandbox.prepareCall = prepareCall;
+  equal(result.isError, false, result.content);
+  match(result.content, /\{\}\n.*wrote=1/s);
+  equal(await Deno.readTextFile(`${workspace.root}/.vscode/settings.json`), "{}\n");
+  await runtime.close();
+});

@@ -277,7 +277,8 @@ function excludedFolder(path: string, excluded: readonly string[] | undefined): 
  */
 const normalizedLists = new WeakMap<readonly string[], { folder: string; prefix: string }[]>();
 
-function normalizedExcluded(excluded: readonly string[]): { folder: string; prefix: string }[] {
+/** The excluded list normalised (`posix.resolve` of each path), computed once per list. */
+export function normalizedExcluded(excluded: readonly string[]): { folder: string; prefix: string }[] {
   let list = normalizedLists.get(excluded);
   if (list === undefined) {
     list = excluded.map((path) => {

@@ -55,11 +55,6 @@ const RETRY_PAUSE_MS = 10;
  */
 const CHANGED_UNDER_START =
   /bwrap: Can't (?:mount|remount|find source path|create).*(?:No such file or directory|Unable to find|Unable to remount)/;
-
-/** Whether a start failed because the workspace's folders changed while bubblewrap set up its mounts. */
-function changedUnderStart(message: string): boolean {
-  return CHANGED_UNDER_START.test(message);
-}
 /** What the supervisor writes on standard error, each on a line of its own, after `\x01mewcode `. */
 const TAG = "\u0001mewcode ";
 
@@ -165,7 +160,7 @@ export class ShellHost {
         if (!start.ok) {
           if (options.signal.aborted) return stopped("cancelled", started);
           if (start.timedOut && remaining <= START_TIMEOUT_MS) return stopped("timed-out", started);
-          if (changedUnderStart(start.message) && attempt + 1 < START_ATTEMPTS) continue;
+          if (CHANGED_UNDER_START.test(start.message) && attempt + 1 < START_ATTEMPTS) continue;
           return { status: "spawn-failed", message: start.message };
         }
         this.#sandbox = start.sandbox;

@@ -27,7 +27,7 @@
 import { posix } from "../common/path.ts";
 import { IgnoreRules, isIgnored, MAX_IGNORE_FILE_BYTES, type RuleSet } from "./_gitignore.ts";
 import { EXCLUDED_DIRECTORY_NAMES } from "./_shared.ts";
-import { isExcludedPath, isWithinRoot, resolveLink, rootContaining } from "./_paths.ts";
+import { isExcludedPath, isWithinRoot, normalizedExcluded, resolveLink, rootContaining } from "./_paths.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { readVerifiedSync } from "./_verified_read.ts";
 import { type Listing, ListingRecorder, type WalkMemory } from "./_walk_memory.ts";
@@ -173,7 +173,9 @@ export class Walker implements WalkCounts {
     this.#base = rootContaining(this.#roots, start) ?? options.root;
     this.#filter = options.filter;
     this.#excluded = options.excludedPaths;
-    this.#excludedFiles = new Set((options.excludedPaths ?? []).map((path) => posix.resolve(path)));
+    this.#excludedFiles = new Set(
+      normalizedExcluded(options.excludedPaths ?? []).map(({ folder }) => folder),
+    );
     this.#excludedNames = new Set([...this.#excludedFiles].map((path) => posix.basename(path)));
     this.#slicer = options.slicer;
   }

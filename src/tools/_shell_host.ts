@@ -178,8 +178,9 @@ export class ShellHost {
           await sandbox.kill();
           continue;
         case "exited":
-          if (sandbox.alive) this.#replaceWhenEnded(sandbox, plan);
-          else this.#sandbox = null;
+          // A sandbox the call ended may have exited before its outcome was read here (this worker was
+          // busy): it is replaced as well. One that still runs is replaced if it ends later.
+          this.#replaceWhenEnded(sandbox, plan);
           return { status: "exited", code: outcome.code, output: outcome.output, durationMs };
         case "timed-out":
         case "cancelled":

@@ -19,6 +19,9 @@ function keptHost(): ShellHost & AsyncDisposable {
 
 /** When the sandbox's process 1 started (clock ticks since boot): equal for calls in the same sandbox. */
 const SANDBOX_ID = "cut -d' ' -f22 /proc/1/stat";
+/** How long ago the sandbox's process 1 started, in milliseconds (/proc/uptime counts hundredths). */
+const SANDBOX_AGE_MS = "hz=$(getconf CLK_TCK); up=$(cut -d' ' -f1 /proc/uptime); " +
+  "echo $(( (${up/./} * hz / 100 - $(cut -d' ' -f22 /proc/1/stat)) * 1000 / hz ))";
 
 async function git(root: string, ...args: string[]): Promise<void> {
   const output = await new Deno.Command("git", {
@@ -366,12 +369,34 @@ Deno.test("A sandbox that a call ended is replaced at once: the next call finds 
   const first = await runIn(sandbox, `${SANDBOX_ID}; echo x > /tmp/left`, { runner: host });
   // The model's next turn takes a while; the replacement starts meanwhile.
   await new Promise((resolve) => setTimeout(resolve, 600));
-  // The age of the sandbox's process 1 when the call runs, in seconds (/proc/uptime in hundredths).
-  const age = "hz=$(getconf CLK_TCK); up=$(cut -d' ' -f1 /proc/uptime); " +
-    "echo $(( (${up/./} * hz / 100 - $(cut -d' ' -f22 /proc/1/stat)) * 1000 / hz ))";
-  const { result } = await runIn(sandbox, `${SANDBOX_ID}; ${age}`, { runner: host });
+  const { result } = await runIn(sandbox, `${SANDBOX_ID}; ${SANDBOX_AGE_MS}`, { runner: host });
   const [id, ageMs] = outputOf(result).split("\n");
   notEqual(id, outputOf(first.result), "a new sandbox");
   ok(Number(ageMs) >= 300, `the sandbox was started ${ageMs} ms before the call, not by it`);
   equal(result.metadata.keptSandbox, true);
+});
+
+Deno.test("A sandbox that ended before its call's outcome was read is replaced at once too", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  await using host = keptHost();
+  const started = `${workspace.root}/started`;
+  // The first call on this sandbox; while it runs, this thread is kept busy until the sandbox has ended
+  // (as a loaded worker would be), so the call's end and the sandbox's exit are read together.
+  const call = runIn(sandbox, `touch started; sleep 0.2; ${SANDBOX_ID}; echo x > /tmp/left`, {
+    runner: host,
+  });
+  while (!(await Deno.stat(started).then(() => true, () => false))) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const until = performance.now() + 800;
+  while (performance.now() < until) {
+    // Busy: nothing of the sandbox is read meanwhile.
+  }
+  const first = await call;
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  const { result } = await runIn(sandbox, `${SANDBOX_ID}; ${SANDBOX_AGE_MS}`, { runner: host });
+  const [id, ageMs] = outputOf(result).split("\n");
+  notEqual(id, outputOf(first.result), "a new sandbox");
+  ok(Number(ageMs) >= 300, `the sandbox was started ${ageMs} ms before the call, not by it`);
 });

@@ -69,6 +69,7 @@ export class StatusLine {
   /** The line as last drawn, or null when none is on the screen. */
   #shown: string | null = null;
   #stopped = false;
+  #hidden = false;
 
   /** Draws the line at once and starts redrawing it every `intervalMs`. */
   constructor(options: StatusLineOptions) {
@@ -99,7 +100,7 @@ export class StatusLine {
   /** Writes a line of its own (a newline is added if missing) above the status line, then redraws. */
   printAbove(text: string): void {
     const ended = text.endsWith("\n") ? text : `${text}\n`;
-    if (this.#stopped) {
+    if (this.#stopped || this.#hidden) {
       this.#write(ended);
       return;
     }
@@ -110,11 +111,26 @@ export class StatusLine {
 
   /** Draws the line now if it changed (the timer calls this for the spinner, the clock and countdowns). */
   redraw(): void {
-    if (this.#stopped) return;
+    if (this.#stopped || this.#hidden) return;
     const line = this.#render();
     if (line === this.#shown) return;
     this.#write(`${ERASE}${line}`);
     this.#shown = line;
+  }
+
+  /** Erases the line and draws nothing until `show()`; what is reported meanwhile is kept. */
+  hide(): void {
+    if (this.#stopped || this.#hidden) return;
+    this.#hidden = true;
+    if (this.#shown !== null) this.#write(ERASE);
+    this.#shown = null;
+  }
+
+  /** Draws the line again after `hide()`. */
+  show(): void {
+    if (!this.#hidden) return;
+    this.#hidden = false;
+    this.redraw();
   }
 
   /** Stops the timer and erases the line; later calls write nothing except `printAbove` text. Idempotent. */

@@ -258,3 +258,116 @@ Deno.test("interactive: /compact shortens the next request, keeps every tool_use
   // The fake server checks that every tool_use has its tool_result; it answered, so the history is valid.
   equal(server.requests.length, 6);
 });
+
+/** Starts an interactive bash with job control in tmux, as a user's terminal has, and mewcode as its job. */
+async function startUnderShell(box: E2eWorkspace, server: FakeAnthropic, args = ""): Promise<TmuxSession> {
+  const tmux = await TmuxSession.start({
+    command: "bash --norc --noprofile -i",
+    cwd: box.root,
+    env: {
+      ...box.env(server),
+      TERM: "xterm-256color",
+      PS1: "shell$ ",
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    },
+  });
+  await tmux.waitFor(/^shell\$/m);
+  await tmux.type(`${LAUNCHER} ${args}`);
+  await tmux.keys("Enter");
+  await tmux.waitFor(/^›/m);
+  return tmux;
+}
+
+Deno.test("interactive: Ctrl-Z hands the terminal back to the shell, `fg` brings the prompt back as it was", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([turn().text("Got it.").stop("end_turn")]);
+  await using tmux = await startUnderShell(box, server);
+  await tmux.type("half typed");
+  await tmux.keys("C-z");
+  await tmux.waitFor(/^\[1\]\+\s+Stopped/m);
+  // The shell has the terminal: its own input is echoed and runs.
+  await tmux.type("echo shell-is-$((40 + 2))");
+  await tmux.keys("Enter");
+  await tmux.waitFor(/^shell-is-42$/m);
+  await tmux.type("fg");
+  await tmux.keys("Enter");
+  // The prompt is drawn again with what was typed, below the shell's lines, and takes more.
+  await tmux.waitFor(/^shell-is-42\n(?:.*\n)*› half typed\s*$/m);
+  await tmux.type(" then more");
+  await tmux.keys("Enter");
+  await tmux.waitFor(/Got it\./);
+  const sent = messagesOf(server, 1).at(-1)?.content.find((block) => block.type === "text")?.text;
+  equal(sent, "half typed then more");
+});
+
+Deno.test("interactive: Ctrl-Z during a turn stops mewcode; after `fg` the turn goes on and its status line is back", async () => {
+  await using box = await E2eWorkspace.create();
+  const marker = `1.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+  await using server = await startFakeAnthropic([
+    turn().toolUse("Bash", { command: `sleep ${marker}; echo slept` }),
+    turn().text("Done after the stop.").stop("end_turn"),
+  ]);
+  await using tmux = await startUnderShell(box, server, "--permission-mode bypassPermissions");
+  await tmux.type("wait");
+  await tmux.keys("Enter");
+  const deadline = Date.now() + 30_000;
+  while ((await processesWith(marker)) === 0) {
+    ok(Date.now() < deadline, "the command never started");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await tmux.keys("C-z");
+  const stopped = await tmux.waitFor(/^\[1\]\+\s+Stopped/m);
+  ok(!/Bash/.test(stopped.split("\n").find((line) => line.includes("Stopped")) ?? ""), "no status line left");
+  await tmux.type("fg");
+  await tmux.keys("Enter");
+  await tmux.waitFor(/Done after the stop\./);
+  const results = messagesOf(server, 2).flatMap((message) => message.content).filter((block) =>
+    block.type === "tool_result"
+  );
+  equal(results.length, 1);
+  match(JSON.stringify(results[0]?.content), /slept/);
+  await tmux.waitFor(/^›\s*$/m);
+});
+
+Deno.test("interactive: Ctrl-Z without a job-control shell says it cannot stop, and the prompt goes on", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([turn().text("Still here.").stop("end_turn")]);
+  // Started by sh -c in the pane: no shell waits for mewcode's process group, so SIGTSTP is discarded.
+  await using tmux = await startSession(box, server);
+  await tmux.waitFor(/^›/m);
+  await tmux.type("abc");
+  await tmux.keys("C-z");
+  await tmux.waitFor(/no shell with job control runs mewcode here/);
+  await tmux.waitFor(/^› abc\s*$/m);
+  await tmux.type("d");
+  await tmux.keys("Enter");
+  await tmux.waitFor(/Still here\./);
+  const sent = messagesOf(server, 1).at(-1)?.content.find((block) => block.type === "text")?.text;
+  equal(sent, "abcd");
+});
+
+Deno.test("interactive: Ctrl-Z at an approval question; after `fg` the options are drawn again and answer", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([
+    turn().toolUse("WriteFile", { path: box.path("new.txt"), content: "x\n" }),
+    turn().text("Written.").stop("end_turn"),
+  ]);
+  await using tmux = await startUnderShell(box, server);
+  await tmux.type("write it");
+  await tmux.keys("Enter");
+  await tmux.waitFor(/WriteFile needs your approval/);
+  await tmux.keys("Down");
+  await tmux.keys("C-z");
+  await tmux.waitFor(/^\[1\]\+\s+Stopped/m);
+  await tmux.type("fg");
+  await tmux.keys("Enter");
+  // Below the shell's lines, the options again, the one chosen before still chosen.
+  const redrawn = await tmux.waitFor(/^shell\$ fg\n.*mewcode.*\n {2}1\. Yes\n❯ 2\./m);
+  match(redrawn, /^\s*3\. No/m);
+  await tmux.keys("Up");
+  // Drawn again in place, below the shell's lines.
+  await tmux.waitFor(/^shell\$ fg\n.*mewcode.*\n❯ 1\. Yes\n {2}2\./m);
+  await tmux.keys("Enter");
+  await tmux.waitFor(/Written\./);
+  equal(await Deno.readTextFile(box.path("new.txt")), "x\n");
+});

@@ -157,7 +157,7 @@ export class TerminalApprover implements Approver {
         else return true;
         draw(false);
         return true;
-      });
+      }, () => draw(true));
       function done(result: number | "cancel"): boolean {
         remove();
         resolve(result);

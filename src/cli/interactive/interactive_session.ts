@@ -109,7 +109,7 @@ export class InteractiveSession {
 
   private constructor(parts: Parts, setup: SessionSetup, session: Session, history: History) {
     this.parts = parts;
-    this.router = new KeyRouter(parts.terminal);
+    this.router = new KeyRouter(parts.screen);
     this.home = resolveMewcodeHome(parts.env);
     this.setup = setup;
     this.session = session;
@@ -337,7 +337,7 @@ async function openInteractiveSession(
   const { screen, style, workspace, env } = parts;
   if (resume?.notice) screen.print(`${style.yellow(`⚠ ${sanitize(resume.notice)}`)}\n`);
   let session: Session | null = null;
-  const router = () => ui()?.router ?? new KeyRouter(parts.terminal);
+  const router = () => ui()?.router ?? new KeyRouter(parts.screen);
   const approver = new TerminalApprover({
     screen,
     get router() {
@@ -421,7 +421,7 @@ export async function pickSession(
   screen.print(
     `${style.bold("Resume which session? (↑/↓, Enter; Esc for a new one)")}\n${rows().join("\n")}\n`,
   );
-  const router = new KeyRouter(parts.terminal);
+  const router = new KeyRouter(parts.screen);
   const picked = await new Promise<SessionInfo | null>((resolve) => {
     router.push((key) => {
       if (isCancelKey(key)) resolve(null);
@@ -454,7 +454,7 @@ async function askTrust(parts: Parts, setup: SessionSetup): Promise<SessionSetup
     style.dim("  Trusted repository hooks run inside the sandbox. Trust this folder? [y/N]"),
   ];
   screen.print(`${lines.join("\n")}\n`);
-  const router = new KeyRouter(parts.terminal);
+  const router = new KeyRouter(parts.screen);
   const yes = await new Promise<boolean>((resolve) => {
     router.push((key) => {
       resolve(key.type === "text" && /^y$/i.test(key.text));

@@ -31,6 +31,8 @@ export interface EditorTerminal {
   readonly rows: number;
   write(text: string): void;
   readKey(options?: { signal?: AbortSignal }): Promise<TerminalEvent | null>;
+  /** Ctrl-Z: stops the process until the shell continues it; false when it was not stopped. */
+  stopProcess?(): Promise<boolean>;
 }
 
 /** When a paste is collapsed into a label: more than `lines` lines or more than `chars` characters. */
@@ -160,6 +162,14 @@ class LineEditor {
         return null;
       case "ctrl-c":
         return { kind: "interrupt", empty: buffer.isEmpty };
+      case "ctrl-z":
+        if (this.#terminal.stopProcess === undefined) return null;
+        // The input stays on the screen above the shell's lines, and is drawn again, as it was, below them.
+        this.#terminal.write(this.#view.finish(this.#frame(-1)));
+        if (!await this.#terminal.stopProcess()) {
+          this.#terminal.write("(Ctrl-Z: no shell with job control runs mewcode here, so it goes on)\r\n");
+        }
+        return null;
       case "ctrl-d":
         if (buffer.isEmpty) return { kind: "eof" };
         this.#edit(() => buffer.remove(buffer.cursor, buffer.cursor + 1));

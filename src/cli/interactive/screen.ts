@@ -42,6 +42,17 @@ export class Screen {
     this.#status?.report(event);
   }
 
+  /**
+   * Ctrl-Z: hides the status line, stops the process until the shell continues it (`Terminal.stopProcess`),
+   * then shows the line again below what the shell wrote; says so when there is no shell to stop for.
+   */
+  async stopProcess(): Promise<void> {
+    this.#status?.hide();
+    const stopped = await this.terminal.stopProcess();
+    if (!stopped) this.print("(Ctrl-Z: no shell with job control runs mewcode here, so it goes on)\n");
+    this.#status?.show();
+  }
+
   /** Erases the status line (the turn ended, or a question needs the screen). */
   stopStatus(): void {
     this.#status?.stop();
@@ -62,24 +73,29 @@ export class Screen {
 export type KeyHandler = (key: KeyEvent) => boolean;
 
 /**
- * Reads keys during a turn and gives each to the newest handler that takes it. `suspend()` stops reading
- * (so the line editor can read), `resume()` starts again; input that arrives meanwhile is kept.
+ * Reads keys during a turn and gives each to the newest handler that takes it; Ctrl-Z stops the process
+ * (`Screen.stopProcess`) whoever listens. `suspend()` stops reading (so the line editor can read),
+ * `resume()` starts again; input that arrives meanwhile is kept.
  */
 export class KeyRouter {
-  #terminal: Terminal;
-  #handlers: KeyHandler[] = [];
+  #screen: Screen;
+  #handlers: { take: KeyHandler; redraw: (() => void) | undefined }[] = [];
   #controller: AbortController | null = null;
   #loop: Promise<void> | null = null;
 
-  constructor(terminal: Terminal) {
-    this.#terminal = terminal;
+  constructor(screen: Screen) {
+    this.#screen = screen;
   }
 
-  /** Adds a handler on top; returns the function that removes it. */
-  push(handler: KeyHandler): () => void {
-    this.#handlers.push(handler);
+  /**
+   * Adds a handler on top; returns the function that removes it. `redraw`, when given, draws the handler's
+   * question again after the process was stopped and continued (the shell wrote below it meanwhile).
+   */
+  push(handler: KeyHandler, redraw?: () => void): () => void {
+    const entry = { take: handler, redraw };
+    this.#handlers.push(entry);
     return () => {
-      const index = this.#handlers.lastIndexOf(handler);
+      const index = this.#handlers.lastIndexOf(entry);
       if (index !== -1) this.#handlers.splice(index, 1);
     };
   }
@@ -104,14 +120,19 @@ export class KeyRouter {
     while (!signal.aborted) {
       let event;
       try {
-        event = await this.#terminal.readKey({ signal });
+        event = await this.#screen.terminal.readKey({ signal });
       } catch {
         return;
       }
       if (event === null) return;
       if (event.type === "resize") continue;
+      if (event.type === "key" && event.name === "z" && event.ctrl && !event.alt) {
+        await this.#screen.stopProcess();
+        this.#handlers.at(-1)?.redraw?.();
+        continue;
+      }
       for (let index = this.#handlers.length - 1; index >= 0; index--) {
-        if (this.#handlers[index]?.(event)) break;
+        if (this.#handlers[index]?.take(event)) break;
       }
     }
   }

@@ -57,6 +57,13 @@ export interface TerminalOptions {
   escapeTimeoutMs?: number;
   /** How long an open bracketed paste waits for more before it is taken as complete; 2 s. */
   pasteTimeoutMs?: number;
+  /**
+   * Stops the process as Ctrl-Z in a cooked terminal would (`stopProcess`); defaults to SIGTSTP to the
+   * process group, whose default action stops it until the shell sends SIGCONT (`fg`, `bg`).
+   */
+  stop?: () => void;
+  /** Subscribes to the process being continued and returns the unsubscribe function; defaults to SIGCONT. */
+  onContinue?: (listener: () => void) => () => void;
 }
 
 /** What `restoreOnExit` does on SIGTERM or SIGHUP after restoring the terminal. */
@@ -72,6 +79,13 @@ const CURSOR_HIDE = "\x1b[?25l";
 const ERASE_LINE = "\r\x1b[2K";
 const DEFAULT_SIZE: TerminalSize = { columns: 80, rows: 24 };
 const EXIT_SIGNALS = [["SIGTERM", 15], ["SIGHUP", 1]] as const;
+/**
+ * How long `stopProcess` waits for SIGCONT before it takes the stop as refused: a process group with no job
+ * control shell above it (orphaned, as under `xterm -e`) has SIGTSTP discarded by the kernel.
+ */
+const STOP_WAIT_MS = 150;
+/** How much longer it waits once that time passed: a process continued after a stop sees both at once. */
+const CONTINUE_GRACE_MS = 50;
 
 /** Decides colour support: FORCE_COLOR wins (0/false turn it off), then NO_COLOR, a non-terminal and TERM=dumb. */
 export function detectColorLevel(env: ColorEnv, isTerminal: boolean): ColorLevel {
@@ -115,6 +129,8 @@ export class Terminal {
   /** Wakes a waiting `readKey` when an event was queued from outside the input (a resize). */
   #wake: (() => void) | null = null;
   #removeExitHooks: (() => void) | null = null;
+  #stop: () => void;
+  #onContinue: (listener: () => void) => () => void;
   #raw = false;
   #bracketedPaste = false;
   #cursorHidden = false;
@@ -129,6 +145,8 @@ export class Terminal {
     this.#onResize = options.onResize ?? onWindowChange;
     this.#escapeTimeoutMs = options.escapeTimeoutMs ?? 100;
     this.#pasteTimeoutMs = options.pasteTimeoutMs ?? 2_000;
+    this.#stop = options.stop ?? stopProcessGroup;
+    this.#onContinue = options.onContinue ?? onContinued;
     this.colors = detectColorLevel(options.env ?? colorEnv(), this.#output.isTerminal());
   }
 
@@ -269,6 +287,48 @@ export class Terminal {
   }
 
   /**
+   * Ctrl-Z: gives the terminal back as it was found and stops the process until the shell continues it
+   * (`fg`), then takes the modes it had again and queues a resize event, on which a reader draws anew (the
+   * shell wrote to the screen meanwhile). False when the process was not stopped (no job control: the
+   * kernel discards SIGTSTP for a process group no shell waits for, and on Windows there is none).
+   */
+  async stopProcess(): Promise<boolean> {
+    if (Deno.build.os === "windows") return false;
+    const modes = { raw: this.#raw, paste: this.#bracketedPaste, hidden: this.#cursorHidden };
+    this.restore();
+    let continued = false;
+    const { promise: resumed, resolve } = Promise.withResolvers<void>();
+    const unsubscribe = this.#onContinue(() => {
+      continued = true;
+      resolve();
+    });
+    const wait = async (ms: number) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([resumed, new Promise((done) => timer = setTimeout(done, ms))]);
+      clearTimeout(timer);
+    };
+    try {
+      this.#stop();
+      await wait(STOP_WAIT_MS);
+      if (!continued) await wait(CONTINUE_GRACE_MS);
+    } catch {
+      // The signal could not be sent: nothing stopped.
+    } finally {
+      unsubscribe();
+    }
+    try {
+      this.setRawMode(modes.raw);
+      this.setBracketedPaste(modes.paste);
+      this.setCursorVisible(!modes.hidden);
+    } catch {
+      // A terminal gone meanwhile: the reads end on their own.
+    }
+    this.#queue.push({ type: "resize", ...this.#measure() });
+    this.#wake?.();
+    return continued;
+  }
+
+  /**
    * Restores the terminal however the process ends: on `unload` (normal exit and `Deno.exit`), on an uncaught
    * error or unhandled rejection, and on SIGTERM and SIGHUP, after which it exits with 143 or 129 unless
    * `exitOnSignal` is false. Registers once per terminal; later calls do nothing. `close()` unregisters.
@@ -383,6 +443,15 @@ function colorEnv(): ColorEnv {
 
 function consoleSize(): TerminalSize {
   return Deno.consoleSize();
+}
+
+function stopProcessGroup(): void {
+  Deno.kill(0, "SIGTSTP");
+}
+
+function onContinued(listener: () => void): () => void {
+  Deno.addSignalListener("SIGCONT", listener);
+  return () => Deno.removeSignalListener("SIGCONT", listener);
 }
 
 function onWindowChange(listener: () => void): () => void {

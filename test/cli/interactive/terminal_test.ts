@@ -56,6 +56,50 @@ Deno.test("Terminal turns modes on and restore() turns each off once", async () 
   deepEqual(tty.rawCalls, [true, false]);
 });
 
+Deno.test("Terminal.stopProcess leaves the terminal as found while stopped, then takes its modes again", async () => {
+  const tty = new FakeTty();
+  let continueProcess = () => {};
+  const seenWhileStopped: { raw: boolean[]; paste: boolean | undefined; cursor: boolean | undefined }[] = [];
+  await using terminal = tty.terminal({
+    stop: () => {
+      seenWhileStopped.push({
+        raw: [...tty.rawCalls],
+        paste: tty.screen.modes.get(2004),
+        cursor: tty.screen.modes.get(25),
+      });
+      // Stopped: nothing runs until the shell continues the process (`fg`), whose SIGCONT is then read.
+      const until = performance.now() + 300;
+      while (performance.now() < until) {
+        // Stopped.
+      }
+      setTimeout(() => continueProcess(), 5);
+    },
+    onContinue: (listener) => {
+      continueProcess = listener;
+      return () => continueProcess = () => {};
+    },
+  });
+  terminal.setRawMode(true);
+  terminal.setBracketedPaste(true);
+  terminal.setCursorVisible(false);
+  const stopped = await terminal.stopProcess();
+  equal(stopped, true);
+  deepEqual(seenWhileStopped, [{ raw: [true, false], paste: false, cursor: true }], "the shell's terminal");
+  deepEqual(tty.rawCalls, [true, false, true]);
+  equal(tty.screen.modes.get(2004), true);
+  equal(tty.screen.modes.get(25), false);
+  // A reader is told to draw anew.
+  deepEqual(await terminal.readKey(), { type: "resize", columns: 40, rows: 12 });
+});
+
+Deno.test("Terminal.stopProcess says so when nothing stopped the process (no job control)", async () => {
+  const tty = new FakeTty();
+  await using terminal = tty.terminal({ stop: () => {}, onContinue: () => () => {} });
+  terminal.setRawMode(true);
+  equal(await terminal.stopProcess(), false);
+  deepEqual(tty.rawCalls, [true, false, true]);
+});
+
 Deno.test("Terminal drops what it writes once a write failed (a hung-up terminal), instead of throwing", async () => {
   let calls = 0;
   let hungUp = false;

@@ -53,6 +53,7 @@ import {
   keptSandboxCaveats,
   type KeptSandboxFiles,
   prepareKeptSandboxFiles,
+  recordPlaceholders,
   removeKeptSandboxFiles,
 } from "./kept_sandbox.ts";
 import { GitWatch } from "./git_watch.ts";
@@ -258,7 +259,7 @@ export class ShellSandbox {
     }
     const check = await checkStart(plan, timeoutMs, options.mode);
     // bubblewrap created the placeholders' mount points on the host.
-    await removePlaceholders(ownPlaceholders(protection));
+    await sandbox.#remove(ownPlaceholders(protection));
     if (check.failure !== null) {
       await limits.close();
       if (kept !== null) await removeKeptSandboxFiles(kept);
@@ -297,7 +298,7 @@ export class ShellSandbox {
     const current = new Set(protection.created);
     const dropped = [...this.#livePlaceholders].filter((path) => !current.has(path));
     for (const path of dropped) this.#livePlaceholders.delete(path);
-    await removePlaceholders(dropped);
+    await this.#remove(dropped);
     const before = this.#counters();
     return {
       plan,
@@ -399,11 +400,11 @@ export class ShellSandbox {
     await this.#deferred?.outcome;
     const live = [...this.#livePlaceholders];
     this.#livePlaceholders.clear();
-    await removePlaceholders(live);
+    await this.#remove(live);
     // Empty folders found in place of a placeholder and made anew since: by this session's sandboxes (a
     // kept sandbox's replacement starts after the call's end), once another session removed its own.
     const remade = [...this.#foundPlaceholders].filter(([path, identity]) => isRemade(path, identity));
-    await removePlaceholders(remade.map(([path]) => path));
+    await this.#remove(remade.map(([path]) => path));
     if (this.#kept !== null) await removeKeptSandboxFiles(this.#kept);
     await this.#limits?.close();
   }
@@ -445,7 +446,13 @@ export class ShellSandbox {
 
   /** Removes placeholders after a call, except those a kept sandbox may still have mounted. */
   async #removePlaceholders(paths: readonly string[]): Promise<void> {
-    await removePlaceholders(paths.filter((path) => !this.#livePlaceholders.has(path)));
+    await this.#remove(paths.filter((path) => !this.#livePlaceholders.has(path)));
+  }
+
+  /** Removes placeholders (those still empty) and takes those gone off the kept folder's record. */
+  async #remove(paths: readonly string[]): Promise<void> {
+    await removePlaceholders(paths);
+    if (this.#kept !== null && paths.length > 0) recordPlaceholders(this.#kept, { gone: paths });
   }
 
   /** The start-up check's line of the `mewcode doctor` report. */
@@ -491,6 +498,8 @@ export class ShellSandbox {
     for (const { path, identity } of protection.found) {
       if (!this.#foundPlaceholders.has(path)) this.#foundPlaceholders.set(path, identity);
     }
+    // On record before bubblewrap makes them, for the session that sweeps up after one killed.
+    if (this.#kept !== null) recordPlaceholders(this.#kept, { made: protection.created });
     return protection;
   }
 

@@ -84,6 +84,47 @@ Deno.test("a new session removes the private folders whose lock no process holds
   ok(!(await names(dir)).includes(own), "the session removed its own folder");
 });
 
+Deno.test("a left folder's placeholders go only while empty folders made since they were recorded", async () => {
+  await using temporary = await createTempWorkspace("mewcode-left-folders-");
+  await using workspace = await createTempWorkspace("mewcode-left-ws-");
+  const at = (name: string) => join(workspace.root, name);
+  const since = Date.now();
+  for (const name of ["made", "filled", "older", "target", "torn", "relative"]) await Deno.mkdir(at(name));
+  await Deno.writeTextFile(join(at("filled"), "notes.txt"), "the user's");
+  // There before the session decided to make a placeholder there: someone else's.
+  const old = new Date(since - 60_000);
+  await Deno.utime(at("older"), old, old);
+  await Deno.symlink(at("target"), at("link"));
+  const record = [
+    ...["made", "filled", "older", "link", "missing"].map((name) =>
+      JSON.stringify({ path: at(name), since })
+    ),
+    JSON.stringify({ path: "relative", since }),
+    "not json",
+    "",
+  ].join("\n") + JSON.stringify({ path: at("torn"), since });
+  const left = join(temporary.root, "mewcode-shell-left01");
+  await Deno.mkdir(left);
+  for (const [file, content] of Object.entries({ "owner.lock": "", "seccomp.bpf": "b", shell: "e" })) {
+    await Deno.writeTextFile(join(left, file), content);
+  }
+  await Deno.writeTextFile(join(left, "placeholders"), record);
+  await Deno.chmod(left, 0o700);
+  const files = await prepareKeptSandboxFiles({
+    shell: "/bin/sh",
+    seccomp: new Uint8Array([1]),
+    directory: temporary.root,
+  });
+  ok(files !== null);
+  await removeKeptSandboxFiles(files);
+  deepStrictEqual(await names(temporary.root), []);
+  deepStrictEqual(
+    await names(workspace.root),
+    ["filled", "link", "older", "relative", "target", "torn"],
+    "only the empty folder made since its record went",
+  );
+});
+
 Deno.test("e2e: a run removes the folder of a mewcode -p killed with SIGKILL, not a running one's", async () => {
   await using workspace = await createTempWorkspace("mewcode-left-ws-");
   await using home = await createTempWorkspace("mewcode-left-home-");
@@ -150,4 +191,64 @@ Deno.test("e2e: a run removes the folder of a mewcode -p killed with SIGKILL, no
     await live.server.close();
   }
   deepStrictEqual(await names(temporary.root), [], "the running session removed its folder when it ended");
+});
+
+Deno.test("e2e: the placeholders a run killed with SIGKILL left in its workspace go with its folder", async () => {
+  await using workspace = await createTempWorkspace("mewcode-left-ws-");
+  await using other = await createTempWorkspace("mewcode-left-other-");
+  await using home = await createTempWorkspace("mewcode-left-home-");
+  await using temporary = await createTempWorkspace("mewcode-left-tmp-");
+  const env = (server: { env(): Record<string, string> }) => ({
+    ...server.env(),
+    MEWCODE_HOME: home.root,
+    TMPDIR: temporary.root,
+  });
+  // The user's own empty .idea, there before any session: never mewcode's to remove.
+  await Deno.mkdir(join(workspace.root, ".idea"));
+  const sleep = `700.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+  {
+    await using server = await startFakeAnthropic([
+      turn().toolUse("Bash", { command: `sleep ${sleep}` }),
+      turn().text("Done.").stop("end_turn"),
+    ]);
+    const child = new Deno.Command(LAUNCHER, {
+      args: ["-p", "wait", "--permission-mode", "bypassPermissions"],
+      cwd: workspace.root,
+      env: env(server),
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    await waitFor("the sleep started", async () => (await processesWith(sleep)) > 0);
+    child.kill("SIGKILL");
+    await child.status;
+    await waitFor("the killed run's command ended", async () => (await processesWith(sleep)) === 0);
+  }
+  deepStrictEqual(
+    await names(workspace.root),
+    [".idea", ".mewcode", ".vscode"],
+    "the placeholders were left",
+  );
+  // The user puts something in one of them since: it is theirs now.
+  await Deno.writeTextFile(join(workspace.root, ".vscode", "settings.json"), "{}\n");
+  {
+    // The next run, in another workspace, with the same temporary folder.
+    await using server = await startFakeAnthropic([
+      turn().toolUse("Bash", { command: "true" }),
+      turn().text("Done.").stop("end_turn"),
+    ]);
+    const run = await new Deno.Command(LAUNCHER, {
+      args: ["-p", "go", "--permission-mode", "bypassPermissions"],
+      cwd: other.root,
+      env: env(server),
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    equal(run.code, 0, new TextDecoder().decode(run.stderr));
+  }
+  deepStrictEqual(await names(temporary.root), [], "the killed run's folder went");
+  deepStrictEqual(await names(workspace.root), [".idea", ".vscode"], "the empty placeholder it made went");
+  deepStrictEqual(await names(join(workspace.root, ".vscode")), ["settings.json"]);
+  deepStrictEqual(await names(other.root), [], "the next run removed its own placeholders");
 });

@@ -153,6 +153,8 @@ function walkOf(value: unknown): GrepWalkReport | null {
       skippedSymlinks: numbers[2]!,
       changedDirectories: numbers[3]!,
       ignoreProblems: counts.ignoreProblems,
+      // A walk that could not list a directory has no stamps, and is never kept.
+      unreadable: [],
     },
     ancestorRules: flags[0] as boolean,
     droppedRules: flags[1] as boolean,

@@ -179,6 +179,7 @@ function emptyWalk(): WalkResult {
     skippedSymlinks: 0,
     changedDirectories: 0,
     ignoreProblems: [],
+    unreadable: [],
     listedDirectories: 0,
     recalledDirectories: 0,
     aborted: false,

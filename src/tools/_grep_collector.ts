@@ -7,7 +7,7 @@
  */
 import { formatContent, type LineMatch } from "./_grep_lines.ts";
 import type { WalkCounts } from "./_walk.ts";
-import { skippedNotice } from "./_walk_notice.ts";
+import { skippedNotice, unreadableNotice } from "./_walk_notice.ts";
 import { stoppedResult, textResult } from "./results.ts";
 import type { ToolContext, ToolResult } from "./tool.ts";
 
@@ -154,6 +154,8 @@ export class GrepCollector {
       );
     }
     const { mode, limit } = this.#options;
+    const unreadable = walk === null ? null : unreadableNotice(walk);
+    if (unreadable !== null) notes.push(unreadable);
     if (this.truncated) {
       const what = mode === "content" ? `${limit} matching lines` : `${limit} files`;
       notes.push(

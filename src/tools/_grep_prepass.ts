@@ -243,6 +243,7 @@ export class WalkRecorder {
         skippedSymlinks: walker.skippedSymlinks,
         changedDirectories: walker.changedDirectories,
         ignoreProblems: walker.ignoreProblems,
+        unreadable: walker.unreadable,
       },
       ...ancestorIgnoreFiles(places),
       prefilterMismatch: this.#mismatch,

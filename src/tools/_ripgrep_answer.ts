@@ -125,6 +125,8 @@ function treeProblem(walk: GrepWalkReport, report: RipgrepReport): Fallback | nu
     return fallback("an ignore file has rules Grep leaves out", true);
   }
   if (walk.counts.changedDirectories > 0) return fallback("a directory changed during the walk", true);
+  // ripgrep reports them as errors, and its counts leave them out.
+  if (walk.counts.unreadable.length > 0) return fallback("the walk could not read a directory", true);
   if (walk.excludeRules) return fallback(".git/info/exclude has rules", true);
   if (walk.droppedRules) return fallback("an ignore file above the start ignores the start", true);
   if (walk.prefilterMismatch) return fallback("ripgrep's name filter disagrees with the glob", true);

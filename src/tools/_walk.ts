@@ -9,10 +9,15 @@
  * is not a symlink is its parent's plus its name, so only symlinks cost a system call to resolve (realpath +
  * stat). Entry types come from the directory listing.
  *
- * After a directory is listed, its real path is checked (one realpath): a directory swapped for a symlink
- * between the listing of its parent and its own listing is skipped and counted. A swap undone within the
- * microseconds between the listing and the check is not caught: Glob lists names only, and Grep verifies
- * every file it opens. Folders in `excludedPaths` (mewcode's own state) are treated as outside the workspace.
+ * After a directory is listed, it is checked to be the one found: a directory swapped for a symlink
+ * between the listing of its parent and its own listing is skipped and counted. The check is two lstats
+ * (`#isStill`): the directory is no symlink, and its parent still leads to the directory verified before it,
+ * so no folder above it was swapped for a symlink to elsewhere. A realpath would say the same, but costs time
+ * quadratic in the depth (glibc reads every prefix as a link): a hostile repository's folder 2,000 levels
+ * deep made each walk take over a minute of system time. A swap undone within the microseconds between the
+ * listing and the check is not caught: Glob lists names only, and Grep verifies every file it opens.
+ * Directories that cannot be listed (permission denied, a path longer than the system opens) are counted
+ * with the reason, and the tools say so: their files are missing from the result. Folders in `excludedPaths` (mewcode's own state) are treated as outside the workspace.
  *
  * The walk uses Deno's synchronous directory calls; `walkFiles` yields to the event loop every few
  * milliseconds, and `Walker.files` yields `null` when its time slice is used up so that its caller can.
@@ -20,7 +25,7 @@
  * because each async call costs more than the system call it wraps.
  *
  * Given a memory of earlier walks (`_walk_memory.ts`), a walk takes each directory whose stamps are current
- * from it instead of listing it: an lstat instead of a listing and a realpath, 3× faster on that tree.
+ * from it instead of listing it: an lstat instead of a listing and its check, 3× faster on that tree.
  *
  * @module
  */
@@ -77,6 +82,8 @@ export interface WalkCounts {
   changedDirectories: number;
   /** Problems of ignore files (rules left out), one line each, for the notice. */
   ignoreProblems: string[];
+  /** Directories that could not be listed, each as its relative path and the reason in parentheses. */
+  unreadable: string[];
 }
 
 /** What `walkFiles` found and skipped. */
@@ -99,6 +106,12 @@ interface Directory {
   realPath: string;
   /** The rules that apply to the directory's entries (its own .gitignore included once read). */
   ruleSets: readonly RuleSet[];
+  /** The directory it was found in; null for the start. */
+  parent: Directory | null;
+  /** Levels below the start (0 for the start). */
+  depth: number;
+  /** Its device and inode once listed and checked (see `#isStill`); undefined when not known. */
+  identity?: string | undefined;
 }
 
 interface Frame {
@@ -106,6 +119,14 @@ interface Frame {
   entries: Deno.DirEntry[];
   next: number;
 }
+
+/**
+ * Directories more levels below the start are not entered (and said so). Each check of a path costs the
+ * kernel time linear in its depth, and some (a file's real path before Grep reads it) are made once per
+ * level: a hostile repository's files 2,000 levels deep cost seconds each. No project nests this deep;
+ * `node_modules`, which can, is not entered at all.
+ */
+export const MAX_WALK_DEPTH = 128;
 
 const NO_PROBLEMS: string[] = [];
 const NO_RULES: RuleSet[] = [];
@@ -125,6 +146,8 @@ export class Walker implements WalkCounts {
   changedDirectories = 0;
   /** Problems of ignore files (rules left out), one line each. */
   ignoreProblems: string[] = [];
+  /** Directories that could not be listed: relative path and reason. */
+  unreadable: string[] = [];
   #start: string;
   /** The root, then the added folders. */
   #roots: readonly string[];
@@ -275,6 +298,8 @@ export class Walker implements WalkCounts {
       relativePath: "",
       realPath: this.#start,
       ruleSets: this.#ancestorRuleSets(),
+      parent: null,
+      depth: 0,
     });
     // Directories reached through a symlink are entered after every real directory, so which path lists
     // a directory reachable both ways does not depend on the order of directory entries.
@@ -320,7 +345,20 @@ export class Walker implements WalkCounts {
           this.ignoredDirectories++;
           continue;
         }
-        const child = { path, relativePath, realPath, ruleSets };
+        if (directory.depth >= MAX_WALK_DEPTH) {
+          // Never kept: a kept walk's counts leave out what was not entered.
+          this.#stamps = null;
+          this.unreadable.push(`${relativePath} (more than ${MAX_WALK_DEPTH} levels deep)`);
+          continue;
+        }
+        const child = {
+          path,
+          relativePath,
+          realPath,
+          ruleSets,
+          parent: directory,
+          depth: directory.depth + 1,
+        };
         if (entry.isSymlink) symlinked.push(child);
         else enter(child);
         continue;
@@ -357,12 +395,20 @@ export class Walker implements WalkCounts {
     this.#stamp(directory.path);
     try {
       entries = Array.from(Deno.readDirSync(directory.path));
-      if (Deno.realPathSync(directory.path) !== directory.realPath) {
+    } catch (error) {
+      this.#unstamp();
+      const reason = unreadableReason(error);
+      if (reason !== null) this.unreadable.push(`${directory.relativePath || "."} (${reason})`);
+      return null;
+    }
+    try {
+      if (!this.#isStill(directory)) {
         this.changedDirectories++;
         this.#unstamp();
         return null;
       }
     } catch {
+      // Gone since it was listed.
       this.#unstamp();
       return null;
     }
@@ -381,6 +427,30 @@ export class Walker implements WalkCounts {
       this.#problemsSince(problemsFrom),
     );
     return { directory, entries, next: 0 };
+  }
+
+  /**
+   * Whether a directory just listed is still the one found. One reached without a symlink: it is a directory
+   * (lstat: a symlink is not), and its parent's path leads to the directory checked before it (any folder
+   * above swapped for a symlink to elsewhere would lead to another one; one that leads to the same directory
+   * moved elsewhere shows only what was in the workspace). Two lstats, each linear in the depth. The start,
+   * a directory under one whose identity is not known (taken from the memory) and one reached through a
+   * symlink: its real path.
+   */
+  #isStill(directory: Directory): boolean {
+    const parent = directory.parent;
+    if (directory.path !== directory.realPath || parent?.identity === undefined) {
+      if (Deno.realPathSync(directory.path) !== directory.realPath) return false;
+      if (directory.path === directory.realPath) {
+        directory.identity = identityOf(Deno.lstatSync(directory.path));
+      }
+      return true;
+    }
+    const own = Deno.lstatSync(directory.path);
+    if (!own.isDirectory) return false;
+    if (identityOf(Deno.lstatSync(parent.path)) !== parent.identity) return false;
+    directory.identity = identityOf(own);
+    return true;
   }
 
   /**
@@ -476,6 +546,7 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
     skippedSymlinks: walker.skippedSymlinks,
     changedDirectories: walker.changedDirectories,
     ignoreProblems: walker.ignoreProblems,
+    unreadable: walker.unreadable,
     listedDirectories: walker.listedDirectories,
     recalledDirectories: walker.recalledDirectories,
     aborted,
@@ -485,4 +556,19 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
 /** Orders strings by UTF-16 code units: fast, and the same on every machine (unlike localeCompare). */
 export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A directory's device and inode, or undefined where the system gives none (Windows). */
+function identityOf(info: Deno.FileInfo): string | undefined {
+  return info.ino === null ? undefined : `${info.dev}:${info.ino}`;
+}
+
+/** Why a directory could not be listed, for the notice; null when it is simply gone (removed meanwhile). */
+function unreadableReason(error: unknown): string | null {
+  if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) return null;
+  if (error instanceof Deno.errors.PermissionDenied) return "permission denied";
+  if (error instanceof Deno.errors.NotCapable) return "outside what the tool may read";
+  const code = typeof error === "object" && error !== null && "code" in error ? error.code : null;
+  if (code === "ENAMETOOLONG") return "the path is too long";
+  return error instanceof Error ? error.message : String(error);
 }

@@ -6,6 +6,23 @@
 import { EXCLUDED_DIRECTORY_NAMES } from "./_shared.ts";
 import type { WalkCounts } from "./_walk.ts";
 
+/** Directories that could not be read named in a notice; the rest are counted. */
+const MAX_UNREADABLE_SHOWN = 3;
+
+/**
+ * The notice of the directories a walk could not read or enter (their files are missing from any result, so
+ * it goes with results that found something too), or null.
+ */
+export function unreadableNotice(walk: Pick<WalkCounts, "unreadable">): string | null {
+  const unreadable = walk.unreadable.length;
+  if (unreadable === 0) return null;
+  const shown = walk.unreadable.slice(0, MAX_UNREADABLE_SHOWN).join(", ");
+  const more = unreadable > MAX_UNREADABLE_SHOWN ? `, and ${unreadable - MAX_UNREADABLE_SHOWN} more` : "";
+  return `(Could not read ${unreadable} director${unreadable === 1 ? "y" : "ies"}, so ${
+    unreadable === 1 ? "its" : "their"
+  } files are missing from this result: ${shown}${more}.)`;
+}
+
 /** A notice for the model about what a walk skipped, or null when it skipped nothing. */
 export function skippedNotice(walk: WalkCounts): string | null {
   const parts: string[] = [];
@@ -38,5 +55,7 @@ export function skippedNotice(walk: WalkCounts): string | null {
   if (parts.length > 0) {
     notices.unshift(`(Skipped: ${parts.join("; ")}. Use Bash to look inside ignored paths.)`);
   }
+  const unreadable = unreadableNotice(walk);
+  if (unreadable !== null) notices.push(unreadable);
   return notices.length === 0 ? null : notices.join("\n");
 }

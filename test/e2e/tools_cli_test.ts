@@ -77,3 +77,43 @@ Deno.test("mewcode tool Grep survives a catastrophically backtracking pattern", 
   equal(run.code, 0, run.stderr);
   match(parseToolOutput(run).content, /^No matches found/);
 });
+
+Deno.test("mewcode tool Glob and Grep say which directories they could not read or enter", async () => {
+  await using workspace = await createTempWorkspace("mewcode-tools-cli-");
+  const root = workspace.root;
+  await Deno.mkdir(`${root}/src`);
+  await Deno.writeTextFile(`${root}/src/found.ts`, "needle\n");
+  // Folders nested past the longest path the system opens (4,096 bytes): no program can list the deepest
+  // by its path, root included, as a folder without read permission is for its user. bash changes into a
+  // relative folder past that length (dash does not).
+  const long = "l".repeat(60);
+  const made = await new Deno.Command("bash", {
+    args: [
+      "-c",
+      `cd "$1" && for i in $(seq 75); do mkdir ${long} && cd ${long} || exit 1; done && echo needle > lost.ts`,
+      "sh",
+      root,
+    ],
+  }).output();
+  ok(made.success, new TextDecoder().decode(made.stderr));
+  // And a hostile repository's folder 2,000 levels deep: each walk took a minute of system time (a real
+  // path of every folder listed costs time quadratic in its depth).
+  await Deno.mkdir(`${root}/deep/${Array(2_000).fill("d").join("/")}`, { recursive: true });
+  await Deno.writeTextFile(`${root}/deep/${Array(2_000).fill("d").join("/")}/deep.ts`, "needle\n");
+  const tooLong = new RegExp(`${long}/${long}/.*${long} \\(the path is too long\\)`);
+  const tooDeep = /deep\/d\/d\/.*\/d \(more than 128 levels deep\)/;
+  const glob = await tool(root, "Glob", { pattern: "**/*.ts" });
+  equal(glob.code, 0, glob.content);
+  equal(glob.content.split("\n")[0], "src/found.ts");
+  match(glob.content, /Could not read 2 directories, so their files are missing from this result: /);
+  match(glob.content, tooLong);
+  match(glob.content, tooDeep);
+  const grep = await tool(root, "Grep", { pattern: "needle", output_mode: "files_with_matches" });
+  equal(grep.content.split("\n")[0], "src/found.ts");
+  match(grep.content, tooLong);
+  match(grep.content, tooDeep);
+  const none = await tool(root, "Grep", { pattern: "absent" });
+  match(none.content, /^No matches found/);
+  match(none.content, tooDeep);
+  await new Deno.Command("rm", { args: ["-rf", `${root}/deep`, `${root}/${long}`] }).output();
+});

@@ -18,6 +18,7 @@ function walk(files: string[], stamped = true): GrepWalkReport {
       skippedSymlinks: 0,
       changedDirectories: 0,
       ignoreProblems: [],
+      unreadable: [],
     },
     ancestorRules: false,
     droppedRules: false,

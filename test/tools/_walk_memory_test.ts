@@ -41,9 +41,24 @@ function walk(
   const walker = new Walker(start, { root, ...options });
   const files: string[] = [];
   for (const file of walker.files()) if (file !== null) files.push(file.path);
-  const { ignoredFiles, ignoredDirectories, skippedSymlinks, changedDirectories, ignoreProblems } = walker;
+  const {
+    ignoredFiles,
+    ignoredDirectories,
+    skippedSymlinks,
+    changedDirectories,
+    ignoreProblems,
+    unreadable,
+  } = walker;
   return {
-    found: { files, ignoredFiles, ignoredDirectories, skippedSymlinks, changedDirectories, ignoreProblems },
+    found: {
+      files,
+      ignoredFiles,
+      ignoredDirectories,
+      skippedSymlinks,
+      changedDirectories,
+      ignoreProblems,
+      unreadable,
+    },
     listed: walker.listedDirectories,
     recalled: walker.recalledDirectories,
     walker,

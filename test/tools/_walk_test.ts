@@ -275,14 +275,25 @@ Deno.test("walkFiles stops with aborted set when the signal is aborted", async (
 
 Deno.test("skippedNotice describes what a walk skipped, or nothing", () => {
   const none = { ignoredFiles: 0, ignoredDirectories: 0, skippedSymlinks: 0, changedDirectories: 0 };
-  equal(skippedNotice({ ...none, ignoreProblems: [] }), null);
+  equal(skippedNotice({ ...none, ignoreProblems: [], unreadable: [] }), null);
   const notice = skippedNotice({
     ignoredFiles: 2,
     ignoredDirectories: 1,
     skippedSymlinks: 1,
     changedDirectories: 1,
     ignoreProblems: ['".gitignore": 1 rule(s) with too many wildcards were skipped'],
+    unreadable: [
+      "data (permission denied)",
+      "a/b (the path is too long)",
+      "c (permission denied)",
+      "d/e (x)",
+    ],
   })!;
+  equal(
+    notice.split("\n").at(-1),
+    "(Could not read 4 directories, so their files are missing from this result: data (permission denied), " +
+      "a/b (the path is too long), c (permission denied), and 1 more.)",
+  );
   equal(notice.includes("2 files were ignored by .gitignore"), true);
   equal(notice.includes("1 directory was not entered"), true);
   equal(notice.includes("1 symlink was not followed"), true);
@@ -306,6 +317,26 @@ Deno.test("Walker skips a directory swapped for a symlink between its parent's l
     await Deno.symlink(outside.root, join(workspace.root, "dir"));
   }
   deepStrictEqual(seen, ["a.txt"]);
+  equal(walker.changedDirectories, 1);
+});
+
+Deno.test("Walker skips a directory whose ancestor was swapped for a symlink to a copy of its tree elsewhere", async () => {
+  await using workspace = await createTempWorkspace();
+  await using outside = await createTempWorkspace("mewcode-outside-");
+  // The same names outside: the path "a/b/y" leads somewhere once "a" is a symlink to the outside.
+  await writeTree(workspace.root, { "a/b/x.txt": "", "a/b/y/inside.txt": "" });
+  await writeTree(outside.root, { "b/x.txt": "", "b/y/secret.txt": "" });
+  const walker = new Walker(workspace.root, { root: workspace.root });
+  const seen: string[] = [];
+  for (const file of walker.files()) {
+    if (file === null) continue;
+    seen.push(file.relativePath);
+    if (file.relativePath !== "a/b/x.txt") continue;
+    // "a/b" is listed; "a/b/y" is entered after "a/b/x.txt" is yielded: swap "a", two levels up, now.
+    await Deno.rename(join(workspace.root, "a"), join(workspace.root, "a.real"));
+    await Deno.symlink(outside.root, join(workspace.root, "a"));
+  }
+  deepStrictEqual(seen, ["a/b/x.txt"]);
   equal(walker.changedDirectories, 1);
 });
 

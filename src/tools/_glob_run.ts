@@ -5,6 +5,7 @@
  * @module
  */
 import { compileGlob, globBase } from "../common/glob.ts";
+import { displayPath } from "./_display_path.ts";
 import { posix } from "../common/path.ts";
 import { isExcludedPath, resolveSearchPath, safePath } from "./_paths.ts";
 import { MAX_GLOB_RESULTS } from "./_shared.ts";
@@ -94,7 +95,7 @@ export const globRunner: ToolRunner<GlobInput> = {
     }
     dated.sort((a, b) => b.mtime - a.mtime || compareStrings(a.path, b.path));
     const shown = dated.slice(0, MAX_GLOB_RESULTS);
-    const lines = shown.map((entry) => entry.path);
+    const lines = shown.map((entry) => displayPath(entry.path));
     const notices: string[] = [];
     if (dated.length > shown.length) {
       notices.push(

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { displayPath } from "./_display_path.ts";
 import { formatContent, type LineMatch } from "./_grep_lines.ts";
 import type { WalkCounts } from "./_walk.ts";
 import { skippedNotice, unreadableNotice } from "./_walk_notice.ts";
@@ -83,7 +84,7 @@ export class GrepCollector {
     if (kept.length > 0) {
       this.files++;
       this.matches += kept.length;
-      formatContent(this.#lines, text, shownPath, kept, this.#options.context);
+      formatContent(this.#lines, text, displayPath(shownPath), kept, this.#options.context);
     }
     return kept.length === found.length ? true : this.#cut();
   }
@@ -92,7 +93,7 @@ export class GrepCollector {
   addFile(shownPath: string): boolean {
     if (this.files === this.#options.limit) return this.#cut();
     this.files++;
-    this.#lines.push(shownPath);
+    this.#lines.push(displayPath(shownPath));
     return true;
   }
 
@@ -102,7 +103,7 @@ export class GrepCollector {
     if (this.files === this.#options.limit) return this.#cut();
     this.files++;
     this.matches += count;
-    this.#lines.push(`${shownPath}:${count}`);
+    this.#lines.push(`${displayPath(shownPath)}:${count}`);
     return true;
   }
 

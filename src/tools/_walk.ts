@@ -30,6 +30,7 @@
  * @module
  */
 import { posix } from "../common/path.ts";
+import { displayPath } from "./_display_path.ts";
 import { IgnoreRules, isIgnored, MAX_IGNORE_FILE_BYTES, type RuleSet } from "./_gitignore.ts";
 import { EXCLUDED_DIRECTORY_NAMES } from "./_shared.ts";
 import { isExcludedPath, isWithinRoot, normalizedExcluded, resolveLink, rootContaining } from "./_paths.ts";
@@ -348,7 +349,7 @@ export class Walker implements WalkCounts {
         if (directory.depth >= MAX_WALK_DEPTH) {
           // Never kept: a kept walk's counts leave out what was not entered.
           this.#stamps = null;
-          this.unreadable.push(`${relativePath} (more than ${MAX_WALK_DEPTH} levels deep)`);
+          this.unreadable.push(`${displayPath(relativePath)} (more than ${MAX_WALK_DEPTH} levels deep)`);
           continue;
         }
         const child = {
@@ -398,7 +399,7 @@ export class Walker implements WalkCounts {
     } catch (error) {
       this.#unstamp();
       const reason = unreadableReason(error);
-      if (reason !== null) this.unreadable.push(`${directory.relativePath || "."} (${reason})`);
+      if (reason !== null) this.unreadable.push(`${displayPath(directory.relativePath || ".")} (${reason})`);
       return null;
     }
     try {
@@ -473,7 +474,8 @@ export class Walker implements WalkCounts {
     if (read.truncated) problems.unshift(`only its first ${MAX_IGNORE_FILE_BYTES >> 20} MiB were read`);
     if (problems.length > 0) {
       const shown = isWithinRoot(this.#roots[0]!, path) ? path.slice(this.#roots[0]!.length + 1) : path;
-      this.ignoreProblems.push(`"${shown}": ${problems.join("; ")}`);
+      const quoted = displayPath(shown);
+      this.ignoreProblems.push(`${quoted.startsWith('"') ? quoted : `"${quoted}"`}: ${problems.join("; ")}`);
     }
     return rules.isEmpty ? null : { base, prefix, rules };
   }

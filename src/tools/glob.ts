@@ -30,7 +30,7 @@ Parameters:
 - pattern: the glob, relative to the search directory.
 - path (optional): absolute path of the directory to search, inside the workspace; omit it to search the whole workspace.
 
-Output: one path per line, relative to the search directory, most recently modified first, at most ${MAX_GLOB_RESULTS} (a notice says how many more matched: then narrow the pattern or the path). Directories are not listed, only files. The directories .git, node_modules, vendor, .idea and __pycache__ and everything .gitignore files ignore are skipped; a notice says how many were. Symlinks are followed only to targets inside the workspace. When nothing matches, the result says so.`;
+Output: one path per line, relative to the search directory, most recently modified first, at most ${MAX_GLOB_RESULTS} (a notice says how many more matched: then narrow the pattern or the path). Directories are not listed, only files. The directories .git, node_modules, vendor, .idea and __pycache__ and everything .gitignore files ignore are skipped; a notice says how many were. Symlinks are followed only to targets inside the workspace. A path holding a line break or another control character is shown as a JSON string ("a\\nb.ts"): decode it before passing it to another tool. When nothing matches, the result says so.`;
 
 const GlobInput = z.object({
   pattern: z.string().min(1, { error: "pattern must not be empty" }).describe(

@@ -40,7 +40,7 @@ Parameters:
 - case_insensitive (optional): ignore case.
 - head_limit (optional): at most this many matching lines (content mode) or files (files_with_matches and count modes); default ${DEFAULT_HEAD_LIMIT}. Raise it only when you need more: narrowing the pattern, path or glob is usually better.
 
-Output: paths are relative to the search directory (for a single file, its name), files in path order. Lines longer than ${MAX_GREP_LINE_CHARACTERS} characters are shortened around the match. When the limit cuts the results, a final notice says more matches exist: narrow the pattern, path or glob, or raise head_limit. Binary files, the directories .git, node_modules, vendor, .idea and __pycache__, and whatever .gitignore files ignore are skipped. When nothing matches, the result says "No matches found".`;
+Output: paths are relative to the search directory (for a single file, its name), files in path order; a path holding a line break or another control character is shown as a JSON string ("a\\nb.ts"): decode it before passing it to another tool. Lines longer than ${MAX_GREP_LINE_CHARACTERS} characters are shortened around the match. When the limit cuts the results, a final notice says more matches exist: narrow the pattern, path or glob, or raise head_limit. Binary files, the directories .git, node_modules, vendor, .idea and __pycache__, and whatever .gitignore files ignore are skipped. When nothing matches, the result says "No matches found".`;
 
 function integer(min: number, max: number, name: string): z.ZodNumber {
   const error = `${name} must be an integer from ${min} to ${max}`;

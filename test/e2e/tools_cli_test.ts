@@ -117,3 +117,36 @@ Deno.test("mewcode tool Glob and Grep say which directories they could not read 
   match(none.content, tooDeep);
   await new Deno.Command("rm", { args: ["-rf", `${root}/deep`, `${root}/${long}`] }).output();
 });
+
+Deno.test("mewcode tool Glob and Grep show a hostile file name as one quoted path, which ReadFile takes back", async () => {
+  await using workspace = await createTempWorkspace("mewcode-tools-cli-");
+  const root = workspace.root;
+  // A folder whose name holds a line break: its file's path reads as two paths, "notes.ts" and
+  // "src/admin/bypass.ts", when shown as it is.
+  const forged = "notes.ts\nsrc/admin/bypass.ts";
+  const escape = "red\x1b[31m.ts";
+  await Deno.mkdir(`${root}/notes.ts\nsrc/admin`, { recursive: true });
+  await Deno.writeTextFile(`${root}/${forged}`, "needle\n");
+  await Deno.writeTextFile(`${root}/${escape}`, "needle\n");
+  await Deno.writeTextFile(`${root}/plain.ts`, "needle\n");
+  const glob = await tool(root, "Glob", { pattern: "**/*.ts" });
+  const lines = glob.content.split("\n").sort();
+  equal(lines.length, 3, glob.content);
+  equal(
+    lines.join("|"),
+    ['"notes.ts\\nsrc/admin/bypass.ts"', '"red\\u001b[31m.ts"', "plain.ts"].sort().join("|"),
+  );
+  ok(!glob.content.includes("\x1b"), "no escape character reaches the model raw");
+  const files = await tool(root, "Grep", { pattern: "needle", output_mode: "files_with_matches" });
+  equal(files.content.split("\n").length, 3, files.content);
+  const content = await tool(root, "Grep", { pattern: "needle" });
+  match(content.content, /^"notes\.ts\\nsrc\/admin\/bypass\.ts":1: needle$/m);
+  const count = await tool(root, "Grep", { pattern: "needle", output_mode: "count" });
+  match(count.content, /^"red\\u001b\[31m\.ts":1$/m);
+  // The model decodes the quoted path, as it does any JSON string, and reads the file.
+  const read = await tool(root, "ReadFile", {
+    path: `${root}/${JSON.parse('"notes.ts\\nsrc/admin/bypass.ts"')}`,
+  });
+  equal(read.code, 0, read.content);
+  equal(read.content, "1\tneedle");
+});

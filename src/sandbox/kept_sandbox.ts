@@ -107,7 +107,7 @@ export async function removeKeptSandboxFiles(files: KeptSandboxFiles): Promise<v
 }
 
 /**
- * Records that the session is about to make placeholder folders at `paths` (missing now; bubblewrap makes
+ * Records that the session is about to make the placeholder folders `made` (missing now; bubblewrap makes
  * them when the sandbox starts), and forgets those of `gone` that no longer exist (the session removed
  * them). Written before the sandbox starts, so that a session killed at any time later has them on record.
  * Synchronous: a few hundred bytes, rewritten only when the record changes. Never throws.
@@ -140,11 +140,12 @@ export function recordPlaceholders(
 /**
  * Removes the private folders beside `own` (this session's) that their session left: owned by the same
  * user, mode 0700, holding the three files a private folder holds and nothing else but its record of
- * placeholders, and with a lock file no process holds. A session holds its lock from before it writes the other two files until after it removed
- * them, so that is a folder whose process ended without removing it. The lock, not a process id, tells: the
- * process that made a folder may run in another PID namespace (a container sharing the temporary folder),
- * and mewcode's permissions do not let it look at other processes. Anything else is left alone. Never
- * throws; resolves when done.
+ * placeholders, and with a lock file no process holds. A session holds its lock from before it writes the
+ * other two files until after it removed them, so that is a folder whose process ended without removing
+ * it. The lock, not a process id, tells: the process that made a folder may run in another PID namespace (a
+ * container sharing the temporary folder), and mewcode's permissions do not let it look at other processes.
+ * Anything else is left alone, and so is each recorded placeholder that is not still an empty folder made
+ * since (`removeLeftPlaceholders`). Never throws; resolves when done.
  */
 export async function removeLeftFolders(own: string): Promise<void> {
   try {

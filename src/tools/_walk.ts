@@ -17,7 +17,8 @@
  * deep made each walk take over a minute of system time. A swap undone within the microseconds between the
  * listing and the check is not caught: Glob lists names only, and Grep verifies every file it opens.
  * Directories that cannot be listed (permission denied, a path longer than the system opens) are counted
- * with the reason, and the tools say so: their files are missing from the result. Folders in `excludedPaths` (mewcode's own state) are treated as outside the workspace.
+ * with the reason, and the tools say so: their files are missing from the result. Folders in
+ * `excludedPaths` (mewcode's own state) are treated as outside the workspace.
  *
  * The walk uses Deno's synchronous directory calls; `walkFiles` yields to the event loop every few
  * milliseconds, and `Walker.files` yields `null` when its time slice is used up so that its caller can.

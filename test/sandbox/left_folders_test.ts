@@ -24,6 +24,58 @@ async function waitFor(what: string, condition: () => Promise<boolean>): Promise
   }
 }
 
+/** The environment of a run against `server`, with its own home and temporary folder. */
+type RunEnv = (server: { env(): Record<string, string> }) => Record<string, string>;
+
+/** A fresh `sleep` argument to find a run's command by. */
+function sleepMarker(): string {
+  return `700.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
+}
+
+/** A `mewcode -p` run in `cwd` kept waiting in a Bash call (`sleep MARKER`), until the test ends it. */
+async function waitingRun(cwd: string, env: RunEnv, sleep: string) {
+  const server = await startFakeAnthropic([
+    turn().toolUse("Bash", { command: `sleep ${sleep}` }),
+    turn().text("Done.").stop("end_turn"),
+  ]);
+  const child = new Deno.Command(LAUNCHER, {
+    args: ["-p", "wait", "--permission-mode", "bypassPermissions"],
+    cwd,
+    env: env(server),
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await waitFor("the sleep started", async () => (await processesWith(sleep)) > 0);
+  return { server, child };
+}
+
+/** Kills a waiting run with SIGKILL, and waits until its command is gone too. */
+async function killRun(run: Awaited<ReturnType<typeof waitingRun>>, sleep: string): Promise<void> {
+  run.child.kill("SIGKILL");
+  await run.child.status;
+  await run.server.close();
+  // bubblewrap dies with its parent, and the command with it.
+  await waitFor("the killed run's command ended", async () => (await processesWith(sleep)) === 0);
+}
+
+/** A whole `mewcode -p` run in `cwd` that makes one Bash call, which must succeed. */
+async function bashRun(cwd: string, env: RunEnv): Promise<void> {
+  await using server = await startFakeAnthropic([
+    turn().toolUse("Bash", { command: "true" }),
+    turn().text("Done.").stop("end_turn"),
+  ]);
+  const run = await new Deno.Command(LAUNCHER, {
+    args: ["-p", "go", "--permission-mode", "bypassPermissions"],
+    cwd,
+    env: env(server),
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  equal(run.code, 0, new TextDecoder().decode(run.stderr));
+}
+
 Deno.test("a new session removes the private folders whose lock no process holds, and nothing else", async () => {
   await using temporary = await createTempWorkspace("mewcode-left-folders-");
   const dir = temporary.root;
@@ -129,57 +181,15 @@ Deno.test("e2e: a run removes the folder of a mewcode -p killed with SIGKILL, no
   await using workspace = await createTempWorkspace("mewcode-left-ws-");
   await using home = await createTempWorkspace("mewcode-left-home-");
   await using temporary = await createTempWorkspace("mewcode-left-tmp-");
-  const env = (server: { env(): Record<string, string> }) => ({
-    ...server.env(),
-    MEWCODE_HOME: home.root,
-    TMPDIR: temporary.root,
-  });
-  const marker = () => `700.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
-  // A run kept waiting in a Bash call, until the test ends it.
-  const waiting = async (sleep: string) => {
-    const server = await startFakeAnthropic([
-      turn().toolUse("Bash", { command: `sleep ${sleep}` }),
-      turn().text("Done.").stop("end_turn"),
-    ]);
-    const child = new Deno.Command(LAUNCHER, {
-      args: ["-p", "wait", "--permission-mode", "bypassPermissions"],
-      cwd: workspace.root,
-      env: env(server),
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    await waitFor("the sleep started", async () => (await processesWith(sleep)) > 0);
-    return { server, child };
-  };
-  const liveSleep = marker();
-  const live = await waiting(liveSleep);
+  const env: RunEnv = (server) => ({ ...server.env(), MEWCODE_HOME: home.root, TMPDIR: temporary.root });
+  const live = await waitingRun(workspace.root, env, sleepMarker());
   try {
     const liveFolder = await names(temporary.root);
     equal(liveFolder.length, 1, `the running session's folder: ${liveFolder}`);
-    const killedSleep = marker();
-    const killed = await waiting(killedSleep);
-    killed.child.kill("SIGKILL");
-    await killed.child.status;
-    await killed.server.close();
-    // bubblewrap dies with its parent, and the command with it.
-    await waitFor("the killed run's command ended", async () => (await processesWith(killedSleep)) === 0);
+    const killedSleep = sleepMarker();
+    await killRun(await waitingRun(workspace.root, env, killedSleep), killedSleep);
     equal((await names(temporary.root)).length, 2, "the killed run left its folder");
-    {
-      await using server = await startFakeAnthropic([
-        turn().toolUse("Bash", { command: "true" }),
-        turn().text("Done.").stop("end_turn"),
-      ]);
-      const run = await new Deno.Command(LAUNCHER, {
-        args: ["-p", "go", "--permission-mode", "bypassPermissions"],
-        cwd: workspace.root,
-        env: env(server),
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      equal(run.code, 0, new TextDecoder().decode(run.stderr));
-    }
+    await bashRun(workspace.root, env);
     deepStrictEqual(
       await names(temporary.root),
       liveFolder,
@@ -198,32 +208,11 @@ Deno.test("e2e: the placeholders a run killed with SIGKILL left in its workspace
   await using other = await createTempWorkspace("mewcode-left-other-");
   await using home = await createTempWorkspace("mewcode-left-home-");
   await using temporary = await createTempWorkspace("mewcode-left-tmp-");
-  const env = (server: { env(): Record<string, string> }) => ({
-    ...server.env(),
-    MEWCODE_HOME: home.root,
-    TMPDIR: temporary.root,
-  });
+  const env: RunEnv = (server) => ({ ...server.env(), MEWCODE_HOME: home.root, TMPDIR: temporary.root });
   // The user's own empty .idea, there before any session: never mewcode's to remove.
   await Deno.mkdir(join(workspace.root, ".idea"));
-  const sleep = `700.${crypto.getRandomValues(new Uint32Array(1))[0]}`;
-  {
-    await using server = await startFakeAnthropic([
-      turn().toolUse("Bash", { command: `sleep ${sleep}` }),
-      turn().text("Done.").stop("end_turn"),
-    ]);
-    const child = new Deno.Command(LAUNCHER, {
-      args: ["-p", "wait", "--permission-mode", "bypassPermissions"],
-      cwd: workspace.root,
-      env: env(server),
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    await waitFor("the sleep started", async () => (await processesWith(sleep)) > 0);
-    child.kill("SIGKILL");
-    await child.status;
-    await waitFor("the killed run's command ended", async () => (await processesWith(sleep)) === 0);
-  }
+  const sleep = sleepMarker();
+  await killRun(await waitingRun(workspace.root, env, sleep), sleep);
   deepStrictEqual(
     await names(workspace.root),
     [".idea", ".mewcode", ".vscode"],
@@ -231,22 +220,8 @@ Deno.test("e2e: the placeholders a run killed with SIGKILL left in its workspace
   );
   // The user puts something in one of them since: it is theirs now.
   await Deno.writeTextFile(join(workspace.root, ".vscode", "settings.json"), "{}\n");
-  {
-    // The next run, in another workspace, with the same temporary folder.
-    await using server = await startFakeAnthropic([
-      turn().toolUse("Bash", { command: "true" }),
-      turn().text("Done.").stop("end_turn"),
-    ]);
-    const run = await new Deno.Command(LAUNCHER, {
-      args: ["-p", "go", "--permission-mode", "bypassPermissions"],
-      cwd: other.root,
-      env: env(server),
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    equal(run.code, 0, new TextDecoder().decode(run.stderr));
-  }
+  // The next run, in another workspace, with the same temporary folder.
+  await bashRun(other.root, env);
   deepStrictEqual(await names(temporary.root), [], "the killed run's folder went");
   deepStrictEqual(await names(workspace.root), [".idea", ".vscode"], "the empty placeholder it made went");
   deepStrictEqual(await names(join(workspace.root, ".vscode")), ["settings.json"]);

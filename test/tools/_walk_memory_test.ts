@@ -41,14 +41,8 @@ function walk(
   const walker = new Walker(start, { root, ...options });
   const files: string[] = [];
   for (const file of walker.files()) if (file !== null) files.push(file.path);
-  const {
-    ignoredFiles,
-    ignoredDirectories,
-    skippedSymlinks,
-    changedDirectories,
-    ignoreProblems,
-    unreadable,
-  } = walker;
+  // Every counter a walk reports (what `WalkCounts` lists), and the files.
+  const { ignoredFiles, ignoredDirectories, skippedSymlinks, changedDirectories, ignoreProblems } = walker;
   return {
     found: {
       files,
@@ -57,7 +51,7 @@ function walk(
       skippedSymlinks,
       changedDirectories,
       ignoreProblems,
-      unreadable,
+      unreadable: walker.unreadable,
     },
     listed: walker.listedDirectories,
     recalled: walker.recalledDirectories,

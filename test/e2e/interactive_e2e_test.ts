@@ -260,7 +260,12 @@ Deno.test("interactive: /compact shortens the next request, keeps every tool_use
 });
 
 /** Starts an interactive bash with job control in tmux, as a user's terminal has, and mewcode as its job. */
-async function startUnderShell(box: E2eWorkspace, server: FakeAnthropic, args = ""): Promise<TmuxSession> {
+async function startUnderShell(
+  box: E2eWorkspace,
+  server: FakeAnthropic,
+  args = "",
+  ready = /^›/m,
+): Promise<TmuxSession> {
   const tmux = await TmuxSession.start({
     command: "bash --norc --noprofile -i",
     cwd: box.root,
@@ -274,7 +279,7 @@ async function startUnderShell(box: E2eWorkspace, server: FakeAnthropic, args = 
   await tmux.waitFor(/^shell\$/m);
   await tmux.type(`${LAUNCHER} ${args}`);
   await tmux.keys("Enter");
-  await tmux.waitFor(/^›/m);
+  await tmux.waitFor(ready);
   return tmux;
 }
 
@@ -370,4 +375,46 @@ Deno.test("interactive: Ctrl-Z at an approval question; after `fg` the options a
   await tmux.keys("Enter");
   await tmux.waitFor(/Written\./);
   equal(await Deno.readTextFile(box.path("new.txt")), "x\n");
+});
+
+Deno.test("interactive: Ctrl-Z at the trust question; after `fg` the question is asked again and answered", async () => {
+  await using box = await E2eWorkspace.create();
+  // A setting that loosens the sandbox: asked about before the session starts.
+  await box.write(".mewcode/settings.json", JSON.stringify({ sandbox: { network: true } }));
+  await using server = await startFakeAnthropic([turn().text("Untrusted, then.").stop("end_turn")]);
+  await using tmux = await startUnderShell(box, server, "", /Trust this folder\? \[y\/N\]/);
+  await tmux.keys("C-z");
+  await tmux.waitFor(/^\[1\]\+\s+Stopped/m);
+  await tmux.type("fg");
+  await tmux.keys("Enter");
+  await tmux.waitFor(
+    /^shell\$ fg\n.*mewcode.*\n\s*Trusted repository hooks run inside the sandbox\. Trust this folder\?/m,
+  );
+  await tmux.type("n");
+  await tmux.waitFor(/Not trusted: its settings only tighten/);
+  await tmux.waitFor(/^›/m);
+});
+
+Deno.test("interactive: Ctrl-Z at the session picker; after `fg` the list is drawn again and picks", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([
+    turn().text("First answer.").stop("end_turn"),
+    turn().text("Resumed.").stop("end_turn"),
+  ]);
+  const first = await box.run(server, ["-p", "remember this prompt"]);
+  equal(first.code, 0, first.stderr);
+  await using tmux = await startUnderShell(box, server, "-r", /Resume which session\?/);
+  await tmux.keys("C-z");
+  await tmux.waitFor(/^\[1\]\+\s+Stopped/m);
+  await tmux.type("fg");
+  await tmux.keys("Enter");
+  await tmux.waitFor(/^shell\$ fg\n.*mewcode.*\n❯ .*remember this prompt/m);
+  await tmux.keys("Enter");
+  await tmux.waitFor(/^›/m);
+  await tmux.type("go on");
+  await tmux.keys("Enter");
+  await tmux.waitFor(/Resumed\./);
+  // The resumed session sent the first exchange along.
+  const texts = messagesOf(server, 2).flatMap((message) => message.content).map((block) => block.text ?? "");
+  ok(texts.includes("First answer."), JSON.stringify(texts));
 });

@@ -432,7 +432,7 @@ export async function pickSession(
         screen.print(`${rows().map((row) => `\x1b[2K${row}`).join("\n")}\n`);
       }
       return true;
-    });
+    }, () => screen.print(`${rows().join("\n")}\n`));
     router.resume();
   });
   await router.suspend();
@@ -459,7 +459,7 @@ async function askTrust(parts: Parts, setup: SessionSetup): Promise<SessionSetup
     router.push((key) => {
       resolve(key.type === "text" && /^y$/i.test(key.text));
       return true;
-    });
+    }, () => screen.print(`${lines.at(-1)}\n`));
     router.resume();
   });
   await router.suspend();

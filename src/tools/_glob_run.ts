@@ -89,9 +89,13 @@ export const globRunner: ToolRunner<GlobInput> = {
 
     const slicer = new TimeSlicer(context.signal, { deadline });
     const dated: { path: string; mtime: number }[] = [];
+    // Names the system gave as bytes that are not UTF-8: shown with U+FFFD, which names no file.
+    let undecodable = 0;
     for (const file of walk.files) {
       if (slicer.due() && await slicer.pause()) return stopResult(context.signal, context.timeoutMs);
-      dated.push({ path: prefix + file.relativePath, mtime: modificationTime(file.path) });
+      const mtime = modificationTime(file.path);
+      if (mtime === null && file.relativePath.includes("\uFFFD")) undecodable++;
+      dated.push({ path: prefix + file.relativePath, mtime: mtime ?? 0 });
     }
     dated.sort((a, b) => b.mtime - a.mtime || compareStrings(a.path, b.path));
     const shown = dated.slice(0, MAX_GLOB_RESULTS);
@@ -101,6 +105,15 @@ export const globRunner: ToolRunner<GlobInput> = {
       notices.push(
         `(Showing the ${shown.length} most recently modified of ${dated.length} matching files. ` +
           "Narrow the pattern or the path to see the others.)",
+      );
+    }
+    if (undecodable > 0) {
+      notices.push(
+        `(${undecodable} path${
+          undecodable === 1 ? " is" : "s are"
+        } not valid UTF-8 and shown with U+FFFD (\uFFFD) ` +
+          "in place of the bytes that are not: no tool can open such a path as shown; use Bash (for " +
+          "example `ls -b`) to reach it.)",
       );
     }
     const ignored = skippedNotice(walk);
@@ -141,11 +154,12 @@ function normalizePattern(pattern: string, bases: readonly string[]): string | n
   return result === "" ? "**" : result;
 }
 
-function modificationTime(path: string): number {
+/** A file's modification time (0 when the system keeps none), or null when it cannot be looked up. */
+function modificationTime(path: string): number | null {
   try {
     return Deno.statSync(path).mtime?.getTime() ?? 0;
   } catch {
-    return 0;
+    return null;
   }
 }
 

@@ -150,3 +150,22 @@ Deno.test("mewcode tool Glob and Grep show a hostile file name as one quoted pat
   equal(read.code, 0, read.content);
   equal(read.content, "1\tneedle");
 });
+
+Deno.test("mewcode tool Glob says which names are not UTF-8, which it can only show approximately", async () => {
+  await using workspace = await createTempWorkspace("mewcode-tools-cli-");
+  const root = workspace.root;
+  const made = await new Deno.Command("bash", {
+    args: ["-c", `touch "$1"/$'bad\\xff.ts' "$1"/good.ts`, "sh", root],
+  })
+    .output();
+  ok(made.success, new TextDecoder().decode(made.stderr));
+  const glob = await tool(root, "Glob", { pattern: "*.ts" });
+  const [first, second, , notice] = glob.content.split("\n");
+  equal(first, "good.ts");
+  equal(second, "bad\uFFFD.ts");
+  equal(
+    notice,
+    "(1 path is not valid UTF-8 and shown with U+FFFD (\uFFFD) in place of the bytes that are not: no tool can " +
+      "open such a path as shown; use Bash (for example `ls -b`) to reach it.)",
+  );
+});

@@ -21,7 +21,7 @@ import { describeKey, type KeyPress } from "./keys.ts";
 import { EditBuffer, type PasteChip, toUnits, type Unit } from "./_edit_buffer.ts";
 import { type Frame, InputView, layoutInput, type PromptText, promptText } from "./_input_view.ts";
 import type { PathCompleter } from "./path_completion.ts";
-import type { TerminalEvent } from "./terminal.ts";
+import { NOT_STOPPED_NOTICE, type TerminalEvent } from "./terminal.ts";
 import { assertNever } from "../../common/errors.ts";
 import { cut, displayWidth, sanitize } from "../_terminal_text.ts";
 
@@ -167,7 +167,7 @@ class LineEditor {
         // The input stays on the screen above the shell's lines, and is drawn again, as it was, below them.
         this.#terminal.write(this.#view.finish(this.#frame(-1)));
         if (!await this.#terminal.stopProcess()) {
-          this.#terminal.write("(Ctrl-Z: no shell with job control runs mewcode here, so it goes on)\r\n");
+          this.#terminal.write(`${NOT_STOPPED_NOTICE}\r\n`);
         }
         return null;
       case "ctrl-d":

@@ -9,7 +9,7 @@
 import type { AgentEvent } from "../../agent/events.ts";
 import { StatusLine } from "../status_line.ts";
 import type { KeyEvent } from "./keys.ts";
-import type { Terminal } from "./terminal.ts";
+import { NOT_STOPPED_NOTICE, type Terminal } from "./terminal.ts";
 
 /** Writes to the terminal of a session: lines above the live status line, if one is shown. */
 export class Screen {
@@ -49,7 +49,7 @@ export class Screen {
   async stopProcess(): Promise<void> {
     this.#status?.hide();
     const stopped = await this.terminal.stopProcess();
-    if (!stopped) this.print("(Ctrl-Z: no shell with job control runs mewcode here, so it goes on)\n");
+    if (!stopped) this.print(`${NOT_STOPPED_NOTICE}\n`);
     this.#status?.show();
   }
 

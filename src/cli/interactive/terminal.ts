@@ -86,6 +86,8 @@ const EXIT_SIGNALS = [["SIGTERM", 15], ["SIGHUP", 1]] as const;
 const STOP_WAIT_MS = 150;
 /** How much longer it waits once that time passed: a process continued after a stop sees both at once. */
 const CONTINUE_GRACE_MS = 50;
+/** What the session says when Ctrl-Z could not stop it (`stopProcess` returned false). */
+export const NOT_STOPPED_NOTICE = "(Ctrl-Z: no shell with job control runs mewcode here, so it goes on)";
 
 /** Decides colour support: FORCE_COLOR wins (0/false turn it off), then NO_COLOR, a non-terminal and TERM=dumb. */
 export function detectColorLevel(env: ColorEnv, isTerminal: boolean): ColorLevel {

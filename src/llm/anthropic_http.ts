@@ -31,6 +31,7 @@
  * @module
  */
 import denoConfig from "../../deno.json" with { type: "json" };
+import { withDeadline } from "../common/deadline.ts";
 import { ApiError, ConnectionError, StreamProtocolError } from "./errors.ts";
 import { parseSse, type SseEvent } from "./sse_decoder.ts";
 
@@ -129,20 +130,16 @@ export class AnthropicHttpClient {
     controller: AbortController,
   ): Promise<Response> {
     let response: Response;
-    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       // A redirect is not followed: it would carry the key (and the conversation) to another address.
       const url = `${this.baseUrl.replace(/\/+$/, "")}${path}`;
       const responded = this.#fetch(url, { ...init, redirect: "manual", signal });
-      // Armed once the request is on its way: a run's first timer loads Deno's timer module (15 ms).
-      timer = this.#startIdleTimer(controller);
+      if (await withDeadline(responded, this.#idleTimeoutMs) === "timeout") controller.abort(this.#silence());
       response = await responded;
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       const reason = this.#withoutKey(describeCause(error));
       throw new ConnectionError(`Cannot reach the API at "${this.baseUrl}": ${reason}`, { cause: error });
-    } finally {
-      clearTimeout(timer);
     }
     if (response.ok) return response;
     if (response.status >= 300 && response.status < 400) {
@@ -166,12 +163,15 @@ export class AnthropicHttpClient {
     return key === "" ? text : text.replaceAll(key, "<the API key>");
   }
 
-  /** Aborts `controller` with the idle ConnectionError after the idle timeout. */
-  #startIdleTimer(controller: AbortController): ReturnType<typeof setTimeout> {
-    return setTimeout(() => {
-      const seconds = this.#idleTimeoutMs / 1000;
-      controller.abort(new ConnectionError(`The API at "${this.baseUrl}" sent nothing for ${seconds} s`));
-    }, this.#idleTimeoutMs);
+  /**
+   * The error of a request that got nothing within the idle timeout. The wait for it is withDeadline's, not
+   * a setTimeout: a process's first timer loads Deno's timer module (~9 ms), which would run between the
+   * request's fetch and its leaving, on the path every prompt waits on.
+   */
+  #silence(): ConnectionError {
+    return new ConnectionError(
+      `The API at "${this.baseUrl}" sent nothing for ${this.#idleTimeoutMs / 1000} s`,
+    );
   }
 
   /** A whole (small) body as text, up to `limit` bytes, failing as a dropped connection would. */
@@ -181,17 +181,16 @@ export class AnthropicHttpClient {
     signal: AbortSignal,
     controller: AbortController,
   ): Promise<string> {
-    const timer = this.#startIdleTimer(controller);
     try {
-      return await readText(body, limit);
+      const read = readText(body, limit);
+      if (await withDeadline(read, this.#idleTimeoutMs) === "timeout") controller.abort(this.#silence());
+      return await read;
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       throw new ConnectionError(
         `Connection to the API at "${this.baseUrl}" failed while reading its answer: ${describeCause(error)}`,
         { cause: error },
       );
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

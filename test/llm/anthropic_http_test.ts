@@ -231,6 +231,49 @@ Deno.test("AnthropicHttpClient gives up on a server that sends no headers within
   }
 });
 
+Deno.test("AnthropicHttpClient gives up on an error response whose body stops within the idle timeout", async () => {
+  // Headers for a 500, then a body that never ends: the answer is read as a dropped connection would be.
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    const body = new ReadableStream<Uint8Array>({
+      start(stream) {
+        stream.enqueue(new TextEncoder().encode('{"type":"error",'));
+      },
+    });
+    return new Response(body, { status: 500, headers: { "content-type": "application/json" } });
+  });
+  try {
+    const url = `http://127.0.0.1:${server.addr.port}`;
+    const error = await clientFor({ url }, { idleTimeoutMs: 100 })
+      .streamMessage(toWireRequest(REQUEST), { signal: signal() })
+      .then(() => null, (thrown: unknown) => thrown);
+    ok(error instanceof ConnectionError, String(error));
+    equal(error.message, `The API at "${url}" sent nothing for 0.1 s`);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("AnthropicHttpClient arms no timer until its request is answered", async () => {
+  // A process's first setTimeout loads Deno's timer module (~9 ms): armed between the fetch and the
+  // request leaving, it delayed every run's first request by that much.
+  await using server = await startFakeAnthropic([turn().text("Hi")]);
+  const original = globalThis.setTimeout;
+  let timers = 0;
+  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+    timers++;
+    return original(...args);
+  }) as typeof setTimeout;
+  let stream;
+  try {
+    stream = await clientFor(server).streamMessage(toWireRequest(REQUEST), { signal: signal() });
+  } finally {
+    globalThis.setTimeout = original;
+  }
+  equal(timers, 0);
+  equal(server.requests.length, 1);
+  deepStrictEqual(typesOf(await Array.fromAsync(stream)).at(-1), "message_stop");
+});
+
 Deno.test("AnthropicHttpClient throws the abort reason when aborted while streaming", async () => {
   await using server = await startFakeAnthropic([turn().text("First").delay(30_000).text("never")]);
   const controller = new AbortController();

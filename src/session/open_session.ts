@@ -184,6 +184,7 @@ export class OpenSession implements Session {
     if (this.#prewarm !== null || this.#closed) return;
     const timer = setTimeout(() => {
       if (this.#prewarm !== null) this.#prewarm.timer = null;
+      this.permissions.preparePolicy();
       void this.#runtime.loaded?.prewarm(this.#usable());
     }, 0);
     this.#prewarm = { timer };
@@ -209,6 +210,7 @@ export class OpenSession implements Session {
    */
   #expect(name: string | undefined): void {
     if (this.#closed) return;
+    if (name !== undefined) this.permissions.preparePolicy();
     this.#runtime.load().then(
       (runtime) => this.#closed || name === undefined ? undefined : runtime.prewarm(this.#usable(), name),
       () => undefined,

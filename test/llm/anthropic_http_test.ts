@@ -211,6 +211,15 @@ Deno.test("AnthropicHttpClient does not follow a redirect, which would take the 
   equal(elsewhere.requests.length, 0);
 });
 
+/** Streams from `url` with a 0.1 s idle timeout and expects the silence's ConnectionError. */
+async function assertGivesUpAfterSilence(url: string): Promise<void> {
+  const error = await clientFor({ url }, { idleTimeoutMs: 100 })
+    .streamMessage(toWireRequest(REQUEST), { signal: signal() })
+    .then(() => null, (thrown: unknown) => thrown);
+  ok(error instanceof ConnectionError, String(error));
+  equal(error.message, `The API at "${url}" sent nothing for 0.1 s`);
+}
+
 Deno.test("AnthropicHttpClient gives up on a server that sends no headers within the idle timeout", async () => {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const accepted: Deno.Conn[] = [];
@@ -218,12 +227,7 @@ Deno.test("AnthropicHttpClient gives up on a server that sends no headers within
     for await (const connection of listener) accepted.push(connection);
   })();
   try {
-    const url = `http://127.0.0.1:${listener.addr.port}`;
-    const error = await clientFor({ url }, { idleTimeoutMs: 100 })
-      .streamMessage(toWireRequest(REQUEST), { signal: signal() })
-      .then(() => null, (thrown: unknown) => thrown);
-    ok(error instanceof ConnectionError, String(error));
-    equal(error.message, `The API at "${url}" sent nothing for 0.1 s`);
+    await assertGivesUpAfterSilence(`http://127.0.0.1:${listener.addr.port}`);
   } finally {
     listener.close();
     await accepting.catch(() => {});
@@ -242,12 +246,7 @@ Deno.test("AnthropicHttpClient gives up on an error response whose body stops wi
     return new Response(body, { status: 500, headers: { "content-type": "application/json" } });
   });
   try {
-    const url = `http://127.0.0.1:${server.addr.port}`;
-    const error = await clientFor({ url }, { idleTimeoutMs: 100 })
-      .streamMessage(toWireRequest(REQUEST), { signal: signal() })
-      .then(() => null, (thrown: unknown) => thrown);
-    ok(error instanceof ConnectionError, String(error));
-    equal(error.message, `The API at "${url}" sent nothing for 0.1 s`);
+    await assertGivesUpAfterSilence(`http://127.0.0.1:${server.addr.port}`);
   } finally {
     await server.shutdown();
   }

@@ -57,7 +57,7 @@ import {
   removeKeptSandboxFiles,
 } from "./kept_sandbox.ts";
 import { GitWatch } from "./git_watch.ts";
-import { unixSocketFilter } from "./seccomp.ts";
+import { sandboxFilter } from "./seccomp.ts";
 import type { ShellCall, ShellSandboxOptions } from "./shell_sandbox_options.ts";
 
 export type { ShellCall, ShellSandboxOptions };
@@ -219,7 +219,7 @@ export class ShellSandbox {
           `directories: ${INSTALL_HINT}`,
       );
     }
-    const seccomp = options.seccomp === undefined ? unixSocketFilter() : options.seccomp;
+    const seccomp = options.seccomp === undefined ? sandboxFilter() : options.seccomp;
     if (seccomp === null) {
       return unavailable(
         `Cannot run Bash in the "${options.mode}" sandbox: no seccomp filter against Unix sockets exists for ` +
@@ -345,7 +345,7 @@ export class ShellSandbox {
       onStdout?: (bytes: Uint8Array) => void;
     },
   ): Promise<CommandResult> {
-    const seccomp = this.#seccomp ?? unixSocketFilter();
+    const seccomp = this.#seccomp ?? sandboxFilter();
     const works = this.mode === "danger-full-access" ? this.#isolated : this.unavailable === null;
     if (this.helpers.bwrap === null || seccomp === null || !works) {
       return {

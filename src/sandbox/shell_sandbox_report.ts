@@ -7,7 +7,7 @@
 import type { SandboxMode, ShellPlan } from "../tools/tool.ts";
 import { describeHelpers, type HelperPaths } from "./helpers.ts";
 import { describeLimits, type LimitPlan } from "./limits.ts";
-import { UNIX_SOCKET_FILTER_SUMMARY } from "./seccomp.ts";
+import { SANDBOX_FILTER_SUMMARY } from "./seccomp.ts";
 import type { MachineView } from "./shell_policy.ts";
 
 /** What the report says. */
@@ -56,7 +56,7 @@ export function shellSandboxReport(facts: SandboxReportFacts): string[] {
     lines.push(
       `  network: ${plan.network ? "allowed (--sandbox-network)" : "off (--sandbox-network allows it)"}`,
     );
-    lines.push(`  seccomp: ${facts.seccomp ? UNIX_SOCKET_FILTER_SUMMARY : "none"}`);
+    lines.push(`  seccomp: ${facts.seccomp ? SANDBOX_FILTER_SUMMARY : "none"}`);
     lines.push(
       `  home: every home folder is an empty tmpfs (${view.homeRoots.join(", ") || "none found"}); ` +
         `read-only toolchains: ${view.exposed.join(", ") || "none"}`,

@@ -41,6 +41,17 @@ const CREDENTIAL_FOLDER_NAMES: readonly string[] = [
   ".local/share/keyrings",
   ".mozilla",
   ".terraform.d",
+  // Code that runs later: scripts a shell's start-up sources, programs found first on PATH, Python's
+  // site-packages (a `.pth` line runs at every interpreter start), editors' and REPLs' start-up folders.
+  ".bashrc.d",
+  ".local/bin",
+  ".local/lib",
+  ".emacs.d",
+  ".vim",
+  ".ipython",
+  ".gradle/init.d",
+  ".oh-my-zsh",
+  ".julia/config",
 ];
 
 /**
@@ -76,6 +87,32 @@ export const HOME_CREDENTIALS: readonly string[] = [
   ".emacs",
   ".tmux.conf",
   ".pam_environment",
+  // Start-up files that run code or commands: shells, X sessions, debuggers, REPLs, other tools.
+  ".bash_aliases",
+  ".xsession",
+  ".xsessionrc",
+  ".xinitrc",
+  ".xprofile",
+  ".hgrc",
+  ".gdbinit",
+  ".lldbinit",
+  ".irbrc",
+  ".pryrc",
+  ".ghci",
+  ".Rprofile",
+  ".pythonrc",
+  ".pythonrc.py",
+  ".screenrc",
+  // Where build and download tools take their settings from: a proxy, an index or a helper command.
+  ".cargo/config",
+  ".cargo/config.toml",
+  ".curlrc",
+  ".wgetrc",
+  ".gemrc",
+  ".condarc",
+  ".yarnrc.yml",
+  ".bunfig.toml",
+  ".pip/pip.conf",
 ];
 
 /** The entries of `HOME_CREDENTIALS` that are folders (the others are files). */

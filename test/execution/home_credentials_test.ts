@@ -123,3 +123,30 @@ Deno.test("run in a home without ~/.ssh or ~/.gitconfig, a shell command can cre
   await runtime.close();
   deepEqual([...Deno.readDirSync(home.root)].map((entry) => entry.name), ["notes.txt"]);
 });
+
+Deno.test("run in a home, neither a shell command nor WriteFile plants code its Python, bash or PATH runs later", async () => {
+  await using home = await createTempWorkspace("mewcode-home-startup-");
+  const sitePackages = `${home.root}/.local/lib/python3/site-packages`;
+  await Deno.mkdir(sitePackages, { recursive: true });
+  await Deno.mkdir(`${home.root}/.local/bin`);
+  await Deno.mkdir(`${home.root}/.bashrc.d`);
+  await using runtime = await testRuntime(home.root, {
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home.root },
+  });
+  const planted = [
+    `${sitePackages}/evil.pth`,
+    `${home.root}/.local/bin/ls`,
+    `${home.root}/.bashrc.d/evil.sh`,
+    `${home.root}/.bash_aliases`,
+  ];
+  const result = await call(runtime, "Bash", {
+    command: planted.map((path) => `echo 'touch /tmp/pwned' > ${path}`).join("; ") + "; echo done",
+  });
+  equal(result.isError, false, result.content);
+  for (const path of planted) {
+    equal(await Deno.lstat(path).then(() => true, () => false), false, `${path} on the host`);
+    const written = await call(runtime, "WriteFile", { path, content: "import os\n" });
+    equal(written.isError, true, `WriteFile ${path}: ${written.content}`);
+    equal(await Deno.lstat(path).then(() => true, () => false), false, `${path} written`);
+  }
+});

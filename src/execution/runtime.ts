@@ -18,7 +18,8 @@ import { DirectExecutor, type ToolExecutor } from "./executor.ts";
 import type { HelperPaths } from "../sandbox/helpers.ts";
 import { defaultLimits, type ResourceLimits } from "../sandbox/limits.ts";
 import { ShellSandbox } from "../sandbox/shell_sandbox.ts";
-import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
+import { hooksFolderProtection, PROTECTED_PATHS } from "../tools/protected_paths.ts";
+import { hooksFoldersIn } from "../sandbox/git_metadata.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { checkAdditionalRoots } from "./additional_roots.ts";
 import { FileRecordStore } from "./file_records.ts";
@@ -134,7 +135,11 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     excludedPaths: options.excludedPaths ?? [],
   });
   const registry = sessionRegistry(options);
-  const protectedPaths = options.protectedPaths ?? PROTECTED_PATHS;
+  // The folders a `core.hooksPath` names are protected like `.git/hooks`.
+  const protectedPaths = [
+    ...options.protectedPaths ?? PROTECTED_PATHS,
+    ...(await hooksFoldersIn(options.root)).map(hooksFolderProtection),
+  ];
   // The file tools treat the home's credentials as outside the workspace when it holds the home, as the
   // shell sandbox hides them (`src/common/home_credentials.ts`).
   const credentials = credentialPlaces([options.root, ...additionalRoots], options.env.HOME);

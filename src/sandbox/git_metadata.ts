@@ -115,10 +115,46 @@ function protectDirectory(plan: PlanBuilder, directory: GitDirectory): void {
   }
   if (isRepository) {
     for (const name of REPOSITORY_DIRECTORIES) plan.protect(join(directory.path, name), "placeholder");
+    // Hooks taken from elsewhere (`core.hooksPath`, as husky sets it: `.husky/_`) run as the default ones do.
+    const hooks = directory.hooks;
+    if (hooks !== null && hooks !== join(directory.path, "hooks")) plan.protect(hooks, "placeholder");
   }
   if (directory.dotGit !== null) plan.protectDotGit(directory.dotGit);
   for (const file of directory.configFiles) {
     if (file.included) plan.protect(file.path, "must-not-appear");
+  }
+}
+
+/**
+ * The folders inside the workspace `root` (real path) that a repository's `core.hooksPath` names, relative
+ * to the root: the user's own git runs the programs in them as hooks, outside any sandbox, so the file tools
+ * protect them as they protect `.git` (the shell's mounts do the same, call by call). Read once, when the
+ * tools start: the config that names them is protected for the whole session. Never throws.
+ */
+export async function hooksFoldersIn(root: string): Promise<string[]> {
+  try {
+    const layout = await readGitLayout([join(root, ".git")]);
+    const folders = new Set<string>();
+    for (const directory of layout.directories) {
+      const hooks = directory.hooks;
+      if (directory.kind !== "repository" || hooks === null || hooks === join(directory.path, "hooks")) {
+        continue;
+      }
+      // The real path of the deepest folder that exists, then the rest as named (it may not exist yet).
+      let existing = hooks;
+      let rest = "";
+      while (realPathSyncOrNull(existing) === null && existing !== dirname(existing)) {
+        rest = rest === "" ? basename(existing) : `${basename(existing)}/${rest}`;
+        existing = dirname(existing);
+      }
+      const real = realPathSyncOrNull(existing);
+      if (real === null) continue;
+      const resolved = rest === "" ? real : join(real, rest);
+      if (resolved !== root && isInside(root, resolved)) folders.add(resolved.slice(root.length + 1));
+    }
+    return [...folders];
+  } catch {
+    return [];
   }
 }
 

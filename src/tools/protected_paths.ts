@@ -44,6 +44,21 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
 ];
 
 /**
+ * The protection of a folder a repository's `core.hooksPath` names (workspace-relative, e.g. `.husky/_`):
+ * the user's git runs what it holds as hooks, as it runs `.git/hooks`.
+ */
+export function hooksFolderProtection(relative: string): ProtectedPath {
+  return {
+    path: relative.toLowerCase(),
+    anyDepth: false,
+    folder: true,
+    reason:
+      "it holds the repository's git hooks (its core.hooksPath), which the user's own git runs outside " +
+      "any sandbox; writing it is refused. Ask the user to make this change",
+  };
+}
+
+/**
  * The protection that applies to a workspace-relative path ("a/b.txt", "." for the root), or null when the
  * path may be written: unprotected, or inside a path the user allowed. Names compare without regard to case,
  * since ".GIT/config" is ".git/config" on case-insensitive file systems (macOS, Windows).

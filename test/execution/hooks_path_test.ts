@@ -1,0 +1,72 @@
+/**
+ * A repository whose hooks live in the working tree (`core.hooksPath`, as husky sets it): a prompt-injected
+ * model can change them neither through the shell nor through the file tools, through the pipeline and the
+ * real workers, and the user's next `git commit` outside any sandbox runs only the hook the user wrote.
+ */
+import { equal, match } from "node:assert/strict";
+import type { ToolRuntime } from "../../src/execution/runtime.ts";
+import type { ToolResult } from "../../src/tools/tool.ts";
+import { testRuntime } from "../_fakes/runtime.ts";
+import { createTempWorkspace } from "../_fakes/tool_context.ts";
+
+async function call(runtime: ToolRuntime, name: string, input: Record<string, unknown>): Promise<ToolResult> {
+  const { result } = await runtime.pipeline.run({ id: `hooks_${crypto.randomUUID()}`, name, input }, {
+    signal: new AbortController().signal,
+  });
+  return result;
+}
+
+/** The user's own git, outside any sandbox, with no global configuration. */
+async function userGit(root: string, ...args: string[]): Promise<string> {
+  const output = await new Deno.Command("/usr/bin/git", {
+    args: ["-c", "user.name=User", "-c", "user.email=user@example.com", ...args],
+    cwd: root,
+    env: { GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+}
+
+const HOOK = "#!/bin/sh\nexit 0\n";
+
+Deno.test("the folder core.hooksPath names can be changed neither by a shell command nor by the file tools", async () => {
+  await using workspace = await createTempWorkspace("mewcode-hooks-path-");
+  const root = workspace.root;
+  const marker = `${await Deno.makeTempDir({ prefix: "mewcode-hooks-marker-" })}/ran`;
+  await userGit(root, "init", "-q", "-b", "main");
+  await userGit(root, "config", "core.hooksPath", ".husky/_");
+  await Deno.mkdir(`${root}/.husky/_`, { recursive: true });
+  await Deno.writeTextFile(`${root}/.husky/_/pre-commit`, HOOK, { mode: 0o755 });
+  await Deno.writeTextFile(`${root}/a.txt`, "one\n");
+  await userGit(root, "add", "-A");
+  await userGit(root, "commit", "-q", "-m", "first");
+  await using runtime = await testRuntime(root, { env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent" } });
+  const payload = `touch ${marker}`;
+  const shell = await call(runtime, "Bash", {
+    command:
+      `echo '${payload}' >> .husky/_/pre-commit; printf '#!/bin/sh\\n${payload}\\n' > .husky/_/post-commit; ` +
+      `chmod +x .husky/_/post-commit; mv .husky/_ .husky/old; mv .husky .husky-away; echo done`,
+  });
+  equal(shell.isError, false, shell.content);
+  match(shell.content, /done/);
+  const written = await call(runtime, "WriteFile", {
+    path: `${root}/.husky/_/post-commit`,
+    content: `#!/bin/sh\n${payload}\n`,
+  });
+  equal(written.isError, true, written.content);
+  match(written.content, /core\.hooksPath/);
+  await call(runtime, "ReadFile", { path: `${root}/.husky/_/pre-commit` });
+  const edited = await call(runtime, "EditFile", {
+    path: `${root}/.husky/_/pre-commit`,
+    old_string: "exit 0",
+    new_string: `${payload}; exit 0`,
+  });
+  equal(edited.isError, true, edited.content);
+  await runtime.close();
+  equal(await Deno.readTextFile(`${root}/.husky/_/pre-commit`), HOOK);
+  equal(await Deno.lstat(`${root}/.husky/_/post-commit`).then(() => true, () => false), false);
+  await Deno.writeTextFile(`${root}/a.txt`, "two\n");
+  await userGit(root, "commit", "-q", "-am", "second");
+  equal(await Deno.lstat(marker).then(() => true, () => false), false, "a planted hook ran");
+});

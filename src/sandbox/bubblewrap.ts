@@ -52,7 +52,10 @@ export interface BubblewrapOptions {
   exposed: readonly string[];
   /** Paths hidden again after the workspace bind when the workspace contains them (credentials). */
   hiddenInWorkspace: readonly { path: string; kind: "file" | "directory" }[];
-  /** Folders to bind onto themselves, writable, so they cannot be renamed away (`.git`). */
+  /**
+   * Folders to bind onto themselves, writable, so they cannot be renamed away (`.git`); bound right after the
+   * roots, with the folders above every hidden path inside them (`pinnedFolders`).
+   */
   keepInPlace: readonly string[];
   /** Existing protected paths inside the workspace and the added folders, bound onto themselves read-only. */
   readOnly: readonly string[];
@@ -128,6 +131,11 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
   for (const folder of roots) {
     args.push(options.mode === "read-only" ? "--ro-bind" : "--bind", folder, folder);
   }
+  // Folders that must stay where they are, bound onto themselves (a mount point cannot be renamed) before
+  // anything is mounted inside them (a bind taken later would show the host's folder over those mounts).
+  if (options.mode === "workspace-write") {
+    for (const path of pinnedFolders(options, roots)) args.push("--bind", path, path);
+  }
   // A workspace that contains home folders (for example "/home") would show them again.
   const homesInRoots = options.homeRoots.filter((home) => !roots.includes(home) && inRoots(home));
   hideHomes(homesInRoots);
@@ -153,7 +161,6 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
     if (inRoots(file)) args.push("--ro-bind", "/dev/null", file);
   }
   if (options.mode === "workspace-write") {
-    for (const path of options.keepInPlace) args.push("--bind", path, path);
     for (const path of options.readOnly) args.push("--ro-bind", path, path);
     for (const path of options.placeholders) args.push("--tmpfs", path, "--remount-ro", path);
   }
@@ -222,6 +229,36 @@ export function scratchFolders(options: BubblewrapOptions): string[] {
     folders.add(options.home);
   }
   return [...folders].filter((folder) => !roots.includes(folder)).sort();
+}
+
+/**
+ * `keepInPlace`, and every folder between a root and what is hidden inside it (the home's credentials, the
+ * system folders and files a bound folder holds, mewcode's state folder), shallowest first. A mount pins only
+ * its own path: renaming a folder above it carries the mount along, and the hidden content shows under the
+ * new name (`mv .cargo .cargo2` then `cat .cargo2/credentials.toml`), or a planted copy takes the old name
+ * (`mv state state2; mkdir -p state/mc`, then mewcode's next start reads settings the model wrote). Pinned,
+ * each folder on the way fails the rename with EBUSY.
+ */
+function pinnedFolders(options: BubblewrapOptions, roots: readonly string[]): string[] {
+  const pinned = new Set(options.keepInPlace);
+  const hidden = [
+    ...options.hiddenInWorkspace.map((entry) => entry.path),
+    ...options.hiddenDirectories,
+    ...options.hiddenFiles,
+    ...options.excluded,
+  ];
+  for (const path of hidden) {
+    const root = roots.find((folder) => isAtOrBelow(path, folder) && path !== folder);
+    if (root === undefined) continue;
+    for (
+      let folder = parentOf(path);
+      folder !== root && isAtOrBelow(folder, root);
+      folder = parentOf(folder)
+    ) {
+      pinned.add(folder);
+    }
+  }
+  return [...pinned].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 function parentOf(path: string): string {

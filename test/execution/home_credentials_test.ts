@@ -150,3 +150,29 @@ Deno.test("run in a home, neither a shell command nor WriteFile plants code its 
     equal(await Deno.lstat(path).then(() => true, () => false), false, `${path} written`);
   }
 });
+
+Deno.test("run in a home, a shell command cannot rename a folder above a hidden credential to read it", async () => {
+  await using home = await createTempWorkspace("mewcode-home-rename-");
+  await Deno.mkdir(`${home.root}/.cargo`);
+  await Deno.writeTextFile(`${home.root}/.cargo/credentials.toml`, 'token = "TOKEN"\n');
+  await Deno.mkdir(`${home.root}/.local/share/keyrings`, { recursive: true });
+  await Deno.writeTextFile(`${home.root}/.local/share/keyrings/login.keyring`, "TOKEN\n");
+  await using runtime = await testRuntime(home.root, {
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home.root },
+  });
+  const moved = await call(runtime, "Bash", {
+    command: "mv .cargo .cargo2; mv .local .local2; mv .local/share .local/share2; " +
+      "cat .cargo2/credentials.toml .local2/share/keyrings/login.keyring .local/share2/keyrings/login.keyring; " +
+      "echo done",
+  });
+  equal(moved.isError, false, moved.content);
+  match(moved.content, /done/);
+  ok(!moved.content.includes("TOKEN"), moved.content);
+  deepEqual(
+    [".cargo", ".local/share/keyrings"].map((path) => Deno.lstatSync(`${home.root}/${path}`).isDirectory),
+    [true, true],
+  );
+  const read = await call(runtime, "ReadFile", { path: `${home.root}/.cargo2/credentials.toml` });
+  equal(read.isError, true, read.content);
+  ok(!read.content.includes("TOKEN"), read.content);
+});

@@ -6,7 +6,7 @@
  */
 import { describeMissing, readForWrite, readVerified, sha256Hex, withPathLock } from "./_fs.ts";
 import { linkNote, writeAtomic, type WriteOptions } from "./_fs_write.ts";
-import { applyEdit, type Change, keepFinalNewline } from "./_edit_apply.ts";
+import { applyEdit, type Change, keepFinalNewline, MAX_EDIT_BYTES } from "./_edit_apply.ts";
 import { resolveWritablePath } from "./protected_paths.ts";
 import { identicalMessage } from "./_shared.ts";
 import {
@@ -21,6 +21,7 @@ import {
   type TextFormat,
 } from "./_text.ts";
 import { errorResult, textResult } from "./results.ts";
+import { assertNever } from "../common/errors.ts";
 import type { FileRecord, ToolContext, ToolResult, ToolRunner } from "./tool.ts";
 import type { EditFileInput } from "./edit_file.ts";
 
@@ -96,7 +97,13 @@ export const editFileRunner: ToolRunner<EditFileInput> = {
           text: input.new_string,
           changes: [{ start: 0, length: input.new_string.length }],
         }
-        : applyEdit(text, format.lineEnding, input);
+        : applyEdit(text, format.lineEnding, input, {
+          encoded: {
+            fileBytes: existing.bytes.length,
+            byteLength: byteLengthIn(format),
+            maxBytes: MAX_EDIT_BYTES,
+          },
+        });
       if (!edit.ok) return fail(edit.message, edit.reason);
       const newText = keepFinalNewline(text, edit.text, format.lineEnding);
       const encoded = encodeText(newText, format);
@@ -156,6 +163,21 @@ async function create(
   );
 }
 
+// How many bytes a string takes in the file's encoding, to bound an edit's result before it is built.
+function byteLengthIn(format: TextFormat): (text: string) => number {
+  switch (format.encoding) {
+    case "utf-8":
+      return (text) => new TextEncoder().encode(text).length;
+    case "utf-16le":
+    case "utf-16be":
+      return (text) => text.length * 2;
+    case "windows-1252":
+      return (text) => text.length;
+    default:
+      return assertNever(format.encoding);
+  }
+}
+
 function unencodableMessage(character: string, format: TextFormat | null): string {
   const code = codePointLabel(character);
   if (format?.encoding === "windows-1252") {
@@ -166,48 +188,77 @@ function unencodableMessage(character: string, format: TextFormat | null): strin
   return `new_string contains a lone surrogate (${code}), which cannot be written as UTF-8`;
 }
 
-// A few numbered lines around each change, regions merged when they touch.
+// A few numbered lines around each change, regions merged when they touch. It walks the text once, keeping
+// only the regions it shows: a list of every line's start (and of every line) ran out of array space on a
+// file of 150 million short lines, after the write, so the model was told an edit that was made had failed.
 function snippet(text: string, changes: readonly Change[]): string {
   if (text === "") return "The file is now empty.";
-  const starts = [0];
-  for (let index = text.indexOf("\n"); index !== -1; index = text.indexOf("\n", index + 1)) {
-    starts.push(index + 1);
-  }
-  if (starts.length > 1 && starts[starts.length - 1] === text.length) starts.pop();
-  const lineOf = (offset: number): number => {
-    let low = 0;
-    let high = starts.length - 1;
-    while (low < high) {
-      const middle = (low + high + 1) >> 1;
-      if (starts[middle]! <= offset) low = middle;
-      else high = middle - 1;
-    }
-    return low + 1;
-  };
-  const regions: { from: number; to: number }[] = [];
+  const total = lineCount(text);
+  const lineOf = lineCursor(text);
+  const shown: { from: number; to: number }[] = [];
+  let previous: { from: number; to: number } | undefined;
+  let regions = 0;
   for (const change of changes) {
-    const first = lineOf(change.start);
-    const last = lineOf(Math.max(change.start, change.start + change.length - 1));
+    const first = Math.min(total, lineOf(change.start));
+    const last = Math.min(total, lineOf(Math.max(change.start, change.start + change.length - 1)));
     const from = Math.max(1, first - SNIPPET_CONTEXT);
-    const to = Math.min(starts.length, last + SNIPPET_CONTEXT);
-    const previous = regions[regions.length - 1];
-    if (previous !== undefined && from <= previous.to + 1) previous.to = Math.max(previous.to, to);
-    else regions.push({ from, to });
+    const to = Math.min(total, last + SNIPPET_CONTEXT);
+    if (previous !== undefined && from <= previous.to + 1) {
+      previous.to = Math.max(previous.to, to);
+      continue;
+    }
+    previous = { from, to };
+    regions++;
+    if (shown.length < MAX_SNIPPET_REGIONS) shown.push(previous);
   }
-  const lines = text.split("\n");
-  const blocks = regions.slice(0, MAX_SNIPPET_REGIONS).map((region) => {
-    const show = (number: number): string => numbered(number, (lines[number - 1] ?? "").replace(/\r$/, ""));
-    const shown: string[] = [];
+  const lineAt = lineReader(text);
+  const blocks = shown.map((region) => {
+    const show = (number: number): string => numbered(number, lineAt(number));
+    const lines: string[] = [];
     const long = region.to - region.from + 1 > MAX_REGION_LINES;
     const headEnd = long ? region.from + MAX_REGION_LINES - 11 : region.to;
-    for (let number = region.from; number <= headEnd; number++) shown.push(show(number));
+    for (let number = region.from; number <= headEnd; number++) lines.push(show(number));
     if (long) {
-      shown.push(`… ${region.to - 10 - headEnd} lines not shown`);
-      for (let number = region.to - 9; number <= region.to; number++) shown.push(show(number));
+      lines.push(`… ${region.to - 10 - headEnd} lines not shown`);
+      for (let number = region.to - 9; number <= region.to; number++) lines.push(show(number));
     }
-    return shown.join("\n");
+    return lines.join("\n");
   });
-  const hidden = regions.length - MAX_SNIPPET_REGIONS;
+  const hidden = regions - shown.length;
   if (hidden > 0) blocks.push(`… ${hidden} more changed region${hidden === 1 ? "" : "s"} not shown`);
   return blocks.join("\n…\n");
+}
+
+// Lines as the snippet numbers them: a final line break ends the last line rather than starting another.
+function lineCount(text: string): number {
+  let count = 1;
+  for (let index = text.indexOf("\n"); index !== -1; index = text.indexOf("\n", index + 1)) count++;
+  return text.endsWith("\n") ? count - 1 : count;
+}
+
+// The 1-based line of an offset, for offsets in ascending order: it scans forward from the last one.
+function lineCursor(text: string): (offset: number) => number {
+  let line = 1;
+  let next = text.indexOf("\n");
+  return (offset) => {
+    while (next !== -1 && next < offset) {
+      line++;
+      next = text.indexOf("\n", next + 1);
+    }
+    return line;
+  };
+}
+
+// The text of a line (without "\r\n" or "\n"), for line numbers in ascending order.
+function lineReader(text: string): (line: number) => string {
+  let current = 1;
+  let start = 0;
+  return (line) => {
+    while (current < line) {
+      start = text.indexOf("\n", start) + 1;
+      current++;
+    }
+    const end = text.indexOf("\n", start);
+    return text.slice(start, end === -1 ? text.length : end).replace(/\r$/, "");
+  };
 }

@@ -432,3 +432,36 @@ Deno.test("EditFile shows a long changed line cut with the same marker as ReadFi
   );
   equal(await file.text(), `a\n${long}\n`);
 });
+
+Deno.test("EditFile run by mewcode refuses a replace_all that would pass 256 MiB and leaves the file as it was", async () => {
+  // 990,000 one-letter occurrences each replaced by 1,000 letters: about 944 MiB, which once grew the
+  // worker's heap until V8 aborted the whole process. The file itself is 1 MB.
+  await using workspace = await createTempWorkspace();
+  const home = await Deno.makeTempDir({ prefix: "mewcode-home-" });
+  try {
+    const file = await fileWith(workspace.root, "big.txt", `${"a".repeat(99)}\n`.repeat(10_000));
+    const before = sha256(await file.bytes());
+    const input = { path: file.path, old_string: "a", new_string: "b".repeat(1000), replace_all: true };
+    const output = await new Deno.Command(new URL("../../scripts/mewcode", import.meta.url).pathname, {
+      args: ["tool", "EditFile", JSON.stringify(input)],
+      cwd: workspace.root,
+      env: { MEWCODE_HOME: home },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const result = JSON.parse(new TextDecoder().decode(output.stdout)) as {
+      content: string;
+      is_error: boolean;
+    };
+    equal(output.code, 1, new TextDecoder().decode(output.stderr));
+    equal(result.is_error, true);
+    equal(
+      result.content,
+      `Cannot edit file "${file.path}": replacing 990000 occurrences would make it 944 MB, more than the 256 MB ` +
+        "an edit may produce; edit a smaller part (without replace_all) or use Bash",
+    );
+    equal(sha256(await file.bytes()), before);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});

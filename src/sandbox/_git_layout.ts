@@ -40,7 +40,10 @@ export interface GitDirectory {
   kind: "repository" | "worktree";
   /** The working tree git uses it for, when known. */
   worktree: string | null;
-  /** The `.git` entry in that working tree (directory, `gitdir:` file or symlink), when known. */
+  /**
+   * The `.git` entry in that working tree (directory, `gitdir:` file or symlink), when known; for a
+   * directory read only as one of `readGitLayout`'s `gitDirectories`, that directory.
+   */
   dotGit: string | null;
   /** `config`, then `config.worktree`, then included files, in the order git reads them. */
   configFiles: GitConfigFile[];
@@ -64,10 +67,20 @@ export interface GitLayout {
   truncated: boolean;
 }
 
-/** Reads the git directories reachable from `.git` entries (absolute paths; missing ones are skipped). */
-export async function readGitLayout(dotGits: readonly string[]): Promise<GitLayout> {
+/**
+ * Reads the git directories reachable from `.git` entries and from `gitDirectories`, directories git
+ * itself takes for a git directory (a bare repository, or a git directory whose `core.worktree` names its
+ * working tree); absolute paths, missing ones are skipped. The `.git` entries are read first, so that a
+ * directory reachable from both keeps the `.git` entry as its `dotGit`; one reached only from
+ * `gitDirectories` has itself as `dotGit`.
+ */
+export async function readGitLayout(
+  dotGits: readonly string[],
+  gitDirectories: readonly string[] = [],
+): Promise<GitLayout> {
   const reader = new LayoutReader();
   for (const dotGit of dotGits) await reader.fromDotGit(dotGit);
+  for (const path of gitDirectories) await reader.fromGitDirectory(path);
   return reader.layout();
 }
 
@@ -110,6 +123,11 @@ class LayoutReader {
     const target = resolve(dirname(dotGit), text.slice("gitdir: ".length));
     this.#addPointer(dotGit, target);
     await this.#visit(target, origin);
+  }
+
+  /** A directory git uses as a git directory when run inside it: no `.git` entry, no known working tree. */
+  async fromGitDirectory(path: string): Promise<void> {
+    await this.#visit(path, { worktree: null, dotGit: path });
   }
 
   #addPointer(path: string, target: string): void {

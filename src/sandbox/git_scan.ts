@@ -2,7 +2,8 @@
  * A snapshot of what in the workspace's git metadata can make the user's git run commands, and the
  * difference between two snapshots: the session takes one before the first shell call and compares at the
  * end (and after each call), to warn about what the protection plan cannot stop, such as a repository
- * planted in a subfolder and registered as a submodule.
+ * planted in a subfolder and registered as a submodule, a folder laid out as a git directory, or an
+ * `exec` line in the todo list of a rebase in progress.
  *
  * The walk reads every directory of the workspace, `node_modules` included: skipping a folder by name
  * would tell a planted repository where to hide, and a gitlink can make the user's `git status` enter any
@@ -10,6 +11,20 @@
  * config, hooks, `modules/**`, `worktrees/*`), and it stops at `maxEntries` entries or after `timeoutMs`,
  * marking the scan incomplete. Directories are read breadth first in name order, so a truncated scan
  * still covers the shallow folders and covers the same ones each time.
+ *
+ * A folder with no `.git` is a repository too when git takes the folder itself for a git directory (a bare
+ * repository, or one whose `core.worktree` names a working tree elsewhere): it holds a `HEAD` that names a
+ * ref or a commit, and `objects` and `refs` (or a `commondir` file pointing to them). Git run in that folder
+ * uses its config and hooks, so the walk reports such a folder like a nested `.git` (its layout is read the
+ * same way), and still walks into it: any folder can be given that shape, which must not hide what is
+ * below it.
+ *
+ * In each git directory, the todo list of an interactive rebase (`rebase-merge/git-rebase-todo`) is read for
+ * `exec` lines (`x` for short), commands git runs when the user continues the rebase; each command is a
+ * finding of its own, so that a line the session added is new while those that were there are not. A
+ * cherry-pick or revert sequence (`sequencer/todo`) is read too: git refuses to continue one that holds an
+ * `exec` line, but git never writes one there, so it is reported as planted. The apply backend's
+ * `rebase-apply` folder holds patches and no commands, and is not read.
  *
  * @module
  */
@@ -20,7 +35,7 @@ import { type GitConfigEffect, gitConfigEffect } from "./git_config.ts";
 import { type GitDirectory, type GitLayout, isInside, readGitLayout } from "./_git_layout.ts";
 
 /** What a finding is about. */
-export type GitFindingKind = "repository" | "config" | "config-error" | "hook" | "pointer";
+export type GitFindingKind = "repository" | "config" | "config-error" | "hook" | "pointer" | "todo-exec";
 
 /** One thing in the git metadata that can make the user's git run something. */
 export interface GitFinding {
@@ -31,13 +46,26 @@ export interface GitFinding {
   key: string;
   /** The git directory it belongs to, relative to the root (".git", "sub/.git", ".git/modules/sub"). */
   gitDir: string;
-  /** The `.git` entry, config file, hook or pointer file, relative to the root. */
+  /**
+   * The `.git` entry (or the folder laid out as a git directory), config file, hook, pointer file or todo
+   * list, relative to the root.
+   */
   path: string;
-  /** Config name (`core.fsmonitor`), hook name, or "" for the other kinds. */
+  /**
+   * Config name (`core.fsmonitor`), hook name, "exec" for a todo list's command (`exec#2` for the second
+   * line with the same command, "too-large" for a list too large to read whole), "git-directory" for a
+   * repository found by its layout rather than a `.git` entry, or "" for the other kinds.
+   */
   name: string;
-  /** Config value, pointer target or parse error as shown to the user (shortened), "" for the other kinds. */
+  /**
+   * Config value, pointer target, parse error or `exec` command as shown to the user (shortened), "" for
+   * the other kinds.
+   */
   value: string;
-  /** SHA-256 (hex) of the hook's content, the full config value, the pointer target or the error. */
+  /**
+   * SHA-256 (hex) of the hook's content, the full config value, the pointer target, the error or the
+   * `exec` command (which is also part of `id`: a changed command is a new finding).
+   */
   sha256: string;
   /** Where the user's git uses it, relative to the root ("." for the root), or null when not known. */
   worktree: string | null;
@@ -52,6 +80,8 @@ export interface GitScan {
   findings: GitFinding[];
   /** Absolute paths of the `.git` entries found (for `planGitProtection`'s `nestedDotGits`). */
   dotGits: string[];
+  /** Absolute paths of the folders laid out as git directories (not `.git` entries; see the module note). */
+  gitDirectories: string[];
   /** False when the walk stopped at its entry limit or deadline, or was aborted. */
   complete: boolean;
   /** Directory entries read by the walk. */
@@ -80,6 +110,12 @@ const SLICE_MS = 20;
 const MAX_HOOK_BYTES = 16 * 1024 * 1024;
 /** Characters of a value kept for display. */
 const MAX_SHOWN = 200;
+/** Bytes of a rebase or sequencer todo list read at most; a larger list is reported as unchecked. */
+const MAX_TODO_BYTES = 16 * 1024 * 1024;
+/** Bytes of a `HEAD` file git reads to tell whether a folder is a git directory. */
+const HEAD_BYTES = 255;
+/** Todo lists that can hold `exec` lines, relative to a git directory. */
+const TODO_LISTS = ["rebase-merge/git-rebase-todo", "sequencer/todo"];
 
 /**
  * Walks the workspace for git metadata (see the module note) and lists what can make git run commands.
@@ -90,21 +126,32 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
   const started = now();
   const realRoot = await Deno.realPath(root).catch(() => null);
   if (realRoot === null) {
-    return { root, findings: [], dotGits: [], complete: false, entries: 0, elapsedMs: now() - started };
+    return {
+      root,
+      findings: [],
+      dotGits: [],
+      gitDirectories: [],
+      complete: false,
+      entries: 0,
+      elapsedMs: now() - started,
+    };
   }
-  const walk = await findDotGits(realRoot, {
+  const limits = {
     maxEntries: options.maxEntries ?? DEFAULT_MAX_ENTRIES,
     deadline: started + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS),
     now,
     signal: options.signal,
-  });
-  const layout = await readGitLayout(walk.dotGits);
-  const findings = await collectFindings(realRoot, layout);
+  };
+  const walk = await findDotGits(realRoot, limits);
+  const shaped = await confirmGitDirectories(walk.candidates, limits);
+  const layout = await readGitLayout(walk.dotGits, shaped.gitDirectories);
+  const findings = await collectFindings(realRoot, layout, new Set(shaped.gitDirectories));
   return {
     root: realRoot,
     findings,
     dotGits: walk.dotGits,
-    complete: walk.complete && !layout.truncated,
+    gitDirectories: shaped.gitDirectories,
+    complete: walk.complete && shaped.complete && !layout.truncated,
     entries: walk.entries,
     elapsedMs: now() - started,
   };
@@ -117,12 +164,22 @@ interface WalkLimits {
   signal: AbortSignal | undefined;
 }
 
-/** The `.git` entries under the root, breadth first; synchronous reads, yielding every few milliseconds. */
-async function findDotGits(
-  root: string,
-  limits: WalkLimits,
-): Promise<{ dotGits: string[]; complete: boolean; entries: number }> {
+/** What the walk found: `.git` entries, and folders whose entries name a git directory's files. */
+interface Walk {
+  dotGits: string[];
+  /** Folders holding `HEAD` and `objects` and `refs`, or `HEAD` and `commondir` (not yet checked). */
+  candidates: string[];
+  complete: boolean;
+  entries: number;
+}
+
+/**
+ * The `.git` entries under the root and the folders that may be git directories (the root included),
+ * breadth first; synchronous reads, yielding every few milliseconds.
+ */
+async function findDotGits(root: string, limits: WalkLimits): Promise<Walk> {
   const dotGits: string[] = [];
+  const candidates: string[] = [];
   const queue = [root];
   let entries = 0;
   let sliceEnd = limits.now() + SLICE_MS;
@@ -130,7 +187,7 @@ async function findDotGits(
     const directory = queue[next]!;
     const time = limits.now();
     if (time > limits.deadline || limits.signal?.aborted === true) {
-      return { dotGits, complete: false, entries };
+      return { dotGits, candidates, complete: false, entries };
     }
     if (time > sliceEnd) {
       await nextTurn();
@@ -143,37 +200,129 @@ async function findDotGits(
       continue;
     }
     listing.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    if (hasGitDirectoryNames(listing)) candidates.push(directory);
     for (const entry of listing) {
-      if (++entries > limits.maxEntries) return { dotGits, complete: false, entries: entries - 1 };
+      if (++entries > limits.maxEntries) {
+        return { dotGits, candidates, complete: false, entries: entries - 1 };
+      }
       const path = `${directory === "/" ? "" : directory}/${entry.name}`;
       if (entry.name === ".git") dotGits.push(path);
       else if (entry.isDirectory) queue.push(path);
     }
   }
-  return { dotGits, complete: true, entries };
+  return { dotGits, candidates, complete: true, entries };
 }
 
-async function collectFindings(root: string, layout: GitLayout): Promise<GitFinding[]> {
+/**
+ * Whether a listing has the names git checks to take a folder for a git directory: `HEAD`, and `objects`
+ * and `refs`, or a `commondir` file (then `objects` and `refs` are those of the directory it names). Any
+ * type counts: git follows symlinks for all of them but `HEAD`, which `isGitHead` checks.
+ */
+function hasGitDirectoryNames(listing: readonly Deno.DirEntry[]): boolean {
+  let head = false;
+  let objects = false;
+  let refs = false;
+  let commonDir = false;
+  for (const entry of listing) {
+    switch (entry.name) {
+      case "HEAD":
+        head = true;
+        break;
+      case "objects":
+        objects = true;
+        break;
+      case "refs":
+        refs = true;
+        break;
+      case "commondir":
+        commonDir = true;
+        break;
+    }
+  }
+  return head && ((objects && refs) || commonDir);
+}
+
+/** The candidates whose `HEAD` git accepts, in walk order; stops (incomplete) at the deadline. */
+async function confirmGitDirectories(
+  candidates: readonly string[],
+  limits: WalkLimits,
+): Promise<{ gitDirectories: string[]; complete: boolean }> {
+  const gitDirectories: string[] = [];
+  for (const candidate of candidates) {
+    if (limits.now() > limits.deadline || limits.signal?.aborted === true) {
+      return { gitDirectories, complete: false };
+    }
+    if (await isGitHead(join(candidate, "HEAD"))) gitDirectories.push(candidate);
+  }
+  return { gitDirectories, complete: true };
+}
+
+/**
+ * Whether git takes the file for a repository's `HEAD` (git's `validate_headref`): a symlink to `refs/…`,
+ * or a file starting with `ref:` and `refs/…` after blanks, or with a 40- or 64-digit object id.
+ */
+async function isGitHead(path: string): Promise<boolean> {
+  const info = await Deno.lstat(path).catch(() => null);
+  if (info === null) return false;
+  if (info.isSymlink) return (await Deno.readLink(path).catch(() => "")).startsWith("refs/");
+  if (!info.isFile) return false;
+  try {
+    using file = await Deno.open(path);
+    const buffer = new Uint8Array(HEAD_BYTES);
+    let read = 0;
+    while (read < buffer.length) {
+      const count = await file.read(buffer.subarray(read));
+      if (count === null) break;
+      read += count;
+    }
+    const text = new TextDecoder().decode(buffer.subarray(0, read));
+    return /^ref:\s*refs\//.test(text) || /^[0-9a-fA-F]{40}/.test(text);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The findings of every git directory of the layout inside the root; `gitDirectories` are the folders the
+ * walk found laid out as git directories.
+ */
+async function collectFindings(
+  root: string,
+  layout: GitLayout,
+  gitDirectories: ReadonlySet<string>,
+): Promise<GitFinding[]> {
   const show = (path: string): string => (isInside(root, path) ? relative(root, path) || "." : path);
   const findings: GitFinding[] = [];
   const add = async (
     fields: Omit<GitFinding, "id" | "key" | "sha256" | "value">,
     content: string | Uint8Array,
     value = "",
+    contentInId = false,
   ): Promise<void> => {
-    const id = `${fields.kind} ${fields.gitDir} ${fields.path} ${fields.name}`;
     const sha256 = await hashHex(content);
+    const id = `${fields.kind} ${fields.gitDir} ${fields.path} ${fields.name}${
+      contentInId ? ` ${sha256}` : ""
+    }`;
     findings.push({ ...fields, id, key: `${id} ${sha256}`, sha256, value: shorten(value) });
   };
   const directoryOf = new Map(layout.directories.map((directory) => [directory.path, directory]));
   for (const directory of layout.directories) {
     if (!isInside(root, directory.path)) continue;
     const gitDir = show(directory.path);
-    const worktree = directory.worktree !== null && isInside(root, directory.worktree)
+    // A folder git takes for a git directory, reached from no `.git` entry, is used when git runs in it.
+    const laidOut = gitDirectories.has(directory.path) && directory.dotGit === directory.path;
+    const worktree = laidOut
+      ? gitDir
+      : directory.worktree !== null && isInside(root, directory.worktree)
       ? show(directory.worktree)
       : null;
     const base = { gitDir, worktree, effect: null };
-    await add({ ...base, kind: "repository", path: show(directory.dotGit ?? directory.path), name: "" }, "");
+    await add({
+      ...base,
+      kind: "repository",
+      path: show(directory.dotGit ?? directory.path),
+      name: laidOut ? "git-directory" : "",
+    }, "");
     for (const file of directory.configFiles) {
       const path = show(file.path);
       const occurrences = new Map<string, number>();
@@ -198,6 +347,23 @@ async function collectFindings(root: string, layout: GitLayout): Promise<GitFind
     for (const hook of await listHooks(root, directory)) {
       const content = await readHook(hook.path);
       await add({ ...base, kind: "hook", path: show(hook.path), name: hook.name }, content);
+    }
+    for (const list of TODO_LISTS) {
+      const path = join(directory.path, list);
+      const todo = await readTodo(path);
+      if (todo === null) continue;
+      const fields = { ...base, kind: "todo-exec" as const, path: show(path) };
+      if (todo.size > MAX_TODO_BYTES) {
+        const text = `${todo.size} bytes`;
+        await add({ ...fields, name: "too-large" }, text, text);
+      }
+      const occurrences = new Map<string, number>();
+      for (const command of execCommands(todo.text)) {
+        const occurrence = occurrences.get(command) ?? 0;
+        occurrences.set(command, occurrence + 1);
+        const name = occurrence === 0 ? "exec" : `exec#${occurrence + 1}`;
+        await add({ ...fields, name }, command, command, true);
+      }
     }
   }
   for (const pointer of layout.pointers) {
@@ -241,6 +407,43 @@ async function listHooks(
     return [];
   }
   return hooks.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/**
+ * A todo list's text (its first `MAX_TODO_BYTES`) and size, or null when it is missing, not a file or
+ * unreadable. Symlinks are followed, as git follows them.
+ */
+async function readTodo(path: string): Promise<{ text: string; size: number } | null> {
+  const info = await Deno.stat(path).catch(() => null);
+  if (info === null || !info.isFile) return null;
+  try {
+    using file = await Deno.open(path);
+    const size = (await file.stat()).size;
+    const buffer = new Uint8Array(Math.min(size, MAX_TODO_BYTES));
+    let read = 0;
+    while (read < buffer.length) {
+      const count = await file.read(buffer.subarray(read));
+      if (count === null) break;
+      read += count;
+    }
+    return { text: new TextDecoder().decode(buffer.subarray(0, read)), size };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The commands of a todo list's `exec` lines as git's sequencer parses them: blanks, then `exec` or `x`
+ * (case matters), then a blank, then the command up to the line's end (a carriage return dropped). Comment
+ * lines start with `#`; an `exec` with no command is an error to git and runs nothing.
+ */
+function execCommands(text: string): string[] {
+  const commands: string[] = [];
+  for (const line of text.split("\n")) {
+    const match = /^[ \t]*(?:exec|x)[ \t]+(.*)$/s.exec(line.endsWith("\r") ? line.slice(0, -1) : line);
+    if (match !== null && match[1] !== "") commands.push(match[1]!);
+  }
+  return commands;
 }
 
 /** A hook's bytes (the first `MAX_HOOK_BYTES` and the size when larger), or a marker when unreadable. */
@@ -319,6 +522,11 @@ function describeChange(status: "new" | "changed", finding: GitFinding): string 
     : printable(finding.worktree);
   switch (finding.kind) {
     case "repository":
+      if (finding.name === "git-directory") {
+        const folder = finding.path === "." ? "The workspace folder" : path;
+        return `${folder} is laid out as a git directory, which git takes for a repository (its hooks and ` +
+          `config run when you use git in ${where})`;
+      }
       return `${path} is a new git repository (its hooks and config run when you use git in ${where})`;
     case "config": {
       const verb = status === "new" ? `sets ${finding.name} =` : `changes ${finding.name} to`;
@@ -333,6 +541,15 @@ function describeChange(status: "new" | "changed", finding: GitFinding): string 
     case "pointer":
       return `${path} ${status === "new" ? "points" : "now points"} to ${quote(finding.value)} ` +
         `(git uses the repository there when you use git in ${where})`;
+    case "todo-exec":
+      if (finding.name === "too-large") {
+        return `${path} is too large to check for exec lines (${finding.value}): check it by hand`;
+      }
+      return finding.path.endsWith("sequencer/todo")
+        ? `${path} has an exec line, which git never writes there: ${quote(finding.value)} (git refuses ` +
+          `to continue a cherry-pick or revert with it; check the file by hand)`
+        : `${path} has an exec line: ${quote(finding.value)} (git runs it when you continue the rebase ` +
+          `in ${where}, e.g. with git rebase --continue)`;
     default:
       return assertNever(finding.kind);
   }

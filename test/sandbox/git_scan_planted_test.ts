@@ -1,0 +1,148 @@
+/**
+ * The git metadata scan against what a sandboxed shell can plant with file writes alone: a folder laid out
+ * as a git directory (no `.git`), and `exec` lines in the todo list of a rebase. Each test first shows, with
+ * the user's own git, that the plant runs its command.
+ */
+import { deepStrictEqual, equal, ok } from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { diffGitFindings, type GitScan, scanGitMetadata } from "../../src/sandbox/git_scan.ts";
+import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { createRepository, exists, git, gitOk } from "./_git_fixture.ts";
+
+async function writeFile(path: string, content: string, mode = 0o644): Promise<void> {
+  await Deno.mkdir(dirname(path), { recursive: true });
+  await Deno.writeTextFile(path, content);
+  await Deno.chmod(path, mode);
+}
+
+/** The sentences the session would print for what changed between the two scans. */
+const messages = (before: GitScan, after: GitScan): string[] =>
+  diffGitFindings(before, after).changes.map((change) => `${change.status}: ${change.message}`);
+
+/** Writes the files of a git directory (HEAD, objects, refs, config) into `path`, as a shell could. */
+async function plantGitDirectory(path: string, config: string): Promise<void> {
+  await writeFile(join(path, "HEAD"), "ref: refs/heads/main\n");
+  await writeFile(join(path, "objects/info/packs"), "");
+  await writeFile(join(path, "refs/heads/.keep"), "");
+  await writeFile(join(path, "config"), config);
+}
+
+Deno.test("scanGitMetadata reports a subfolder laid out as a git directory, and still walks into it", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await createRepository(root);
+  const before = await scanGitMetadata(root);
+  const marker = join(root, "PWNED");
+  await plantGitDirectory(
+    join(root, "docs"),
+    `[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n` +
+      `\tfsmonitor = touch '${marker}'; false\n`,
+  );
+  await writeFile(join(root, "docs/hooks/post-checkout"), "#!/bin/sh\n", 0o755);
+  // Below the planted folder: still found.
+  await writeFile(join(root, "docs/guide/.git"), "gitdir: ../../elsewhere\n");
+  // The same names, but a HEAD git does not accept: not a git directory.
+  await writeFile(join(root, "notes/HEAD"), "hello\n");
+  await writeFile(join(root, "notes/objects/x"), "");
+  await writeFile(join(root, "notes/refs/x"), "");
+  const after = await scanGitMetadata(root);
+  equal(after.complete, true);
+  deepStrictEqual(after.gitDirectories, [join(root, "docs")]);
+  deepStrictEqual(after.dotGits, [join(root, ".git"), join(root, "docs/guide/.git")]);
+  deepStrictEqual(messages(before, after), [
+    "new: docs is laid out as a git directory, which git takes for a repository (its hooks and config run " +
+    "when you use git in docs)",
+    'new: docs/config sets core.worktree = ".." (git uses another working tree for this repository)',
+    // Git's config reads "; false" as a comment, as the scan does.
+    `new: docs/config sets core.fsmonitor = "touch '${marker}'" (runs when you use git in docs)`,
+    "new: docs/hooks/post-checkout is a new hook (runs when you use git in docs)",
+    'new: docs/guide/.git points to "elsewhere" (git uses the repository there when you use git in ' +
+    "docs/guide)",
+  ]);
+  // The plant is real: the user's git in that folder runs the command.
+  await git(join(root, "docs"), "status");
+  ok(await exists(marker), "git status in docs ran core.fsmonitor");
+});
+
+Deno.test("scanGitMetadata reports a workspace root with no .git laid out as a git directory", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await writeFile(join(root, "src/main.ts"), "console.log(1);\n");
+  const before = await scanGitMetadata(root);
+  deepStrictEqual(before.findings, []);
+  await plantGitDirectory(root, "[core]\n\tbare = true\n[alias]\n\tst = !touch PWNED\n");
+  await writeFile(join(root, "hooks/pre-commit"), "#!/bin/sh\n", 0o755);
+  const after = await scanGitMetadata(root);
+  deepStrictEqual(after.gitDirectories, [root]);
+  deepStrictEqual(after.dotGits, []);
+  deepStrictEqual(messages(before, after), [
+    "new: The workspace folder is laid out as a git directory, which git takes for a repository (its hooks " +
+    "and config run when you use git in the workspace)",
+    'new: config sets alias.st = "!touch PWNED" (runs when you use git in the workspace)',
+    "new: hooks/pre-commit is a new hook (runs when you use git in the workspace)",
+  ]);
+  await git(root, "st");
+  ok(await exists(join(root, "PWNED")), "git st in the workspace ran the alias");
+});
+
+/** Writes the state files of an interactive rebase in progress into `.git/rebase-merge`, as a shell could. */
+async function plantRebase(root: string, todo: string): Promise<void> {
+  const head = (await gitOk(root, "rev-parse", "HEAD")).trim();
+  const state = join(root, ".git/rebase-merge");
+  await writeFile(join(state, "head-name"), "refs/heads/main\n");
+  await writeFile(join(state, "onto"), `${head}\n`);
+  await writeFile(join(state, "orig-head"), `${head}\n`);
+  await writeFile(join(state, "interactive"), "");
+  await writeFile(join(state, "done"), "");
+  await writeFile(join(state, "msgnum"), "0\n");
+  await writeFile(join(state, "end"), "0\n");
+  await writeFile(join(state, "git-rebase-todo"), todo);
+}
+
+Deno.test("scanGitMetadata reports the exec lines a session adds to a rebase todo list, quoted for the terminal", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await createRepository(root);
+  await plantRebase(root, "exec touch EARLIER\n");
+  const before = await scanGitMetadata(root);
+  await plantRebase(
+    root,
+    "# exec touch COMMENT\nexec touch EARLIER\n  x\ttouch PWNED\u001b[2J\r\nexec touch EARLIER\nexec\n",
+  );
+  await writeFile(join(root, ".git/sequencer/todo"), "pick 0123456 one\nexec touch SEQUENCE\n");
+  const after = await scanGitMetadata(root);
+  deepStrictEqual(messages(before, after), [
+    'new: .git/rebase-merge/git-rebase-todo has an exec line: "touch PWNED\\u001b[2J" (git runs it when ' +
+    "you continue the rebase in the workspace, e.g. with git rebase --continue)",
+    'new: .git/rebase-merge/git-rebase-todo has an exec line: "touch EARLIER" (git runs it when you ' +
+    "continue the rebase in the workspace, e.g. with git rebase --continue)",
+    'new: .git/sequencer/todo has an exec line, which git never writes there: "touch SEQUENCE" (git ' +
+    "refuses to continue a cherry-pick or revert with it; check the file by hand)",
+  ]);
+  // The plant is real: the user's git shows a rebase in progress and continuing it runs the lines.
+  await Deno.remove(join(root, ".git/sequencer"), { recursive: true });
+  await plantRebase(root, "x touch PWNED\n");
+  ok((await gitOk(root, "status")).includes("while rebasing branch 'main'"));
+  await git(root, "rebase", "--continue");
+  ok(await exists(join(root, "PWNED")), "git rebase --continue ran the exec line");
+});
+
+Deno.test("scanGitMetadata reports no todo list without exec lines, and a linked worktree's with one", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await createRepository(root);
+  await gitOk(root, "worktree", "add", "-q", "wt");
+  const before = await scanGitMetadata(root);
+  const head = (await gitOk(root, "rev-parse", "--short", "HEAD")).trim();
+  await plantRebase(
+    root,
+    `pick ${head} exec x\n# exec touch PWNED\nexecute touch PWNED\nEXEC touch PWNED\nxtouch PWNED\nbreak\n`,
+  );
+  await writeFile(join(root, ".git/sequencer/todo"), `pick ${head} init\n`);
+  await writeFile(join(root, ".git/worktrees/wt/rebase-merge/git-rebase-todo"), "exec make\n");
+  const after = await scanGitMetadata(root);
+  deepStrictEqual(messages(before, after), [
+    'new: .git/worktrees/wt/rebase-merge/git-rebase-todo has an exec line: "make" (git runs it when you ' +
+    "continue the rebase in wt, e.g. with git rebase --continue)",
+  ]);
+});

@@ -33,6 +33,11 @@ export interface ShellProvider {
    * calls) and returns notes for the model (and the user).
    */
   prepareCall(): Promise<{ plan: ShellPlan; finish(ran?: { keptSandbox: boolean }): Promise<string[]> }>;
+  /**
+   * Runs before each call of a tool that writes files (WriteFile, EditFile): the first takes the snapshot of
+   * the git metadata that the end of the session compares with, as the first shell call does.
+   */
+  beforeWrite?(): Promise<void>;
 }
 
 /**
@@ -262,6 +267,7 @@ export class ToolPipeline {
     const { executor, files } = this.#options;
     // The shell's plan is decided right before its call: protected paths may have appeared since.
     const shellCall = tool.isDestructive() ? await this.#options.shell.prepareCall() : null;
+    if (!tool.isReadOnly() && shellCall === null) await this.#options.shell.beforeWrite?.();
     let execution: Execution;
     let notes: string[] = [];
     let keptSandbox = false;

@@ -81,6 +81,7 @@ export class ShellSandbox {
   #isolated: boolean;
   /** The git metadata of the session's folders before the first shell call; null until then. */
   #watch: GitWatch | null = null;
+  #watchStart: Promise<GitWatch> | null = null;
   /**
    * The deferred start-up check: null when `open` ran it. `outcome` once it started, `verdict` once it
    * ended (null: bubblewrap works; else why not).
@@ -290,7 +291,7 @@ export class ShellSandbox {
     if (this.plan.unavailable !== null || this.plan.wrapper.length === 0 || this.mode !== "workspace-write") {
       return { plan: this.plan, finish: () => Promise.resolve([]) };
     }
-    this.#watch ??= await GitWatch.start([this.root, ...this.additionalRoots]);
+    await this.#startWatch();
     const protection = await this.#protection();
     const plan = this.#callPlan(protection);
     // The kept sandbox keeps its placeholders mounted; those this plan no longer has may go (a plan that
@@ -382,8 +383,23 @@ export class ShellSandbox {
   }
 
   /**
+   * Before a file tool writes: the git metadata's snapshot, once, as before the first shell call. WriteFile
+   * alone can lay a folder out as a git directory with a config that runs commands; without a snapshot, a
+   * session without shell calls reported nothing at its end.
+   */
+  async beforeWrite(): Promise<void> {
+    await this.#startWatch();
+  }
+
+  /** Takes the git metadata's first snapshot, once (callers in parallel wait for the same one). */
+  async #startWatch(): Promise<void> {
+    this.#watchStart ??= GitWatch.start([this.root, ...this.additionalRoots]);
+    this.#watch ??= await this.#watchStart;
+  }
+
+  /**
    * The end-of-session check: git metadata anywhere in the workspace that gained hooks or command-running
-   * configuration since the first shell call. Lines for the user; empty when nothing changed.
+   * configuration since the first shell call or file write. Lines for the user; empty when nothing changed.
    */
   async endOfSession(): Promise<string[]> {
     return this.#watch === null ? [] : await this.#watch.changes(this.root);

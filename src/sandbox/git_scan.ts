@@ -33,9 +33,17 @@ import { nextTurn } from "../common/next_turn.ts";
 import { dirname, join, relative } from "../common/path.ts";
 import { type GitConfigEffect, gitConfigEffect } from "./git_config.ts";
 import { type GitDirectory, type GitLayout, isInside, readGitLayout } from "./_git_layout.ts";
+import { type IndexMarks, markedIndexEntries } from "./git_index.ts";
 
 /** What a finding is about. */
-export type GitFindingKind = "repository" | "config" | "config-error" | "hook" | "pointer" | "todo-exec";
+export type GitFindingKind =
+  | "repository"
+  | "config"
+  | "config-error"
+  | "hook"
+  | "pointer"
+  | "todo-exec"
+  | "index-mark";
 
 /** One thing in the git metadata that can make the user's git run something. */
 export interface GitFinding {
@@ -114,6 +122,10 @@ const MAX_SHOWN = 200;
 const MAX_TODO_BYTES = 16 * 1024 * 1024;
 /** Bytes of a `HEAD` file git reads to tell whether a folder is a git directory. */
 const HEAD_BYTES = 255;
+/** Bytes of an index read at most (a repository of about half a million files); a larger one is not read. */
+const MAX_INDEX_BYTES = 64 * 1024 * 1024;
+/** Marked index entries reported one by one per git directory and mark; beyond, one finding counts them. */
+const MAX_MARKED_SHOWN = 50;
 /** Todo lists that can hold `exec` lines, relative to a git directory. */
 const TODO_LISTS = ["rebase-merge/git-rebase-todo", "sequencer/todo"];
 
@@ -366,6 +378,30 @@ async function collectFindings(
       }
     }
   }
+  for (const directory of layout.directories) {
+    if (!isInside(root, directory.path)) continue;
+    const marks = await readIndexMarks(directory);
+    if (marks === null) continue;
+    const gitDir = show(directory.path);
+    const worktree = directory.worktree !== null && isInside(root, directory.worktree)
+      ? show(directory.worktree)
+      : null;
+    const path = show(join(directory.path, "index"));
+    const base = { kind: "index-mark" as const, gitDir, worktree, effect: null, path };
+    for (
+      const [name, entries] of [["skip-worktree", marks.skipWorktree], [
+        "assume-unchanged",
+        marks.assumeUnchanged,
+      ]] as const
+    ) {
+      if (entries.length > MAX_MARKED_SHOWN) {
+        // Sparse checkouts mark thousands: one finding, which changes with the count.
+        await add({ ...base, name: `${name}#many` }, String(entries.length), String(entries.length));
+        continue;
+      }
+      for (const entry of entries) await add({ ...base, name: `${name} ${entry}` }, entry, entry);
+    }
+  }
   for (const pointer of layout.pointers) {
     if (!isInside(root, pointer.path)) continue;
     const owner = pointer.path.endsWith("/.git") ? null : directoryOf.get(dirname(pointer.path));
@@ -444,6 +480,31 @@ function execCommands(text: string): string[] {
     if (match !== null && match[1] !== "") commands.push(match[1]!);
   }
   return commands;
+}
+
+/** The index entries of a git directory, by its path, size and time: an unchanged index is not parsed again. */
+const indexMarksCache = new Map<string, { stamp: string; marks: IndexMarks | null }>();
+
+/**
+ * The marked entries of a git directory's index (see git_index.ts), or null when it has none that can be
+ * read (missing, not a file, larger than `MAX_INDEX_BYTES`, or not an index).
+ */
+async function readIndexMarks(directory: GitDirectory): Promise<IndexMarks | null> {
+  const path = join(directory.path, "index");
+  const info = await Deno.stat(path).catch(() => null);
+  if (info === null || !info.isFile || info.size > MAX_INDEX_BYTES) return null;
+  const stamp = `${info.dev}:${info.ino}:${info.size}:${info.mtime?.getTime()}:${info.ctime?.getTime()}`;
+  const cached = indexMarksCache.get(path);
+  if (cached?.stamp === stamp) return cached.marks;
+  const sha256 = directory.configFiles.some((file) =>
+    file.parsed?.entries.some((entry) =>
+      entry.name === "extensions.objectformat" && entry.value?.toLowerCase() === "sha256"
+    )
+  );
+  const bytes = await Deno.readFile(path).catch(() => null);
+  const marks = bytes === null ? null : markedIndexEntries(bytes, sha256 ? 32 : 20);
+  indexMarksCache.set(path, { stamp, marks });
+  return marks;
 }
 
 /** A hook's bytes (the first `MAX_HOOK_BYTES` and the size when larger), or a marker when unreadable. */
@@ -550,6 +611,16 @@ function describeChange(status: "new" | "changed", finding: GitFinding): string 
           `to continue a cherry-pick or revert with it; check the file by hand)`
         : `${path} has an exec line: ${quote(finding.value)} (git runs it when you continue the rebase ` +
           `in ${where}, e.g. with git rebase --continue)`;
+    case "index-mark": {
+      const mark = finding.name.startsWith("skip-worktree") ? "skip-worktree" : "assume-unchanged";
+      if (finding.name.endsWith("#many")) {
+        return `${path} marks ${finding.value} files ${mark}: git status and git diff in ${where} do not ` +
+          `show their changes (a sparse checkout does this; if you did not set one up, check them with ` +
+          `git ls-files -v)`;
+      }
+      return `${path} marks ${quote(finding.value)} ${mark}: git status and git diff in ${where} do not ` +
+        `show its changes; review it after git update-index --no-${mark} -- ${quote(finding.value)}`;
+    }
     default:
       return assertNever(finding.kind);
   }

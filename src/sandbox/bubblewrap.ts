@@ -75,6 +75,11 @@ export interface BubblewrapOptions {
   supervisorCopy?: string;
   /** The complete environment of the shell. */
   env: Readonly<Record<string, string>>;
+  /**
+   * The size of each scratch tmpfs (/tmp, /var/tmp, a kept sandbox's /dev/shm) in bytes; default the
+   * kernel's, half the machine's memory each.
+   */
+  scratchBytes?: number;
 }
 
 /** The bwrap program and its arguments, ready to be followed by `SHELL -c SCRIPT`. */
@@ -102,10 +107,8 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
     // A fresh procfs still writes the host's /proc/sys (as root: any sysctl); read-only closes it.
     "--remount-ro",
     "/proc",
-    "--tmpfs",
-    "/tmp",
-    "--tmpfs",
-    "/var/tmp",
+    ...scratch(options, "/tmp"),
+    ...scratch(options, "/var/tmp"),
   ];
   for (const directory of options.hiddenDirectories) args.push("--tmpfs", directory);
   // What the system needs from a hidden folder (NixOS's /run/current-system, resolv.conf's target) comes back.
@@ -167,20 +170,12 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
   for (const path of options.excluded) args.push("--tmpfs", path);
   for (const file of options.writableFiles) args.push("--bind", file, file);
   const kept = options.supervisorCopy !== undefined;
-  if (kept) {
-    // What a command leaves in /dev would outlive it: /dev is read-only (its devices still work) but for a
-    // /dev/shm of its own, which `scratchFolders` watches.
-    args.push(
-      "--ro-bind",
-      options.supervisorCopy!,
-      SUPERVISOR_PATH,
-      "--tmpfs",
-      "/dev/shm",
-      "--remount-ro",
-      "/dev",
-    );
-    args.push("--as-pid-1");
-  }
+  if (kept) args.push("--ro-bind", options.supervisorCopy!, SUPERVISOR_PATH);
+  // /dev is read-only (its devices still work) but for a /dev/shm of its own: bubblewrap's /dev is a tmpfs
+  // of half the machine's memory, which a command could fill, and in a kept sandbox what a command left there
+  // would outlive it (`scratchFolders` watches /dev/shm).
+  args.push(...scratch(options, "/dev/shm"), "--remount-ro", "/dev");
+  if (kept) args.push("--as-pid-1");
   if (options.seccomp) args.push("--seccomp", kept ? "3" : "0");
   args.push("--clearenv");
   for (const [name, value] of Object.entries(options.env)) args.push("--setenv", name, value);
@@ -259,6 +254,18 @@ function pinnedFolders(options: BubblewrapOptions, roots: readonly string[]): st
     }
   }
   return [...pinned].sort((a, b) => depth(a) - depth(b) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * A writable tmpfs at `path`, of `scratchBytes` when given. A tmpfs holds its files in memory: without a
+ * size, each of the three could take half the machine's memory, and where no memory cgroup charges them to
+ * the sandbox (`src/sandbox/limits.ts`), a command filling /tmp would push the host into its OOM killer.
+ * Sized to the sandbox's memory limit, a full one fails the write with ENOSPC instead.
+ */
+function scratch(options: BubblewrapOptions, path: string): string[] {
+  return options.scratchBytes === undefined
+    ? ["--tmpfs", path]
+    : ["--size", String(options.scratchBytes), "--tmpfs", path];
 }
 
 function parentOf(path: string): string {

@@ -169,6 +169,7 @@ export function planCall(
     placeholders: protection.placeholders,
     excluded: view.excluded,
     writableFiles: limits?.writableFiles ?? [],
+    ...(limits === null ? {} : { scratchBytes: limits.limits.maxMemoryBytes }),
     seccomp: seccomp !== null,
     env: view.env,
   } as const;

@@ -174,3 +174,23 @@ Deno.test("A runaway allocation is killed at the memory limit and the model is t
   }
   notEqual(exitCodeOf(result), -1);
 });
+
+Deno.test("/tmp, /var/tmp and /dev/shm hold at most the memory limit, not half the machine's memory each", async () => {
+  await using workspace = await createTempWorkspace();
+  const limit = 64 * 1024 * 1024;
+  await using sandbox = await openSandbox(workspace.root, "workspace-write", {
+    limits: { maxProcesses: 256, maxMemoryBytes: limit },
+  });
+  // tmpfs pages are memory, which a memory cgroup charges to the sandbox where there is one; the size
+  // bounds them where there is none.
+  const { result } = await runIn(
+    sandbox,
+    'for dir in /tmp /var/tmp /dev/shm; do stat -f -c "$dir %b %S" $dir; done',
+  );
+  const output = outputOf(result);
+  for (const dir of ["/tmp", "/var/tmp", "/dev/shm"]) {
+    const match = new RegExp(`^${dir} (\\d+) (\\d+)$`, "m").exec(output);
+    ok(match !== null, output);
+    equal(Number(match[1]) * Number(match[2]), limit, output);
+  }
+});

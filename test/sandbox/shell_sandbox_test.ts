@@ -39,7 +39,7 @@ Deno.test("ShellSandbox builds the bubblewrap flags for workspace-write", async 
   for (
     const flags of [
       "--die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try --unshare-net",
-      "--cap-drop ALL --ro-bind / / --dev /dev --proc /proc --remount-ro /proc --tmpfs /tmp --tmpfs /var/tmp",
+      "--cap-drop ALL --ro-bind / / --dev /dev --proc /proc --remount-ro /proc --size",
       `--bind ${root} ${root}`,
       `--bind ${root}/.git ${root}/.git`,
       `--ro-bind ${root}/.git/config ${root}/.git/config`,
@@ -51,6 +51,11 @@ Deno.test("ShellSandbox builds the bubblewrap flags for workspace-write", async 
       `--chdir ${root}`,
     ]
   ) assertIncludes(text, flags);
+  // The scratch folders are the size of the memory limit, /dev read-only but for its own /dev/shm.
+  const scratch =
+    /--size (\d+) --tmpfs \/tmp --size (\d+) --tmpfs \/var\/tmp .* --size (\d+) --tmpfs \/dev\/shm --remount-ro \/dev /
+      .exec(text);
+  assertEquals(scratch !== null && scratch[1] === scratch[2] && scratch[2] === scratch[3], true, text);
   assertEquals(text.includes(SECRET), false, "a secret reached the bubblewrap arguments");
 });
 

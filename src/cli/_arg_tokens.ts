@@ -67,6 +67,13 @@ export function tokenize(argv: readonly string[]): Tokens {
       }
       add(option, valueAfter(argv, index, `--${option.name}`, option));
       index += 1;
+      while (
+        option.continuedBy !== undefined && argv[index + 1] !== undefined &&
+        option.continuedBy(argv[index + 1]!)
+      ) {
+        add(option, argv[index + 1]!);
+        index += 1;
+      }
       continue;
     }
     if (arg.startsWith("-") && arg.length > 1) {

@@ -28,12 +28,38 @@ export interface OptionSpec {
    * opens the session picker; `-r 3f2a9c1e` resumes that session). A left-out value is "".
    */
   optionalValue?: (word: string) => boolean;
+  /**
+   * More values may follow as words of their own, while this says they are ones: `--allowedTools
+   * "Bash(npm test *)" "EditFile(src/**)"` gives two rules, as `--help` shows (taken as the prompt, the
+   * second rule was silently dropped, and a deny rule with it).
+   */
+  continuedBy?: (word: string) => boolean;
   /** The value's placeholder in `--help` ("FORMAT"). */
   value?: string;
   /** The allowed values, for validation, help and completion. */
   choices?: readonly string[];
   group: OptionGroup;
   description: string;
+}
+
+/**
+ * The built-in tools' names, as rules name them (src/permissions/rules.ts has them too; a test keeps the two
+ * equal: importing the rules here would load their parser for `--version`).
+ */
+export const RULE_TOOL_NAMES: readonly string[] = [
+  "ReadFile",
+  "Glob",
+  "Grep",
+  "EditFile",
+  "WriteFile",
+  "Bash",
+];
+
+/** Whether a word is a permission rule (`Bash`, `Bash(npm test *)`) rather than a word of the prompt. */
+export function isRuleWord(word: string): boolean {
+  const open = word.indexOf("(");
+  const name = open === -1 ? word : word.slice(0, open);
+  return RULE_TOOL_NAMES.includes(name) && (open === -1 || word.endsWith(")"));
 }
 
 /** The output formats of one-shot mode. */
@@ -189,6 +215,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     aliases: ["allowed-tools"],
     type: "string",
     multiple: true,
+    continuedBy: isRuleWord,
     value: "RULES",
     group: "permissions",
     description: 'allow calls matching these rules, e.g. "Bash(npm test *)" "EditFile(src/**)"',
@@ -198,6 +225,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     aliases: ["disallowed-tools"],
     type: "string",
     multiple: true,
+    continuedBy: isRuleWord,
     value: "RULES",
     group: "permissions",
     description: "deny calls matching these rules",

@@ -8,7 +8,8 @@ import {
   UsageError,
 } from "../../src/cli/args.ts";
 import { EXIT_DESCRIPTIONS } from "../../src/cli/exit_codes.ts";
-import { OPTIONS } from "../../src/cli/options.ts";
+import { isRuleWord, OPTIONS, RULE_TOOL_NAMES } from "../../src/cli/options.ts";
+import { BUILTIN_TOOL_NAMES } from "../../src/permissions/rules.ts";
 import { DEFAULT_MAX_PROCESSES } from "../../src/session/session.ts";
 
 const TERMINAL: CliEnvironment = { stdinIsTerminal: true, stdoutIsTerminal: true };
@@ -283,4 +284,31 @@ Deno.test("help lists every option, command and exit status, and the documented 
   match(help, new RegExp(`default ${DEFAULT_MAX_PROCESSES}\\)`));
   // Every line fits a 120-column terminal.
   for (const line of help.split("\n")) equal(line.length <= 150, true, line);
+});
+
+Deno.test("parseCli takes every rule word after --allowedTools and --disallowedTools, as --help shows them", () => {
+  const options = parseCli(
+    [
+      "-p",
+      "go",
+      "--disallowedTools",
+      "Bash(curl *)",
+      "Bash(rm *)",
+      "--allowedTools",
+      "ReadFile",
+      "Grep",
+      "now",
+    ],
+    { stdinIsTerminal: true, stdoutIsTerminal: true },
+  );
+  deepStrictEqual(options.disallowedTools, ["Bash(curl *)", "Bash(rm *)"]);
+  deepStrictEqual(options.allowedTools, ["ReadFile", "Grep"]);
+  // The words that are no rule stay the prompt's.
+  deepStrictEqual(options.command, { kind: "prompt", prompt: "go now", headless: true });
+});
+
+Deno.test("the rule words the command line recognizes are the built-in tools' names", () => {
+  deepStrictEqual([...RULE_TOOL_NAMES].sort(), [...BUILTIN_TOOL_NAMES].sort());
+  for (const word of ["Bash", "Bash(git push *)", "EditFile(src/**)"]) equal(isRuleWord(word), true, word);
+  for (const word of ["Fix", "bash", "Bash(", "Bashful", "ReadFile("]) equal(isRuleWord(word), false, word);
 });

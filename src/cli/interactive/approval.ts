@@ -20,7 +20,7 @@ import { cut, sanitize } from "../_terminal_text.ts";
 import { editDiff, previewEdit } from "./diff.ts";
 import { readLine } from "./line_editor.ts";
 import { isCancelKey, type KeyRouter, type Screen } from "./screen.ts";
-import type { Style } from "./style.ts";
+import { breakSpans, type Style } from "./style.ts";
 import { loadShellParser } from "../../permissions/shell_parser.ts";
 
 /** What the approver needs from the session. */
@@ -216,12 +216,35 @@ export class TerminalApprover implements Approver {
       return [style.bold(`${before === null ? "new file " : ""}${sanitize(shown)}`), ...diff.lines];
     }
     if (name === "Bash" && typeof input.command === "string") {
-      return input.command.split("\n").slice(0, 20).map((line, index) =>
-        cut(`${index === 0 ? "$ " : "  "}${sanitize(line)}`, width - 3, "start")
-      );
+      return commandRows(input.command, width - 3, style);
     }
     return [cut(sanitize(JSON.stringify(request.input) ?? ""), width - 3, "start")];
   }
+}
+
+/** Rows of a command the approval question shows at most; a longer one shows its start and its end. */
+export const MAX_COMMAND_ROWS = 40;
+
+/**
+ * A Bash command as the person approving it sees it: every line, each broken into rows of `width` cells
+ * (never cut: what a cut hid, `touch` at the end of a long line or a 21st line, ran unseen once "Yes" was
+ * answered). One longer than `MAX_COMMAND_ROWS` rows shows its start and its end around a line that says
+ * how many rows are not shown, so that no one approves it thinking they saw it all.
+ */
+export function commandRows(command: string, width: number, style: Style): string[] {
+  const rows = command.split("\n").flatMap((line, index) =>
+    breakSpans([{ text: `${index === 0 ? "$ " : "  "}${sanitize(line)}`, styles: [] }], Math.max(width, 8))
+      .map((spans) => spans.map((span) => span.text).join(""))
+  );
+  if (rows.length <= MAX_COMMAND_ROWS) return rows;
+  const head = rows.slice(0, MAX_COMMAND_ROWS - 11);
+  const tail = rows.slice(-10);
+  const hidden = rows.length - head.length - tail.length;
+  return [
+    ...head,
+    style.bold(`  … ${hidden} more rows not shown (${rows.length} in all) …`),
+    ...tail,
+  ];
 }
 
 /** A file's text for a diff: null when it does not exist, "too-large" above the limit. */

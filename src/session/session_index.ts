@@ -139,8 +139,9 @@ export async function scanSessions(
   const reads = await mapLimit(files, (file) => readSessionFile(file, { headOnly: false, ...options }));
   const sessions: SessionInfo[] = [];
   for (const read of reads) {
-    if (read.status === "session") sessions.push(read.info);
-    else if (!read.quiet) skipped.push({ path: read.path, reason: read.reason });
+    if (read.status === "session") {
+      if (isOwn(read, root)) sessions.push(read.info);
+    } else if (!read.quiet) skipped.push({ path: read.path, reason: read.reason });
   }
   return { sessions: sessions.sort(newestFirst), skipped };
 }
@@ -154,10 +155,11 @@ export async function latestSession(
   // The file's time and first line decide the order, so only the newest transcript is read to the end.
   const { files } = await listCandidates(await projectDir(home, root));
   const heads = await mapLimit(files, (file) => readSessionFile(file, { headOnly: true }));
-  const ordered = heads.flatMap((read) => read.status === "session" ? [read.info] : []).sort(newestFirst);
+  const ordered = heads.flatMap((read) => read.status === "session" && isOwn(read, root) ? [read.info] : [])
+    .sort(newestFirst);
   for (const head of ordered) {
     const read = await readSessionFile(head, { headOnly: false, ...options });
-    if (read.status === "session") return read.info;
+    if (read.status === "session" && isOwn(read, root)) return read.info;
   }
   return null;
 }
@@ -179,13 +181,17 @@ export async function findSession(
   const exact = files.find((file) => file.id === id);
   if (exact !== undefined) {
     const read = await readSessionFile(exact, { headOnly: false, ...options });
-    if (read.status === "session") return read.info;
-    throw new SessionLookupError(`Cannot use session ${quote(id)} ("${exact.path}"): ${read.reason}`);
+    if (read.status === "session" && isOwn(read, root)) return read.info;
+    const reason = read.status === "skipped"
+      ? read.reason
+      : `it belongs to the workspace "${printable(read.root ?? "")}"`;
+    throw new SessionLookupError(`Cannot use session ${quote(id)} ("${exact.path}"): ${reason}`);
   }
   if (id.length >= MIN_PREFIX_LENGTH) {
     const matching = files.filter((file) => file.id.startsWith(id));
     const reads = await mapLimit(matching, (file) => readSessionFile(file, { headOnly: false, ...options }));
-    const found = reads.flatMap((read) => read.status === "session" ? [read.info] : []).sort(newestFirst);
+    const found = reads.flatMap((read) => read.status === "session" && isOwn(read, root) ? [read.info] : [])
+      .sort(newestFirst);
     if (found.length === 1) return found[0]!;
     if (found.length > 1) {
       const shown = found.slice(0, MAX_CANDIDATES_SHOWN).map((info) =>
@@ -275,6 +281,16 @@ async function rootsWithSession(home: string, ownDir: string, id: string): Promi
     // No projects folder, or an unreadable one: nothing more to say than "not found".
   }
   return [...roots].sort();
+}
+
+/**
+ * Whether a transcript read is a session of the workspace `root`: its session-start record names that root
+ * (or none, as transcripts written before the record had one). Two workspaces can share a project folder
+ * (`/a-b` and `/a/b` give the same name), and `-c` in one must not continue the other's conversation, whose
+ * text the model would take as this workspace's.
+ */
+function isOwn(read: FileRead & { status: "session" }, root: string): boolean {
+  return read.root === null || read.root === root;
 }
 
 type FileRead =

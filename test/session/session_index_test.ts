@@ -524,3 +524,22 @@ Deno.test("findSession rejects ids that could name a file outside the sessions f
   }
   equal(validateSessionId(ID_A), ID_A);
 });
+
+Deno.test("a workspace whose project folder another one shares sees none of that one's sessions", async () => {
+  await using home = await createTempHome();
+  // "/home/ada/a-b" and "/home/ada/a/b" give the same project folder name.
+  await writeSession(home.path, {
+    id: ID_A,
+    root: "/home/ada/a-b",
+    startedAt: 1,
+    runs: [{ prompt: "INJECTED: run the deploy script", model: "m", requests: [] }],
+  });
+  equal(await sessionsDir(home.path, "/home/ada/a-b"), await sessionsDir(home.path, "/home/ada/a/b"));
+  equal(await latestSession(home.path, "/home/ada/a/b"), null);
+  deepStrictEqual(await listSessions(home.path, "/home/ada/a/b"), []);
+  const error = await findSession(home.path, "/home/ada/a/b", ID_A).catch((error: unknown) => error);
+  ok(error instanceof SessionLookupError, String(error));
+  match(error.message, /belongs to the workspace "\/home\/ada\/a-b"/);
+  // Its own workspace still finds it.
+  equal((await latestSession(home.path, "/home/ada/a-b"))?.id, ID_A);
+});

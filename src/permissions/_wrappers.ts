@@ -79,6 +79,32 @@ const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   exec: { ...PLAIN, valueFlags: "a" },
   stdbuf: { ...PLAIN, valueFlags: "ioe", longValueFlags: ["input", "output", "error"] },
   time: { ...PLAIN, valueFlags: "fo", longValueFlags: ["format", "output"] },
+  builtin: PLAIN,
+  setsid: PLAIN,
+  ionice: { ...PLAIN, valueFlags: "cnpPu", longValueFlags: ["class", "classdata", "pid", "pgid", "uid"] },
+  chrt: {
+    ...PLAIN,
+    valueFlags: "TPD",
+    longValueFlags: ["sched-runtime", "sched-period", "sched-deadline"],
+    operands: 1,
+  },
+  // "flock -c STRING" is followed as a script (innerScript); "flock FILE CMD…" runs CMD.
+  flock: {
+    ...PLAIN,
+    valueFlags: "wEc",
+    longValueFlags: ["timeout", "conflict-exit-code", "command"],
+    operands: 1,
+  },
+  busybox: PLAIN,
+  // strace writes its trace wherever -o says and can run the command as another user (-u).
+  strace: {
+    ...PLAIN,
+    valueFlags: "abeEIoOpPsSuUX",
+    longValueFlags: ["output", "user"],
+    allowsThrough: false,
+  },
+  // watch runs its arguments through "sh -c" (innerScript follows them too).
+  watch: { ...PLAIN, valueFlags: "nq", longValueFlags: ["interval", "equexit"] },
 };
 
 const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh"]);
@@ -146,26 +172,39 @@ export function unwrap(words: readonly RenderedWord[]): Unwrapped | null {
   };
 }
 
+/** The script a command runs from a string: known, or computed when it runs (`eval "$x"`). */
+export type InnerScript = { kind: "script"; text: string } | { kind: "computed"; reason: string };
+
+const AWKS: ReadonlySet<string> = new Set(["awk", "gawk", "mawk", "nawk"]);
+
 /**
- * The script a command runs from a string, when it does and the string is known: `bash -c 'SCRIPT'`,
- * `sh -ec 'SCRIPT'`, `eval ARGS…`. Null otherwise.
+ * The script a command runs from a string, when it does: `bash -c 'SCRIPT'`, `sh -ec 'SCRIPT'`,
+ * `eval ARGS…`, `trap 'SCRIPT' EXIT`, `flock -c 'SCRIPT' FILE`, `script -c 'SCRIPT'`, `watch ARGS…` (run by
+ * "sh -c"). Computed when the string is known only when it runs, or is an awk program that can run commands
+ * (system(), pipes, getline), which cannot be checked. Null when the command runs no script from a string.
  */
-export function innerScript(words: readonly RenderedWord[]): string | null {
+export function innerScript(words: readonly RenderedWord[]): InnerScript | null {
   const name = words[0];
   if (name === undefined || name.dynamic) return null;
   const program = programName(name.text);
-  if (program === "eval") {
-    const rest = words.slice(1);
-    return rest.length > 0 && rest.every((word) => !word.dynamic)
-      ? rest.map((word) => word.text).join(" ")
-      : null;
+  if (program === "eval") return joined(words.slice(1), "eval");
+  if (program === "watch") {
+    const unwrapped = unwrap(words);
+    if (unwrapped?.kind !== "command" || words.some((word) => word.text === "-x" || word.text === "--exec")) {
+      return null;
+    }
+    return joined(unwrapped.words, "watch");
   }
+  if (program === "trap") return trapAction(words);
+  if (program === "flock" || program === "script") return commandOption(words, program);
+  if (AWKS.has(program)) return awkProgram(words, program);
   if (!SHELLS.has(program)) return null;
   let fromString = false;
   for (let index = 1; index < words.length; index++) {
     const word = words[index]!;
     const text = word.text;
-    if (text === "--" || word.dynamic) return null;
+    if (word.dynamic) return computed(`${program} is given "${text}", known only when it runs`);
+    if (text === "--") return null;
     if (text === "-o" || text === "+o" || text === "-O" || text === "+O") {
       index++;
       continue;
@@ -174,7 +213,75 @@ export function innerScript(words: readonly RenderedWord[]): string | null {
       if (!text.startsWith("--") && text.slice(1).includes("c")) fromString = true;
       continue;
     }
-    return fromString ? text : null;
+    return fromString ? { kind: "script", text } : null;
+  }
+  return null;
+}
+
+function joined(rest: readonly RenderedWord[], program: string): InnerScript | null {
+  if (rest.length === 0) return null;
+  const word = rest.find((candidate) => candidate.dynamic);
+  if (word !== undefined) return computed(`${program} runs "${word.text}", known only when it runs`);
+  return { kind: "script", text: rest.map((candidate) => candidate.text).join(" ") };
+}
+
+function computed(reason: string): InnerScript {
+  return { kind: "computed", reason };
+}
+
+// `trap ACTION SIGNAL…`: the action runs as a script when the signal comes (EXIT: when the shell ends).
+function trapAction(words: readonly RenderedWord[]): InnerScript | null {
+  let index = 1;
+  while (index < words.length && words[index]!.text.startsWith("-") && words[index]!.text !== "-") {
+    if (words[index]!.text === "--") {
+      index++;
+      break;
+    }
+    index++;
+  }
+  const action = words[index];
+  if (action === undefined || index + 1 >= words.length || action.text === "-") return null;
+  if (action.dynamic) return computed(`trap runs "${action.text}", known only when it runs`);
+  return action.text.trim() === "" ? null : { kind: "script", text: action.text };
+}
+
+// `flock … -c STRING` and `script … -c STRING` (also "-qc STRING", "--command STRING", "--command=STRING").
+function commandOption(words: readonly RenderedWord[], program: string): InnerScript | null {
+  for (let index = 1; index < words.length; index++) {
+    const text = words[index]!.text;
+    if (text === "--") return null;
+    let value: RenderedWord | undefined;
+    if (text.startsWith("--command=")) {
+      value = { ...words[index]!, text: text.slice("--command=".length) };
+    } else if (text === "--command" || (/^-[A-Za-z]+$/.test(text) && text.endsWith("c"))) {
+      value = words[index + 1];
+    } else {
+      continue;
+    }
+    if (value === undefined) return null;
+    if (value.dynamic) return computed(`${program} -c runs "${value.text}", known only when it runs`);
+    return { kind: "script", text: value.text };
+  }
+  return null;
+}
+
+// An awk program that runs commands: system("…"), print | "…", "…" | getline. Awk is no shell to parse.
+function awkProgram(words: readonly RenderedWord[], program: string): InnerScript | null {
+  for (let index = 1; index < words.length; index++) {
+    const word = words[index]!;
+    const text = word.text;
+    if (text === "-f" || text.startsWith("--file") || (text.startsWith("-f") && !text.startsWith("--"))) {
+      return computed(`${program} runs a program from a file, which can run commands`);
+    }
+    if (text === "-v" || text === "-F") {
+      index++;
+      continue;
+    }
+    if (text.startsWith("-") && text.length > 1) continue;
+    if (word.dynamic) return computed(`${program} runs the program "${text}", known only when it runs`);
+    return /system|getline|\|/.test(text)
+      ? computed(`the ${program} program "${text}" can run commands, which cannot be checked`)
+      : null;
   }
   return null;
 }
@@ -185,9 +292,45 @@ export function isRiskyVariable(name: string): boolean {
   return RISKY_VARIABLES.has(name);
 }
 
-const RISKY_PREFIXES = ["LD_", "DYLD_", "GIT_CONFIG", "npm_config_", "NPM_CONFIG_"];
+/** Whether an assignment statement (`PATH=…;`, `export HOME=…`) changes what later commands run. */
+export function isRiskyAssignment(text: string): boolean {
+  const equals = text.indexOf("=");
+  const name = text.slice(0, equals === -1 ? text.length : equals).replace(/\+$/, "");
+  return isRiskyVariable(name);
+}
+
+// GIT_* covers GIT_DIR, GIT_EXTERNAL_DIFF, GIT_PROXY_COMMAND…; BASH_FUNC_ names exported functions.
+const RISKY_PREFIXES = ["LD_", "DYLD_", "GIT_", "npm_config_", "NPM_CONFIG_", "BASH_FUNC_", "PIP_", "YARN_"];
 const RISKY_VARIABLES: ReadonlySet<string> = new Set([
   "PATH",
+  // Programs read their configuration (git's core.fsmonitor, npm's .npmrc, …) from files under these.
+  "HOME",
+  "XDG_CONFIG_HOME",
+  "ZDOTDIR",
+  "GCONV_PATH",
+  "OPENSSL_CONF",
+  "PYTHONUSERBASE",
+  "GEM_HOME",
+  "GEM_PATH",
+  "BUNDLE_GEMFILE",
+  "PERL5DB",
+  "MAKEFLAGS",
+  "MAKEFILES",
+  "MFLAGS",
+  "LESSOPEN",
+  "LESSCLOSE",
+  "MANPAGER",
+  "BROWSER",
+  "SHELL",
+  "SSH_ASKPASS",
+  "SUDO_ASKPASS",
+  "MAVEN_OPTS",
+  "GRADLE_OPTS",
+  "RUSTC_WRAPPER",
+  "RUSTFLAGS",
+  "CARGO_HOME",
+  "GOFLAGS",
+  "DENO_DIR",
   "BASH_ENV",
   "ENV",
   "SHELLOPTS",
@@ -253,4 +396,70 @@ function opaque(wrapper: string, option: string): Unwrapped {
     reason: `"${wrapper} ${option}" runs a command line given as one string, which cannot be checked; ` +
       "run the command directly",
   };
+}
+
+/** `git [global options] SUBCOMMAND …` read without its global options, for rules to match the subcommand. */
+export interface GitCommand {
+  /** "git" and the words from the subcommand on. */
+  words: RenderedWord[];
+  /**
+   * Whether an allow rule for the plain subcommand may allow it: not with `-c`, `--config-env` or
+   * `--exec-path=DIR`, which choose programs git runs (core.fsmonitor, core.pager, aliases, git-* helpers).
+   */
+  allowsThrough: boolean;
+}
+
+const GIT_VALUE_OPTIONS: ReadonlySet<string> = new Set([
+  "-C",
+  "-c",
+  "--git-dir",
+  "--work-tree",
+  "--namespace",
+  "--super-prefix",
+  "--config-env",
+]);
+const GIT_FLAGS: ReadonlySet<string> = new Set([
+  "-p",
+  "--paginate",
+  "-P",
+  "--no-pager",
+  "--bare",
+  "--no-replace-objects",
+  "--literal-pathspecs",
+  "--glob-pathspecs",
+  "--noglob-pathspecs",
+  "--icase-pathspecs",
+  "--no-optional-locks",
+  "--no-lazy-fetch",
+  "--no-advice",
+  "--exec-path",
+]);
+const GIT_PROGRAM_CHOOSERS: readonly string[] = ["-c", "--config-env", "--exec-path"];
+
+/**
+ * A git command with its global options (`git -C sub --no-pager push`) removed: "git push". Null when it has
+ * none, or when an option is unknown or computed (git then runs no subcommand, or one no rule can tell).
+ */
+export function withoutGitOptions(words: readonly RenderedWord[]): GitCommand | null {
+  const name = words[0];
+  if (name === undefined || name.dynamic || programName(name.text) !== "git") return null;
+  let allowsThrough = true;
+  let index = 1;
+  while (index < words.length) {
+    const word = words[index]!;
+    if (word.dynamic || !word.text.startsWith("-")) break;
+    const option = word.text.startsWith("--") ? word.text.split("=")[0]! : word.text;
+    if (GIT_PROGRAM_CHOOSERS.includes(option) && (option !== "--exec-path" || word.text.includes("="))) {
+      allowsThrough = false;
+    }
+    if (GIT_VALUE_OPTIONS.has(option)) {
+      index += option === word.text ? 2 : 1;
+    } else if (GIT_FLAGS.has(option) || (option === "--exec-path" && word.text.includes("="))) {
+      index++;
+    } else {
+      return null;
+    }
+  }
+  if (index === 1 || index >= words.length) return null;
+  return { words: [name, ...words.slice(index)], allowsThrough };
 }

@@ -5,7 +5,9 @@
  *   2. any simple command (in any form: wrappers looked through) matching a deny rule → deny the whole line;
  *      so does a redirection writing a path a WriteFile or EditFile deny rule covers
  *   3. plan mode → deny
- *   4. an ask rule on any command, or a redirection into a protected path or matching an ask rule → ask
+ *   4. an ask rule on any command, or a redirection into a protected path or matching an ask rule → ask;
+ *      so does a command whose program is known only when it runs (`$x -f y`, `{rm,-f,x}`, `eval "$c"`)
+ *      while any deny or ask rule names a Bash command: no such rule can be checked against it
  *   5. every command allowed by a rule (or bypassPermissions), and every write allowed (a WriteFile or
  *      EditFile rule, acceptEdits or bypassPermissions inside the workspace) → allow
  *   6. otherwise the mode: default and acceptEdits ask, dontAsk denies
@@ -114,6 +116,16 @@ function decideCommand(
       return withoutAsking(mode, ruleDecision(asked, `${subject} runs "${simple.text}"`));
     }
   }
+  const unchecked = uncheckedCommand(analysis.commands, context);
+  if (unchecked !== null) {
+    const { simple, rule } = unchecked;
+    return withoutAsking(mode, {
+      behavior: "ask",
+      reason: `${subject} runs "${simple.text}", and ${simple.computed}, so the ${rule.rule.action} rule ` +
+        `${rule.text} from ${rule.origin} cannot be checked against it; it needs the user's approval`,
+      decidedBy: decidedByRule(rule),
+    });
+  }
   const verdicts = access.writes.map((write) => writeVerdict(write, subject, context));
   for (const verdict of verdicts) if (verdict.kind === "ask") return withoutAsking(mode, verdict.decision);
 
@@ -163,6 +175,24 @@ function commandRule(
       test: (candidate) => matchesForm(candidate, form, { action }),
     });
     if (rule !== null) return rule;
+  }
+  return null;
+}
+
+// A command whose program is computed, when a deny or ask rule names a command: fail closed.
+function uncheckedCommand(
+  commands: readonly SimpleCommand[],
+  context: EvaluationContext,
+): { simple: SimpleCommand; rule: CompiledRule } | null {
+  const simple = commands.find((candidate) => candidate.computed !== undefined);
+  if (simple === undefined) return null;
+  for (const action of ["deny", "ask"] as const) {
+    const rule = findRule(context, {
+      action,
+      target: COMMAND,
+      test: (candidate) => candidate.matcher.kind === "command",
+    });
+    if (rule !== null) return { simple, rule };
   }
   return null;
 }
@@ -219,6 +249,11 @@ function describeMissing(
   missing: readonly SimpleCommand[],
   unallowed: readonly Extract<WriteVerdict, { kind: "unallowed" }>[],
 ): string {
+  const refused = missing.filter((simple) => simple.unallowable !== undefined);
+  if (refused.length > 0) {
+    const reasons = refused.map((simple) => `"${simple.text}": ${simple.unallowable}`);
+    return `Bash "${command}" cannot be allowed by a rule (${reasons.join("; ")})`;
+  }
   const parts: string[] = [];
   if (missing.length > 0) parts.push(`runs ${missing.map((simple) => `"${simple.text}"`).join(", ")}`);
   if (unallowed.length > 0) {

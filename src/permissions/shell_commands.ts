@@ -12,7 +12,15 @@ import type { Redirect, SyntaxNode, Word } from "unbash";
 import { shellParser } from "./shell_parser.ts";
 import { assertNever } from "../common/errors.ts";
 import { renderAssignment, type RenderedWord, renderWord } from "./_shell_words.ts";
-import { innerScript, isRiskyVariable, programName, unwrap } from "./_wrappers.ts";
+import {
+  innerScript,
+  isRiskyAssignment,
+  isRiskyVariable,
+  programName,
+  unwrap,
+  withoutGitOptions,
+} from "./_wrappers.ts";
+import { builtinRisk } from "./_builtin_risks.ts";
 
 /** One way of reading a simple command that rules are matched against. */
 export interface CommandForm {
@@ -32,6 +40,17 @@ export interface CommandForm {
 export interface SimpleCommand {
   text: string;
   forms: readonly CommandForm[];
+  /**
+   * Why no allow rule may allow it, when none may (then every form is not allowable): bash evaluates part of
+   * it as code (`${x@P}`, `$((x))`, `printf -v 'a[$(id)]'`), or it sets a variable that changes what later
+   * commands run (`PATH=.:$PATH;`). Such a part of a line is a command of its own, named by its text.
+   */
+  unallowable?: string;
+  /**
+   * Why the program it runs is known only when it runs (`$x -f y`, `{rm,-f,x}`, `eval "$cmd"`, an awk
+   * program calling system()): deny and ask rules cannot be checked against it.
+   */
+  computed?: string;
 }
 
 /** A redirection that writes a file. */
@@ -105,6 +124,13 @@ class CommandAnalyzer {
       this.#command(node.prefix, node.name, node.suffix);
     } else if (node.type === "Redirect") {
       this.#redirect(node);
+    } else if (node.type === "For" || node.type === "Select") {
+      if (isRiskyVariable(node.name.value)) {
+        this.#refuse(
+          `for ${node.name.value}`,
+          `the loop sets ${node.name.value}, which changes what later commands run`,
+        );
+      }
     } else if (
       (node.type === "CommandExpansion" || node.type === "ProcessSubstitution" ||
         node.type === "ArithmeticCommandExpansion") && node.script === undefined
@@ -119,6 +145,8 @@ class CommandAnalyzer {
       this.error = "an arithmetic expression with a substitution cannot be parsed";
       return;
     }
+    const risk = evaluationRisk(node);
+    if (risk !== null) this.#refuse(risk.text, risk.reason);
     shellParser().forEachChild(node, this.#visit);
   };
 
@@ -127,24 +155,39 @@ class CommandAnalyzer {
     name: Word | undefined,
     suffix: readonly SyntaxNode[],
   ): void {
-    if (name === undefined) return;
-    const assignments = prefix.flatMap((node) => node.type === "Assignment" ? [renderAssignment(node)] : []);
+    const assignmentNodes = prefix.flatMap((node) => node.type === "Assignment" ? [node] : []);
+    if (name === undefined) {
+      // An assignment statement sets the variable for every later command of the line.
+      for (const node of assignmentNodes) {
+        if (isRiskyVariable(node.name)) {
+          this.#refuse(node.text, `it sets ${node.name}, which changes what later commands run`);
+        }
+      }
+      return;
+    }
+    const assignments = assignmentNodes.map(renderAssignment);
     const words = [renderWord(name)];
     for (const node of suffix) {
       if (node.type === "Word") words.push(renderWord(node));
       else if (node.type === "Assignment") words.push(renderAssignment(node));
     }
+    this.#simple(assignments, words);
+  }
+
+  // One simple command, from its words (the line's, or a `find -exec` command's).
+  #simple(assignments: readonly RenderedWord[], words: readonly RenderedWord[]): void {
     const forms: CommandForm[] = [];
     let allowable = !words[0]!.dynamic;
     forms.push(form([...assignments, ...words], allowable, false));
     if (assignments.length > 0) {
       allowable &&= assignments.every((assignment) =>
-        !assignment.dynamic && !isRiskyVariable(assignment.name)
+        !assignment.dynamic && !isRiskyAssignment(assignment.text)
       );
       forms.push(form(words, allowable, false));
     }
     const wordLists: (readonly RenderedWord[])[] = [words];
     const appendsAt = [false];
+    const allowableAt = [allowable];
     let appendsArguments = false;
     for (let depth = 0; depth < MAX_WRAPPERS; depth++) {
       const unwrapped = unwrap(wordLists[wordLists.length - 1]!);
@@ -157,11 +200,24 @@ class CommandAnalyzer {
       const current = unwrapped.words;
       appendsArguments ||= unwrapped.appendsArguments;
       allowable &&= unwrapped.allowsThrough && !current[0]!.dynamic &&
-        unwrapped.assignments.every((word) => !word.dynamic && !isRiskyVariable(word.text.split("=")[0]!));
+        unwrapped.assignments.every((word) => !word.dynamic && !isRiskyAssignment(word.text));
       forms.push(form(current, allowable, appendsArguments));
       wordLists.push(current);
       appendsAt.push(appendsArguments);
+      allowableAt.push(allowable);
     }
+    // "git -C sub --no-pager push" is "git push" to every rule (to allow rules only without -c and the like).
+    wordLists.forEach((list, index) => {
+      const git = withoutGitOptions(list);
+      if (git === null) return;
+      const bare = !list[0]!.text.includes("/");
+      forms.push(form(git.words, allowableAt[index]! && git.allowsThrough && bare, appendsAt[index]!));
+      if (!bare) {
+        forms.push(
+          form([{ ...git.words[0]!, text: "git" }, ...git.words.slice(1)], false, appendsAt[index]!),
+        );
+      }
+    });
     // "/bin/rm -rf /" is "rm -rf /" to deny and ask rules; an allow rule for "rm" does not allow "./rm".
     wordLists.forEach((list, index) => {
       const program = list[0]!;
@@ -169,24 +225,50 @@ class CommandAnalyzer {
       const renamed = [{ ...program, text: programName(program.text) }, ...list.slice(1)];
       forms.push(form(renamed, false, appendsAt[index]!));
     });
-    this.commands.push({ text: forms[0]!.text, forms });
-    for (const list of wordLists) this.#inspect(list);
+    const simple: SimpleCommand = { text: forms[0]!.text, forms };
+    this.commands.push(simple);
+    const last = wordLists[wordLists.length - 1]!;
+    if (last[0]!.dynamic) simple.computed = `its command name "${last[0]!.text}" is known only when it runs`;
+    for (const list of wordLists) {
+      const risk = builtinRisk(list);
+      if (risk !== null && simple.unallowable === undefined) {
+        simple.unallowable = risk;
+        simple.forms = forms.map((each) => ({ ...each, allowable: false }));
+      }
+    }
+    for (const list of wordLists) {
+      const computed = this.#inspect(list);
+      if (computed !== null) simple.computed ??= computed;
+      if (this.error !== null) return;
+    }
   }
 
-  // Notes a change of directory, and follows a script run from a string.
-  #inspect(words: readonly RenderedWord[]): void {
+  // A part of the line no allow rule may allow, as a command of its own.
+  #refuse(text: string, reason: string): void {
+    const refused = { text, words: [text], allowable: false, appendsArguments: false };
+    this.commands.push({ text, forms: [refused], unallowable: reason });
+  }
+
+  // Notes a change of directory, and follows a script run from a string and the commands `find -exec` runs;
+  // returns why the command it runs is known only when it runs.
+  #inspect(words: readonly RenderedWord[]): string | null {
     const first = words[0];
     if (first !== undefined && !first.dynamic && DIRECTORY_CHANGERS.has(programName(first.text))) {
       this.changesDirectory = true;
     }
+    if (first !== undefined && !first.dynamic && programName(first.text) === "find") {
+      for (const executed of findExecs(words)) this.#simple([], executed);
+    }
     const script = innerScript(words);
-    if (script === null) return;
+    if (script === null) return null;
+    if (script.kind === "computed") return script.reason;
     if (this.#nesting >= MAX_NESTED_SCRIPTS) {
       this.error =
         `scripts nested in "bash -c" or "eval" more than ${MAX_NESTED_SCRIPTS} deep cannot be checked`;
-      return;
+      return null;
     }
-    this.analyze(script, this.#nesting + 1);
+    this.analyze(script.text, this.#nesting + 1);
+    return null;
   }
 
   #redirect(node: Redirect): void {
@@ -240,4 +322,116 @@ function isDigits(text: string): boolean {
   if (text === "") return false;
   for (const char of text) if (char < "0" || char > "9") return false;
   return true;
+}
+
+const FIND_ACTIONS: ReadonlySet<string> = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
+
+// The commands `find … -exec CMD {} ;` runs (also -execdir, -ok, -okdir; ended by ";" or "+").
+function findExecs(words: readonly RenderedWord[]): RenderedWord[][] {
+  const commands: RenderedWord[][] = [];
+  for (let index = 1; index < words.length; index++) {
+    if (!FIND_ACTIONS.has(words[index]!.text)) continue;
+    const start = index + 1;
+    let end = start;
+    while (end < words.length && words[end]!.text !== ";" && words[end]!.text !== "+") end++;
+    if (end > start) commands.push(words.slice(start, end));
+    index = end;
+  }
+  return commands;
+}
+
+const NUMBER = /^(?:[0-9]+|0[xX][0-9a-fA-F]+)$/;
+
+/**
+ * Why bash evaluates part of a word as code, when it does: arithmetic on a variable (`$((x))`, `((x++))`,
+ * `a[x]`, `${s:x}`, `[[ x -eq 1 ]]`) evaluates the variable's value as an expression, whose subscripts run
+ * command substitutions; `${x@P}` and the other transformations, and `${!x}`, read a value as a prompt,
+ * code, or a variable name. Plain `$x` and `${x}` are not re-evaluated.
+ */
+function evaluationRisk(node: SyntaxNode): { text: string; reason: string } | null {
+  switch (node.type) {
+    case "ArithmeticWord":
+      return NUMBER.test(node.value) ? null : {
+        text: node.value,
+        reason: "bash evaluates the variable's value as an arithmetic expression, which can run commands",
+      };
+    case "ArithmeticExpansion":
+    case "ArithmeticCommand": {
+      if (node.expression !== undefined) return null;
+      const body = node.type === "ArithmeticCommand" ? node.body : node.text;
+      return /[A-Za-z_$`[]/.test(body.replace(/^\$\(\(|\)\)$/g, "").replace(/0[xX][0-9a-fA-F]+/g, ""))
+        ? {
+          text: node.type === "ArithmeticCommand" ? `((${body}))` : node.text,
+          reason: "arithmetic on variables can run commands",
+        }
+        : null;
+    }
+    case "ParameterExpansion":
+      return parameterRisk(node);
+    case "Assignment":
+      return node.index === undefined || NUMBER.test(node.index.text) ? null : {
+        text: node.text,
+        reason: `the subscript "${node.index.text}" is evaluated as arithmetic, which can run commands`,
+      };
+    case "TestUnary":
+      return (node.operator === "-v" || node.operator === "-R") &&
+          (node.operand.text.includes("[") || node.operand.text.includes("$"))
+        ? {
+          text: `[[ ${node.operator} ${node.operand.text} ]]`,
+          reason: "the variable name's subscript is evaluated as arithmetic, which can run commands",
+        }
+        : null;
+    case "TestBinary":
+      if (!ARITHMETIC_TESTS.has(node.operator)) return null;
+      for (const operand of [node.left, node.right]) {
+        if (!NUMBER.test(operand.text.replace(/^[-+]/, ""))) {
+          return {
+            text: `[[ ${node.left.text} ${node.operator} ${node.right.text} ]]`,
+            reason:
+              `"[[ … ${node.operator} … ]]" evaluates "${operand.text}" as arithmetic, which can run commands`,
+          };
+        }
+      }
+      return null;
+    default:
+      return null;
+  }
+}
+
+const ARITHMETIC_TESTS: ReadonlySet<string> = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
+
+function parameterRisk(
+  node: Extract<SyntaxNode, { type: "ParameterExpansion" }>,
+): { text: string; reason: string } | null {
+  const { text, operation, index } = node;
+  const listing = operation?.type === "Names" || index?.text === "@" || index?.text === "*";
+  if (node.prefix === "!" && !listing) {
+    return {
+      text,
+      reason: "it reads the variable the value names, whose subscript bash evaluates as arithmetic",
+    };
+  }
+  if (index !== undefined && index.text !== "@" && index.text !== "*" && !NUMBER.test(index.text)) {
+    return {
+      text,
+      reason: `the subscript "${index.text}" is evaluated as arithmetic, which can run commands`,
+    };
+  }
+  if (operation?.type === "Transform") {
+    return {
+      text,
+      reason: "it transforms the value (@P expands it as a prompt), which can run commands",
+    };
+  }
+  if (operation?.type === "Slice") {
+    for (const word of [operation.offset, operation.length]) {
+      if (word !== undefined && !NUMBER.test(word.text.trim().replace(/^-\s*/, ""))) {
+        return {
+          text,
+          reason: `the offset "${word.text}" is evaluated as arithmetic, which can run commands`,
+        };
+      }
+    }
+  }
+  return null;
 }

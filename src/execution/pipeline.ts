@@ -16,6 +16,10 @@ import { parseInput } from "./_input_check.ts";
 import { type CallOutcome, type CallResult, type Denial, ended, type PipelineGate } from "./call_outcome.ts";
 import { abortedExecution, type Execution, type ExecutionRequest, type ToolExecutor } from "./executor.ts";
 import type { FileRecordStore } from "./file_records.ts";
+import type { Rule } from "../permissions/rules.ts";
+import type { DeniedReads } from "../tools/tool.ts";
+import { realFolder } from "../permissions/real_paths.ts";
+import { lazyImport } from "../common/lazy_import.ts";
 
 /** A call as the model made it: the input is untrusted JSON. */
 export interface ToolCall {
@@ -64,7 +68,14 @@ export interface PipelineOptions {
   executor: ToolExecutor;
   /** Runs some calls faster than the executor would; default none. */
   accelerator?: CallAccelerator;
-  policy: PermissionPolicy;
+  /**
+   * Decides each call. A policy that shows its rules (a RulePolicy, a session's live one) also has its deny
+   * rules with a path applied by the search tools to each file they would list or search
+   * (`ToolCallContext.deniedReads`): the policy decides only on the path a search starts from.
+   */
+  policy: SearchedPolicy;
+  /** The user's home folder, where "~/" of the deny rules the searches apply starts; default "/". */
+  home?: string;
   /** Answers "ask" decisions; without one, "ask" is a denial. */
   approver?: Approver;
   hooks?: readonly PreToolUseHook[];
@@ -90,6 +101,9 @@ export interface PipelineOptions {
   protectedPaths?: readonly ProtectedPath[];
 }
 
+/** A permission policy, with its rules when it shows them (see `PipelineOptions.policy`). */
+export type SearchedPolicy = PermissionPolicy & { readonly rules?: readonly Rule[] };
+
 /** A call resolved and validated, or its result and outcome if a gate ended it. */
 export type PreparedCall =
   | { ok: true; tool: AnyTool; input: unknown }
@@ -98,6 +112,9 @@ export type PreparedCall =
 /** Runs tool calls through the gates. Never throws for bad input; only system faults propagate. */
 export class ToolPipeline {
   #options: PipelineOptions;
+  /** The deny rules each search tool applies, for the rules they were derived from (replaced on a change). */
+  #denials: { rules: readonly Rule[]; byTool: Map<string, DeniedReads | null> } | null = null;
+  #home: Promise<string> | null = null;
 
   constructor(options: PipelineOptions) {
     this.#options = options;
@@ -258,6 +275,30 @@ export class ToolPipeline {
     }
   }
 
+  /**
+   * The deny rules a search tool (category "search": Glob, Grep) applies file by file, from the policy's
+   * rules as they are now: rules added or removed during the session count from the next call. Null for
+   * other tools and without such rules. The rules' module loads here, not with the pipeline: it is loaded
+   * by the time a call runs, since the policy decided it.
+   */
+  async #deniedReads(tool: AnyTool): Promise<DeniedReads | null> {
+    const rules = this.#options.policy.rules;
+    if (tool.category !== "search" || rules === undefined) return null;
+    if (!rules.some((rule) => rule.action === "deny" && rule.specifier !== undefined)) return null;
+    if (this.#denials?.rules !== rules) this.#denials = { rules, byTool: new Map() };
+    const { byTool } = this.#denials;
+    if (!byTool.has(tool.name)) {
+      const { searchDenials } = await lazyImport<typeof import("../permissions/evaluate_file.ts")>(
+        new URL("../permissions/evaluate_file.ts", import.meta.url),
+      );
+      const denials = searchDenials(rules, tool.name);
+      // "~/" patterns start from the home's real path, as the policy resolves it.
+      const home = await (this.#home ??= realFolder(this.#options.home ?? "/"));
+      byTool.set(tool.name, denials.length === 0 ? null : { home, rules: denials });
+    }
+    return byTool.get(tool.name) ?? null;
+  }
+
   async #execute(
     tool: AnyTool,
     input: unknown,
@@ -267,6 +308,7 @@ export class ToolPipeline {
     const { executor, files } = this.#options;
     // The shell's plan is decided right before its call: protected paths may have appeared since.
     const shellCall = tool.isDestructive() ? await this.#options.shell.prepareCall() : null;
+    const deniedReads = await this.#deniedReads(tool);
     if (!tool.isReadOnly() && shellCall === null) await this.#options.shell.beforeWrite?.();
     let execution: Execution;
     let notes: string[] = [];
@@ -285,6 +327,7 @@ export class ToolPipeline {
           rootAliases: this.#options.rootAliases ?? [],
           additionalRoots: this.#options.additionalRoots ?? [],
           excludedPaths: this.#options.excludedPaths ?? [],
+          ...(deniedReads === null ? {} : { deniedReads }),
           // Only writers read these (about 3 KB of each call's message): others get the default.
           ...(tool.isReadOnly() ? {} : {
             protectedPaths: this.#options.protectedPaths ?? PROTECTED_PATHS,

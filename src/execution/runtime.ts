@@ -9,7 +9,7 @@
  */
 import { credentialPlaces } from "../common/home_credentials.ts";
 import { assertNever } from "../common/errors.ts";
-import type { Approver, PermissionPolicy } from "../permissions/decision.ts";
+import type { Approver } from "../permissions/decision.ts";
 import type { PreToolUseHook } from "../permissions/hooks.ts";
 import { BUILTIN_TOOLS } from "../tools/mod.ts";
 import { createRegistry, type ToolRegistry } from "../tools/registry.ts";
@@ -23,7 +23,7 @@ import { hooksFoldersIn } from "../sandbox/git_metadata.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { checkAdditionalRoots } from "./additional_roots.ts";
 import { FileRecordStore } from "./file_records.ts";
-import { type CallAccelerator, type PipelineOptions, ToolPipeline } from "./pipeline.ts";
+import { type CallAccelerator, type PipelineOptions, type SearchedPolicy, ToolPipeline } from "./pipeline.ts";
 import { type ProfileKind, profileKind, profilesForTools } from "./profiles.ts";
 import { usableTools, type UsableToolsOptions } from "./usable_tools.ts";
 import { WorkerExecutor, type WorkerExecutorOptions } from "./worker_executor.ts";
@@ -46,7 +46,8 @@ export interface RuntimeOptions {
   sandbox: SandboxMode;
   sandboxNetwork: boolean;
   strictLinks: boolean;
-  policy: PermissionPolicy;
+  /** Decides each call; its rules, when it shows them, also reach the searches (see PipelineOptions.policy). */
+  policy: SearchedPolicy;
   approver?: Approver;
   hooks?: readonly PreToolUseHook[];
   /** PostToolUse: see PipelineOptions.afterCall. */
@@ -187,6 +188,8 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     executor,
     ...(accelerator === null ? {} : { accelerator }),
     policy: options.policy,
+    // The policy of a session resolves "~/" from the same variable (src/session/session_permissions.ts).
+    home: options.env.HOME ?? "/",
     files,
     root: options.root,
     strictLinks: options.strictLinks,

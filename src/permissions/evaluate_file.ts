@@ -16,7 +16,9 @@ import type { Access } from "./access.ts";
 import type { PermissionDecision } from "./decision.ts";
 import { addDirFlag, allowedToolsFlag, folderRule, modeFlag, pathRule } from "./hints.ts";
 import { modeDecision } from "./modes.ts";
-import { decidedByRule, type RuleTarget } from "./rule_match.ts";
+import { compileRule, decidedByRule, ruleApplies, type RuleTarget } from "./rule_match.ts";
+import type { Rule } from "./rules.ts";
+import type { DeniedReadRule } from "../tools/tool.ts";
 import {
   type Evaluation,
   type EvaluationContext,
@@ -129,4 +131,23 @@ function outside(access: FileAccess, location: string, context: EvaluationContex
     decidedBy: { kind: "mode", mode: context.mode },
     hint: addDirFlag(folder),
   };
+}
+
+/**
+ * The deny rules a search tool (Glob, Grep) applies to each file it would list or search, as the
+ * structured-cloneable `ToolCallContext.deniedReads` carries them: those that would deny `tool` called on
+ * that one file by its path (`ReadFile(.env)` and `Grep(secrets/**)` for Grep). Step 1 of `decideFile`
+ * checks only the search's own path, and a search of the workspace would otherwise read the files below it
+ * that a direct read of each is denied. Rules without a path deny the whole call there already.
+ */
+export function searchDenials(rules: readonly Rule[], tool: string): DeniedReadRule[] {
+  const denials: DeniedReadRule[] = [];
+  for (const rule of rules) {
+    if (rule.action !== "deny" || rule.specifier === undefined) continue;
+    const compiled = compileRule(rule);
+    if (compiled.matcher.kind !== "path") continue;
+    if (!ruleApplies(compiled, { action: "deny", target: { kind: "read", tool } })) continue;
+    denials.push({ rule: compiled.text, origin: compiled.origin, specifier: rule.specifier });
+  }
+  return denials;
 }

@@ -9,6 +9,7 @@ import { displayPath } from "./_display_path.ts";
 import { posix } from "../common/path.ts";
 import { isExcludedPath, resolveSearchPath, safePath } from "./_paths.ts";
 import { MAX_GLOB_RESULTS } from "./_shared.ts";
+import { DeniedFiles } from "./_read_denials.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { compareStrings, walkFiles, type WalkResult } from "./_walk.ts";
 import { skippedNotice } from "./_walk_notice.ts";
@@ -79,6 +80,7 @@ export const globRunner: ToolRunner<GlobInput> = {
       root: context.root,
       additionalRoots: context.additionalRoots,
       excludedPaths: context.excludedPaths,
+      denied: DeniedFiles.from(context.deniedReads, context.root),
       signal: context.signal,
       deadline,
       filter: (relativePath) => matches(prefix + relativePath),

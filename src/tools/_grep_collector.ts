@@ -8,7 +8,7 @@
 import { displayPath } from "./_display_path.ts";
 import { formatContent, type LineMatch } from "./_grep_lines.ts";
 import type { WalkCounts } from "./_walk.ts";
-import { skippedNotice, unreadableNotice } from "./_walk_notice.ts";
+import { deniedNotice, skippedNotice, unreadableNotice } from "./_walk_notice.ts";
 import { stoppedResult, textResult } from "./results.ts";
 import type { ToolContext, ToolResult } from "./tool.ts";
 
@@ -157,6 +157,8 @@ export class GrepCollector {
     const { mode, limit } = this.#options;
     const unreadable = walk === null ? null : unreadableNotice(walk);
     if (unreadable !== null) notes.push(unreadable);
+    const denied = walk === null ? null : deniedNotice(walk);
+    if (denied !== null) notes.push(denied);
     if (this.truncated) {
       const what = mode === "content" ? `${limit} matching lines` : `${limit} files`;
       notes.push(

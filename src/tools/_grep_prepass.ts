@@ -244,6 +244,8 @@ export class WalkRecorder {
         changedDirectories: walker.changedDirectories,
         ignoreProblems: walker.ignoreProblems,
         unreadable: walker.unreadable,
+        deniedFiles: walker.deniedFiles,
+        denyingRules: walker.denyingRules,
       },
       ...ancestorIgnoreFiles(places),
       prefilterMismatch: this.#mismatch,

@@ -26,6 +26,7 @@ import {
 import { countMatchingLines, findMatchingLines } from "./_grep_lines.ts";
 import { compileGrepMatcher } from "./_grep_matcher.ts";
 import { prepassOf, WalkRecorder } from "./_grep_prepass.ts";
+import { DeniedFiles } from "./_read_denials.ts";
 import type { LineMatcher } from "./_line_search.ts";
 import { resolveSearchPath, rootContaining } from "./_paths.ts";
 import { DEFAULT_HEAD_LIMIT } from "./_shared.ts";
@@ -76,6 +77,7 @@ export const grepRunner: ToolRunner<GrepInput> = {
         root: context.root,
         additionalRoots: context.additionalRoots,
         excludedPaths: context.excludedPaths,
+        denied: DeniedFiles.from(context.deniedReads, context.root),
         slicer,
         stamp: recorder?.walks ?? false,
         memory: recentWalks,

@@ -121,6 +121,9 @@ export async function answerFromRipgrep(
 
 // Whether the tree has something ripgrep reads differently from Grep's walk.
 function treeProblem(walk: GrepWalkReport, report: RipgrepReport): Fallback | null {
+  // ripgrep knows nothing of deny rules: it searched the files the walk left out for them, and a report
+  // that holds one must never be used (its count differs too, so the check below would refuse it anyway).
+  if ((walk.counts.deniedFiles ?? 0) > 0) return fallback("deny rules leave files out of the walk", true);
   if (walk.counts.ignoreProblems.length > 0) {
     return fallback("an ignore file has rules Grep leaves out", true);
   }

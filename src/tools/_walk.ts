@@ -36,6 +36,7 @@ import { IgnoreRules, isIgnored, MAX_IGNORE_FILE_BYTES, type RuleSet } from "./_
 import { EXCLUDED_DIRECTORY_NAMES } from "./_shared.ts";
 import { isExcludedPath, isWithinRoot, normalizedExcluded, resolveLink, rootContaining } from "./_paths.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
+import type { DeniedFiles } from "./_read_denials.ts";
 import { readVerifiedSync } from "./_verified_read.ts";
 import { type Listing, ListingRecorder, type WalkMemory } from "./_walk_memory.ts";
 import { stampOf, type WalkStamps } from "./_walk_stamps.ts";
@@ -53,6 +54,13 @@ export interface WalkOptions {
   filter?: (relativePath: string) => boolean;
   /** Real paths of folders inside the root that count as outside it: never entered or listed. */
   excludedPaths?: readonly string[] | undefined;
+  /**
+   * The deny rules of the call (`ToolCallContext.deniedReads`, compiled): a file one of them covers, as
+   * walked or as it really is, is left out and counted (`deniedFiles`) once it passed the filter and the
+   * ignore files. Checked file by file, after the listing: the memory of earlier walks keeps listings, not
+   * this call's verdicts, so a walk recalled under other rules decides again.
+   */
+  denied?: DeniedFiles | null;
   /** Stops the walk early; the result then has `aborted: true`. */
   signal?: AbortSignal;
   /** When the walk must end (a `performance.now()` time); the result then has `aborted: true`. */
@@ -86,6 +94,12 @@ export interface WalkCounts {
   ignoreProblems: string[];
   /** Directories that could not be listed, each as its relative path and the reason in parentheses. */
   unreadable: string[];
+  /**
+   * Files left out because a deny rule covers them (`WalkOptions.denied`), and those rules as "RULE from
+   * ORIGIN"; absent: none.
+   */
+  deniedFiles?: number;
+  denyingRules?: string[];
 }
 
 /** What `walkFiles` found and skipped. */
@@ -150,6 +164,10 @@ export class Walker implements WalkCounts {
   ignoreProblems: string[] = [];
   /** Directories that could not be listed: relative path and reason. */
   unreadable: string[] = [];
+  /** Files a deny rule covers, left out; and the rules that did, in the order they first did. */
+  deniedFiles = 0;
+  denyingRules: string[] = [];
+  #denied: DeniedFiles | null;
   #start: string;
   /** The root, then the added folders. */
   #roots: readonly string[];
@@ -203,6 +221,7 @@ export class Walker implements WalkCounts {
     );
     this.#excludedNames = new Set([...this.#excludedFiles].map((path) => posix.basename(path)));
     this.#slicer = options.slicer;
+    this.#denied = options.denied ?? null;
   }
 
   /**
@@ -289,6 +308,7 @@ export class Walker implements WalkCounts {
     const slicer = this.#slicer;
     const excludedFiles = this.#excludedFiles;
     const excludedNames = this.#excludedNames;
+    const denied = this.#denied;
     const enter = (directory: Directory): void => {
       if (visited.has(directory.realPath)) return;
       visited.add(directory.realPath);
@@ -372,6 +392,14 @@ export class Walker implements WalkCounts {
       if (ruleSets.length > 0 && isIgnored(ruleSets, relativePath, name, false)) {
         this.ignoredFiles++;
         continue;
+      }
+      if (denied !== null) {
+        const rule = denied.denying(path, realPath);
+        if (rule !== null) {
+          this.deniedFiles++;
+          if (!this.denyingRules.includes(rule)) this.denyingRules.push(rule);
+          continue;
+        }
       }
       yield { path, relativePath };
     }
@@ -550,6 +578,8 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
     changedDirectories: walker.changedDirectories,
     ignoreProblems: walker.ignoreProblems,
     unreadable: walker.unreadable,
+    deniedFiles: walker.deniedFiles,
+    denyingRules: walker.denyingRules,
     listedDirectories: walker.listedDirectories,
     recalledDirectories: walker.recalledDirectories,
     aborted,

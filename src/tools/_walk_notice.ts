@@ -55,7 +55,25 @@ export function skippedNotice(walk: WalkCounts): string | null {
   if (parts.length > 0) {
     notices.unshift(`(Skipped: ${parts.join("; ")}. Use Bash to look inside ignored paths.)`);
   }
+  const denied = deniedNotice(walk);
+  if (denied !== null) notices.push(denied);
   const unreadable = unreadableNotice(walk);
   if (unreadable !== null) notices.push(unreadable);
   return notices.length === 0 ? null : notices.join("\n");
+}
+
+/**
+ * The notice of the files a walk left out because a deny rule covers them (so the model does not take their
+ * absence for their nonexistence, nor look for them again), or null. It goes with every result: the files
+ * are missing from results that found something too.
+ */
+export function deniedNotice(walk: Pick<WalkCounts, "deniedFiles" | "denyingRules">): string | null {
+  const count = walk.deniedFiles ?? 0;
+  if (count === 0) return null;
+  const rules = walk.denyingRules ?? [];
+  const named = rules.length === 1 ? `the deny rule ${rules[0]}` : `the deny rules ${rules.join(", ")}`;
+  return `(${count} file${count === 1 ? " was" : "s were"} left out: ${named} ` +
+    `den${rules.length === 1 ? "ies" : "y"} reading ${count === 1 ? "it" : "them"}, so ${
+      count === 1 ? "its" : "their"
+    } name and contents are not shown.)`;
 }

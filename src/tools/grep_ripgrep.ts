@@ -203,8 +203,15 @@ export class RipgrepGrep {
     if (plan === null) return this.#skip("the call has options ripgrep cannot match");
     const skipped = this.#skipped.get(path);
     if (skipped !== undefined && skipped.until > this.#now()) return this.#skip(skipped.reason);
-    const walkKey = `${path}\0${input.glob ?? ""}`;
-    const keptKey: WalkKey = {
+    // A walk leaves out what the call's deny rules cover: one made under other rules (rules changed during
+    // the session) is never used, as it could list a file ripgrep must not report from.
+    const denied = context.deniedReads === undefined || context.deniedReads.rules.length === 0
+      ? ""
+      : JSON.stringify(context.deniedReads);
+    const walkKey = `${path}\0${input.glob ?? ""}\0${denied}`;
+    // Kept walks do not record the deny rules they were made under: a call with some neither reads nor
+    // keeps them.
+    const keptKey: WalkKey | undefined = denied !== "" ? undefined : {
       path,
       glob: input.glob ?? null,
       roots: [context.root, ...context.additionalRoots ?? []],
@@ -281,7 +288,8 @@ export class RipgrepGrep {
       // A walk kept by an earlier process, read while the worker searches within its budget; it is used only
       // once the worker has found its stamps current.
       const keeper = this.#options.keeper;
-      const keptLoading = recent === null && !this.#walking.has(walkKey) && keeper !== undefined
+      const keptLoading = recent === null && !this.#walking.has(walkKey) && keeper !== undefined &&
+          keptKey !== undefined
         ? this.#loadKept(walkKey, keptKey, keeper)
         : null;
       // The recent walk's stamps, when they can show whether the tree changed since.

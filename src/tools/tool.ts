@@ -106,6 +106,23 @@ export interface ProtectedPath {
   reason: string;
 }
 
+/** A deny rule as a search tool applies it to each file (see `ToolCallContext.deniedReads`). */
+export interface DeniedReadRule {
+  /** As users write it: "ReadFile(.env)". */
+  rule: string;
+  /** Where it was written: "--disallowedTools", "project settings (…)". */
+  origin: string;
+  /** Its path pattern, compiled in the worker by `compilePathPattern` exactly as the policy compiles it. */
+  specifier: string;
+}
+
+/** The deny rules a search applies file by file, with the folder their "~/" patterns start from. */
+export interface DeniedReads {
+  /** Real path of the user's home folder, as the policy resolves it. */
+  home: string;
+  rules: readonly DeniedReadRule[];
+}
+
 /** The structured-cloneable part of a tool's context: what crosses into a worker. */
 export interface ToolCallContext {
   /** Real path of the workspace root. */
@@ -126,6 +143,13 @@ export interface ToolCallContext {
    * when the workspace contains it). Default none.
    */
   excludedPaths?: readonly string[];
+  /**
+   * The deny rules with a path that the search tools (Glob, Grep) apply to every file they would list or
+   * search: a file a direct call on it would be denied (`ReadFile(.env)`, also through a symlink) is left
+   * out and counted, so its contents and name never reach the model through a search of a folder above it.
+   * Absent or empty: none. See `searchDenials` in src/permissions/evaluate_file.ts.
+   */
+  deniedReads?: DeniedReads;
   /**
    * What writers refuse to change (git metadata, mewcode's settings, editor folders). Default
    * `PROTECTED_PATHS`; an empty list only for calls a person typed.

@@ -453,19 +453,25 @@ async function readTodo(path: string): Promise<{ text: string; size: number } | 
   const info = await Deno.stat(path).catch(() => null);
   if (info === null || !info.isFile) return null;
   try {
-    using file = await Deno.open(path);
-    const size = (await file.stat()).size;
-    const buffer = new Uint8Array(Math.min(size, MAX_TODO_BYTES));
-    let read = 0;
-    while (read < buffer.length) {
-      const count = await file.read(buffer.subarray(read));
-      if (count === null) break;
-      read += count;
-    }
-    return { text: new TextDecoder().decode(buffer.subarray(0, read)), size };
+    const { bytes, size } = await readHead(path, MAX_TODO_BYTES);
+    return { text: new TextDecoder().decode(bytes), size };
   } catch {
     return null;
   }
+}
+
+/** The first `max` bytes of a file and its size when opened. Throws what opening or reading throws. */
+async function readHead(path: string, max: number): Promise<{ bytes: Uint8Array; size: number }> {
+  using file = await Deno.open(path);
+  const size = (await file.stat()).size;
+  const buffer = new Uint8Array(Math.min(size, max));
+  let read = 0;
+  while (read < buffer.length) {
+    const count = await file.read(buffer.subarray(read));
+    if (count === null) break;
+    read += count;
+  }
+  return { bytes: buffer.subarray(0, read), size };
 }
 
 /**
@@ -501,8 +507,11 @@ async function readIndexMarks(directory: GitDirectory): Promise<IndexMarks | nul
       entry.name === "extensions.objectformat" && entry.value?.toLowerCase() === "sha256"
     )
   );
-  const bytes = await Deno.readFile(path).catch(() => null);
-  const marks = bytes === null ? null : markedIndexEntries(bytes, sha256 ? 32 : 20);
+  // Read up to the bound only: the index may have grown since it was looked at.
+  const head = await readHead(path, MAX_INDEX_BYTES).catch(() => null);
+  const marks = head === null || head.size > MAX_INDEX_BYTES
+    ? null
+    : markedIndexEntries(head.bytes, sha256 ? 32 : 20);
   indexMarksCache.set(path, { stamp, marks });
   return marks;
 }
@@ -510,16 +519,8 @@ async function readIndexMarks(directory: GitDirectory): Promise<IndexMarks | nul
 /** A hook's bytes (the first `MAX_HOOK_BYTES` and the size when larger), or a marker when unreadable. */
 async function readHook(path: string): Promise<Uint8Array | string> {
   try {
-    using file = await Deno.open(path);
-    const size = (await file.stat()).size;
-    const buffer = new Uint8Array(Math.min(size, MAX_HOOK_BYTES));
-    let read = 0;
-    while (read < buffer.length) {
-      const count = await file.read(buffer.subarray(read));
-      if (count === null) break;
-      read += count;
-    }
-    return size > MAX_HOOK_BYTES ? `${size}:${await hashHex(buffer)}` : buffer.subarray(0, read);
+    const { bytes, size } = await readHead(path, MAX_HOOK_BYTES);
+    return size > MAX_HOOK_BYTES ? `${size}:${await hashHex(bytes)}` : bytes;
   } catch (error) {
     return `unreadable: ${error instanceof Error ? error.name : String(error)}`;
   }

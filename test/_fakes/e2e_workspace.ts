@@ -61,7 +61,22 @@ export class E2eWorkspace implements AsyncDisposable {
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    await Deno.remove(this.root, { recursive: true });
-    await Deno.remove(this.home, { recursive: true });
+    await removeSettled(this.root);
+    await removeSettled(this.home);
+  }
+}
+
+/**
+ * Removes a folder that a mewcode being stopped may still be writing in (a sandbox it replaces as it ends
+ * makes its mount points): a removal that meets a folder filled meanwhile tries again, for a second at most.
+ */
+async function removeSettled(path: string): Promise<void> {
+  for (let attempt = 0;; attempt++) {
+    try {
+      return await Deno.remove(path, { recursive: true });
+    } catch (error) {
+      if (attempt >= 20 || !(error instanceof Error) || !/not empty/i.test(error.message)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 }

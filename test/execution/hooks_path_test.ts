@@ -8,6 +8,7 @@ import type { ToolRuntime } from "../../src/execution/runtime.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
 import { testRuntime } from "../_fakes/runtime.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { gitOk } from "../sandbox/_git_fixture.ts";
 
 async function call(runtime: ToolRuntime, name: string, input: Record<string, unknown>): Promise<ToolResult> {
   const { result } = await runtime.pipeline.run({ id: `hooks_${crypto.randomUUID()}`, name, input }, {
@@ -16,31 +17,19 @@ async function call(runtime: ToolRuntime, name: string, input: Record<string, un
   return result;
 }
 
-/** The user's own git, outside any sandbox, with no global configuration. */
-async function userGit(root: string, ...args: string[]): Promise<string> {
-  const output = await new Deno.Command("/usr/bin/git", {
-    args: ["-c", "user.name=User", "-c", "user.email=user@example.com", ...args],
-    cwd: root,
-    env: { GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
-}
-
 const HOOK = "#!/bin/sh\nexit 0\n";
 
 Deno.test("the folder core.hooksPath names can be changed neither by a shell command nor by the file tools", async () => {
   await using workspace = await createTempWorkspace("mewcode-hooks-path-");
   const root = workspace.root;
   const marker = `${await Deno.makeTempDir({ prefix: "mewcode-hooks-marker-" })}/ran`;
-  await userGit(root, "init", "-q", "-b", "main");
-  await userGit(root, "config", "core.hooksPath", ".husky/_");
+  await gitOk(root, "init", "-q", "-b", "main");
+  await gitOk(root, "config", "core.hooksPath", ".husky/_");
   await Deno.mkdir(`${root}/.husky/_`, { recursive: true });
   await Deno.writeTextFile(`${root}/.husky/_/pre-commit`, HOOK, { mode: 0o755 });
   await Deno.writeTextFile(`${root}/a.txt`, "one\n");
-  await userGit(root, "add", "-A");
-  await userGit(root, "commit", "-q", "-m", "first");
+  await gitOk(root, "add", "-A");
+  await gitOk(root, "commit", "-q", "-m", "first");
   await using runtime = await testRuntime(root, { env: { PATH: "/usr/bin:/bin", HOME: "/nonexistent" } });
   const payload = `touch ${marker}`;
   const shell = await call(runtime, "Bash", {
@@ -67,6 +56,6 @@ Deno.test("the folder core.hooksPath names can be changed neither by a shell com
   equal(await Deno.readTextFile(`${root}/.husky/_/pre-commit`), HOOK);
   equal(await Deno.lstat(`${root}/.husky/_/post-commit`).then(() => true, () => false), false);
   await Deno.writeTextFile(`${root}/a.txt`, "two\n");
-  await userGit(root, "commit", "-q", "-am", "second");
+  await gitOk(root, "commit", "-q", "-am", "second");
   equal(await Deno.lstat(marker).then(() => true, () => false), false, "a planted hook ran");
 });

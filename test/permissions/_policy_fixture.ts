@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { equal } from "node:assert/strict";
 import { posix } from "node:path";
 import type { PermissionDecision } from "../../src/permissions/decision.ts";
 import type { PermissionMode } from "../../src/permissions/modes.ts";
@@ -127,4 +128,23 @@ export function decide(
 /** A Bash call's decision. */
 export function decideBash(policy: RulePolicy, scene: Scene, command: string): Promise<PermissionDecision> {
   return decide(policy, scene, "Bash", { command });
+}
+
+/** What a policy decides for a command. */
+export type Expected = "allow" | "ask" | "deny";
+
+/** Checks the decision for each command, one test step each, in a scene of its own. */
+export async function table(
+  t: Deno.TestContext,
+  setup: { mode?: PermissionMode; rules: Rule[] },
+  cases: readonly (readonly [string, Expected])[],
+): Promise<void> {
+  await using scene = await createScene();
+  const policy = policyFor(scene, setup);
+  for (const [command, expected] of cases) {
+    await t.step(`${command} → ${expected}`, async () => {
+      const decision = await decideBash(policy, scene, command);
+      equal(decision.behavior, expected, decision.reason);
+    });
+  }
 }

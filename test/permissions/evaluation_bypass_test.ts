@@ -4,26 +4,16 @@
  * computed or hidden behind a wrapper. Each row ran a command in a real run before the fix.
  */
 import { equal, match } from "node:assert/strict";
-import type { PermissionMode } from "../../src/permissions/modes.ts";
-import type { Rule } from "../../src/permissions/rules.ts";
-import { allow, createScene, decideBash, deny, policyFor, rule } from "./_policy_fixture.ts";
-
-type Expected = "allow" | "ask" | "deny";
-
-async function table(
-  t: Deno.TestContext,
-  setup: { mode?: PermissionMode; rules: Rule[] },
-  cases: readonly (readonly [string, Expected])[],
-): Promise<void> {
-  await using scene = await createScene();
-  const policy = policyFor(scene, setup);
-  for (const [command, expected] of cases) {
-    await t.step(`${command} → ${expected}`, async () => {
-      const decision = await decideBash(policy, scene, command);
-      equal(decision.behavior, expected, decision.reason);
-    });
-  }
-}
+import {
+  allow,
+  createScene,
+  decideBash,
+  deny,
+  type Expected,
+  policyFor,
+  rule,
+  table,
+} from "./_policy_fixture.ts";
 
 const READERS = allow("Bash(echo *)", "Bash(printf *)", "Bash(test *)", "Bash([ *)", "Bash(read *)");
 

@@ -170,15 +170,25 @@ class Interruption {
   }
 }
 
+/** The Node options Deno honours from NODE_OPTIONS that run code or let another process run it. */
+const NODE_CODE_OPTION = /^(?:-r|--require|--import|--(?:experimental-)?loader|--inspect)/;
+
 /**
  * Deno reads some variables before mewcode runs: a permission broker overrides every worker's grant and
- * an audit log records every permission check. The launcher clears them; a binary started with them set
- * refuses to run rather than run without its sandbox.
+ * an audit log records every permission check, NODE_OPTIONS may preload code or open a debugger. The
+ * launcher clears them; a binary started with them set refuses to run rather than run without its sandbox
+ * (a preload has run by then: the refusal keeps the session from going on beside it).
  */
 function runtimeOverride(env: Record<string, string>): string | null {
   const set = ["DENO_PERMISSION_BROKER_PATH", "DENO_AUDIT_PERMISSIONS"].filter((name) =>
     env[name] !== undefined
   );
+  const nodeOption = (env.NODE_OPTIONS ?? "").split(/\s+/).find((word) => NODE_CODE_OPTION.test(word));
+  if (set.length === 0 && nodeOption !== undefined) {
+    return `Refusing to start: NODE_OPTIONS holds ${nodeOption}, with which the runtime loads code or opens ` +
+      "a debugger beside mewcode, with all of its permissions: unset NODE_OPTIONS (scripts/mewcode does) " +
+      "and run mewcode again";
+  }
   if (set.length === 0) return null;
   return `Refusing to start: ${set.join(" and ")} ${
     set.length === 1 ? "is" : "are"

@@ -102,6 +102,39 @@ Deno.test("The launcher clears Deno's permission overrides, and the runtime refu
   await serving;
 });
 
+Deno.test("NODE_OPTIONS cannot preload the workspace's code beside mewcode", async () => {
+  await using workspace = await createTempWorkspace();
+  // Yarn's Plug'n'Play sets NODE_OPTIONS to the project's loader; a hostile project's loader reads the key.
+  const marker = join(workspace.root, "preloaded");
+  await Deno.writeTextFile(
+    join(workspace.root, ".pnp.cjs"),
+    `require("node:fs").writeFileSync(${JSON.stringify(marker)}, process.env.ANTHROPIC_API_KEY ?? "none");\n`,
+  );
+  const viaLauncher = await runMewcode(["tools"], {
+    cwd: workspace.root,
+    env: { NODE_OPTIONS: "--require ./.pnp.cjs", ANTHROPIC_API_KEY: SECRET },
+  });
+  equal(viaLauncher.code, 0, viaLauncher.stderr);
+  equal(await Deno.stat(marker).catch(() => null), null, "the launcher kept the loader from running");
+  // Started without the launcher (as a compiled binary would be): the session does not go on beside a
+  // preload or a debugger; a harmless option is no reason to refuse.
+  const flags = await readRuntimeFlags();
+  const direct = (nodeOptions: string) =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", ...flags, "--quiet", join(DENO_DIR, "..", "main.ts"), "tools"],
+      cwd: workspace.root,
+      env: { NODE_OPTIONS: nodeOptions },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+  const refused = await direct("--max-old-space-size=512 -r ./.pnp.cjs");
+  const stderr = new TextDecoder().decode(refused.stderr);
+  equal(refused.code, 2, stderr);
+  ok(stderr.includes("NODE_OPTIONS holds -r"), stderr);
+  const harmless = await direct("--max-old-space-size=512");
+  equal(harmless.code, 0, new TextDecoder().decode(harmless.stderr));
+});
+
 /** A permission broker (Deno's line-delimited JSON protocol) that allows every request. */
 async function serveAllowAll(listener: Deno.Listener): Promise<void> {
   try {

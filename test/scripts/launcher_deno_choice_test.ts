@@ -1,9 +1,10 @@
 /**
  * scripts/mewcode picks the Deno it runs from PATH only where neither the workspace nor anyone else can
  * have put it: a `deno` that says it is the pinned version, planted in the workspace, in a temporary
- * directory or in a world-writable directory earlier on PATH, is passed over for the real one.
+ * directory, in a world-writable directory or under one that is not sticky, or itself writable by anyone,
+ * earlier on PATH, is passed over for the real one. $MEWCODE_DENO must name its binary by absolute path.
  */
-import { equal } from "node:assert/strict";
+import { equal, match } from "node:assert/strict";
 import { join } from "node:path";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
 
@@ -80,6 +81,27 @@ Deno.test("the launcher passes over a planted deno in the workspace, in /tmp and
       await Deno.chmod(open, 0o755);
       equal(await chosenDeno([open], workspace), join(await Deno.realPath(open), "deno"));
     });
+    await t.step("a deno that anyone may rewrite", async () => {
+      await Deno.chmod(join(open, "deno"), 0o757);
+      equal(await chosenDeno([open], workspace), realDeno);
+      await Deno.chmod(join(open, "deno"), 0o755);
+    });
+    // Whoever may write a folder above can rename the folder below and put their own in its place.
+    const inner = join(open, "inner", "bin");
+    await plantDeno(inner);
+    await t.step("a deno under a world-writable folder", async () => {
+      await Deno.chmod(open, 0o777);
+      equal(await chosenDeno([inner], workspace), realDeno);
+    });
+    await t.step("a deno under a world-writable folder that is sticky is trusted", async () => {
+      await Deno.chmod(open, 0o1777);
+      equal(await chosenDeno([inner], workspace), join(await Deno.realPath(inner), "deno"));
+    });
+    await t.step("a deno in a world-writable folder is not, sticky or not", async () => {
+      await Deno.chmod(open, 0o755);
+      await Deno.chmod(inner, 0o1777);
+      equal(await chosenDeno([inner], workspace), realDeno);
+    });
   } finally {
     await Deno.remove(workspace, { recursive: true });
     await Deno.remove(open, { recursive: true });
@@ -119,5 +141,25 @@ Deno.test("the launcher passes over a deno in the workspace named by -C in every
   } finally {
     await Deno.remove(workspace, { recursive: true });
     await Deno.remove(elsewhere, { recursive: true });
+  }
+});
+
+Deno.test("the launcher refuses a MEWCODE_DENO that PATH would have to find", async () => {
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "mewcode-launcher-ws-" }));
+  try {
+    await plantDeno(join(workspace, "bin"));
+    const output = await new Deno.Command(LAUNCHER, {
+      args: ["--version"],
+      cwd: workspace,
+      clearEnv: true,
+      env: { PATH: `${join(workspace, "bin")}:/usr/bin:/bin`, HOME: workspace, MEWCODE_DENO: "deno" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    equal(output.code, 127);
+    equal(new TextDecoder().decode(output.stdout), "", "the planted deno did not run");
+    match(new TextDecoder().decode(output.stderr), /MEWCODE_DENO is "deno": set it to the absolute path/);
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
   }
 });

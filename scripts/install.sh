@@ -28,11 +28,22 @@ fail() {
 download() {
   case "$downloader:$1" in
     # --proto: never follow a redirect to plain http.
-    curl:*) curl --fail --silent --show-error --location --proto '=https,file' --output "$2" "$1" ;;
+    curl:*) curl --fail --silent --show-error --location --proto '=https,file' --output "$2" "$1" ||
+      fail "cannot download $1" ;;
     # wget cannot read file:// URLs.
-    wget:file://*) cp "${1#file://}" "$2" ;;
-    wget:*) wget --quiet --output-document="$2" "$1" ;;
-  esac || fail "cannot download $1"
+    wget:file://*) cp "${1#file://}" "$2" || fail "cannot download $1" ;;
+    wget:*)
+      # wget follows a redirect to plain http whatever it is told (--https-only is for recursive
+      # downloads), so its log says where the file came from, and anything not over https is refused.
+      LC_ALL=C wget --no-verbose --output-file="$work/wget.log" --output-document="$2" "$1" ||
+        fail "cannot download $1: $(sed -n '$p' "$work/wget.log" 2>/dev/null)"
+      source="$(sed -n 's/^.* URL: *\([^ ]*\) .*$/\1/p' "$work/wget.log")"
+      case "$source" in
+        https://*) ;;
+        *) fail "refusing $1: it was sent from ${source:-an address wget did not report}, not over https; nothing was installed" ;;
+      esac
+      ;;
+  esac
 }
 
 main() {
@@ -86,6 +97,9 @@ main() {
   fi
 
   bin_dir="$HOME/.local/bin"
+  # mv would put the binary inside a folder (or a link to one) of that name, and report nothing wrong.
+  [ ! -d "$bin_dir/mewcode" ] ||
+    fail "$bin_dir/mewcode is a folder (or a link to one): move it away, then run the installer again; nothing was installed"
   work="$(mktemp -d)"
   staged=""
   trap 'rm -rf "$work"; [ -z "$staged" ] || rm -f "$staged"' EXIT

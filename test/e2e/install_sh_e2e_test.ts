@@ -9,6 +9,7 @@ import { writeChecksums } from "../../scripts/checksums.ts";
 import { binaryName, TARGETS } from "../../scripts/compile.ts";
 import { releaseFiles } from "../../scripts/release.ts";
 import { CleanMachine, explain, type Run } from "./_clean_machine.ts";
+import { LOCALHOST_CERT, LOCALHOST_KEY } from "../_fakes/localhost_tls.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const INSTALL_SH = join(ROOT, "scripts", "install.sh");
@@ -302,4 +303,103 @@ Deno.test("install.sh cut short, as a dropped `curl | sh` download leaves it, do
   const complete = await install(machine, release);
   equal(complete.code, 0, explain(complete));
   ok(await exists(installed(machine)));
+});
+
+/**
+ * Serves the release directory over HTTPS (the test certificate) and over plain HTTP; the HTTPS server
+ * answers a request under /downgrade/ with a redirect to the same file over HTTP.
+ */
+function serveRelease(release: string): AsyncDisposable & { https: string } {
+  const files = async (request: Request) => {
+    const name = new URL(request.url).pathname.split("/").at(-1)!;
+    try {
+      return new Response(await Deno.readFile(join(release, name)));
+    } catch {
+      return new Response("not found", { status: 404 });
+    }
+  };
+  const plain = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, files);
+  const secure = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    cert: LOCALHOST_CERT,
+    key: LOCALHOST_KEY,
+    onListen() {},
+  }, (request) => {
+    const path = new URL(request.url).pathname;
+    if (!path.startsWith("/downgrade/")) return files(request);
+    return Response.redirect(`http://127.0.0.1:${plain.addr.port}/release/${path.split("/").at(-1)}`, 302);
+  });
+  return {
+    https: `https://127.0.0.1:${secure.addr.port}`,
+    async [Symbol.asyncDispose]() {
+      await Promise.all([plain.shutdown(), secure.shutdown()]);
+    },
+  };
+}
+
+Deno.test("install.sh downloads over https with curl and with wget, and refuses a redirect to plain http", async (t) => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  await using server = serveRelease(release);
+  const ca = join(machine.root, "ca.pem");
+  await Deno.writeTextFile(ca, LOCALHOST_CERT);
+  await Deno.writeTextFile(join(machine.root, "wgetrc"), `ca_certificate = ${ca}\n`);
+  // Each downloader trusts the test certificate, through its own setting.
+  const trust = { CURL_CA_BUNDLE: ca, WGETRC: join(machine.root, "wgetrc") };
+  for (const downloader of ["curl", "wget"]) {
+    await t.step(downloader, async () => {
+      if (downloader === "wget") await Deno.remove(join(machine.tools, "curl"));
+      ok(await exists(join(machine.tools, downloader)), `${downloader} exists`);
+      await Deno.remove(join(machine.home, ".local"), { recursive: true }).catch(() => undefined);
+      const refused = await install(machine, release, {
+        ...trust,
+        MEWCODE_RELEASE_URL: `${server.https}/downgrade`,
+      });
+      equal(refused.code, 1, explain(refused));
+      match(
+        refused.stderr,
+        downloader === "curl"
+          ? /cannot download https:\S+\/downgrade\/SHA256SUMS/
+          : /it was sent from http:\/\/127\.0\.0\.1:\d+\/release\/SHA256SUMS, not over https; nothing was installed/,
+      );
+      ok(!await exists(join(machine.home, ".local")), "nothing was installed");
+      const run = await install(machine, release, {
+        ...trust,
+        MEWCODE_RELEASE_URL: `${server.https}/release`,
+      });
+      equal(run.code, 0, explain(run));
+      equal(
+        (await machine.run(installed(machine), ["--version"])).stdout,
+        `${fakeVersion(Deno.build.target)}\n`,
+      );
+    });
+  }
+});
+
+Deno.test("install.sh refuses to install when ~/.local/bin/mewcode is a folder or a link to one", async (t) => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  const bin = join(machine.home, ".local", "bin");
+  const elsewhere = join(machine.root, "elsewhere");
+  await Deno.mkdir(elsewhere);
+  for (const kind of ["folder", "link to a folder"]) {
+    await t.step(kind, async () => {
+      await Deno.remove(join(machine.home, ".local"), { recursive: true }).catch(() => undefined);
+      await Deno.mkdir(bin, { recursive: true });
+      if (kind === "folder") await Deno.mkdir(installed(machine));
+      else await Deno.symlink(elsewhere, installed(machine));
+      const refused = await install(machine, release);
+      equal(refused.code, 1, explain(refused));
+      match(
+        refused.stderr,
+        /mewcode is a folder \(or a link to one\): move it away, then run the installer again/,
+      );
+      deepStrictEqual(await Array.fromAsync(Deno.readDir(installed(machine))), [], "nothing went inside it");
+      deepStrictEqual(
+        (await Array.fromAsync(Deno.readDir(bin))).map((entry) => entry.name),
+        ["mewcode"],
+      );
+    });
+  }
 });

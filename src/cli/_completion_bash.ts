@@ -28,7 +28,7 @@ export function bashScript(model: CompletionModel): string {
     const label = `    ${option.longNames[0]})`;
     switch (option.value.kind) {
       case "choices":
-        return [`${label} COMPREPLY=($(compgen -W "${option.value.choices.join(" ")}" -- "$2")) ;;`];
+        return [`${label} _mewcode_compgen -W "${option.value.choices.join(" ")}" -- "$2" ;;`];
       case "file":
         return [`${label} _mewcode_paths -f "$2" ;;`];
       case "directory":
@@ -40,7 +40,7 @@ export function bashScript(model: CompletionModel): string {
     }
   });
   const subcommandCases = Object.entries(model.subcommands).map(([command, list]) =>
-    `    1:${command}) COMPREPLY=($(compgen -W "${list.map((entry) => entry.word).join(" ")}" -- "$cur")) ;;`
+    `    1:${command}) _mewcode_compgen -W "${list.map((entry) => entry.word).join(" ")}" -- "$cur" ;;`
   );
   const commandWords = model.commands.map((command) => command.word);
   return `# bash completion for mewcode, generated from its option table by \`mewcode completions bash\`.
@@ -66,10 +66,21 @@ ${flagLetters === "" ? "" : `          [${flagLetters}]) ;;\n`}${shortCases.join
   esac
 }
 
+# Sets COMPREPLY to compgen's candidates, its output split as IFS says and never expanded as a pattern:
+# a file named "[n]otes.txt" is offered as itself, not as the notes.txt it would match.
+_mewcode_compgen() {
+  local glob=1
+  case "$-" in *f*) glob=0 ;; esac
+  set -f
+  COMPREPLY=($(compgen "$@"))
+  [ "$glob" = 0 ] || set +f
+  return 0
+}
+
 # Files (-f) or directories (-d) starting with $2.
 _mewcode_paths() {
   local IFS=$'\\n'
-  COMPREPLY=($(compgen "$1" -- "$2"))
+  _mewcode_compgen "$1" -- "$2"
   # bash 4 and later: a "/" after directories, names quoted when inserted.
   compopt -o filenames 2>/dev/null
   return 0
@@ -123,13 +134,13 @@ _mewcode() {
   fi
   case "$cur" in
     -*)
-      COMPREPLY=($(compgen -W "${optionWords.join(" ")}" -- "$cur"))
+      _mewcode_compgen -W "${optionWords.join(" ")}" -- "$cur"
       return 0
       ;;
   esac
   case "\${#positionals[@]}:\${positionals[0]-}" in
     0:)
-      COMPREPLY=($(compgen -W "${commandWords.join(" ")}" -- "$cur"))
+      _mewcode_compgen -W "${commandWords.join(" ")}" -- "$cur"
       [ "\${#COMPREPLY[@]}" -eq 0 ] && _mewcode_paths -f "$cur"
       ;;
 ${subcommandCases.join("\n")}

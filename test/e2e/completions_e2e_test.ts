@@ -119,6 +119,8 @@ Deno.test({
       home,
     );
     equal(registered.trim(), "complete -F _mewcode mewcode");
+    // A name that is also a pattern (it matches notes.txt): offered as itself.
+    await Deno.writeTextFile(join(box.dir, "[n]otes.txt"), "");
     const candidates = async (words: readonly string[]) => {
       // COMP_WORDS as bash builds them (an option's "=" is a word of its own), the function called as readline does.
       const program = `source "$0"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; ` +
@@ -142,6 +144,8 @@ Deno.test({
       [["mewcode", "-r", ""], []],
       [["mewcode", "-r", "3f2a9c1e", "do"], ["doctor"]],
       [["mewcode", "--model", ""], []],
+      [["mewcode", "--system-prompt-file", "["], ["[n]otes.txt"]],
+      [["mewcode", "-p", "fix", "["], ["[n]otes.txt"]],
     ];
     for (const [words, expected] of cases) {
       await t.step(words.join(" ") || "(empty)", async () => {

@@ -6,12 +6,14 @@
  * through `npx`, it begins with the workspace's `node_modules/.bin`, so a repository shipping
  * `node_modules/.bin/bwrap` would run unsandboxed as the sandbox itself. So the system directories come
  * first, and a PATH entry is considered only when it is absolute, outside the workspace (and the folders
- * added to it) and outside the temporary directories, and neither it nor the program is writable by others.
+ * added to it) and outside the temporary directories, and no one else can replace it or the program: neither
+ * they nor the program's own folder is writable by others, nor any folder above them unless it is sticky
+ * (whoever may write a folder above can rename the folder below and put their own in its place).
  *
  * @module
  */
 import { realPathOrNull, statOrNull } from "../common/fs.ts";
-import { isAbsolute, join } from "../common/path.ts";
+import { dirname, isAbsolute, join } from "../common/path.ts";
 
 /** The programs mewcode may start. */
 export const HELPER_NAMES = ["bwrap", "bash", "sh", "git", "rg"] as const;
@@ -79,7 +81,7 @@ async function trustedDirectories(options: ResolveHelpersOptions): Promise<strin
       continue;
     }
     const info = await statOrNull(real);
-    if (info === null || !info.isDirectory || othersMayWrite(info)) continue;
+    if (info === null || !info.isDirectory || await othersMayReplace(real)) continue;
     trusted.push(directory);
   }
   return trusted;
@@ -93,9 +95,15 @@ async function findIn(
   for (const directory of directories) {
     const candidate = join(directory, name);
     const real = await realPathOrNull(candidate);
-    if (real === null || roots.some((root) => isUnder(real, root))) continue;
+    if (
+      real === null || roots.some((root) => isUnder(real, root)) ||
+      UNTRUSTED_PREFIXES.some((prefix) => isUnder(real, prefix))
+    ) {
+      continue;
+    }
     const info = await statOrNull(real);
-    if (info === null || !info.isFile || othersMayWrite(info) || ((info.mode ?? 0) & 0o111) === 0) continue;
+    if (info === null || !info.isFile || ((info.mode ?? 0) & 0o111) === 0) continue;
+    if (othersMayWrite(info) || await othersMayReplace(dirname(real))) continue;
     return candidate;
   }
   return null;
@@ -104,6 +112,20 @@ async function findIn(
 /** Writable by anyone: such a directory or program could be replaced by another user. */
 function othersMayWrite(info: Deno.FileInfo): boolean {
   return info.mode !== null && (info.mode & 0o002) !== 0;
+}
+
+/**
+ * Whether another user could put other files in real directory `directory`: it is writable by anyone, or a
+ * folder above it is and is not sticky (a sticky folder lets only an entry's owner rename it).
+ */
+async function othersMayReplace(directory: string): Promise<boolean> {
+  const own = await statOrNull(directory);
+  if (own === null || othersMayWrite(own)) return true;
+  for (let above = dirname(directory);; above = dirname(above)) {
+    const info = await statOrNull(above);
+    if (info === null || (othersMayWrite(info) && ((info.mode ?? 0) & 0o1000) === 0)) return true;
+    if (above === dirname(above)) return false;
+  }
 }
 
 function isUnder(path: string, folder: string): boolean {

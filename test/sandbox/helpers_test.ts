@@ -2,6 +2,7 @@ import { equal } from "node:assert/strict";
 import { join } from "node:path";
 import { resolveHelpers } from "../../src/sandbox/helpers.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { directoryOutsideTemporary } from "../_fakes/outside_temporary.ts";
 
 async function plantProgram(path: string): Promise<void> {
   await Deno.mkdir(join(path, ".."), { recursive: true });
@@ -40,4 +41,36 @@ Deno.test("resolveHelpers prefers the system directories to PATH and skips relat
   equal(narrow.bwrap, null);
   const relative = await resolveHelpers({ root: workspace.root, path: "bin:.:", systemDirectories: [] });
   equal(relative.bash, null);
+});
+
+Deno.test("resolveHelpers skips a PATH entry or program another user could swap through a folder above", async (t) => {
+  await using workspace = await createTempWorkspace();
+  const open = await directoryOutsideTemporary();
+  try {
+    const bin = join(open, "inner", "bin");
+    await plantProgram(join(bin, "rg"));
+    // The program reached through a link from a trusted entry lives in another folder: that one counts too.
+    const linked = join(open, "linked");
+    await Deno.mkdir(linked);
+    await Deno.symlink(join(bin, "rg"), join(linked, "git"));
+    const found = () =>
+      resolveHelpers({ root: workspace.root, path: `${bin}:${linked}`, systemDirectories: [] });
+    await t.step("trusted while only its owner may write the folders above", async () => {
+      const helpers = await found();
+      equal(helpers.rg, join(bin, "rg"));
+      equal(helpers.git, join(linked, "git"));
+    });
+    await t.step("a world-writable folder above that is not sticky", async () => {
+      await Deno.chmod(join(open, "inner"), 0o777);
+      const helpers = await found();
+      equal(helpers.rg, null);
+      equal(helpers.git, null, "the link's target lies under it");
+    });
+    await t.step("the same folder sticky", async () => {
+      await Deno.chmod(join(open, "inner"), 0o1777);
+      equal((await found()).rg, join(bin, "rg"));
+    });
+  } finally {
+    await Deno.remove(open, { recursive: true });
+  }
 });

@@ -7,28 +7,9 @@
 import { equal, match } from "node:assert/strict";
 import { join } from "node:path";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
+import { directoryOutsideTemporary } from "../_fakes/outside_temporary.ts";
 
 const PINNED = "2.9.6";
-const CHECKOUT = new URL("../../", import.meta.url).pathname;
-const TEMPORARY = ["/tmp/", "/var/tmp/", "/dev/shm/"];
-
-/**
- * A new directory outside the temporary directories (which the launcher refuses outright), so that only
- * its world-writable check can refuse a Deno there: beside the checkout, or in a system directory when the
- * checkout itself lies in /tmp.
- */
-async function directoryOutsideTemporary(): Promise<string> {
-  for (const parent of [CHECKOUT, "/var/cache", "/opt", "/srv"]) {
-    const real = await Deno.realPath(parent).catch(() => null);
-    if (real === null || TEMPORARY.some((prefix) => `${real}/`.startsWith(prefix))) continue;
-    try {
-      return await Deno.makeTempDir({ dir: real, prefix: ".mewcode-launcher-open-" });
-    } catch {
-      // Not writable here: try the next.
-    }
-  }
-  throw new Error("no writable directory outside /tmp, /var/tmp and /dev/shm for the test");
-}
 
 /** A stand-in Deno that claims the pinned version; it must never be the one chosen. */
 async function plantDeno(directory: string): Promise<void> {

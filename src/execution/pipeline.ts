@@ -276,7 +276,7 @@ export class ToolPipeline {
   }
 
   /**
-   * The deny rules a search tool (category "search": Glob, Grep) applies file by file, from the policy's
+   * The deny and ask rules a search tool (category "search": Glob, Grep) applies file by file, from the policy's
    * rules as they are now: rules added or removed during the session count from the next call. Null for
    * other tools and without such rules. The rules' module loads here, not with the pipeline: it is loaded
    * by the time a call runs, since the policy decided it.
@@ -284,7 +284,7 @@ export class ToolPipeline {
   async #deniedReads(tool: AnyTool): Promise<DeniedReads | null> {
     const rules = this.#options.policy.rules;
     if (tool.category !== "search" || rules === undefined) return null;
-    if (!rules.some((rule) => rule.action === "deny" && rule.specifier !== undefined)) return null;
+    if (!rules.some((rule) => rule.action !== "allow" && rule.specifier !== undefined)) return null;
     if (this.#denials?.rules !== rules) this.#denials = { rules, byTool: new Map() };
     const { byTool } = this.#denials;
     if (!byTool.has(tool.name)) {

@@ -134,20 +134,28 @@ function outside(access: FileAccess, location: string, context: EvaluationContex
 }
 
 /**
- * The deny rules a search tool (Glob, Grep) applies to each file it would list or search, as the
+ * The deny and ask rules a search tool (Glob, Grep) applies to each file it would list or search, as the
  * structured-cloneable `ToolCallContext.deniedReads` carries them: those that would deny `tool` called on
- * that one file by its path (`ReadFile(.env)` and `Grep(secrets/**)` for Grep). Step 1 of `decideFile`
- * checks only the search's own path, and a search of the workspace would otherwise read the files below it
- * that a direct read of each is denied. Rules without a path deny the whole call there already.
+ * that one file by its path, or ask first (`ReadFile(.env)` and `Grep(secrets/**)` for Grep). Steps 1 and 3
+ * of `decideFile` check only the search's own path, and a search of the workspace would otherwise read the
+ * files below it that a direct read of each is denied, or shows the user first. Deny rules come first, as
+ * the policy checks them first. Rules without a path decide the whole call there already.
  */
 export function searchDenials(rules: readonly Rule[], tool: string): DeniedReadRule[] {
   const denials: DeniedReadRule[] = [];
-  for (const rule of rules) {
-    if (rule.action !== "deny" || rule.specifier === undefined) continue;
-    const compiled = compileRule(rule);
-    if (compiled.matcher.kind !== "path") continue;
-    if (!ruleApplies(compiled, { action: "deny", target: { kind: "read", tool } })) continue;
-    denials.push({ rule: compiled.text, origin: compiled.origin, specifier: rule.specifier });
+  for (const action of ["deny", "ask"] as const) {
+    for (const rule of rules) {
+      if (rule.action !== action || rule.specifier === undefined) continue;
+      const compiled = compileRule(rule);
+      if (compiled.matcher.kind !== "path") continue;
+      if (!ruleApplies(compiled, { action, target: { kind: "read", tool } })) continue;
+      denials.push({
+        rule: compiled.text,
+        origin: compiled.origin,
+        specifier: rule.specifier,
+        ...(action === "ask" ? { asks: true } : {}),
+      });
+    }
   }
   return denials;
 }

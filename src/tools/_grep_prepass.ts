@@ -246,6 +246,7 @@ export class WalkRecorder {
         unreadable: walker.unreadable,
         deniedFiles: walker.deniedFiles,
         denyingRules: walker.denyingRules,
+        askingRules: walker.askingRules,
       },
       ...ancestorIgnoreFiles(places),
       prefilterMismatch: this.#mismatch,

@@ -1,5 +1,5 @@
 /**
- * The deny rules a search applies to each file it would list or search (`ToolCallContext.deniedReads`), in
+ * The deny and ask rules a search applies to each file it would list or search (`ToolCallContext.deniedReads`), in
  * the worker: a file is left out when a rule's path pattern matches it as walked or as it really is, exactly
  * as the policy matches a direct call's path as named and as real (`restrictedPaths` in
  * src/permissions/_evaluation.ts). So `ReadFile(.env)` leaves out `.env`, `sub/.env` and a symlink `notenv`
@@ -20,10 +20,10 @@ import type { DeniedReads } from "./tool.ts";
 
 /** The deny rules of one call, compiled. */
 export class DeniedFiles {
-  #rules: { pattern: PathPattern; named: string }[];
+  #rules: { pattern: PathPattern; covering: CoveringRule }[];
   #bases: PatternBases;
 
-  private constructor(rules: { pattern: PathPattern; named: string }[], bases: PatternBases) {
+  private constructor(rules: { pattern: PathPattern; covering: CoveringRule }[], bases: PatternBases) {
     this.#rules = rules;
     this.#bases = bases;
   }
@@ -34,23 +34,30 @@ export class DeniedFiles {
    */
   static from(denied: DeniedReads | undefined, workspace: string): DeniedFiles | null {
     if (denied === undefined || denied.rules.length === 0) return null;
-    const rules = denied.rules.map(({ rule, origin, specifier }) => {
+    const rules = denied.rules.map(({ rule, origin, specifier, asks }) => {
       const compiled = compilePathPattern(specifier);
       if (!compiled.ok) throw new TypeError(`Cannot use rule "${rule}": ${compiled.error}`);
-      return { pattern: compiled.value, named: `${rule} from ${origin}` };
+      return { pattern: compiled.value, covering: { named: `${rule} from ${origin}`, asks: asks === true } };
     });
     return new DeniedFiles(rules, { workspace, home: denied.home });
   }
 
   /**
-   * The rule (with its origin) that denies reading a file, found at `path` and really at `realPath` (both
-   * absolute), or null when none does.
+   * The rule that denies reading a file or asks first, found at `path` and really at `realPath` (both
+   * absolute), or null when none does. The policy puts deny rules first; the first rule that covers the
+   * file is the one named, either way the file is left out.
    */
-  denying(path: string, realPath: string): string | null {
-    for (const { pattern, named } of this.#rules) {
-      if (matchesPath(pattern, path, this.#bases)) return named;
-      if (realPath !== path && matchesPath(pattern, realPath, this.#bases)) return named;
+  denying(path: string, realPath: string): CoveringRule | null {
+    for (const { pattern, covering } of this.#rules) {
+      if (matchesPath(pattern, path, this.#bases)) return covering;
+      if (realPath !== path && matchesPath(pattern, realPath, this.#bases)) return covering;
     }
     return null;
   }
+}
+
+/** A rule that leaves a file out of searches: "RULE from ORIGIN", and whether it is an ask rule. */
+export interface CoveringRule {
+  named: string;
+  asks: boolean;
 }

@@ -95,11 +95,12 @@ export interface WalkCounts {
   /** Directories that could not be listed, each as its relative path and the reason in parentheses. */
   unreadable: string[];
   /**
-   * Files left out because a deny rule covers them (`WalkOptions.denied`), and those rules as "RULE from
-   * ORIGIN"; absent: none.
+   * Files left out because a deny or ask rule covers them (`WalkOptions.denied`), and those rules as "RULE
+   * from ORIGIN", deny rules and ask rules apart; absent: none.
    */
   deniedFiles?: number;
   denyingRules?: string[];
+  askingRules?: string[];
 }
 
 /** What `walkFiles` found and skipped. */
@@ -167,6 +168,7 @@ export class Walker implements WalkCounts {
   /** Files a deny rule covers, left out; and the rules that did, in the order they first did. */
   deniedFiles = 0;
   denyingRules: string[] = [];
+  askingRules: string[] = [];
   #denied: DeniedFiles | null;
   #start: string;
   /** The root, then the added folders. */
@@ -397,7 +399,8 @@ export class Walker implements WalkCounts {
         const rule = denied.denying(path, realPath);
         if (rule !== null) {
           this.deniedFiles++;
-          if (!this.denyingRules.includes(rule)) this.denyingRules.push(rule);
+          const named = rule.asks ? this.askingRules : this.denyingRules;
+          if (!named.includes(rule.named)) named.push(rule.named);
           continue;
         }
       }
@@ -580,6 +583,7 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
     unreadable: walker.unreadable,
     deniedFiles: walker.deniedFiles,
     denyingRules: walker.denyingRules,
+    askingRules: walker.askingRules,
     listedDirectories: walker.listedDirectories,
     recalledDirectories: walker.recalledDirectories,
     aborted,

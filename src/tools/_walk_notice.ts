@@ -63,17 +63,34 @@ export function skippedNotice(walk: WalkCounts): string | null {
 }
 
 /**
- * The notice of the files a walk left out because a deny rule covers them (so the model does not take their
- * absence for their nonexistence, nor look for them again), or null. It goes with every result: the files
- * are missing from results that found something too.
+ * The notice of the files a walk left out because a deny or ask rule covers them (so the model does not take
+ * their absence for their nonexistence, nor look for them again), or null. It goes with every result: the
+ * files are missing from results that found something too.
  */
-export function deniedNotice(walk: Pick<WalkCounts, "deniedFiles" | "denyingRules">): string | null {
+export function deniedNotice(
+  walk: Pick<WalkCounts, "deniedFiles" | "denyingRules" | "askingRules">,
+): string | null {
   const count = walk.deniedFiles ?? 0;
   if (count === 0) return null;
-  const rules = walk.denyingRules ?? [];
-  const named = rules.length === 1 ? `the deny rule ${rules[0]}` : `the deny rules ${rules.join(", ")}`;
-  return `(${count} file${count === 1 ? " was" : "s were"} left out: ${named} ` +
-    `den${rules.length === 1 ? "ies" : "y"} reading ${count === 1 ? "it" : "them"}, so ${
-      count === 1 ? "its" : "their"
-    } name and contents are not shown.)`;
+  const denying = walk.denyingRules ?? [];
+  const asking = walk.askingRules ?? [];
+  const them = count === 1 ? "it" : "them";
+  const reasons: string[] = [];
+  if (denying.length > 0) {
+    reasons.push(
+      `${denying.length === 1 ? `the deny rule ${denying[0]}` : `the deny rules ${denying.join(", ")}`} ` +
+        `den${denying.length === 1 ? "ies" : "y"} reading ${asking.length > 0 ? "some of them" : them}`,
+    );
+  }
+  if (asking.length > 0) {
+    reasons.push(
+      `${asking.length === 1 ? `the ask rule ${asking[0]}` : `the ask rules ${asking.join(", ")}`} ` +
+        `ask${asking.length === 1 ? "s" : ""} the user before ${
+          denying.length > 0 ? "others are" : `${count === 1 ? "it is" : "they are"}`
+        } read (ReadFile a file by its path to have the user asked)`,
+    );
+  }
+  return `(${count} file${count === 1 ? " was" : "s were"} left out: ${reasons.join("; ")}, so ${
+    count === 1 ? "its" : "their"
+  } name and contents are not shown.)`;
 }

@@ -106,7 +106,7 @@ export interface ProtectedPath {
   reason: string;
 }
 
-/** A deny rule as a search tool applies it to each file (see `ToolCallContext.deniedReads`). */
+/** A deny or ask rule as a search tool applies it to each file (see `ToolCallContext.deniedReads`). */
 export interface DeniedReadRule {
   /** As users write it: "ReadFile(.env)". */
   rule: string;
@@ -114,9 +114,11 @@ export interface DeniedReadRule {
   origin: string;
   /** Its path pattern, compiled in the worker by `compilePathPattern` exactly as the policy compiles it. */
   specifier: string;
+  /** An ask rule: a direct read of a file it covers asks first. Absent: a deny rule. */
+  asks?: boolean;
 }
 
-/** The deny rules a search applies file by file, with the folder their "~/" patterns start from. */
+/** The deny and ask rules a search applies file by file, with the folder their "~/" patterns start from. */
 export interface DeniedReads {
   /** Real path of the user's home folder, as the policy resolves it. */
   home: string;
@@ -144,10 +146,11 @@ export interface ToolCallContext {
    */
   excludedPaths?: readonly string[];
   /**
-   * The deny rules with a path that the search tools (Glob, Grep) apply to every file they would list or
-   * search: a file a direct call on it would be denied (`ReadFile(.env)`, also through a symlink) is left
-   * out and counted, so its contents and name never reach the model through a search of a folder above it.
-   * Absent or empty: none. See `searchDenials` in src/permissions/evaluate_file.ts.
+   * The deny and ask rules with a path that the search tools (Glob, Grep) apply to every file they would
+   * list or search: a file a direct call on it would be denied or asked about (`ReadFile(.env)`, also
+   * through a symlink) is left out and counted, so its contents and name never reach the model through a
+   * search of a folder above it without the user's say. Absent or empty: none. See `searchDenials` in
+   * src/permissions/evaluate_file.ts.
    */
   deniedReads?: DeniedReads;
   /**

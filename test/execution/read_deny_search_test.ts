@@ -2,7 +2,8 @@
  * A ReadFile deny rule covers the searches too: with `ReadFile(.env)` denied, Grep of the workspace (every
  * output mode) and Glob neither show `.env`'s contents nor list it, nor a `.env` deeper down, nor a symlink
  * that leads to it, through the pipeline and the real workers, with ripgrep searching the contents and
- * without; and they say how many files the rule left out.
+ * without; and they say how many files the rule left out. An ask rule leaves its files out the same way: a
+ * search must not show what a direct read would show only once the user said yes.
  */
 import { equal, match, ok } from "node:assert/strict";
 import { createPolicy } from "../../src/permissions/policy.ts";
@@ -25,10 +26,10 @@ function listed(result: ToolResult): string {
   return result.content.split("\n").filter((line) => !line.startsWith("(")).join("\n");
 }
 
-function denyRule(text: string): Rule {
+function denyRule(text: string, action: "deny" | "ask" = "deny"): Rule {
   const parsed = parseRule(text);
   if (!parsed.ok) throw new Error(parsed.error);
-  return { ...parsed.value, action: "deny", source: { layer: "cli" } };
+  return { ...parsed.value, action, source: { layer: "cli" } };
 }
 
 /** The tester's layout, and a file the searches may show. */
@@ -128,3 +129,40 @@ Deno.test("a deny rule for a folder keeps its files out of a search of the works
   const glob = await call(runtime, "Glob", { pattern: "**/*.txt" });
   ok(!glob.content.includes("key.txt"), glob.content);
 });
+
+for (const { engine, ripgrep } of ENGINES) {
+  Deno.test(`a ReadFile ask rule keeps the files it covers out of Grep and Glob, beside a deny rule (${engine})`, async () => {
+    await using workspace = await createTempWorkspace("mewcode-read-ask-");
+    const root = workspace.root;
+    await createLayout(root);
+    const policy = createPolicy({
+      mode: "bypassPermissions",
+      rules: [denyRule("ReadFile(.env)", "ask"), denyRule("ReadFile(sub/**)")],
+      root,
+      home: root,
+      protectedPaths: PROTECTED_PATHS,
+    });
+    await using runtime = await testRuntime(root, { policy, ripgrep });
+    const grep = await call(runtime, "Grep", { pattern: "SECRET" });
+    equal(grep.isError, false, grep.content);
+    ok(!grep.content.includes("hunter"), grep.content);
+    for (const path of [".env", "notenv", "envlink"]) ok(!listed(grep).includes(path), grep.content);
+    match(grep.content, /src\/app\.ts/, grep.content);
+    match(
+      grep.content,
+      new RegExp(
+        "4 files were left out: the deny rule ReadFile\\(sub/\\*\\*\\) from --disallowedTools denies " +
+          "reading some of them; the ask rule ReadFile\\(\\.env\\) from the command line asks the user " +
+          "before others are read",
+      ),
+      grep.content,
+    );
+    const glob = await call(runtime, "Glob", { pattern: "*env*" });
+    equal(glob.isError, false, glob.content);
+    match(glob.content, /^No files found/, glob.content);
+    match(
+      glob.content,
+      /2 files were left out: the ask rule ReadFile\(\.env\) .* asks the user before they are read/,
+    );
+  });
+}

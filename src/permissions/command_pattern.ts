@@ -93,6 +93,16 @@ export function matchesWithSomeArguments(pattern: CommandPattern, text: string):
   return head.startsWith(extended) || (pattern.pieces.length > 1 && extended.startsWith(head));
 }
 
+/**
+ * Whether the pattern may match a command that begins with `head` (words and a space), whatever follows:
+ * for a command whose next argument the shell computes, which may become any words.
+ */
+export function mayMatchAfter(pattern: CommandPattern, head: string): boolean {
+  const first = pattern.pieces[0]!;
+  if (first.startsWith(head)) return true;
+  return pattern.pieces.length > 1 && head.startsWith(first);
+}
+
 // "*"-only matching: the first piece is a prefix, the last a suffix, the ones between are found leftmost
 // in order (leftmost is never worse for a later piece).
 function matchesPieces(pieces: readonly string[], text: string): boolean {

@@ -18,6 +18,7 @@ import type { Access, RedirectAccess } from "./access.ts";
 import type { PermissionDecision } from "./decision.ts";
 import { allowedToolsFlag, modeFlag, pathRule, suggestCommandRule } from "./hints.ts";
 import { modeDecision } from "./modes.ts";
+import { mayMatchAfter } from "./command_pattern.ts";
 import { type CompiledRule, decidedByRule, matchesForm } from "./rule_match.ts";
 import type { CommandForm, SimpleCommand } from "./shell_commands.ts";
 import {
@@ -118,10 +119,10 @@ function decideCommand(
   }
   const unchecked = uncheckedCommand(analysis.commands, context);
   if (unchecked !== null) {
-    const { simple, rule } = unchecked;
+    const { simple, rule, why } = unchecked;
     return withoutAsking(mode, {
       behavior: "ask",
-      reason: `${subject} runs "${simple.text}", and ${simple.computed}, so the ${rule.rule.action} rule ` +
+      reason: `${subject} runs "${simple.text}", and ${why}, so the ${rule.rule.action} rule ` +
         `${rule.text} from ${rule.origin} cannot be checked against it; it needs the user's approval`,
       decidedBy: decidedByRule(rule),
     });
@@ -179,20 +180,38 @@ function commandRule(
   return null;
 }
 
-// A command whose program is computed, when a deny or ask rule names a command: fail closed.
+// A command whose program is computed, when a deny or ask rule names a command, or whose argument is
+// computed where a deny or ask rule may match (`git $(echo push)` under `Bash(git push *)`): fail closed.
 function uncheckedCommand(
   commands: readonly SimpleCommand[],
   context: EvaluationContext,
-): { simple: SimpleCommand; rule: CompiledRule } | null {
-  const simple = commands.find((candidate) => candidate.computed !== undefined);
-  if (simple === undefined) return null;
+): { simple: SimpleCommand; rule: CompiledRule; why: string } | null {
+  const computed = commands.find((candidate) => candidate.computed !== undefined);
   for (const action of ["deny", "ask"] as const) {
-    const rule = findRule(context, {
-      action,
-      target: COMMAND,
-      test: (candidate) => candidate.matcher.kind === "command",
-    });
-    if (rule !== null) return { simple, rule };
+    if (computed !== undefined) {
+      const rule = findRule(context, {
+        action,
+        target: COMMAND,
+        test: (candidate) => candidate.matcher.kind === "command",
+      });
+      if (rule !== null) return { simple: computed, rule, why: computed.computed! };
+    }
+    for (const simple of commands) {
+      for (const form of simple.forms) {
+        const at = form.computedFrom;
+        if (at === undefined) continue;
+        const head = `${form.words.slice(0, at).join(" ")} `;
+        const rule = findRule(context, {
+          action,
+          target: COMMAND,
+          test: (candidate) =>
+            candidate.matcher.kind === "command" && mayMatchAfter(candidate.matcher.pattern, head),
+        });
+        if (rule !== null) {
+          return { simple, rule, why: `its argument "${form.words[at]}" is known only when it runs` };
+        }
+      }
+    }
   }
   return null;
 }

@@ -34,6 +34,11 @@ export interface CommandForm {
   allowable: boolean;
   /** The command gets more arguments than shown (through xargs). */
   appendsArguments: boolean;
+  /**
+   * The index of the first argument the shell computes (`git $(echo push)`, `rm -rf "$dir"`), whose words
+   * are known only when it runs; absent when none is.
+   */
+  computedFrom?: number;
 }
 
 /** A simple command: its forms, the full one first, then one per wrapper looked through. */
@@ -311,7 +316,14 @@ function writesFile(node: Redirect): boolean {
 
 function form(words: readonly RenderedWord[], allowable: boolean, appendsArguments: boolean): CommandForm {
   const texts = words.map((word) => word.text);
-  return { text: texts.join(" "), words: texts, allowable, appendsArguments };
+  const computedFrom = words.findIndex((word, index) => index > 0 && word.dynamic);
+  return {
+    text: texts.join(" "),
+    words: texts,
+    allowable,
+    appendsArguments,
+    ...(computedFrom === -1 ? {} : { computedFrom }),
+  };
 }
 
 function hasSubstitution(text: string): boolean {

@@ -207,3 +207,31 @@ Deno.test("git rules match the subcommand after git's global options", async (t)
     ["git -C sub push", "ask"],
   ]);
 });
+
+Deno.test("an argument the shell computes asks where a deny or ask rule may match what it becomes", async (t) => {
+  await table(t, {
+    rules: [...allow("Bash(git *)", "Bash(rm *)"), ...deny("Bash(git push *)", "Bash(rm -rf /)")],
+  }, [
+    ["git $(echo push) origin", "ask"],
+    ['git "$sub" origin', "ask"],
+    ["sub=push; git $sub", "ask"],
+    ["git `echo push`", "ask"],
+    ["git -C . $(echo push)", "ask"],
+    ['rm -rf "$dir"', "ask"],
+    ["git push origin", "deny"],
+    // Words before the computed one that no denied command begins with: the rule cannot match.
+    ['git commit -m "$message"', "allow"],
+    ['git log "$range"', "allow"],
+    ['rm -f "$file"', "allow"],
+  ]);
+  await t.step("an ask rule fails closed the same way, and says which argument", async () => {
+    await using scene = await createScene();
+    const policy = policyFor(scene, { rules: [...allow("Bash"), rule("Bash(git push *)", "ask")] });
+    const decision = await decideBash(policy, scene, "git $(printf push) origin");
+    equal(decision.behavior, "ask");
+    match(
+      decision.reason ?? "",
+      /its argument "\$\(printf push\)" is known only when it runs.*ask rule Bash\(git push \*\)/,
+    );
+  });
+});

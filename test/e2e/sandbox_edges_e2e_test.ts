@@ -87,14 +87,7 @@ Deno.test("The launcher clears Deno's permission overrides, and the runtime refu
   const brokerPath = join(workspace.root, "broker.sock");
   using broker = Deno.listen({ transport: "unix", path: brokerPath });
   const serving = serveAllowAll(broker);
-  const flags = await readRuntimeFlags();
-  const direct = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, "--quiet", join(DENO_DIR, "..", "main.ts"), "tools"],
-    cwd: workspace.root,
-    env: { DENO_PERMISSION_BROKER_PATH: brokerPath },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const direct = await toolsWithoutLauncher(workspace.root, { DENO_PERMISSION_BROKER_PATH: brokerPath });
   const stderr = new TextDecoder().decode(direct.stderr);
   equal(direct.code, 2, stderr);
   ok(stderr.includes("DENO_PERMISSION_BROKER_PATH is set"), stderr);
@@ -118,15 +111,7 @@ Deno.test("NODE_OPTIONS cannot preload the workspace's code beside mewcode", asy
   equal(await Deno.stat(marker).catch(() => null), null, "the launcher kept the loader from running");
   // Started without the launcher (as a compiled binary would be): the session does not go on beside a
   // preload or a debugger; a harmless option is no reason to refuse.
-  const flags = await readRuntimeFlags();
-  const direct = (nodeOptions: string) =>
-    new Deno.Command(Deno.execPath(), {
-      args: ["run", ...flags, "--quiet", join(DENO_DIR, "..", "main.ts"), "tools"],
-      cwd: workspace.root,
-      env: { NODE_OPTIONS: nodeOptions },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+  const direct = (nodeOptions: string) => toolsWithoutLauncher(workspace.root, { NODE_OPTIONS: nodeOptions });
   const refused = await direct("--max-old-space-size=512 -r ./.pnp.cjs");
   const stderr = new TextDecoder().decode(refused.stderr);
   equal(refused.code, 2, stderr);
@@ -134,6 +119,18 @@ Deno.test("NODE_OPTIONS cannot preload the workspace's code beside mewcode", asy
   const harmless = await direct("--max-old-space-size=512");
   equal(harmless.code, 0, new TextDecoder().decode(harmless.stderr));
 });
+
+/** `mewcode tools` started as a compiled binary would be, without the launcher, with the runtime flags. */
+async function toolsWithoutLauncher(cwd: string, env: Record<string, string>): Promise<Deno.CommandOutput> {
+  const flags = await readRuntimeFlags();
+  return await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...flags, "--quiet", join(DENO_DIR, "..", "main.ts"), "tools"],
+    cwd,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+}
 
 /** A permission broker (Deno's line-delimited JSON protocol) that allows every request. */
 async function serveAllowAll(listener: Deno.Listener): Promise<void> {

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { join } from "../common/path.ts";
+import { dirname, join } from "../common/path.ts";
 import type {
   AgentEvent,
   CompactionTrigger,
@@ -159,26 +159,28 @@ export class Transcript implements Disposable {
     this.#clock = clock;
   }
 
-  /** Creates the project folder if needed and opens the session's file for appending. */
+  /**
+   * Creates the project folder if needed and opens the session's file for appending. The transcript holds
+   * the whole conversation, so nothing on its way is followed: the projects folder and the workspace's
+   * folder must be real folders of the current user (loose modes are tightened to 0700), and the file a
+   * regular file of that user with no other hard links (tightened to 0600). Anything else is refused with
+   * an Error that names the path and what to do about it.
+   */
   static async create(options: TranscriptOptions): Promise<Transcript> {
     const sessionId = options.sessionId ?? crypto.randomUUID();
     if (!/^[A-Za-z0-9_-]+$/.test(sessionId)) throw new TypeError(`Invalid session id "${sessionId}"`);
     const dir = await projectDir(options.home, options.root);
-    await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+    // The home itself may be a link the user made (a dotfiles checkout); from projects/ down, nothing is.
+    await Deno.mkdir(options.home, { recursive: true, mode: DIRECTORY_MODE });
+    const uid = await currentUid(options.home);
+    const folders = [await ownFolder(dirname(dir), uid), await ownFolder(dir, uid)];
     const path = join(dir, `${sessionId}.jsonl`);
-    let file: Deno.FsFile;
+    const file = await openFile(path, { sessionId, exclusive: options.exclusive ?? false, uid });
     try {
-      file = await Deno.open(path, {
-        append: true,
-        ...(options.exclusive ? { createNew: true } : { create: true }),
-        mode: 0o600,
-      });
+      await checkOpened(file, { path, folders, uid });
     } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-      throw new Deno.errors.AlreadyExists(
-        `A session with id ${sessionId} already exists for this workspace ("${path}"): continue it with ` +
-          `--resume ${sessionId}, or choose another id`,
-      );
+      file.close();
+      throw error;
     }
     return new Transcript(sessionId, path, file, options.clock ?? Date.now);
   }
@@ -335,4 +337,158 @@ function jsonSafe(_key: string, value: unknown): unknown {
   if (typeof value === "bigint") return value.toString();
   if (value instanceof Error) return `${value.name}: ${value.message}`;
   return value;
+}
+
+const DIRECTORY_MODE = 0o700;
+const FILE_MODE = 0o600;
+/** Permission bits for the group and others. */
+const SHARED_BITS = 0o077;
+
+/** A folder checked on the transcript's way, and which one it was. */
+interface CheckedFolder {
+  path: string;
+  dev: number;
+  ino: number | null;
+}
+
+/**
+ * Makes sure `path` is a real folder of the current user, creating it (0700) when missing and tightening
+ * a looser mode. Its parent (the home, or the projects folder checked and tightened just before) is the
+ * user's, so only the user can swap it between this look and the open; `checkOpened` looks again after it.
+ */
+async function ownFolder(path: string, uid: number | null): Promise<CheckedFolder> {
+  let info = await lstatOrNull(path);
+  if (info === null) {
+    try {
+      await Deno.mkdir(path, { mode: DIRECTORY_MODE });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    }
+    info = await Deno.lstat(path);
+  }
+  if (info.isSymlink) {
+    throw refusal(
+      path,
+      "it is a symbolic link, which could send the transcript elsewhere; remove the link (mewcode creates " +
+        "the folder itself) and try again",
+    );
+  }
+  if (!info.isDirectory) throw refusal(path, "it is not a folder; move it away and try again");
+  refuseOtherOwner(path, info, uid);
+  if (info.mode !== null && (info.mode & SHARED_BITS) !== 0) await Deno.chmod(path, DIRECTORY_MODE);
+  return { path, dev: info.dev, ino: info.ino };
+}
+
+/**
+ * Opens the transcript for appending without following a link at its name: a new file with O_EXCL (which
+ * fails on any existing name, a link included), an existing one only when it is a regular file.
+ */
+async function openFile(
+  path: string,
+  { sessionId, exclusive, uid }: { sessionId: string; exclusive: boolean; uid: number | null },
+): Promise<Deno.FsFile> {
+  let found = await lstatOrNull(path);
+  if (found === null) {
+    try {
+      return await Deno.open(path, { createNew: true, append: true, mode: FILE_MODE });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      // Made meanwhile (by another mewcode, or not): look at what it is.
+      found = await Deno.lstat(path);
+    }
+  }
+  refuseOddFile(path, found, uid);
+  if (exclusive) {
+    throw new Deno.errors.AlreadyExists(
+      `A session with id ${sessionId} already exists for this workspace ("${path}"): continue it with ` +
+        `--resume ${sessionId}, or choose another id`,
+    );
+  }
+  return await Deno.open(path, { append: true });
+}
+
+/**
+ * Checks, once the file is open, that it is the regular file of the current user now at `path` (the name
+ * was not swapped for a link between the look and the open), that the folders are still the ones checked,
+ * and that no other name shares the file; then tightens its mode.
+ */
+async function checkOpened(
+  file: Deno.FsFile,
+  { path, folders, uid }: { path: string; folders: CheckedFolder[]; uid: number | null },
+): Promise<void> {
+  for (const folder of folders) {
+    const now = await Deno.lstat(folder.path);
+    if (now.isSymlink || now.dev !== folder.dev || now.ino !== folder.ino) {
+      throw refusal(folder.path, "it was replaced while the transcript was opened; try again");
+    }
+  }
+  const [opened, atPath] = await Promise.all([file.stat(), Deno.lstat(path)]);
+  if (atPath.isSymlink || opened.dev !== atPath.dev || opened.ino !== atPath.ino) {
+    throw refusal(path, "it was replaced while it was opened; try again");
+  }
+  refuseOddFile(path, opened, uid);
+  if (opened.mode !== null && (opened.mode & SHARED_BITS) !== 0) await Deno.chmod(path, FILE_MODE);
+}
+
+function refuseOddFile(path: string, info: Deno.FileInfo, uid: number | null): void {
+  if (info.isSymlink) {
+    throw refusal(
+      path,
+      "it is a symbolic link, which could send the transcript elsewhere; remove the link and try again",
+    );
+  }
+  if (!info.isFile) throw refusal(path, "it is not a regular file; move it away and try again");
+  refuseOtherOwner(path, info, uid);
+  if (info.nlink !== null && info.nlink > 1) {
+    throw refusal(
+      path,
+      `it has ${info.nlink} hard links, so writing it would change another file too; move it away and try ` +
+        "again",
+    );
+  }
+}
+
+function refuseOtherOwner(path: string, info: Deno.FileInfo, uid: number | null): void {
+  if (uid === null || info.uid === null || info.uid === uid) return;
+  throw refusal(
+    path,
+    `it belongs to another user (uid ${info.uid}); remove it, or set MEWCODE_HOME to a folder of your own`,
+  );
+}
+
+/**
+ * The user id new files get. `Deno.uid()` needs --allow-sys and /proc/self --allow-all, which mewcode does
+ * not run with, so without them it is read off a file made in `folder` to find out (and removed). Null when
+ * neither works: owners are then not compared (a loose folder of another user still fails its chmod).
+ */
+async function currentUid(folder: string): Promise<number | null> {
+  try {
+    return Deno.uid();
+  } catch {
+    // Not allowed: make a file and look.
+  }
+  const probe = join(folder, `.uid-probe-${crypto.randomUUID()}`);
+  let created = false;
+  try {
+    using file = await Deno.open(probe, { createNew: true, write: true, mode: FILE_MODE });
+    created = true;
+    return (await file.stat()).uid;
+  } catch {
+    return null;
+  } finally {
+    if (created) await Deno.remove(probe).catch(() => undefined);
+  }
+}
+
+function refusal(path: string, state: string): Error {
+  return new Error(`Cannot keep the session transcript at "${path}": ${state}`);
+}
+
+async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
 }

@@ -1,6 +1,7 @@
-import { deepStrictEqual, equal, ok, throws } from "node:assert/strict";
+import { deepStrictEqual, equal, match, ok, rejects, throws } from "node:assert/strict";
 import { join } from "node:path";
 import { parseTranscript, readTranscript, Transcript } from "../../src/session/transcript.ts";
+import { startSwapper } from "../_fakes/swapper.ts";
 
 Deno.test("Transcript appends one JSON line per entry under projects/<slug>/<session>.jsonl", async () => {
   const home = await Deno.makeTempDir();
@@ -63,4 +64,204 @@ Deno.test("Transcript rejects a session id that could leave the folder", async (
   } finally {
     await Deno.remove(home, { recursive: true });
   }
+});
+
+/** A `$MEWCODE_HOME` and a folder outside it (where a planted link points), removed when disposed. */
+async function createTempHome(): Promise<{ home: string; outside: string } & AsyncDisposable> {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "mewcode-transcript-" }));
+  const home = join(base, "home");
+  const outside = join(base, "outside");
+  await Deno.mkdir(home);
+  await Deno.mkdir(outside);
+  return { home, outside, [Symbol.asyncDispose]: () => Deno.remove(base, { recursive: true }) };
+}
+
+const ROOT = "/home/ada/app";
+const SECRET = "the conversation, with a secret";
+
+/** Creates the transcript, and if that works, writes the secret through it: what a session would do. */
+async function writeSecret(home: string, options: { sessionId: string; exclusive: boolean }): Promise<void> {
+  using transcript = await Transcript.create({ home, root: ROOT, ...options });
+  transcript.append({ type: "user-message", content: SECRET });
+}
+
+/** The message of what `promise` threw, or null when it did not. */
+async function refusalOf(promise: Promise<void>): Promise<string | null> {
+  try {
+    await promise;
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+async function namesIn(folder: string): Promise<string[]> {
+  return (await Array.fromAsync(Deno.readDir(folder))).map((entry) => entry.name).sort();
+}
+
+function mode(path: string): number | null {
+  const found = Deno.lstatSync(path).mode;
+  return found === null ? null : found & 0o777;
+}
+
+Deno.test("Transcript refuses a symbolic link planted on its way and writes nothing through it", async (t) => {
+  await t.step("the projects folder", async () => {
+    await using temp = await createTempHome();
+    const link = join(temp.home, "projects");
+    await Deno.symlink(temp.outside, link);
+    const refusal = await refusalOf(writeSecret(temp.home, { sessionId: "s1", exclusive: true }));
+    deepStrictEqual(await namesIn(temp.outside), []);
+    equal(
+      refusal,
+      `Cannot keep the session transcript at "${link}": it is a symbolic link, which could send the ` +
+        "transcript elsewhere; remove the link (mewcode creates the folder itself) and try again",
+    );
+  });
+  await t.step("the workspace's folder", async () => {
+    await using temp = await createTempHome();
+    const link = join(temp.home, "projects", "-home-ada-app");
+    await Deno.mkdir(join(temp.home, "projects"));
+    await Deno.symlink(temp.outside, link);
+    const refusal = await refusalOf(writeSecret(temp.home, { sessionId: "s1", exclusive: true }));
+    deepStrictEqual(await namesIn(temp.outside), []);
+    match(
+      refusal ?? "",
+      new RegExp(`^Cannot keep the session transcript at "${link}": it is a symbolic link`),
+    );
+  });
+  for (const exclusive of [false, true]) {
+    await t.step(`the transcript file (${exclusive ? "new session" : "resumed session"})`, async () => {
+      await using temp = await createTempHome();
+      const target = join(temp.outside, "chosen.txt");
+      await Deno.writeTextFile(target, "precious\n");
+      const link = join(temp.home, "projects", "-home-ada-app", "s1.jsonl");
+      await Deno.mkdir(join(temp.home, "projects", "-home-ada-app"), { recursive: true });
+      await Deno.symlink(target, link);
+      const refusal = await refusalOf(writeSecret(temp.home, { sessionId: "s1", exclusive }));
+      equal(await Deno.readTextFile(target), "precious\n");
+      match(
+        refusal ?? "",
+        new RegExp(`^Cannot keep the session transcript at "${link}": it is a symbolic link`),
+      );
+    });
+  }
+});
+
+Deno.test("Transcript refuses to resume into a file with other hard links", async () => {
+  await using temp = await createTempHome();
+  const target = join(temp.outside, "chosen.txt");
+  await Deno.writeTextFile(target, "precious\n");
+  await Deno.mkdir(join(temp.home, "projects", "-home-ada-app"), { recursive: true });
+  await Deno.link(target, join(temp.home, "projects", "-home-ada-app", "s1.jsonl"));
+  const refusal = await refusalOf(writeSecret(temp.home, { sessionId: "s1", exclusive: false }));
+  equal(await Deno.readTextFile(target), "precious\n");
+  match(refusal ?? "", /: it has 2 hard links, so writing it would change another file too; /);
+});
+
+Deno.test("Transcript refuses a non-regular file planted as the transcript", async () => {
+  await using temp = await createTempHome();
+  const path = join(temp.home, "projects", "-home-ada-app", "s1.jsonl");
+  await Deno.mkdir(path, { recursive: true });
+  await rejects(writeSecret(temp.home, { sessionId: "s1", exclusive: false }), {
+    message: `Cannot keep the session transcript at "${path}": it is not a regular file; move it away and ` +
+      "try again",
+  });
+});
+
+/**
+ * Creates a transcript in a Deno with mewcode's file permissions only (no --allow-sys), from a script
+ * written to `folder`; the message of what it threw, or null.
+ */
+async function refusalWithoutSys(home: string, folder: string): Promise<string | null> {
+  const script = join(folder, "write_secret.ts");
+  await Deno.writeTextFile(
+    script,
+    `import { Transcript } from ${
+      JSON.stringify(new URL("../../src/session/transcript.ts", import.meta.url).href)
+    };
+try {
+  using transcript = await Transcript.create({ home: Deno.args[0], root: ${
+      JSON.stringify(ROOT)
+    }, sessionId: "s1" });
+  transcript.append({ type: "user-message", content: "secret" });
+  console.log("null");
+} catch (error) {
+  console.log(JSON.stringify(error.message));
+}`,
+  );
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", "--no-check", "--no-prompt", "--allow-read", "--allow-write", script, home],
+    stdin: "null",
+  }).output();
+  equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  return JSON.parse(new TextDecoder().decode(output.stdout));
+}
+
+Deno.test({
+  name: "Transcript refuses a folder of another user on its way, without the permission to ask for its uid",
+  // Only root can give a folder away to test this.
+  ignore: Deno.build.os !== "linux" || Deno.uid() !== 0,
+  async fn() {
+    await using temp = await createTempHome();
+    const folder = join(temp.home, "projects", "-home-ada-app");
+    await Deno.mkdir(folder, { recursive: true });
+    await Deno.chown(folder, 65534, 65534);
+    const refusal = await refusalWithoutSys(temp.home, temp.outside);
+    deepStrictEqual(await namesIn(folder), []);
+    deepStrictEqual(await namesIn(temp.home), ["projects"], "the file made to learn the uid was removed");
+    equal(
+      refusal,
+      `Cannot keep the session transcript at "${folder}": it belongs to another user (uid 65534); ` +
+        "remove it, or set MEWCODE_HOME to a folder of your own",
+    );
+  },
+});
+
+Deno.test({
+  name: "Transcript tightens loose folders to 0700 and a loose transcript to 0600",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    await using temp = await createTempHome();
+    const projects = join(temp.home, "projects");
+    const folder = join(projects, "-home-ada-app");
+    const path = join(folder, "s1.jsonl");
+    await Deno.mkdir(folder, { recursive: true });
+    await Deno.writeTextFile(path, "");
+    await Deno.chmod(projects, 0o755);
+    await Deno.chmod(folder, 0o755);
+    await Deno.chmod(path, 0o644);
+    await writeSecret(temp.home, { sessionId: "s1", exclusive: false });
+    deepStrictEqual([mode(projects), mode(folder), mode(path)], [0o700, 0o700, 0o600]);
+    equal((await readTranscript(path)).records.length, 1);
+  },
+});
+
+Deno.test({
+  name: "Transcript never appends through a link swapped in for the file between its look and its open",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await using temp = await createTempHome();
+    const target = join(temp.outside, "chosen.txt");
+    await Deno.writeTextFile(target, "precious\n");
+    const folder = join(temp.home, "projects", "-home-ada-app");
+    const path = join(folder, "s1.jsonl");
+    const link = join(folder, "planted");
+    await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+    await Deno.writeTextFile(path, "", { mode: 0o600 });
+    await Deno.symlink(target, link);
+    let opened = 0;
+    {
+      await using _swapper = await startSwapper(path, link);
+      const deadline = Date.now() + 2_000;
+      while (Date.now() < deadline) {
+        // Refusals are expected; the file outside must never change.
+        await writeSecret(temp.home, { sessionId: "s1", exclusive: false }).then(
+          () => opened++,
+          () => undefined,
+        );
+      }
+    }
+    equal(await Deno.readTextFile(target), "precious\n");
+    ok(opened > 0, "the transcript was never opened");
+  },
 });

@@ -31,7 +31,7 @@
 import { assertNever } from "../common/errors.ts";
 import { nextTurn } from "../common/next_turn.ts";
 import { dirname, join, relative } from "../common/path.ts";
-import { type GitConfigEffect, gitConfigEffect } from "./git_config.ts";
+import { type GitConfigEffect, gitConfigEffect, parseGitConfig } from "./git_config.ts";
 import { type GitDirectory, type GitLayout, isInside, readGitLayout } from "./_git_layout.ts";
 import { type IndexMarks, markedIndexEntries } from "./git_index.ts";
 
@@ -43,7 +43,9 @@ export type GitFindingKind =
   | "hook"
   | "pointer"
   | "todo-exec"
-  | "index-mark";
+  | "strategy"
+  | "index-mark"
+  | "unlisted";
 
 /** One thing in the git metadata that can make the user's git run something. */
 export interface GitFinding {
@@ -62,7 +64,8 @@ export interface GitFinding {
   /**
    * Config name (`core.fsmonitor`), hook name, "exec" for a todo list's command (`exec#2` for the second
    * line with the same command, "too-large" for a list too large to read whole), "git-directory" for a
-   * repository found by its layout rather than a `.git` entry, or "" for the other kinds.
+   * repository found by its layout rather than a `.git` entry, "strategy" for a merge strategy a rebase or
+   * cherry-pick in progress runs, or "" for the other kinds.
    */
   name: string;
   /**
@@ -90,6 +93,11 @@ export interface GitScan {
   dotGits: string[];
   /** Absolute paths of the folders laid out as git directories (not `.git` entries; see the module note). */
   gitDirectories: string[];
+  /**
+   * Absolute paths (as Deno decodes them) of the folders the walk could not list: a name that is not valid
+   * UTF-8 (Deno cannot open it), or a folder it may not read. Each is a finding: what it holds is unknown.
+   */
+  unlisted: string[];
   /** False when the walk stopped at its entry limit or deadline, or was aborted. */
   complete: boolean;
   /** Directory entries read by the walk. */
@@ -143,6 +151,7 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
       findings: [],
       dotGits: [],
       gitDirectories: [],
+      unlisted: [],
       complete: false,
       entries: 0,
       elapsedMs: now() - started,
@@ -157,12 +166,13 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
   const walk = await findDotGits(realRoot, limits);
   const shaped = await confirmGitDirectories(walk.candidates, limits);
   const layout = await readGitLayout(walk.dotGits, shaped.gitDirectories);
-  const findings = await collectFindings(realRoot, layout, new Set(shaped.gitDirectories));
+  const findings = await collectFindings(realRoot, layout, new Set(shaped.gitDirectories), walk.unlisted);
   return {
     root: realRoot,
     findings,
     dotGits: walk.dotGits,
     gitDirectories: shaped.gitDirectories,
+    unlisted: walk.unlisted,
     complete: walk.complete && shaped.complete && !layout.truncated,
     entries: walk.entries,
     elapsedMs: now() - started,
@@ -181,6 +191,8 @@ interface Walk {
   dotGits: string[];
   /** Folders holding `HEAD` and `objects` and `refs`, or `HEAD` and `commondir` (not yet checked). */
   candidates: string[];
+  /** Folders that could not be listed (see `GitScan.unlisted`). */
+  unlisted: string[];
   complete: boolean;
   entries: number;
 }
@@ -192,6 +204,7 @@ interface Walk {
 async function findDotGits(root: string, limits: WalkLimits): Promise<Walk> {
   const dotGits: string[] = [];
   const candidates: string[] = [];
+  const unlisted: string[] = [];
   const queue = [root];
   let entries = 0;
   let sliceEnd = limits.now() + SLICE_MS;
@@ -199,7 +212,7 @@ async function findDotGits(root: string, limits: WalkLimits): Promise<Walk> {
     const directory = queue[next]!;
     const time = limits.now();
     if (time > limits.deadline || limits.signal?.aborted === true) {
-      return { dotGits, candidates, complete: false, entries };
+      return { dotGits, candidates, unlisted, complete: false, entries };
     }
     if (time > sliceEnd) {
       await nextTurn();
@@ -208,21 +221,24 @@ async function findDotGits(root: string, limits: WalkLimits): Promise<Walk> {
     let listing: Deno.DirEntry[];
     try {
       listing = [...Deno.readDirSync(directory)];
-    } catch {
+    } catch (error) {
+      // A folder removed since its parent was listed holds nothing. A name that is not UTF-8 came back
+      // with U+FFFD in place of its bytes, and no such path exists: git reaches it, the scan cannot.
+      if (!(error instanceof Deno.errors.NotFound) || directory.includes("\uFFFD")) unlisted.push(directory);
       continue;
     }
     listing.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     if (hasGitDirectoryNames(listing)) candidates.push(directory);
     for (const entry of listing) {
       if (++entries > limits.maxEntries) {
-        return { dotGits, candidates, complete: false, entries: entries - 1 };
+        return { dotGits, candidates, unlisted, complete: false, entries: entries - 1 };
       }
       const path = `${directory === "/" ? "" : directory}/${entry.name}`;
       if (entry.name === ".git") dotGits.push(path);
       else if (entry.isDirectory) queue.push(path);
     }
   }
-  return { dotGits, candidates, complete: true, entries };
+  return { dotGits, candidates, unlisted, complete: true, entries };
 }
 
 /**
@@ -302,6 +318,7 @@ async function collectFindings(
   root: string,
   layout: GitLayout,
   gitDirectories: ReadonlySet<string>,
+  unlisted: readonly string[],
 ): Promise<GitFinding[]> {
   const show = (path: string): string => (isInside(root, path) ? relative(root, path) || "." : path);
   const findings: GitFinding[] = [];
@@ -377,6 +394,10 @@ async function collectFindings(
         await add({ ...fields, name }, command, command, true);
       }
     }
+    for (const strategy of await mergeStrategies(directory.path)) {
+      const fields = { ...base, kind: "strategy" as const, path: show(strategy.path), name: "strategy" };
+      await add(fields, strategy.value, strategy.value);
+    }
   }
   for (const directory of layout.directories) {
     if (!isInside(root, directory.path)) continue;
@@ -401,6 +422,10 @@ async function collectFindings(
       }
       for (const entry of entries) await add({ ...base, name: `${name} ${entry}` }, entry, entry);
     }
+  }
+  for (const folder of unlisted) {
+    const fields = { kind: "unlisted" as const, gitDir: "", path: show(folder), name: "", worktree: null };
+    await add({ ...fields, effect: null }, "");
   }
   for (const pointer of layout.pointers) {
     if (!isInside(root, pointer.path)) continue;
@@ -486,6 +511,42 @@ function execCommands(text: string): string[] {
     if (match !== null && match[1] !== "") commands.push(match[1]!);
   }
   return commands;
+}
+
+/**
+ * The merge strategies git's own: git runs any other as the program `git-merge-NAME`, found on PATH or, for
+ * a name with a "/", as a path relative to the working tree.
+ */
+const BUILT_IN_STRATEGIES: ReadonlySet<string> = new Set([
+  "ort",
+  "recursive",
+  "resolve",
+  "octopus",
+  "ours",
+  "subtree",
+]);
+
+/**
+ * The merge strategies other than git's own that a rebase or cherry-pick in progress in this git directory
+ * runs when continued: `rebase-merge/strategy` (one line) and `options.strategy` of `sequencer/opts`.
+ */
+async function mergeStrategies(gitDir: string): Promise<{ path: string; value: string }[]> {
+  const found: { path: string; value: string }[] = [];
+  const rebase = join(gitDir, "rebase-merge", "strategy");
+  const line = await readTodo(rebase);
+  if (line !== null) {
+    const value = line.text.replace(/\r?\n$/, "");
+    if (!BUILT_IN_STRATEGIES.has(value)) found.push({ path: rebase, value });
+  }
+  const options = join(gitDir, "sequencer", "opts");
+  const config = await readTodo(options);
+  if (config !== null) {
+    for (const entry of parseGitConfig(config.text).entries) {
+      if (entry.name !== "options.strategy" || entry.value === null) continue;
+      if (!BUILT_IN_STRATEGIES.has(entry.value)) found.push({ path: options, value: entry.value });
+    }
+  }
+  return found;
 }
 
 /** The index entries of a git directory, by its path, size and time: an unchanged index is not parsed again. */
@@ -612,6 +673,14 @@ function describeChange(status: "new" | "changed", finding: GitFinding): string 
           `to continue a cherry-pick or revert with it; check the file by hand)`
         : `${path} has an exec line: ${quote(finding.value)} (git runs it when you continue the rebase ` +
           `in ${where}, e.g. with git rebase --continue)`;
+    case "strategy":
+      return `${path} names the merge strategy ${quote(finding.value)}, which is not git's own: git runs ` +
+        `it as the program git-merge-${printable(finding.value)} when you continue the rebase or ` +
+        `cherry-pick in ${where} (git rebase --continue); abort it instead (git rebase --abort)`;
+    case "unlisted":
+      return `${path} cannot be listed (its name is not valid UTF-8, or it may not be read), so mewcode ` +
+        `cannot tell whether it holds a git repository your git would use: look inside it (ls -b) before ` +
+        `you run git in the workspace`;
     case "index-mark": {
       const mark = finding.name.startsWith("skip-worktree") ? "skip-worktree" : "assume-unchanged";
       if (finding.name.endsWith("#many")) {

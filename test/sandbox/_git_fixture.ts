@@ -48,6 +48,15 @@ export async function gitOk(cwd: string, ...args: string[]): Promise<string> {
   return result.stdout;
 }
 
+/** Runs a POSIX shell script in `cwd` with the git environment, as a sandboxed command would; throws when it fails. */
+export async function shellOk(cwd: string, script: string): Promise<string> {
+  const result = await run("sh", ["-ec", script], cwd);
+  if (result.code !== 0) {
+    throw new Error(`sh -c ${JSON.stringify(script)} failed in "${cwd}": ${result.stderr}`);
+  }
+  return result.stdout;
+}
+
 /** Creates a repository with one commit (a tracked file) at `path`. */
 export async function createRepository(path: string): Promise<void> {
   await Deno.mkdir(path, { recursive: true });

@@ -1,13 +1,14 @@
 /**
  * The git metadata scan against what a sandboxed shell can plant with file writes alone: a folder laid out
- * as a git directory (no `.git`), and `exec` lines in the todo list of a rebase. Each test first shows, with
- * the user's own git, that the plant runs its command.
+ * as a git directory (no `.git`), `exec` lines in the todo list of a rebase, a merge strategy of a rebase
+ * that is a program in the workspace, and a repository in a folder whose name is not UTF-8 (which Deno cannot
+ * open). Each test first shows, with the user's own git, that the plant runs its command.
  */
 import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { diffGitFindings, type GitScan, scanGitMetadata } from "../../src/sandbox/git_scan.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
-import { createRepository, exists, git, gitOk } from "./_git_fixture.ts";
+import { createRepository, exists, git, gitOk, shellOk } from "./_git_fixture.ts";
 
 async function writeFile(path: string, content: string, mode = 0o644): Promise<void> {
   await Deno.mkdir(dirname(path), { recursive: true });
@@ -145,4 +146,91 @@ Deno.test("scanGitMetadata reports no todo list without exec lines, and a linked
     'new: .git/worktrees/wt/rebase-merge/git-rebase-todo has an exec line: "make" (git runs it when you ' +
     "continue the rebase in wt, e.g. with git rebase --continue)",
   ]);
+});
+
+Deno.test("scanGitMetadata reports a rebase whose merge strategy is a program, not git's own", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await createRepository(root);
+  await Deno.writeTextFile(join(root, "README"), "second\n");
+  await gitOk(root, "commit", "-q", "-am", "second");
+  const before = await scanGitMetadata(root);
+  const marker = join(root, "PWNED");
+  // A commit that needs a real merge to pick, a rebase in progress picking it, and the strategy's program.
+  await writeFile(join(root, "git-merge-x/payload"), `#!/bin/sh\ntouch '${marker}'\nexit 2\n`, 0o755);
+  await shellOk(
+    root,
+    `base=$(git rev-parse HEAD~1)
+blob=$(echo other | git hash-object -w --stdin)
+tree=$( (git ls-tree "$base"; printf '100644 blob %s\\tother\\n' "$blob") | git mktree)
+commit=$(git commit-tree -p "$base" -m wip "$tree")
+state=.git/rebase-merge
+mkdir -p "$state"
+echo refs/heads/main > "$state/head-name"
+git rev-parse HEAD > "$state/onto"
+git rev-parse HEAD > "$state/orig-head"
+: > "$state/interactive"
+echo 1 > "$state/msgnum"
+echo 1 > "$state/end"
+: > "$state/done"
+echo "pick $commit wip" > "$state/git-rebase-todo"
+echo x/payload > "$state/strategy"`,
+  );
+  const after = await scanGitMetadata(root);
+  deepStrictEqual(messages(before, after), [
+    'new: .git/rebase-merge/strategy names the merge strategy "x/payload", which is not git\'s own: git runs ' +
+    "it as the program git-merge-x/payload when you continue the rebase or cherry-pick in the workspace " +
+    "(git rebase --continue); abort it instead (git rebase --abort)",
+  ]);
+  // What the user's git does with it.
+  await git(root, "rebase", "--continue");
+  ok(await exists(marker), "git ran the strategy's program");
+});
+
+Deno.test("scanGitMetadata reports a cherry-pick's sequencer options naming a strategy that is not git's", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await createRepository(root);
+  const before = await scanGitMetadata(root);
+  await writeFile(join(root, ".git/sequencer/opts"), "[options]\n\tstrategy = ort\n\tstrategy = ../../x\n");
+  const after = await scanGitMetadata(root);
+  deepStrictEqual(messages(before, after), [
+    'new: .git/sequencer/opts names the merge strategy "../../x", which is not git\'s own: git runs it as the ' +
+    "program git-merge-../../x when you continue the rebase or cherry-pick in the workspace (git rebase " +
+    "--continue); abort it instead (git rebase --abort)",
+  ]);
+});
+
+Deno.test("scanGitMetadata reports a folder it cannot list, such as one whose name is not UTF-8", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await createRepository(root);
+  const before = await scanGitMetadata(root);
+  const marker = join(root, "..", `${root.split("/").at(-1)}-PWNED`);
+  // A repository in a folder named by the byte 0xFF, added to the index as a gitlink: the user's git status
+  // looks into it and runs its fsmonitor.
+  await shellOk(
+    root,
+    `name=$(printf '\\377')
+mkdir "$name"
+cd "$name"
+git init -q .
+git commit -q --allow-empty -m x
+git config core.fsmonitor "touch '${marker}'; false"
+cd ..
+git add "$name"`,
+  );
+  try {
+    const after = await scanGitMetadata(root);
+    deepStrictEqual(after.unlisted, [join(root, "\uFFFD")]);
+    deepStrictEqual(messages(before, after), [
+      "new: \uFFFD cannot be listed (its name is not valid UTF-8, or it may not be read), so mewcode cannot " +
+      "tell whether it holds a git repository your git would use: look inside it (ls -b) before you run git " +
+      "in the workspace",
+    ]);
+    await git(root, "status");
+    ok(await exists(marker), "the user's git status ran the hidden repository's fsmonitor");
+  } finally {
+    await Deno.remove(marker).catch(() => undefined);
+  }
 });

@@ -76,8 +76,9 @@ export interface BubblewrapOptions {
   /** The complete environment of the shell. */
   env: Readonly<Record<string, string>>;
   /**
-   * The size of each scratch tmpfs (/tmp, /var/tmp, a kept sandbox's /dev/shm) in bytes; default the
-   * kernel's, half the machine's memory each.
+   * The bytes all writable tmpfs mounts may hold together (`scratch`): shared among /tmp, /var/tmp, /dev/shm
+   * and the home folders, with a little for each hidden folder. Default none: the kernel's, half the
+   * machine's memory each.
    */
   scratchBytes?: number;
 }
@@ -107,10 +108,10 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
     // A fresh procfs still writes the host's /proc/sys (as root: any sysctl); read-only closes it.
     "--remount-ro",
     "/proc",
-    ...scratch(options, "/tmp"),
-    ...scratch(options, "/var/tmp"),
+    ...scratch(options, "/tmp", SCRATCH_SHARES.tmp),
+    ...scratch(options, "/var/tmp", SCRATCH_SHARES.varTmp),
   ];
-  for (const directory of options.hiddenDirectories) args.push("--tmpfs", directory);
+  for (const directory of options.hiddenDirectories) args.push(...emptied(options, directory));
   // What the system needs from a hidden folder (NixOS's /run/current-system, resolv.conf's target) comes back.
   for (const path of options.exposed) {
     if (options.hiddenDirectories.some((directory) => isAtOrBelow(path, directory))) {
@@ -118,8 +119,9 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
     }
   }
   for (const file of options.hiddenFiles) args.push("--ro-bind", "/dev/null", file);
+  const homeShare = SCRATCH_SHARES.homes / Math.max(1, options.homeRoots.length);
   const hideHomes = (roots: readonly string[]) => {
-    for (const home of roots) args.push("--tmpfs", home);
+    for (const home of roots) args.push(...scratch(options, home, homeShare));
     if (options.home !== undefined && roots.some((home) => isAtOrBelow(options.home!, home))) {
       args.push("--dir", options.home);
     }
@@ -149,13 +151,13 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
     }
   }
   for (const hidden of options.hiddenInWorkspace) {
-    if (hidden.kind === "directory") args.push("--tmpfs", hidden.path);
+    if (hidden.kind === "directory") args.push(...emptied(options, hidden.path));
     else args.push("--ro-bind", "/dev/null", hidden.path);
   }
   // A bound folder that contains system secrets (`--add-dir /etc`) would show them again: hide them again.
   for (const directory of options.hiddenDirectories) {
     if (!inRoots(directory) || roots.some((folder) => isAtOrBelow(folder, directory))) continue;
-    args.push("--tmpfs", directory);
+    args.push(...emptied(options, directory));
     for (const path of options.exposed) {
       if (isAtOrBelow(path, directory)) args.push("--ro-bind", path, path);
     }
@@ -167,14 +169,14 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
     for (const path of options.readOnly) args.push("--ro-bind", path, path);
     for (const path of options.placeholders) args.push("--tmpfs", path, "--remount-ro", path);
   }
-  for (const path of options.excluded) args.push("--tmpfs", path);
+  for (const path of options.excluded) args.push(...emptied(options, path));
   for (const file of options.writableFiles) args.push("--bind", file, file);
   const kept = options.supervisorCopy !== undefined;
   if (kept) args.push("--ro-bind", options.supervisorCopy!, SUPERVISOR_PATH);
   // /dev is read-only (its devices still work) but for a /dev/shm of its own: bubblewrap's /dev is a tmpfs
   // of half the machine's memory, which a command could fill, and in a kept sandbox what a command left there
   // would outlive it (`scratchFolders` watches /dev/shm).
-  args.push(...scratch(options, "/dev/shm"), "--remount-ro", "/dev");
+  args.push(...scratch(options, "/dev/shm", SCRATCH_SHARES.shm), "--remount-ro", "/dev");
   if (kept) args.push("--as-pid-1");
   if (options.seccomp) args.push("--seccomp", kept ? "3" : "0");
   args.push("--clearenv");
@@ -257,15 +259,29 @@ function pinnedFolders(options: BubblewrapOptions, roots: readonly string[]): st
 }
 
 /**
- * A writable tmpfs at `path`, of `scratchBytes` when given. A tmpfs holds its files in memory: without a
- * size, each of the three could take half the machine's memory, and where no memory cgroup charges them to
- * the sandbox (`src/sandbox/limits.ts`), a command filling /tmp would push the host into its OOM killer.
- * Sized to the sandbox's memory limit, a full one fails the write with ENOSPC instead.
+ * How `scratchBytes` is shared among the writable tmpfs mounts that hold files: the home folders' share is
+ * split among them. A tmpfs holds its files in memory: without a size, each could take half the machine's
+ * memory, and where no memory cgroup charges them to the sandbox (`src/sandbox/limits.ts`), a command filling
+ * them would push the host into its OOM killer. Together within the sandbox's memory limit, a full one fails
+ * the write with ENOSPC instead.
  */
-function scratch(options: BubblewrapOptions, path: string): string[] {
+const SCRATCH_SHARES = { tmp: 1 / 2, varTmp: 1 / 8, shm: 1 / 8, homes: 1 / 4 } as const;
+
+/** Bytes of the tmpfs over a hidden folder (/run, mewcode's state folder): room for lock files, not for data. */
+export const HIDDEN_TMPFS_BYTES = 1024 * 1024;
+
+/** A writable tmpfs at `path` holding its `share` of `scratchBytes` when given. */
+function scratch(options: BubblewrapOptions, path: string, share: number): string[] {
   return options.scratchBytes === undefined
     ? ["--tmpfs", path]
-    : ["--size", String(options.scratchBytes), "--tmpfs", path];
+    : ["--size", String(Math.floor(options.scratchBytes * share)), "--tmpfs", path];
+}
+
+/** The empty tmpfs that hides a folder, small when the sandbox has a memory limit. */
+function emptied(options: BubblewrapOptions, path: string): string[] {
+  return options.scratchBytes === undefined
+    ? ["--tmpfs", path]
+    : ["--size", String(HIDDEN_TMPFS_BYTES), "--tmpfs", path];
 }
 
 function parentOf(path: string): string {

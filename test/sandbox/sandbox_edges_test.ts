@@ -175,22 +175,31 @@ Deno.test("A runaway allocation is killed at the memory limit and the model is t
   notEqual(exitCodeOf(result), -1);
 });
 
-Deno.test("/tmp, /var/tmp and /dev/shm hold at most the memory limit, not half the machine's memory each", async () => {
+Deno.test("Every writable tmpfs of the sandbox together holds at most the memory limit, not half the machine's each", async () => {
   await using workspace = await createTempWorkspace();
   const limit = 64 * 1024 * 1024;
   await using sandbox = await openSandbox(workspace.root, "workspace-write", {
     limits: { maxProcesses: 256, maxMemoryBytes: limit },
   });
-  // tmpfs pages are memory, which a memory cgroup charges to the sandbox where there is one; the size
-  // bounds them where there is none.
+  // tmpfs pages are memory, which a memory cgroup charges to the sandbox where there is one; the sizes
+  // bound them where there is none. Every tmpfs mounted writable, each counted once (the one on top).
   const { result } = await runIn(
     sandbox,
-    'for dir in /tmp /var/tmp /dev/shm; do stat -f -c "$dir %b %S" $dir; done',
+    `awk '{ for (i = 7; $i != "-"; i++); if ($(i + 1) == "tmpfs" && $6 ~ /^rw/) print $5 }' /proc/self/mountinfo | ` +
+      `sort -u | while read -r dir; do stat -f -c "%b %S $dir" "$dir"; done`,
   );
   const output = outputOf(result);
-  for (const dir of ["/tmp", "/var/tmp", "/dev/shm"]) {
-    const match = new RegExp(`^${dir} (\\d+) (\\d+)$`, "m").exec(output);
-    ok(match !== null, output);
-    equal(Number(match[1]) * Number(match[2]), limit, output);
+  const sizes = new Map<string, number>();
+  for (const line of output.trim().split("\n")) {
+    const [blocks, blockSize, dir] = line.split(" ");
+    sizes.set(dir!, Number(blocks) * Number(blockSize));
   }
+  for (const dir of ["/tmp", "/var/tmp", "/dev/shm", "/run"]) ok(sizes.has(dir), output);
+  const total = [...sizes.values()].reduce((sum, size) => sum + size, 0);
+  ok(total <= limit + sizes.size * 1024 * 1024, `${total} bytes in all:\n${output}`);
+  equal(sizes.get("/tmp"), limit / 2, output);
+  equal(sizes.get("/run"), 1024 * 1024, output);
+  // A write beyond a folder's share fails: the host's memory is not the sandbox's to fill.
+  const { result: filled } = await runIn(sandbox, "head -c 2M /dev/zero > /run/fill; echo status=$?");
+  ok(/No space left on device/.test(outputOf(filled)) && /status=1/.test(outputOf(filled)), outputOf(filled));
 });

@@ -51,11 +51,16 @@ Deno.test("ShellSandbox builds the bubblewrap flags for workspace-write", async 
       `--chdir ${root}`,
     ]
   ) assertIncludes(text, flags);
-  // The scratch folders are the size of the memory limit, /dev read-only but for its own /dev/shm.
+  // The scratch folders share the memory limit (/tmp half, /var/tmp and /dev/shm an eighth each), /dev
+  // read-only but for its own /dev/shm.
   const scratch =
     /--size (\d+) --tmpfs \/tmp --size (\d+) --tmpfs \/var\/tmp .* --size (\d+) --tmpfs \/dev\/shm --remount-ro \/dev /
       .exec(text);
-  assertEquals(scratch !== null && scratch[1] === scratch[2] && scratch[2] === scratch[3], true, text);
+  assertEquals(
+    scratch !== null && Number(scratch[1]) === 4 * Number(scratch[2]) && scratch[2] === scratch[3],
+    true,
+    text,
+  );
   assertEquals(text.includes(SECRET), false, "a secret reached the bubblewrap arguments");
 });
 

@@ -24,6 +24,7 @@ import type {
   TurnEndReason,
   UsageTotals,
 } from "../agent/events.ts";
+import { currentUid } from "../common/current_uid.ts";
 import { assertNever } from "../common/errors.ts";
 import { projectDir } from "../config/home.ts";
 import type { CallOutcome } from "../execution/call_outcome.ts";
@@ -172,7 +173,7 @@ export class Transcript implements Disposable {
     const dir = await projectDir(options.home, options.root);
     // The home itself may be a link the user made (a dotfiles checkout); from projects/ down, nothing is.
     await Deno.mkdir(options.home, { recursive: true, mode: DIRECTORY_MODE });
-    const uid = await currentUid(options.home);
+    const uid = currentUid();
     const folders = [await ownFolder(dirname(dir), uid), await ownFolder(dir, uid)];
     const path = join(dir, `${sessionId}.jsonl`);
     const file = await openFile(path, { sessionId, exclusive: options.exclusive ?? false, uid });
@@ -454,30 +455,6 @@ function refuseOtherOwner(path: string, info: Deno.FileInfo, uid: number | null)
     path,
     `it belongs to another user (uid ${info.uid}); remove it, or set MEWCODE_HOME to a folder of your own`,
   );
-}
-
-/**
- * The user id new files get. `Deno.uid()` needs --allow-sys and /proc/self --allow-all, which mewcode does
- * not run with, so without them it is read off a file made in `folder` to find out (and removed). Null when
- * neither works: owners are then not compared (a loose folder of another user still fails its chmod).
- */
-async function currentUid(folder: string): Promise<number | null> {
-  try {
-    return Deno.uid();
-  } catch {
-    // Not allowed: make a file and look.
-  }
-  const probe = join(folder, `.uid-probe-${crypto.randomUUID()}`);
-  let created = false;
-  try {
-    using file = await Deno.open(probe, { createNew: true, write: true, mode: FILE_MODE });
-    created = true;
-    return (await file.stat()).uid;
-  } catch {
-    return null;
-  } finally {
-    if (created) await Deno.remove(probe).catch(() => undefined);
-  }
 }
 
 function refusal(path: string, state: string): Error {

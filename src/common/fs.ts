@@ -23,6 +23,19 @@ export async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
   }
 }
 
+/**
+ * `Deno.lstat`, or null when nothing is at the path; any other failure (a permission, an I/O error) throws,
+ * for code that must not take an unreadable entry for a missing one.
+ */
+export async function lstatIfExists(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
 /** `Deno.realPath`, or null when the path (or a symlink on the way) cannot be resolved. */
 export async function realPathOrNull(path: string): Promise<string | null> {
   if (path === "") return null;

@@ -25,6 +25,7 @@ import type {
   UsageTotals,
 } from "../agent/events.ts";
 import { currentUid } from "../common/current_uid.ts";
+import { lstatIfExists } from "../common/fs.ts";
 import { assertNever } from "../common/errors.ts";
 import { projectDir } from "../config/home.ts";
 import type { CallOutcome } from "../execution/call_outcome.ts";
@@ -358,7 +359,7 @@ interface CheckedFolder {
  * user's, so only the user can swap it between this look and the open; `checkOpened` looks again after it.
  */
 async function ownFolder(path: string, uid: number | null): Promise<CheckedFolder> {
-  let info = await lstatOrNull(path);
+  let info = await lstatIfExists(path);
   if (info === null) {
     try {
       await Deno.mkdir(path, { mode: DIRECTORY_MODE });
@@ -388,7 +389,7 @@ async function openFile(
   path: string,
   { sessionId, exclusive, uid }: { sessionId: string; exclusive: boolean; uid: number | null },
 ): Promise<Deno.FsFile> {
-  let found = await lstatOrNull(path);
+  let found = await lstatIfExists(path);
   if (found === null) {
     try {
       return await Deno.open(path, { createNew: true, append: true, mode: FILE_MODE });
@@ -459,13 +460,4 @@ function refuseOtherOwner(path: string, info: Deno.FileInfo, uid: number | null)
 
 function refusal(path: string, state: string): Error {
   return new Error(`Cannot keep the session transcript at "${path}": ${state}`);
-}
-
-async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
-  try {
-    return await Deno.lstat(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
 }

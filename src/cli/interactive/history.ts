@@ -13,6 +13,7 @@
  */
 import { dirname, join } from "node:path";
 import { HISTORY_FILE, projectDir } from "../../config/home.ts";
+import { lstatIfExists } from "../../common/fs.ts";
 
 /** How history is kept; all optional. */
 export interface HistoryOptions {
@@ -133,12 +134,12 @@ export class History {
   async #check(): Promise<"missing" | "file"> {
     const folders = [this.#projectsDir, dirname(this.path)];
     for (const folder of folders) {
-      const info = await lstatOrNull(folder);
+      const info = await lstatIfExists(folder);
       if (info === null) return "missing";
       if (info.isSymlink) throw new Error(`"${folder}" is a symbolic link`);
       if (!info.isDirectory) throw new Error(`"${folder}" is not a folder`);
     }
-    const file = await lstatOrNull(this.path);
+    const file = await lstatIfExists(this.path);
     if (file === null) return "missing";
     if (file.isSymlink) throw new Error("it is a symbolic link");
     if (!file.isFile) throw new Error("it is not a regular file");
@@ -236,15 +237,6 @@ async function endsWithNewline(file: Deno.FsFile, size: number): Promise<boolean
 
 async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   for (let offset = 0; offset < bytes.length;) offset += await file.write(bytes.subarray(offset));
-}
-
-async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
-  try {
-    return await Deno.lstat(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return null;
-    throw error;
-  }
 }
 
 function describe(error: unknown): string {

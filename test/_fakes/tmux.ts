@@ -121,6 +121,11 @@ export class TmuxSession implements AsyncDisposable {
     await this.#tmux(["kill-session", "-t", this.name]);
   }
 
+  /** The pane's title, which an OSC 0 or 2 sequence that reached the terminal would have set. */
+  async paneTitle(): Promise<string> {
+    return (await this.#tmux(["display-message", "-p", "-t", this.name, "#{pane_title}"])).trim();
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     await this.#tmux(["kill-server"]).catch(() => "");
   }

@@ -4,10 +4,12 @@
  *
  *   1. Yes
  *   2. Yes, and don't ask again for `<rule>` in this project   (saved to .mewcode/settings.local.json)
- *   3. No, and tell mewcode what to do instead                  (the text reaches the model)
+ *   3. Show the whole change                                    (when the question shows only part of it)
+ *   4. No, and tell mewcode what to do instead                  (the text reaches the model)
  *
- * chosen with the arrow keys and Enter, or a single key (1/2/3, y, n); Esc answers No. One question at a
- * time: other calls of the batch wait for the answer.
+ * chosen with the arrow keys and Enter, or a single key (1–4, y, n); Esc answers No. One question at a
+ * time: other calls of the batch wait for the answer. A diff's long lines are wrapped, never cut, and a
+ * change longer than the question shows can always be seen whole before it is answered.
  *
  * @module
  */
@@ -16,7 +18,8 @@ import { describeError } from "../../common/errors.ts";
 import { saveLocalRules } from "../../config/local_settings.ts";
 import type { Approval, ApprovalDetails, Approver, PermissionRequest } from "../../permissions/decision.ts";
 import { parseRule, type Rule } from "../../permissions/rules.ts";
-import { cut, sanitize } from "../_terminal_text.ts";
+import { cut, sanitize, sanitizeLines } from "../_terminal_text.ts";
+import { decodeFile } from "../../tools/_text.ts";
 import { editDiff, previewEdit } from "./diff.ts";
 import { readLine } from "./line_editor.ts";
 import { isCancelKey, type KeyRouter, type Screen } from "./screen.ts";
@@ -41,7 +44,13 @@ export interface ApprovalContext {
 /** The most of a file read to show an edit's diff. */
 const MAX_DIFF_SOURCE_BYTES = 1024 * 1024;
 
-type Choice = { kind: "yes" } | { kind: "always" } | { kind: "no"; feedback: string | null };
+type Choice = { kind: "yes" } | { kind: "always" } | { kind: "show" } | {
+  kind: "no";
+  feedback: string | null;
+};
+
+/** Rows of a diff the question shows before it offers to show the whole change. */
+const QUESTION_DIFF_ROWS = 40;
 
 /** Asks the person at the terminal. */
 export class TerminalApprover implements Approver {
@@ -59,31 +68,45 @@ export class TerminalApprover implements Approver {
     return answer;
   }
 
-  async #ask(request: PermissionRequest, reason: string, rules: readonly string[]): Promise<Approval> {
+  async #ask(request: PermissionRequest, reason: string, offered: readonly string[]): Promise<Approval> {
     const { screen, style } = this.#context;
     const hadStatus = screen.statusShown;
     screen.stopStatus();
     const width = screen.columns;
+    const preview = await this.#preview(request, width);
     const lines = [
       "",
       style.bold(style.yellow(`? ${request.tool.name} needs your approval`)),
-      ...(await this.#preview(request, width)).map((line) => `  ${line}`),
+      ...preview.lines.map((line) => `  ${line}`),
       style.dim(`  ${cut(sanitize(reason), width - 3, "start")}`),
     ];
     screen.print(`${lines.join("\n")}\n`);
+    // A rule is made from what the model sent (a command's first words, a path): one that a terminal would
+    // not show as written is never offered, since the person could not see what they would allow.
+    const rules = offered.some((text) => sanitize(text) !== text) ? [] : offered;
     const rule = rules.length === 0 ? null : rules.join(", ");
-    const options = [
-      "Yes",
-      ...(rule === null ? [] : [`Yes, and don't ask again for ${rule} in this project`]),
-      "No, and tell mewcode what to do instead",
+    const options: { text: string; choice: Choice["kind"] }[] = [
+      { text: "Yes", choice: "yes" },
+      ...(rule === null ? [] : [{
+        text: `Yes, and don't ask again for ${rule} in this project`,
+        choice: "always" as const,
+      }]),
+      ...(preview.whole === null ? [] : [{ text: "Show the whole change", choice: "show" as const }]),
+      { text: "No, and tell mewcode what to do instead", choice: "no" },
     ];
-    const choice = await this.#choose(options, rule !== null);
+    let choice = await this.#choose(options);
+    while (choice.kind === "show") {
+      screen.print(
+        `${[style.bold("  The whole change:"), ...preview.whole!.map((line) => `  ${line}`)].join("\n")}\n`,
+      );
+      choice = await this.#choose(options);
+    }
     const approval = await this.#answer(choice, rules);
     if (hadStatus) screen.startStatus();
     return approval;
   }
 
-  async #answer(choice: Choice, rules: readonly string[]): Promise<Approval> {
+  async #answer(choice: Exclude<Choice, { kind: "show" }>, rules: readonly string[]): Promise<Approval> {
     const { screen, style } = this.#context;
     switch (choice.kind) {
       case "yes":
@@ -91,7 +114,7 @@ export class TerminalApprover implements Approver {
         return { approved: true };
       case "always": {
         const saved = await this.#save(rules);
-        screen.print(`${style.green(`  ✓ allowed; ${saved}`)}\n`);
+        screen.print(`${style.green(`  ✓ allowed; ${sanitize(saved)}`)}\n`);
         return { approved: true };
       }
       case "no":
@@ -127,12 +150,15 @@ export class TerminalApprover implements Approver {
   }
 
   /** Lets the person pick an option; the last one asks for what to do instead. */
-  async #choose(options: readonly string[], hasAlways: boolean): Promise<Choice> {
+  async #choose(choices: readonly { text: string; choice: Choice["kind"] }[]): Promise<Choice> {
+    const options = choices.map((option) => option.text);
     const { screen, router, style } = this.#context;
     let selected = 0;
     const draw = (first: boolean) => {
       const rows = options.map((option, index) =>
-        index === selected ? style.cyan(`❯ ${index + 1}. ${option}`) : `  ${index + 1}. ${option}`
+        index === selected
+          ? style.cyan(`❯ ${index + 1}. ${sanitize(option)}`)
+          : `  ${index + 1}. ${sanitize(option)}`
       ).map((row) => cut(row, screen.columns - 1, "start"));
       // Back to the first option row to draw them again.
       if (!first) screen.terminal.write(`\x1b[${options.length}A\r`);
@@ -165,8 +191,8 @@ export class TerminalApprover implements Approver {
       }
     });
     if (picked === "cancel") return { kind: "no", feedback: null };
-    if (picked === 0) return { kind: "yes" };
-    if (hasAlways && picked === 1) return { kind: "always" };
+    const kind = choices[picked]!.choice;
+    if (kind !== "no") return { kind };
     return { kind: "no", feedback: await this.#feedback() };
   }
 
@@ -185,8 +211,14 @@ export class TerminalApprover implements Approver {
     }
   }
 
-  /** The call as the person should see it: the diff of an edit, the command of Bash, else the input. */
-  async #preview(request: PermissionRequest, width: number): Promise<string[]> {
+  /**
+   * The call as the person should see it: the diff of an edit, the command of Bash, else the input; and,
+   * when that is not all of it, the whole change (every row of the diff, or the text the call writes).
+   */
+  async #preview(
+    request: PermissionRequest,
+    width: number,
+  ): Promise<{ lines: string[]; whole: string[] | null }> {
     const { style, root } = this.#context;
     const input = (request.input ?? {}) as Record<string, unknown>;
     const name = request.tool.name;
@@ -194,8 +226,18 @@ export class TerminalApprover implements Approver {
       const path = input.path;
       const shown = path.startsWith(`${root}/`) ? relative(root, path) : path;
       const before = await readSource(path);
+      const written = () => writtenText(input, width - 2, style);
       if (before === "too-large") {
-        return [style.bold(sanitize(shown)), style.dim("(too large to show a diff)")];
+        return {
+          lines: [style.bold(sanitize(shown)), style.dim("(too large to show a diff)")],
+          whole: written(),
+        };
+      }
+      if (before === "undecodable") {
+        return {
+          lines: [style.bold(sanitize(shown)), style.dim("(not valid UTF-16 text: no diff to show)")],
+          whole: written(),
+        };
       }
       let after: string;
       if (name === "WriteFile") {
@@ -207,18 +249,35 @@ export class TerminalApprover implements Approver {
           replace_all: input.replace_all === true,
         });
         if (!preview.ok) {
-          return [style.bold(sanitize(shown)), style.dim(`(the edit would fail: ${preview.reason})`)];
+          // The reason may quote the file's lines: shown, never obeyed by the terminal.
+          const reason = sanitizeLines(`(the edit would fail: ${preview.reason})`).split("\n");
+          return {
+            lines: [style.bold(sanitize(shown)), ...reason.map((line) => style.dim(line))],
+            whole: null,
+          };
         }
         after = preview.after;
       }
-      const diff = editDiff({ before, after, width: width - 2, style, maxLines: 30 });
+      const diffOf = (maxLines: number) =>
+        editDiff({ before, after, width: width - 2, style, maxLines, wrap: true });
+      const diff = diffOf(QUESTION_DIFF_ROWS);
       this.#context.diffShown(request.callId);
-      return [style.bold(`${before === null ? "new file " : ""}${sanitize(shown)}`), ...diff.lines];
+      const whole = !diff.partial
+        ? null
+        : diff.added + diff.removed === 0
+        ? written()
+        : diffOf(Infinity).lines;
+      return {
+        lines: [style.bold(`${before === null ? "new file " : ""}${sanitize(shown)}`), ...diff.lines],
+        whole,
+      };
     }
     if (name === "Bash" && typeof input.command === "string") {
-      return commandRows(input.command, width - 3, style);
+      const rows = commandRows(input.command, width - 3, style);
+      const all = commandRows(input.command, width - 3, style, Infinity);
+      return { lines: rows, whole: rows.length === all.length ? null : all };
     }
-    return [cut(sanitize(JSON.stringify(request.input) ?? ""), width - 3, "start")];
+    return { lines: [cut(sanitize(JSON.stringify(request.input) ?? ""), width - 3, "start")], whole: null };
   }
 }
 
@@ -231,12 +290,17 @@ export const MAX_COMMAND_ROWS = 40;
  * answered). One longer than `MAX_COMMAND_ROWS` rows shows its start and its end around a line that says
  * how many rows are not shown, so that no one approves it thinking they saw it all.
  */
-export function commandRows(command: string, width: number, style: Style): string[] {
+export function commandRows(
+  command: string,
+  width: number,
+  style: Style,
+  maxRows = MAX_COMMAND_ROWS,
+): string[] {
   const rows = command.split("\n").flatMap((line, index) =>
     breakSpans([{ text: `${index === 0 ? "$ " : "  "}${sanitize(line)}`, styles: [] }], Math.max(width, 8))
       .map((spans) => spans.map((span) => span.text).join(""))
   );
-  if (rows.length <= MAX_COMMAND_ROWS) return rows;
+  if (rows.length <= maxRows) return rows;
   const head = rows.slice(0, MAX_COMMAND_ROWS - 11);
   const tail = rows.slice(-10);
   const hidden = rows.length - head.length - tail.length;
@@ -247,13 +311,37 @@ export function commandRows(command: string, width: number, style: Style): strin
   ];
 }
 
-/** A file's text for a diff: null when it does not exist, "too-large" above the limit. */
-async function readSource(path: string): Promise<string | null | "too-large"> {
+/**
+ * What a WriteFile or EditFile call writes, in full, when no diff shows it all (a file too large to diff, or
+ * a change too large): WriteFile's content, or EditFile's old and new text; every line, wrapped.
+ */
+function writtenText(input: Record<string, unknown>, width: number, style: Style): string[] {
+  const rows = (label: string, text: unknown) => [
+    style.bold(label),
+    ...String(text ?? "").split("\n").flatMap((line) =>
+      breakSpans([{ text: `  ${sanitize(line)}`, styles: [] }], Math.max(width, 8))
+        .map((spans) => spans.map((span) => span.text).join(""))
+    ),
+  ];
+  if (typeof input.content === "string") return rows("content:", input.content);
+  return [
+    ...rows(input.replace_all === true ? "every occurrence of:" : "replaces:", input.old_string),
+    ...rows("with:", input.new_string),
+  ];
+}
+
+/**
+ * A file's text for a diff, decoded as EditFile decodes it (UTF-8, UTF-16 with a byte order mark, or
+ * Windows-1252 for bytes that are not UTF-8), so the question shows the edit the tool will make: null when it
+ * does not exist, "too-large" above the limit, "undecodable" for UTF-16 that is not.
+ */
+async function readSource(path: string): Promise<string | null | "too-large" | "undecodable"> {
   try {
     const info = await Deno.stat(path);
     if (!info.isFile) return null;
     if (info.size > MAX_DIFF_SOURCE_BYTES) return "too-large";
-    return new TextDecoder().decode(await Deno.readFile(path));
+    const decoded = decodeFile(await Deno.readFile(path));
+    return decoded.ok ? decoded.text : "undecodable";
   } catch {
     return null;
   }

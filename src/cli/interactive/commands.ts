@@ -10,7 +10,7 @@ import { describeRules } from "../../permissions/explain.ts";
 import { PERMISSION_MODES, type PermissionMode } from "../../permissions/modes.ts";
 import { formatRule, parseRule, type RuleAction } from "../../permissions/rules.ts";
 import { findSession, listSessions } from "../../session/session_index.ts";
-import { sanitize } from "../_terminal_text.ts";
+import { sanitize, sanitizeLines } from "../_terminal_text.ts";
 import { tokens } from "./footer.ts";
 import { loadContinued } from "../session_resume.ts";
 import { type InteractiveSession, pickSession } from "./interactive_session.ts";
@@ -104,7 +104,10 @@ async function permissions(ui: InteractiveSession, argument: string): Promise<vo
   const { style, workspace } = ui.parts;
   const live = ui.session.permissions;
   if (argument === "") {
-    ui.print([`Permission mode: ${live.mode}`, ...describeRules(live.policy.rules)].join("\n"));
+    // Rules come from settings and from answers to questions, which quote what the model sent.
+    ui.print(
+      sanitizeLines([`Permission mode: ${live.mode}`, ...describeRules(live.policy.rules)].join("\n")),
+    );
     return;
   }
   const [verb = "", ...rest] = argument.split(/\s+/);

@@ -10,7 +10,7 @@ import { assertNever } from "../../common/errors.ts";
 import { detectLineEnding } from "../../tools/_text.ts";
 import { applyEdit, keepFinalNewline } from "../../tools/edit_file.ts";
 import { cut, sanitize } from "../_terminal_text.ts";
-import { expandTabs, type Style } from "./style.ts";
+import { breakSpans, expandTabs, type Style } from "./style.ts";
 
 /** Lines shown around each change by default. */
 export const DIFF_CONTEXT_LINES = 3;
@@ -28,9 +28,14 @@ export interface EditDiffOptions {
   context?: number;
   /** Lines shown at most, the last of them saying how many more there are; default 40. */
   maxLines?: number;
-  /** Terminal columns; longer lines are cut. */
+  /** Terminal columns; longer lines are cut, or broken into rows with `wrap`. */
   width: number;
   style: Style;
+  /**
+   * Break a long line into rows instead of cutting it (for the approval question: what a cut hides, a
+   * command at the end of a long line, would be approved unseen). `maxLines` then counts rows.
+   */
+  wrap?: boolean;
 }
 
 /** A diff ready to print, and how many lines it adds and removes. */
@@ -38,6 +43,8 @@ export interface EditDiff {
   lines: string[];
   added: number;
   removed: number;
+  /** Whether part of the change is not shown: rows past `maxLines`, or a change too large to diff. */
+  partial: boolean;
 }
 
 interface DiffRow {
@@ -63,18 +70,37 @@ export function editDiff(options: EditDiffOptions): EditDiff {
       ],
       added: 0,
       removed: 0,
+      partial: true,
     };
   }
   const added = rows.filter((row) => row.kind === "added").length;
   const removed = rows.filter((row) => row.kind === "removed").length;
-  if (rows.length === 0) return { lines: [style.dim("No changes to the content")], added, removed };
+  if (rows.length === 0) {
+    return { lines: [style.dim("No changes to the content")], added, removed, partial: false };
+  }
   const maxLines = Math.max(1, options.maxLines ?? DIFF_MAX_LINES);
-  const shown = rows.length <= maxLines ? rows : rows.slice(0, maxLines - 1);
-  const numberWidth = String(shown.reduce((widest, row) => Math.max(widest, row.number ?? 0), 0)).length;
-  const lines = shown.map((row) => renderRow(row, numberWidth, options.width, style));
-  const hidden = rows.length - shown.length;
-  if (hidden > 0) lines.push(style.dim(`… ${hidden} more line${hidden === 1 ? "" : "s"}`));
-  return { lines, added, removed };
+  const numberWidth = String(rows.reduce((widest, row) => Math.max(widest, row.number ?? 0), 0)).length;
+  const rendered = rows.map((row) =>
+    renderRow(row, numberWidth, options.width, style, options.wrap === true)
+  );
+  const total = rendered.reduce((sum, row) => sum + row.length, 0);
+  if (total <= maxLines) return { lines: rendered.flat(), added, removed, partial: false };
+  let used = 0;
+  let shownRows = 0;
+  for (const row of rendered) {
+    if (used + row.length > maxLines - 1) break;
+    used += row.length;
+    shownRows++;
+  }
+  // Numbered as wide as the shown rows need.
+  const shown = rows.slice(0, shownRows);
+  const shownWidth = String(shown.reduce((widest, row) => Math.max(widest, row.number ?? 0), 0)).length;
+  const lines = shown.flatMap((row) =>
+    renderRow(row, shownWidth, options.width, style, options.wrap === true)
+  );
+  const hidden = rows.length - shownRows;
+  lines.push(style.dim(`… ${hidden} more line${hidden === 1 ? "" : "s"}`));
+  return { lines, added, removed, partial: true };
 }
 
 function normalize(text: string): string {
@@ -127,24 +153,33 @@ function changeRows(before: string, after: string, context: number): DiffRow[] |
   return rows;
 }
 
-function renderRow(row: DiffRow, numberWidth: number, width: number, style: Style): string {
+/** A row's printed lines: one, or with `wrap` as many as its text needs. */
+function renderRow(row: DiffRow, numberWidth: number, width: number, style: Style, wrap: boolean): string[] {
   const blank = " ".repeat(numberWidth);
   switch (row.kind) {
     case "gap":
-      return style.dim(`${blank} ⋮`);
+      return [style.dim(`${blank} ⋮`)];
     case "note":
-      return style.dim(`${blank}   \\ ${row.text}`);
+      return [style.dim(`${blank}   \\ ${row.text}`)];
     case "context":
     case "added":
     case "removed": {
       const number = String(row.number).padStart(numberWidth);
       const sign = row.kind === "added" ? "+" : row.kind === "removed" ? "-" : " ";
       const room = Math.max(1, width - numberWidth - 3);
-      const text = cut(sanitize(expandTabs(row.text)), room, "start");
-      const line = `${sign} ${text}`.trimEnd();
-      if (row.kind === "added") return `${style.dim(number)} ${style.green(line)}`;
-      if (row.kind === "removed") return `${style.dim(number)} ${style.red(line)}`;
-      return `${style.dim(number)} ${line}`;
+      const clean = sanitize(expandTabs(row.text));
+      const pieces = wrap
+        ? breakSpans([{ text: clean, styles: [] }], room).map((spans) =>
+          spans.map((span) => span.text).join("")
+        )
+        : [cut(clean, room, "start")];
+      return pieces.map((piece, index) => {
+        const line = `${index === 0 ? sign : " "} ${piece}`.trimEnd();
+        const shownNumber = index === 0 ? style.dim(number) : blank;
+        if (row.kind === "added") return `${shownNumber} ${style.green(line)}`;
+        if (row.kind === "removed") return `${shownNumber} ${style.red(line)}`;
+        return `${shownNumber} ${line}`;
+      });
     }
     default:
       return assertNever(row.kind);

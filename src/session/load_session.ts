@@ -4,7 +4,7 @@
  * @module
  */
 import { conversationTokens } from "../agent/compaction.ts";
-import { Conversation } from "../agent/conversation.ts";
+import { type CallOutcome, Conversation } from "../agent/conversation.ts";
 import { assertNever, describeError } from "../common/errors.ts";
 import type { Message, Usage } from "../llm/provider.ts";
 import { readTranscript, type TranscriptRecord } from "./transcript.ts";
@@ -72,6 +72,9 @@ function rebuildSession(
   };
   // A complete response's usage record comes just before its assistant-message record.
   let lastUsage: Usage | null = null;
+  // The calls of the latest assistant message that started, and those that ended (with their results).
+  const started = new Set<string>();
+  const ended = new Map<string, CallOutcome>();
   records.forEach((record, index) => {
     try {
       switch (record.type) {
@@ -86,6 +89,8 @@ function rebuildSession(
           return;
         case "assistant-message":
           loaded.turns += 1;
+          started.clear();
+          ended.clear();
           conversation.addAssistant(record.content);
           if (!record.partial && lastUsage !== null) loaded.contextTokens = conversationTokens(lastUsage);
           return;
@@ -101,11 +106,16 @@ function rebuildSession(
         case "usage":
           lastUsage = record.usage;
           return;
+        // What a run killed before its tool-results record did with each call (see `answerUnfinished`).
+        case "tool-call-start":
+          started.add(record.id);
+          return;
+        case "tool-call-end":
+          ended.set(record.id, { content: record.content, isError: record.isError });
+          return;
         // Records for people and tools reading the log; the conversation is rebuilt from the ones above.
         case "request":
         case "retry":
-        case "tool-call-start":
-        case "tool-call-end":
         case "warning":
         case "error":
         case "turn-end":
@@ -124,16 +134,7 @@ function rebuildSession(
   if (options.torn) {
     notices.push("its last line was cut off (the session ended while writing it) and was skipped");
   }
-  const pending = conversation.pendingToolUses();
-  if (pending.length > 0) {
-    conversation.addToolResults(new Map(), {
-      missing: (block) => ({
-        content: `${block.name} was not run: the session ended before it ran`,
-        isError: true,
-      }),
-    });
-    notices.push(`${pending.length} tool call${pending.length === 1 ? "" : "s"} of its last turn never ran`);
-  }
+  notices.push(...answerUnfinished(conversation, { started, ended }));
   return {
     ...loaded,
     messages: conversation.messages,
@@ -141,4 +142,40 @@ function rebuildSession(
       ? null
       : `The session "${options.path}" was restored, but ${notices.join("; ")}`,
   };
+}
+
+/**
+ * Answers the tool uses a killed run left without results: a call that ended gets the result it recorded;
+ * one that started but never ended may have changed things, so the model is told to check before repeating
+ * it (its start is recorded before the permission gate, so it may also have been awaiting approval); only
+ * one that never started "was not run". Returns what a person should know about them.
+ */
+function answerUnfinished(
+  conversation: Conversation,
+  calls: { started: ReadonlySet<string>; ended: ReadonlyMap<string, CallOutcome> },
+): string[] {
+  const pending = conversation.pendingToolUses();
+  if (pending.length === 0) return [];
+  const interrupted = pending.filter((block) => calls.started.has(block.id) && !calls.ended.has(block.id));
+  const unrun = pending.filter((block) => !calls.started.has(block.id) && !calls.ended.has(block.id));
+  conversation.addToolResults(calls.ended, {
+    missing: (block) => ({
+      content: calls.started.has(block.id)
+        ? `${block.name} started, but the session ended before it finished, so its effects are unknown: ` +
+          "check the files or state it would change before running it again"
+        : `${block.name} was not run: the session ended before it ran`,
+      isError: true,
+    }),
+  });
+  const notices: string[] = [];
+  if (interrupted.length > 0) {
+    const count = countCalls(interrupted.length);
+    notices.push(`${count} of its last turn started but never finished (its effects are unknown)`);
+  }
+  if (unrun.length > 0) notices.push(`${countCalls(unrun.length)} of its last turn never ran`);
+  return notices;
+}
+
+function countCalls(count: number): string {
+  return `${count} tool call${count === 1 ? "" : "s"}`;
 }

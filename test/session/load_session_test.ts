@@ -103,6 +103,78 @@ Deno.test("loadSession stops at the last complete line of a torn file and says s
   }
 });
 
+Deno.test("loadSession tells the model which calls of a killed run ended, started without ending, or never ran", async () => {
+  const home = await Deno.makeTempDir();
+  try {
+    const bash = (id: string, command: string) => ({
+      type: "tool-use" as const,
+      id,
+      name: "Bash",
+      input: { command },
+    });
+    const start = (id: string): AgentEvent => ({
+      type: "tool-call-start",
+      turn: 1,
+      id,
+      name: "Bash",
+      input: {},
+      startedAt: 1,
+    });
+    // Three calls run one at a time: the first ended, the second was running when the run was killed.
+    const path = await writeTranscript(home, [
+      { type: "user-message", text: "build" },
+      {
+        type: "request-end",
+        turn: 1,
+        stopReason: "tool_use",
+        partial: false,
+        content: [bash("b1", "make"), bash("b2", "make install"), bash("b3", "make clean")],
+      },
+      start("b1"),
+      {
+        type: "tool-call-end",
+        turn: 1,
+        id: "b1",
+        name: "Bash",
+        input: {},
+        result: { content: "built", isError: false, metadata: {} },
+        outcome: { status: "completed", gate: "execute" },
+        startedAt: 1,
+        endedAt: 2,
+        durationMs: 1,
+      },
+      start("b2"),
+    ]);
+    const loaded = await loadSession(path);
+    deepStrictEqual(loaded.messages.at(-1), {
+      role: "user",
+      content: [
+        { type: "tool-result", toolUseId: "b1", content: "built", isError: false },
+        {
+          type: "tool-result",
+          toolUseId: "b2",
+          content: "Bash started, but the session ended before it finished, so its effects are unknown: " +
+            "check the files or state it would change before running it again",
+          isError: true,
+        },
+        {
+          type: "tool-result",
+          toolUseId: "b3",
+          content: "Bash was not run: the session ended before it ran",
+          isError: true,
+        },
+      ],
+    });
+    equal(
+      loaded.notice,
+      `The session "${path}" was restored, but 1 tool call of its last turn started but never finished ` +
+        "(its effects are unknown); 1 tool call of its last turn never ran",
+    );
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
 Deno.test("loadSession refuses an empty file, an unknown record type and a broken line with clear errors", async () => {
   const home = await Deno.makeTempDir();
   try {

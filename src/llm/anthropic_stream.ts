@@ -5,8 +5,9 @@
  * - {@link accumulateMessage} is a pure fold: `(snapshot, rawEvent) → {snapshot, events}`. Start from
  *   {@link createSnapshot}. An out-of-order event (a delta for an unknown or stopped index, a block that
  *   starts while another is open, a delta type that does not match its block, a second message_start,
- *   message_stop before message_delta, anything after message_stop) throws StreamProtocolError. `ping` is
- *   ignored; an `error` event throws the ApiError it describes.
+ *   message_stop before message_delta, anything after message_stop) or a tool_use block that reuses an
+ *   earlier block's id throws StreamProtocolError. `ping` is ignored; an `error` event throws the ApiError
+ *   it describes.
  * - A tool_use block's `input_json_delta` fragments are buffered; its `content_block_stop` parses them
  *   and yields one `tool-call` (an empty buffer is `{}`), or `tool-call-invalid` when the JSON is malformed,
  *   truncated or not an object. Such a call stays in the message content with `input: {}` so the loop can
@@ -208,6 +209,10 @@ function startBlock(
       started = { type: "redacted_thinking", status: "open", data: block.data };
       break;
     case "tool_use":
+      // Results are paired with calls by id: a second call with the same id could never be answered.
+      if (snapshot.blocks.some((other) => other.type === "tool_use" && other.id === block.id)) {
+        throw outOfOrder(type, snapshot, `tool_use block ${index} reuses the id "${block.id}"`);
+      }
       started = {
         type: "tool_use",
         status: "open",

@@ -1,10 +1,12 @@
 /**
- * End to end: tool inputs a model might send to break the loop (here: nested 10,000 levels deep) end as
- * an error result for the model, never as a crash of `mewcode -p`.
+ * End to end: tool inputs a model might send to break the loop (nested 10,000 levels deep) end as an
+ * error result for the model, and a response that breaks the protocol (a reused tool_use id) as a protocol
+ * error; never as a crash of `mewcode -p`.
  */
-import { equal, match, ok } from "node:assert/strict";
+import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { runMewcode } from "../_fakes/run_cli.ts";
+import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
 
 Deno.test("mewcode -p answers a tool input nested 10,000 levels deep with an error result and goes on", async () => {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "mewcode-deep-ws-" }));
@@ -35,4 +37,40 @@ Deno.test("mewcode -p answers a tool input nested 10,000 levels deep with an err
     await Deno.remove(root, { recursive: true });
     await Deno.remove(home, { recursive: true });
   }
+});
+
+Deno.test("mewcode -p ends with a protocol error, runs nothing and records the end when a response reuses a tool_use id", async () => {
+  await using workspace = await E2eWorkspace.create();
+  const command = "echo ran >> sidefx.txt";
+  await using server = await startFakeAnthropic([
+    turn().text("Twice.")
+      .toolUse("Bash", { command }, { id: "toolu_same" })
+      .toolUse("Bash", { command }, { id: "toolu_same" })
+      .stop("tool_use"),
+  ]);
+  const run = await workspace.run(server, [
+    "--permission-mode",
+    "bypassPermissions",
+    "--output-format",
+    "json",
+  ]);
+  equal(run.code, 1, run.stderr);
+  match(run.stderr, /reuses the id "toolu_same"/);
+  const result = JSON.parse(run.stdout);
+  equal(result.subtype, "error_during_execution");
+  equal(result.is_error, true);
+  equal(result.num_turns, 1);
+  equal(server.requests.length, 1, "the response is not sent back");
+  equal(await Deno.stat(workspace.path("sidefx.txt")).then(() => true, () => false), false, "nothing ran");
+  const { records } = await workspace.transcript();
+  const error = records.find((record) => record.type === "error");
+  ok(error?.type === "error", JSON.stringify(records.map((record) => record.type)));
+  equal(error.name, "StreamProtocolError");
+  match(error.message, /reuses the id "toolu_same"/);
+  const outcomes = records.flatMap((record) =>
+    record.type === "tool-call-end" ? [record.outcome.status] : []
+  );
+  deepStrictEqual(outcomes, ["cancelled"], "the call delivered before the reused id is cancelled, not run");
+  const last = records.at(-1);
+  ok(last?.type === "turn-end" && last.reason === "error", JSON.stringify(last));
 });

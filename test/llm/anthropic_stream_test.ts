@@ -293,6 +293,11 @@ Deno.test("accumulateMessage throws StreamProtocolError for events out of order"
     ],
     ["message_stop without message_delta", [messageStart(), messageStop], "no message_delta arrived"],
     [
+      "a tool_use block that reuses an earlier block's id",
+      [messageStart(), toolStart(0, "toolu_a"), stop(0), textStart(1), stop(1), toolStart(2, "toolu_a")],
+      'tool_use block 2 reuses the id "toolu_a"',
+    ],
+    [
       "a block after message_delta",
       [messageStart(), messageDelta("end_turn"), textStart(0)],
       "after message_delta",

@@ -5,7 +5,7 @@
  * @module
  */
 import { describeMissing, readForWrite, readVerified, sha256Hex, withPathLock } from "./_fs.ts";
-import { linkNote, writeAtomic, type WriteOptions } from "./_fs_write.ts";
+import { replaceNotes, writeAtomic, type WriteOptions } from "./_fs_write.ts";
 import { applyEdit, type Change, keepFinalNewline, MAX_EDIT_BYTES } from "./_edit_apply.ts";
 import { resolveWritablePath } from "./protected_paths.ts";
 import { identicalMessage } from "./_shared.ts";
@@ -124,7 +124,7 @@ export const editFileRunner: ToolRunner<EditFileInput> = {
       const summary = input.old_string === ""
         ? `Wrote new_string into the empty file "${input.path}"`
         : `Edited "${input.path}": replaced ${count} occurrence${count === 1 ? "" : "s"}${how}`;
-      return textResult([summary, ...linkNote(written), "", snippet(newText, edit.changes)].join("\n"), {
+      return textResult([summary, ...replaceNotes(written), "", snippet(newText, edit.changes)].join("\n"), {
         fileRecord,
         path,
         replacements: count,

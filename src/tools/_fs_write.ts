@@ -3,7 +3,8 @@
  * level at a time; the new content goes into a temp file that is created empty and exclusively, and is
  * written only once the temp file is verified to lie where it was meant to (another process may have
  * swapped a parent directory for a symlink); then fsync and rename over the target. A hard-linked target
- * is thus replaced, never modified in place.
+ * is thus replaced, never modified in place. The new file gets the old one's mode and, where permitted
+ * (as root), its owner and group: a user's file edited by root stays theirs.
  *
  * @module
  */
@@ -23,6 +24,24 @@ export interface WriteOutcome {
   previousLinks: number;
   /** Permission bits of the written file. */
   mode: number;
+  /** Whether the old file had no write permission bit: it was replaced all the same, and keeps its mode. */
+  wasReadOnly: boolean;
+  /** Set when the new file could not be given the old file's owner and group (not root): both owners. */
+  ownerChange: OwnerChange | null;
+}
+
+/** A file's owner and group. */
+export interface Owner {
+  uid: number;
+  gid: number;
+}
+
+/** The old file's owner, which the new file could not be given, and the owner it has instead. */
+export interface OwnerChange {
+  previous: Owner;
+  current: Owner;
+  /** Why the old owner could not be set, e.g. "permission denied". */
+  reason: string;
 }
 
 /** Options of `writeAtomic`. */
@@ -91,9 +110,14 @@ export async function writeAtomic(
     return describeFsError(error);
   }
   let renamed = false;
+  let ownerChange: OwnerChange | null = null;
   try {
     await options.afterCreate?.();
     if (!await isInPlace(temp, handle, options)) return moved();
+    // Before chmod: a chown clears the setuid and setgid bits.
+    if (previous?.uid != null && previous.gid != null) {
+      ownerChange = await giveOwner(handle, { uid: previous.uid, gid: previous.gid });
+    }
     await handle.chmod(mode); // the umask may have narrowed the mode given to open
     let written = 0;
     while (written < bytes.length) {
@@ -120,16 +144,63 @@ export async function writeAtomic(
     await handle.close();
   }
   await syncDirectory(parent);
-  return { ok: true, created: previous === null, previousLinks: previous?.nlink ?? 0, mode };
+  return {
+    ok: true,
+    created: previous === null,
+    previousLinks: previous?.nlink ?? 0,
+    mode,
+    wasReadOnly: previous !== null && (mode & 0o222) === 0,
+    ownerChange,
+  };
 }
 
-/** The note a writer adds when the file it replaced had other hard links. */
-export function linkNote(written: WriteOutcome): string[] {
-  if (written.previousLinks <= 1) return [];
-  return [
-    `Note: the old file had ${written.previousLinks} hard links; this replaced the link at this path, ` +
-    "and the other links keep the old content.",
-  ];
+/**
+ * The notes a writer adds when replacing the old file did something the model and the user should know:
+ * other hard links keep the old content, the owner could not be kept, a read-only file was rewritten.
+ */
+export function replaceNotes(written: WriteOutcome): string[] {
+  const notes: string[] = [];
+  if (written.previousLinks > 1) {
+    notes.push(
+      `Note: the old file had ${written.previousLinks} hard links; this replaced the link at this path, ` +
+        "and the other links keep the old content.",
+    );
+  }
+  const change = written.ownerChange;
+  if (change !== null) {
+    notes.push(
+      `Note: the old file belonged to ${ownerLabel(change.previous)}; the new file could not be given that ` +
+        `owner (${change.reason}) and belongs to ${ownerLabel(change.current)}.`,
+    );
+  }
+  if (written.wasReadOnly) {
+    notes.push(
+      `Note: the file was read-only (mode ${written.mode.toString(8).padStart(4, "0")}); it was rewritten ` +
+        "all the same and keeps that mode.",
+    );
+  }
+  return notes;
+}
+
+function ownerLabel(owner: Owner): string {
+  return `uid ${owner.uid}, gid ${owner.gid}`;
+}
+
+// Gives the temp file the old file's owner and group, through its handle: root may, and does. Anyone else
+// may only keep a group they belong to, so that is tried next. Returns how the owners differ in the end.
+async function giveOwner(handle: FileHandle, previous: Owner): Promise<OwnerChange | null> {
+  const created = await handle.stat();
+  if (created.uid === previous.uid && created.gid === previous.gid) return null;
+  let reason: string;
+  try {
+    await handle.chown(previous.uid, previous.gid);
+    return null;
+  } catch (error) {
+    reason = describeFsError(error).message;
+  }
+  if (created.gid !== previous.gid) await handle.chown(created.uid, previous.gid).catch(() => undefined);
+  const current = await handle.stat();
+  return { previous, current: { uid: current.uid, gid: current.gid }, reason };
 }
 
 // Whether the open temp file is the one at `temp`, whose real path is itself, inside the root and not excluded.

@@ -5,7 +5,7 @@
  * @module
  */
 import { readForWrite, sha256Hex, withPathLock } from "./_fs.ts";
-import { linkNote, writeAtomic } from "./_fs_write.ts";
+import { replaceNotes, writeAtomic } from "./_fs_write.ts";
 import { resolveWritablePath } from "./protected_paths.ts";
 import {
   codePointLabel,
@@ -77,7 +77,7 @@ export const writeFileRunner: ToolRunner<WriteFileInput> = {
         lines === 1 ? "" : "s"
       })`;
       return textResult(
-        [summary + (notes.length ? `; ${notes.join("; ")}` : ""), ...linkNote(written)].join("\n"),
+        [summary + (notes.length ? `; ${notes.join("; ")}` : ""), ...replaceNotes(written)].join("\n"),
         {
           fileRecord,
           path,

@@ -150,8 +150,9 @@ export function callContext(root: string, overrides: Partial<ToolCallContext> = 
 const DENO_CONFIG = new URL("../../deno.json", import.meta.url);
 
 /**
- * Runs one tool call in a separate `deno` process that file permission bits apply to, even when the tests
- * run as root (the DAC-override capabilities are dropped with `setpriv`): for permission-denied tests.
+ * Runs one tool call in a separate `deno` process that file permission bits apply to and that may not give
+ * a file away, even when the tests run as root (the DAC-override and chown capabilities are dropped with
+ * `setpriv`): for permission-denied tests.
  */
 export async function executeUnprivileged(
   toolModule: URL,
@@ -177,7 +178,7 @@ console.log(JSON.stringify(result));`;
   const privileged = Deno.uid() === 0;
   const command = privileged
     ? new Deno.Command("setpriv", {
-      args: ["--bounding-set=-dac_override,-dac_read_search", Deno.execPath(), ...denoArgs],
+      args: ["--bounding-set=-dac_override,-dac_read_search,-chown", Deno.execPath(), ...denoArgs],
       stdout: "piped",
       stderr: "piped",
     })

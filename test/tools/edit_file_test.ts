@@ -2,7 +2,16 @@ import { deepStrictEqual as assertEquals, equal, notEqual, ok as assert } from "
 import { createHash } from "node:crypto";
 import { editFileTool } from "../../src/tools/edit_file.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
-import { assertExcludes, assertIncludes, createTempWorkspace, toolContext } from "../_fakes/tool_context.ts";
+import {
+  assertExcludes,
+  assertIncludes,
+  callContext,
+  createTempWorkspace,
+  FILE_TOOL_MODULES,
+  startToolWorker,
+  toolContext,
+  workerPermissions,
+} from "../_fakes/tool_context.ts";
 
 const encoder = new TextEncoder();
 
@@ -389,6 +398,48 @@ Deno.test("EditFile writes atomically, keeps the mode, and replaces only the lin
   const names: string[] = [];
   for await (const entry of Deno.readDir(workspace.root)) names.push(entry.name);
   assertEquals(names.sort(), ["a.sh", "other.sh"]);
+});
+
+Deno.test({
+  name: "EditFile in a worker run as root keeps the owner, group and mode of the file it edits",
+  ignore: Deno.uid() !== 0,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    const file = await fileWith(workspace.root, "theirs.txt", "old\n");
+    await Deno.chown(file.path, 1234, 1234);
+    await Deno.chmod(file.path, 0o640);
+    using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(workspace.root, "read-write"));
+    const result = await worker.execute(
+      "editFileTool",
+      callContext(workspace.root, { fileRecords: file.records }),
+      { path: file.path, old_string: "old", new_string: "new" },
+    );
+    equal(result.isError, false, result.content);
+    assertExcludes(result.content, "Note:");
+    const info = await Deno.stat(file.path);
+    assertEquals([info.uid, info.gid, info.mode! & 0o7777], [1234, 1234, 0o640]);
+    equal(await file.text(), "new\n");
+  },
+});
+
+Deno.test("EditFile in a worker edits a read-only file, keeps its mode and says it was read-only", async () => {
+  await using workspace = await createTempWorkspace();
+  const file = await fileWith(workspace.root, "frozen.txt", "old\n");
+  await Deno.chmod(file.path, 0o444);
+  using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(workspace.root, "read-write"));
+  const result = await worker.execute(
+    "editFileTool",
+    callContext(workspace.root, { fileRecords: file.records }),
+    { path: file.path, old_string: "old", new_string: "new" },
+  );
+  equal(result.isError, false, result.content);
+  assertIncludes(
+    result.content,
+    `Edited "${file.path}": replaced 1 occurrence\n` +
+      "Note: the file was read-only (mode 0444); it was rewritten all the same and keeps that mode.\n",
+  );
+  equal(await file.text(), "new\n");
+  equal((await Deno.stat(file.path)).mode! & 0o7777, 0o444);
 });
 
 Deno.test("EditFile refuses binary files and directories", async () => {

@@ -4,11 +4,15 @@ import { describeFsError, withPathLock } from "../../src/tools/_fs.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
 import { writeFileTool } from "../../src/tools/write_file.ts";
 import {
+  assertExcludes,
   assertIncludes,
   callContext,
   createTempWorkspace,
   executeUnprivileged,
+  FILE_TOOL_MODULES,
+  startToolWorker,
   toolContext,
+  workerPermissions,
 } from "../_fakes/tool_context.ts";
 
 const WRITE_FILE_MODULE = new URL("../../src/tools/write_file.ts", import.meta.url);
@@ -273,6 +277,79 @@ Deno.test("WriteFile replaces a hard-linked file's link and says the other links
   equal(await Deno.readTextFile(`${root}/a.txt`), "new\n");
   equal(await Deno.readTextFile(`${root}/b.txt`), "old\n");
   equal((await Deno.stat(`${root}/b.txt`)).ino, inode);
+});
+
+Deno.test({
+  name: "WriteFile in a worker run as root keeps the owner, group and setgid bit of the file it overwrites",
+  ignore: Deno.uid() !== 0,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    const path = `${workspace.root}/theirs.sh`;
+    await Deno.writeTextFile(path, "old\n");
+    await Deno.chown(path, 1234, 1234);
+    await Deno.chmod(path, 0o2750); // a chown after the chmod would clear the setgid bit
+    using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(workspace.root, "read-write"));
+    const result = await worker.execute(
+      "writeFileTool",
+      callContext(workspace.root, { fileRecords: await recordOf(path) }),
+      { path, content: "new\n" },
+    );
+    equal(result.isError, false, result.content);
+    equal(result.content, `Overwrote "${path}" (4 bytes, 1 line)`);
+    const info = await Deno.stat(path);
+    assertEquals([info.uid, info.gid, info.mode! & 0o7777], [1234, 1234, 0o2750]);
+    equal(await Deno.readTextFile(path), "new\n");
+    assertEquals(await entries(workspace.root), ["theirs.sh"]);
+  },
+});
+
+Deno.test({
+  name: "WriteFile overwrites another user's file when it may not chown, and says who owns it now",
+  ignore: Deno.uid() !== 0, // executeUnprivileged drops CAP_CHOWN; only root can make the file someone else's
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    const path = `${workspace.root}/theirs.txt`;
+    await Deno.writeTextFile(path, "old\n");
+    await Deno.chown(path, 1234, 1234);
+    const result = await executeUnprivileged(
+      WRITE_FILE_MODULE,
+      "writeFileTool",
+      callContext(workspace.root, { fileRecords: await recordOf(path) }),
+      { path, content: "new\n" },
+    );
+    equal(result.isError, false, result.content);
+    assertIncludes(
+      result.content,
+      "Note: the old file belonged to uid 1234, gid 1234; the new file could not be given that owner " +
+        "(permission denied) and belongs to uid 0, gid 0.",
+    );
+    const info = await Deno.stat(path);
+    assertEquals([info.uid, info.gid], [0, 0]);
+    equal(await Deno.readTextFile(path), "new\n");
+  },
+});
+
+Deno.test("WriteFile in a worker rewrites a read-only file, keeps its mode and says it was read-only", async () => {
+  await using workspace = await createTempWorkspace();
+  const path = `${workspace.root}/frozen.txt`;
+  await Deno.writeTextFile(path, "old\n");
+  await Deno.chmod(path, 0o444);
+  using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(workspace.root, "read-write"));
+  const result = await worker.execute(
+    "writeFileTool",
+    callContext(workspace.root, { fileRecords: await recordOf(path) }),
+    { path, content: "new\n" },
+  );
+  equal(result.isError, false, result.content);
+  equal(
+    result.content,
+    `Overwrote "${path}" (4 bytes, 1 line)\n` +
+      "Note: the file was read-only (mode 0444); it was rewritten all the same and keeps that mode.",
+  );
+  equal(await Deno.readTextFile(path), "new\n");
+  equal((await Deno.stat(path)).mode! & 0o7777, 0o444);
+  const writable = await write(workspace.root, `${workspace.root}/other.txt`, "x");
+  assertExcludes(writable.content, "read-only");
 });
 
 Deno.test("withPathLock runs tasks for the same path one after another, and other paths freely", async () => {

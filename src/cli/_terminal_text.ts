@@ -57,27 +57,65 @@ function cellWidth(char: string): number {
 }
 
 /**
- * Replaces what a terminal would act on instead of showing, so that text from the model (a command, a path, a
- * tool name) or the API cannot move the cursor or send escapes: C0 controls become their control pictures
- * (ESC → ␛, CR → ␍, LF → ␊), DEL becomes ␡, and C1 controls, bidirectional overrides, invisible separators
- * and lone surrogates become �. A tab becomes a space.
+ * Code points a terminal draws as nothing, or acts on instead of drawing, as regex class ranges: C1 controls
+ * (U+009B is CSI), the line and paragraph separators, the bidirectional controls, and the rest of Unicode's
+ * default-ignorable code points, which hide text or make two different strings look alike (zero-width
+ * characters, fillers, tag characters, variation selectors). The one list of `sanitize` and `terminalSafeJson`.
  */
-export function sanitize(text: string): string {
-  let clean = "";
-  for (const char of text) clean += visible(char);
-  return clean;
-}
-
-/** What JSON.stringify leaves raw that a terminal may act on: C1 controls, line separators, bidi controls. */
-const JSON_INVISIBLE = /[\u0080-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const HIDDEN_RANGES = [
+  "\\u0080-\\u009f", // C1 controls
+  "\\u00ad", // soft hyphen
+  "\\u034f", // combining grapheme joiner
+  "\\u061c", // Arabic letter mark (bidirectional)
+  "\\u115f\\u1160", // Hangul choseong and jungseong fillers
+  "\\u17b4\\u17b5", // Khmer inherent vowels
+  "\\u180b-\\u180f", // Mongolian free variation selectors and vowel separator
+  "\\u200b-\\u200f", // zero-width space, non-joiner and joiner; left-to-right and right-to-left marks
+  "\\u2028-\\u202e", // line and paragraph separators; bidirectional embeddings and overrides
+  "\\u2060-\\u206f", // word joiner, invisible operators, bidirectional isolates, deprecated format controls
+  "\\u3164", // Hangul filler
+  "\\ufe00-\\ufe0f", // variation selectors (but see EMOJI_STYLE)
+  "\\ufeff", // zero-width no-break space (byte order mark)
+  "\\uffa0", // halfwidth Hangul filler
+  "\\ufff0-\\ufff8", // reserved, default-ignorable
+  "\\u{1bca0}-\\u{1bca3}", // shorthand format controls
+  "\\u{1d173}-\\u{1d17a}", // musical symbol format controls
+  "\\u{e0000}-\\u{e0fff}", // tag characters, variation selectors supplement, reserved
+].join("");
 
 /**
- * JSON text with every character a terminal may act on or reorder escaped (`\u202e`): the same value for a
- * parser, and nothing that moves the display of whoever reads it on a terminal. JSON.stringify escapes C0
- * controls itself; these can appear only inside strings, where an escape means the same character.
+ * An emoji with its text (U+FE0E) or emoji (U+FE0F) presentation selector, which stays: "⚠️" and "❤️" are
+ * common in model text. Anywhere else a variation selector only carries hidden data.
+ */
+const EMOJI_STYLE = "\\p{Emoji}[\\ufe0e\\ufe0f]";
+
+// C0 controls, DEL and lone surrogates too: JSON.stringify escapes those itself.
+const TERMINAL_HIDDEN = new RegExp(
+  `(${EMOJI_STYLE})|[\\u0000-\\u001f\\u007f\\ud800-\\udfff${HIDDEN_RANGES}]`,
+  "gu",
+);
+const JSON_HIDDEN = new RegExp(`(${EMOJI_STYLE})|[${HIDDEN_RANGES}]`, "gu");
+
+/**
+ * Replaces what a terminal would act on instead of showing, so that text from the model (a command, a path, a
+ * tool name) or the API cannot move the cursor, send escapes or hide part of itself: C0 controls become their
+ * control pictures (ESC → ␛, CR → ␍, LF → ␊), DEL becomes ␡, and C1 controls, bidirectional controls,
+ * invisible characters (zero-width ones, the zero-width joiner of emoji sequences included; fillers; tag
+ * characters; variation selectors, except an emoji's presentation selector) and lone surrogates become �.
+ * A tab becomes a space.
+ */
+export function sanitize(text: string): string {
+  return text.replace(TERMINAL_HIDDEN, visible);
+}
+
+/**
+ * JSON text with every character a terminal may act on, reorder or hide escaped (`\u202e`, `\udb40\udc41`):
+ * the same value for a parser, and nothing that changes what whoever reads it on a terminal sees. The same
+ * characters as `sanitize` replaces; JSON.stringify escapes C0 controls and lone surrogates itself, and these
+ * can appear only inside strings, where an escape means the same character.
  */
 export function terminalSafeJson(json: string): string {
-  return json.replace(JSON_INVISIBLE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return json.replace(JSON_HIDDEN, (match: string, emoji: string | undefined) => emoji ?? jsonEscape(match));
 }
 
 /**
@@ -88,20 +126,20 @@ export function sanitizeLines(text: string): string {
   return text.split("\n").map(sanitize).join("\n");
 }
 
-function visible(char: string): string {
-  const code = char.codePointAt(0) ?? 0;
+function visible(match: string, emoji: string | undefined): string {
+  if (emoji !== undefined) return emoji;
+  const code = match.codePointAt(0) ?? 0;
   if (code === 0x09) return " ";
   if (code < 0x20) return String.fromCodePoint(0x2400 + code);
   if (code === 0x7f) return "␡";
-  if (isInvisibleControl(code)) return "\ufffd";
-  return char;
+  return "\ufffd";
 }
 
-function isInvisibleControl(code: number): boolean {
-  return (code >= 0x80 && code <= 0x9f) ||
-    (code >= 0x200b && code <= 0x200f) ||
-    (code >= 0x2028 && code <= 0x202e) ||
-    (code >= 0x2060 && code <= 0x206f) ||
-    code === 0xfeff ||
-    (code >= 0xd800 && code <= 0xdfff);
+// Every UTF-16 unit as \uXXXX: a character above U+FFFF becomes its surrogate pair, as JSON spells it.
+function jsonEscape(char: string): string {
+  let escaped = "";
+  for (let index = 0; index < char.length; index++) {
+    escaped += `\\u${char.charCodeAt(index).toString(16).padStart(4, "0")}`;
+  }
+  return escaped;
 }

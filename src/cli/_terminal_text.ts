@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { EMOJI_STYLE, escapeHiddenInJson, HIDDEN_RANGES } from "../common/hidden_chars.ts";
 
 /** Which end of a text to keep when it must be cut: the start of a command, the end of a path. */
 export type Keep = "start" | "end";
@@ -56,45 +57,11 @@ function cellWidth(char: string): number {
   return WIDE_RANGES.some(([low, high]) => code >= low && code <= high) ? 2 : 1;
 }
 
-/**
- * Code points a terminal draws as nothing, or acts on instead of drawing, as regex class ranges: C1 controls
- * (U+009B is CSI), the line and paragraph separators, the bidirectional controls, and the rest of Unicode's
- * default-ignorable code points, which hide text or make two different strings look alike (zero-width
- * characters, fillers, tag characters, variation selectors). The one list of `sanitize` and `terminalSafeJson`.
- */
-const HIDDEN_RANGES = [
-  "\\u0080-\\u009f", // C1 controls
-  "\\u00ad", // soft hyphen
-  "\\u034f", // combining grapheme joiner
-  "\\u061c", // Arabic letter mark (bidirectional)
-  "\\u115f\\u1160", // Hangul choseong and jungseong fillers
-  "\\u17b4\\u17b5", // Khmer inherent vowels
-  "\\u180b-\\u180f", // Mongolian free variation selectors and vowel separator
-  "\\u200b-\\u200f", // zero-width space, non-joiner and joiner; left-to-right and right-to-left marks
-  "\\u2028-\\u202e", // line and paragraph separators; bidirectional embeddings and overrides
-  "\\u2060-\\u206f", // word joiner, invisible operators, bidirectional isolates, deprecated format controls
-  "\\u3164", // Hangul filler
-  "\\ufe00-\\ufe0f", // variation selectors (but see EMOJI_STYLE)
-  "\\ufeff", // zero-width no-break space (byte order mark)
-  "\\uffa0", // halfwidth Hangul filler
-  "\\ufff0-\\ufff8", // reserved, default-ignorable
-  "\\u{1bca0}-\\u{1bca3}", // shorthand format controls
-  "\\u{1d173}-\\u{1d17a}", // musical symbol format controls
-  "\\u{e0000}-\\u{e0fff}", // tag characters, variation selectors supplement, reserved
-].join("");
-
-/**
- * An emoji with its text (U+FE0E) or emoji (U+FE0F) presentation selector, which stays: "⚠️" and "❤️" are
- * common in model text. Anywhere else a variation selector only carries hidden data.
- */
-const EMOJI_STYLE = "\\p{Emoji}[\\ufe0e\\ufe0f]";
-
 // C0 controls, DEL and lone surrogates too: JSON.stringify escapes those itself.
 const TERMINAL_HIDDEN = new RegExp(
   `(${EMOJI_STYLE})|[\\u0000-\\u001f\\u007f\\ud800-\\udfff${HIDDEN_RANGES}]`,
   "gu",
 );
-const JSON_HIDDEN = new RegExp(`(${EMOJI_STYLE})|[${HIDDEN_RANGES}]`, "gu");
 
 /**
  * Replaces what a terminal would act on instead of showing, so that text from the model (a command, a path, a
@@ -108,15 +75,8 @@ export function sanitize(text: string): string {
   return text.replace(TERMINAL_HIDDEN, visible);
 }
 
-/**
- * JSON text with every character a terminal may act on, reorder or hide escaped (`\u202e`, `\udb40\udc41`):
- * the same value for a parser, and nothing that changes what whoever reads it on a terminal sees. The same
- * characters as `sanitize` replaces; JSON.stringify escapes C0 controls and lone surrogates itself, and these
- * can appear only inside strings, where an escape means the same character.
- */
-export function terminalSafeJson(json: string): string {
-  return json.replace(JSON_HIDDEN, (match: string, emoji: string | undefined) => emoji ?? jsonEscape(match));
-}
+/** JSON text with every character a terminal may act on, reorder or hide escaped (see `escapeHiddenInJson`). */
+export const terminalSafeJson: (json: string) => string = escapeHiddenInJson;
 
 /**
  * `sanitize` line by line: the line breaks stay, nothing else a terminal would act on does. For the text
@@ -133,13 +93,4 @@ function visible(match: string, emoji: string | undefined): string {
   if (code < 0x20) return String.fromCodePoint(0x2400 + code);
   if (code === 0x7f) return "␡";
   return "\ufffd";
-}
-
-// Every UTF-16 unit as \uXXXX: a character above U+FFFF becomes its surrogate pair, as JSON spells it.
-function jsonEscape(char: string): string {
-  let escaped = "";
-  for (let index = 0; index < char.length; index++) {
-    escaped += `\\u${char.charCodeAt(index).toString(16).padStart(4, "0")}`;
-  }
-  return escaped;
 }

@@ -29,6 +29,7 @@
  * @module
  */
 import { assertNever } from "../common/errors.ts";
+import { escapeHidden } from "../common/hidden_chars.ts";
 import { nextTurn } from "../common/next_turn.ts";
 import { dirname, join, relative } from "../common/path.ts";
 import { type GitConfigEffect, gitConfigEffect, parseGitConfig } from "./git_config.ts";
@@ -719,11 +720,7 @@ function quote(value: string): string {
   return `"${printable(value.replaceAll("\\", "\\\\").replaceAll('"', '\\"'))}"`;
 }
 
-/** Text with control and bidirectional-override characters escaped, safe to print on a terminal. */
+/** Text with control, bidirectional and invisible characters escaped (`escapeHidden`), safe on a terminal. */
 function printable(text: string): string {
-  return text.replace(
-    // deno-lint-ignore no-control-regex -- matching control characters is the point: they are escaped
-    /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/g,
-    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  return escapeHidden(text);
 }

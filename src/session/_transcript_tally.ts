@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { blankHidden } from "../common/hidden_chars.ts";
 import { concatBytes } from "../common/bytes.ts";
 import { emptyUsage, type Usage } from "../llm/provider.ts";
 import { RECORD_TYPES } from "./transcript.ts";
@@ -232,10 +233,12 @@ function oneLine(text: string): string {
   return `${characters.slice(0, MAX_PROMPT_LENGTH - 1).join("").trimEnd()}…`;
 }
 
-/** Text safe to print to a terminal: control and bidi-override characters become spaces. */
+/**
+ * Text safe to print to a terminal on one line: every character a terminal acts on or hides (controls, line
+ * breaks, bidirectional and invisible ones) becomes a space.
+ */
 export function printable(text: string): string {
-  // deno-lint-ignore no-control-regex -- matching control characters is the point
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, " ");
+  return blankHidden(text);
 }
 
 /** A value for a message: quoted, escaped (a NUL shows as \u0000), and shortened. */

@@ -93,12 +93,13 @@ Deno.test("diffGitFindings reports nothing for an unchanged workspace, and new o
   const before = await scanGitMetadata(root);
   deepStrictEqual(diffGitFindings(before, await scanGitMetadata(root)), { changes: [], notice: null });
   await gitOk(root, "config", "core.pager", "less -R\u001b[2J");
-  await gitOk(root, "config", "filter.x.clean", "cat");
+  // An invisible character would make "cat" and "c\u200bat" look alike.
+  await gitOk(root, "config", "filter.x.clean", "c\u200bat");
   await writeFile(join(root, ".git/hooks/pre-commit"), "#!/bin/sh\nexit 0\n", 0o755);
   const diff = diffGitFindings(before, await scanGitMetadata(root));
   deepStrictEqual(diff.changes.map((change) => `${change.status}: ${change.message}`), [
     'changed: .git/config changes core.pager to "less -R\\u001b[2J" (runs when you use git in the workspace)',
-    'new: .git/config sets filter.x.clean = "cat" (runs when you use git in the workspace)',
+    'new: .git/config sets filter.x.clean = "c\\u200bat" (runs when you use git in the workspace)',
     "changed: .git/hooks/pre-commit was changed (a hook that runs when you use git in the workspace)",
   ]);
 });

@@ -353,13 +353,13 @@ Deno.test("listSessions shows a first prompt on one line without terminal contro
     id: ID_A,
     startedAt: 1,
     runs: [{
-      prompt: "\u001b]0;pwned\u0007 clear\tthe\r\nscreen \u202e",
+      prompt: "\u001b]0;pwned\u0007 clear\tthe\r\nscreen \u202e\u200bhid\u{e0064}den",
       model: "claude-test",
       requests: [],
     }],
   });
   const [session] = await listSessions(home.path, ROOT);
-  equal(session!.firstPrompt, "]0;pwned clear the screen");
+  equal(session!.firstPrompt, "]0;pwned clear the screen hid den");
 });
 
 Deno.test("latestSession picks the newest start, falling back to the file's time, and passes over foreign files", async () => {

@@ -15,6 +15,10 @@ Deno.test("displayPath leaves ordinary names alone and quotes those that could p
     ["isolate\u2066x\u2069.ts", '"isolate\\u2066x\\u2069.ts"'],
     ["line\u2028sep.ts", '"line\\u2028sep.ts"'],
     ['"looks-quoted".ts', '"\\"looks-quoted\\".ts"'],
+    // Invisible characters make two names look alike: "config.ts" and "con\u200bfig.ts".
+    ["con\u200bfig.ts", '"con\\u200bfig.ts"'],
+    ["tag\u{e0041}.ts", '"tag\\udb40\\udc41.ts"'],
+    ["arabic\u061cmark.ts", '"arabic\\u061cmark.ts"'],
   ];
   for (const [name, shown] of quoted) {
     equal(displayPath(name), shown);

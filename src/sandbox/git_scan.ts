@@ -223,9 +223,8 @@ async function findDotGits(root: string, limits: WalkLimits): Promise<Walk> {
     try {
       listing = [...Deno.readDirSync(directory)];
     } catch (error) {
-      // A folder removed since its parent was listed holds nothing. A name that is not UTF-8 came back
-      // with U+FFFD in place of its bytes, and no such path exists: git reaches it, the scan cannot.
-      if (!(error instanceof Deno.errors.NotFound) || directory.includes("\uFFFD")) unlisted.push(directory);
+      // A folder removed since its parent was listed holds nothing; any other the scan could not see into.
+      if (!(error instanceof Deno.errors.NotFound) && !unlisted.includes(directory)) unlisted.push(directory);
       continue;
     }
     listing.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -235,6 +234,10 @@ async function findDotGits(root: string, limits: WalkLimits): Promise<Walk> {
         return { dotGits, candidates, unlisted, complete: false, entries: entries - 1 };
       }
       const path = `${directory === "/" ? "" : directory}/${entry.name}`;
+      // A name that is not UTF-8 comes back with U+FFFD in place of its bytes: the scan cannot open it, or
+      // opens another entry whose name really is that (a folder named U+FFFD beside one named 0xFF), while
+      // git reaches it. Never silently skipped.
+      if (entry.name.includes("\uFFFD")) unlisted.push(path);
       if (entry.name === ".git") dotGits.push(path);
       else if (entry.isDirectory) queue.push(path);
     }
@@ -424,7 +427,7 @@ async function collectFindings(
       for (const entry of entries) await add({ ...base, name: `${name} ${entry}` }, entry, entry);
     }
   }
-  for (const folder of unlisted) {
+  for (const folder of new Set(unlisted)) {
     const fields = { kind: "unlisted" as const, gitDir: "", path: show(folder), name: "", worktree: null };
     await add({ ...fields, effect: null }, "");
   }

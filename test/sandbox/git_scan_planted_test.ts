@@ -230,6 +230,12 @@ git add "$name"`,
     ]);
     await git(root, "status");
     ok(await exists(marker), "the user's git status ran the hidden repository's fsmonitor");
+    // A folder whose name really is U+FFFD, beside it: the scan lists that one in its place, and still
+    // reports both.
+    await shellOk(root, `mkdir "$(printf '\\357\\277\\275')"`);
+    const beside = await scanGitMetadata(root);
+    deepStrictEqual(beside.unlisted, [join(root, "\uFFFD"), join(root, "\uFFFD")]);
+    ok(messages(before, beside).some((line) => line.startsWith("new: \uFFFD cannot be listed")));
   } finally {
     await Deno.remove(marker).catch(() => undefined);
   }

@@ -24,6 +24,8 @@ export interface WriteOutcome {
   previousLinks: number;
   /** Permission bits of the written file. */
   mode: number;
+  /** Whether the old file was set-user-ID or set-group-ID: the new file is not (`SET_ID_BITS`). */
+  droppedSetId: boolean;
   /** Whether the old file had no write permission bit: it was replaced all the same, and keeps its mode. */
   wasReadOnly: boolean;
   /** Set when the new file could not be given the old file's owner and group (not root): both owners. */
@@ -68,6 +70,8 @@ export interface WriteOptions {
 export const NEW_DIRECTORY_MODE = 0o755;
 
 /** Permission bits of a newly created file. */
+/** The set-user-ID and set-group-ID bits, which a rewrite drops. */
+const SET_ID_BITS = 0o6000;
 export const NEW_FILE_MODE = 0o644;
 
 // A temp file created through a swapped directory can only be removed while the swap lasts: retry a while.
@@ -100,7 +104,10 @@ export async function writeAtomic(
     const kind = checkKind(previous); // a symlink here means the path changed after safePath checked it
     if (kind !== null) return kind;
   }
-  const mode = previous?.mode != null ? previous.mode & 0o7777 : options.newFileMode ?? NEW_FILE_MODE;
+  // Set-user-ID and set-group-ID are dropped, as the kernel drops them when anyone without CAP_FSETID writes
+  // a file: content the model wrote never runs with another user's rights.
+  const previousMode = previous?.mode != null ? previous.mode & 0o7777 : null;
+  const mode = previousMode !== null ? previousMode & ~SET_ID_BITS : options.newFileMode ?? NEW_FILE_MODE;
   const temp = posix.join(parent, `.${posix.basename(path)}.${crypto.randomUUID().slice(0, 8)}.mewcode-tmp`);
   await options.beforeCreate?.();
   let handle: FileHandle;
@@ -150,6 +157,7 @@ export async function writeAtomic(
     previousLinks: previous?.nlink ?? 0,
     mode,
     wasReadOnly: previous !== null && (mode & 0o222) === 0,
+    droppedSetId: previousMode !== null && (previousMode & SET_ID_BITS) !== 0,
     ownerChange,
   };
 }
@@ -171,6 +179,12 @@ export function replaceNotes(written: WriteOutcome): string[] {
     notes.push(
       `Note: the old file belonged to ${ownerLabel(change.previous)}; the new file could not be given that ` +
         `owner (${change.reason}) and belongs to ${ownerLabel(change.current)}.`,
+    );
+  }
+  if (written.droppedSetId) {
+    notes.push(
+      `Note: the old file was set-user-ID or set-group-ID; the new file is not (mode ` +
+        `${written.mode.toString(8).padStart(4, "0")}), as when anyone else writes it.`,
     );
   }
   if (written.wasReadOnly) {

@@ -280,14 +280,17 @@ Deno.test("WriteFile replaces a hard-linked file's link and says the other links
 });
 
 Deno.test({
-  name: "WriteFile in a worker run as root keeps the owner, group and setgid bit of the file it overwrites",
+  name:
+    "WriteFile in a worker run as root keeps the owner and group of the file it overwrites, not its setgid bit",
   ignore: Deno.uid() !== 0,
   async fn() {
     await using workspace = await createTempWorkspace();
     const path = `${workspace.root}/theirs.sh`;
     await Deno.writeTextFile(path, "old\n");
     await Deno.chown(path, 1234, 1234);
-    await Deno.chmod(path, 0o2750); // a chown after the chmod would clear the setgid bit
+    // The model's content never runs with another user's rights: the set-ID bits go, as when anyone
+    // without CAP_FSETID writes the file.
+    await Deno.chmod(path, 0o2750);
     using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(workspace.root, "read-write"));
     const result = await worker.execute(
       "writeFileTool",
@@ -295,9 +298,13 @@ Deno.test({
       { path, content: "new\n" },
     );
     equal(result.isError, false, result.content);
-    equal(result.content, `Overwrote "${path}" (4 bytes, 1 line)`);
+    equal(
+      result.content,
+      `Overwrote "${path}" (4 bytes, 1 line)\nNote: the old file was set-user-ID or set-group-ID; the new file ` +
+        "is not (mode 0750), as when anyone else writes it.",
+    );
     const info = await Deno.stat(path);
-    assertEquals([info.uid, info.gid, info.mode! & 0o7777], [1234, 1234, 0o2750]);
+    assertEquals([info.uid, info.gid, info.mode! & 0o7777], [1234, 1234, 0o750]);
     equal(await Deno.readTextFile(path), "new\n");
     assertEquals(await entries(workspace.root), ["theirs.sh"]);
   },

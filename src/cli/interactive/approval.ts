@@ -262,15 +262,31 @@ export class TerminalApprover implements Approver {
         editDiff({ before, after, width: width - 2, style, maxLines, wrap: true });
       const diff = diffOf(QUESTION_DIFF_ROWS);
       this.#context.diffShown(request.callId);
+      const title = style.bold(`${before === null ? "new file " : ""}${sanitize(shown)}`);
+      // The diff above ignores line endings and a byte order mark, as a person reads a file; the question
+      // must not hide a change of them (a CR that kept a line from running, removed), so it says so.
+      const exact = editDiff({
+        before,
+        after,
+        width: width - 2,
+        style,
+        maxLines: Infinity,
+        wrap: true,
+        exact: true,
+      });
+      if (!diff.partial && exact.added + exact.removed !== diff.added + diff.removed) {
+        const note = "Line endings or the byte order mark change too (␍ marks a CR): see the whole change";
+        return {
+          lines: [title, ...diff.lines, style.yellow(note)],
+          whole: exact.partial ? written() : exact.lines,
+        };
+      }
       const whole = !diff.partial
         ? null
         : diff.added + diff.removed === 0
         ? written()
         : diffOf(Infinity).lines;
-      return {
-        lines: [style.bold(`${before === null ? "new file " : ""}${sanitize(shown)}`), ...diff.lines],
-        whole,
-      };
+      return { lines: [title, ...diff.lines], whole };
     }
     if (name === "Bash" && typeof input.command === "string") {
       const rows = commandRows(input.command, width - 3, style);

@@ -36,6 +36,11 @@ export interface EditDiffOptions {
    * command at the end of a long line, would be approved unseen). `maxLines` then counts rows.
    */
   wrap?: boolean;
+  /**
+   * Compare the texts as they are: a line that gains or loses a CR, or a byte order mark, is a change, a CR
+   * shows as ␍, and trailing blanks show (· for a space, → for a tab). Default: both ignored.
+   */
+  exact?: boolean;
 }
 
 /** A diff ready to print, and how many lines it adds and removes. */
@@ -59,10 +64,11 @@ interface DiffRow {
  */
 export function editDiff(options: EditDiffOptions): EditDiff {
   const style = options.style;
-  const after = normalize(options.after);
+  const normalized = options.exact === true ? (text: string) => text : normalize;
+  const after = normalized(options.after);
   const rows = options.before === null
     ? creationRows(after)
-    : changeRows(normalize(options.before), after, options.context ?? DIFF_CONTEXT_LINES);
+    : changeRows(normalized(options.before), after, options.context ?? DIFF_CONTEXT_LINES);
   if (rows === null) {
     return {
       lines: [
@@ -80,9 +86,9 @@ export function editDiff(options: EditDiffOptions): EditDiff {
   }
   const maxLines = Math.max(1, options.maxLines ?? DIFF_MAX_LINES);
   const numberWidth = String(rows.reduce((widest, row) => Math.max(widest, row.number ?? 0), 0)).length;
-  const rendered = rows.map((row) =>
-    renderRow(row, numberWidth, options.width, style, options.wrap === true)
-  );
+  const render = (row: DiffRow, width: number) =>
+    renderRow(row, width, options.width, style, options.wrap === true, options.exact === true);
+  const rendered = rows.map((row) => render(row, numberWidth));
   const total = rendered.reduce((sum, row) => sum + row.length, 0);
   if (total <= maxLines) return { lines: rendered.flat(), added, removed, partial: false };
   let used = 0;
@@ -95,9 +101,7 @@ export function editDiff(options: EditDiffOptions): EditDiff {
   // Numbered as wide as the shown rows need.
   const shown = rows.slice(0, shownRows);
   const shownWidth = String(shown.reduce((widest, row) => Math.max(widest, row.number ?? 0), 0)).length;
-  const lines = shown.flatMap((row) =>
-    renderRow(row, shownWidth, options.width, style, options.wrap === true)
-  );
+  const lines = shown.flatMap((row) => render(row, shownWidth));
   const hidden = rows.length - shownRows;
   lines.push(style.dim(`… ${hidden} more line${hidden === 1 ? "" : "s"}`));
   return { lines, added, removed, partial: true };
@@ -154,7 +158,14 @@ function changeRows(before: string, after: string, context: number): DiffRow[] |
 }
 
 /** A row's printed lines: one, or with `wrap` as many as its text needs. */
-function renderRow(row: DiffRow, numberWidth: number, width: number, style: Style, wrap: boolean): string[] {
+function renderRow(
+  row: DiffRow,
+  numberWidth: number,
+  width: number,
+  style: Style,
+  wrap: boolean,
+  exact: boolean,
+): string[] {
   const blank = " ".repeat(numberWidth);
   switch (row.kind) {
     case "gap":
@@ -167,7 +178,7 @@ function renderRow(row: DiffRow, numberWidth: number, width: number, style: Styl
       const number = String(row.number).padStart(numberWidth);
       const sign = row.kind === "added" ? "+" : row.kind === "removed" ? "-" : " ";
       const room = Math.max(1, width - numberWidth - 3);
-      const clean = sanitize(expandTabs(row.text));
+      const clean = exact ? showBlanks(row.text) : sanitize(expandTabs(row.text));
       const pieces = wrap
         ? breakSpans([{ text: clean, styles: [] }], room).map((spans) =>
           spans.map((span) => span.text).join("")
@@ -184,6 +195,13 @@ function renderRow(row: DiffRow, numberWidth: number, width: number, style: Styl
     default:
       return assertNever(row.kind);
   }
+}
+
+/** A line with its CR (␍) and trailing blanks (· a space, → a tab) shown, inner tabs expanded. */
+function showBlanks(text: string): string {
+  const body = text.replace(/[ \t\r]+$/, "");
+  const trailing = text.slice(body.length).replaceAll(" ", "·").replaceAll("\t", "→").replaceAll("\r", "␍");
+  return sanitize(expandTabs(body)) + trailing;
 }
 
 /** The fields of an EditFile input that decide its result. */

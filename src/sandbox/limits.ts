@@ -127,8 +127,9 @@ export async function openLimits(options: OpenLimitsOptions): Promise<LimitPlan>
     memory = {
       enforced: true,
       how:
-        `RLIMIT_DATA = ${formatBytes(limits.maxMemoryBytes)} per process only: no writable cgroup with the ` +
-        `memory controller (${cgroups.problems.memory})`,
+        `RLIMIT_DATA = ${formatBytes(limits.maxMemoryBytes)} per process only, which does not count shared ` +
+        `memory (memfd, shared mappings): no writable cgroup with the memory controller ` +
+        `(${cgroups.problems.memory})`,
     };
   }
   return {

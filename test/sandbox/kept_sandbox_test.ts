@@ -143,6 +143,38 @@ Deno.test("What a call leaves in /tmp, /var/tmp, /dev/shm or the home folder is 
   ok(await exists(`${workspace.root}/.git/objects`));
 });
 
+Deno.test("A System V shared memory segment or message queue a call leaves ends the kept sandbox with it", async (t) => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  await using host = keptHost();
+  const leaves = {
+    "shared memory": "shmget(IPC_PRIVATE, 1 << 20, S_IRWXU)",
+    "a message queue": "msgget(IPC_PRIVATE, S_IRWXU)",
+  };
+  for (const [what, call] of Object.entries(leaves)) {
+    await t.step(what, async () => {
+      const before = outputOf((await runIn(sandbox, SANDBOX_ID, { runner: host })).result);
+      // Memory that outlives the process that made it: without the fix, the next call's sandbox held it.
+      const made = await runIn(
+        sandbox,
+        `perl -e 'use IPC::SysV qw(IPC_PRIVATE S_IRWXU); defined(${call}) or die "$!"; print "made\\n"'`,
+        { runner: host },
+      );
+      equal(outputOf(made.result), "made");
+      const after = await runIn(
+        sandbox,
+        `${SANDBOX_ID}; tail -n +2 /proc/sysvipc/shm /proc/sysvipc/msg | grep -c '^ *[0-9]'`,
+        {
+          runner: host,
+        },
+      );
+      const [id, left] = outputOf(after.result).split("\n");
+      notEqual(id, before, "a new sandbox");
+      equal(left, "0");
+    });
+  }
+});
+
 Deno.test("A protected folder deleted or moved on the host between calls is protected again", async (t) => {
   for (
     const [name, change] of [

@@ -58,3 +58,25 @@ Deno.test("the launcher turns Deno's update check off, whatever the caller set",
     deepStrictEqual(await denoVariablesSeen(env, "/bin/sh"), ["DENO_NO_UPDATE_CHECK=1"]);
   }
 });
+
+Deno.test("the launcher runs Deno with core dumps off: a dump would hold the API key", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "mewcode-launcher-core-" });
+  try {
+    const fake = join(dir, "deno");
+    await Deno.writeTextFile(fake, "#!/bin/sh\nulimit -c\n");
+    await Deno.chmod(fake, 0o755);
+    for (const shell of ["/bin/sh", "/bin/bash"]) {
+      const output = await new Deno.Command(shell, {
+        args: ["-c", 'ulimit -c unlimited; exec "$0" "$@"', LAUNCHER, "--version"],
+        env: { PATH: "/usr/bin:/bin", MEWCODE_DENO: fake },
+        clearEnv: true,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      equal(output.code, 0, new TextDecoder().decode(output.stderr));
+      equal(new TextDecoder().decode(output.stdout), "0\n", shell);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

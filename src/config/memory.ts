@@ -19,6 +19,7 @@ import { withDeadline } from "../common/deadline.ts";
 import { describeError } from "../common/errors.ts";
 import { lstatOrNull, realPathOrNull, statOrNull } from "../common/fs.ts";
 import { formatBytes } from "../common/size.ts";
+import { currentUid } from "../common/current_uid.ts";
 
 /** The memory file names of a directory, in order of preference: the first that exists is used. */
 export const MEMORY_FILE_NAMES: readonly string[] = ["AGENTS.md", "CLAUDE.md"];
@@ -69,12 +70,27 @@ export interface LoadMemoryOptions {
   maxTotalBytes?: number;
 }
 
-/** The nearest directory at or above `root` that holds a `.git` directory or file; null when none does. */
+/**
+ * The nearest directory at or above `root` that holds a `.git` directory or file; null when none does. Above
+ * the workspace, only what another user cannot have put there counts (as git's `safe.directory` refuses a
+ * repository of another owner): the walk stops at a folder anyone may write (/tmp: another user's
+ * `/tmp/.git` and `/tmp/AGENTS.md` would reach every workspace below it), and a `.git` owned by someone other
+ * than the user or root is not taken.
+ */
 export async function findGitRoot(root: string): Promise<string | null> {
   let directory = root;
+  const uid = currentUid();
   while (true) {
+    if (directory !== root) {
+      const info = await statOrNull(directory);
+      if (info === null || info.mode === null || (info.mode & 0o002) !== 0) return null;
+    }
     const dotGit = await statOrNull(join(directory, ".git"));
-    if (dotGit !== null && (dotGit.isDirectory || dotGit.isFile)) return directory;
+    if (dotGit !== null && (dotGit.isDirectory || dotGit.isFile)) {
+      const foreign = directory !== root && uid !== null && dotGit.uid !== null && dotGit.uid !== uid &&
+        dotGit.uid !== 0;
+      return foreign ? null : directory;
+    }
     const parent = dirname(directory);
     if (parent === directory) return null;
     directory = parent;

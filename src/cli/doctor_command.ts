@@ -21,6 +21,7 @@ import {
 } from "../llm/create_provider.ts";
 import { MissingApiKeyError } from "../llm/errors.ts";
 import { missingModelMessage } from "../llm/provider_choice.ts";
+import { redactUrl } from "../llm/redact_secrets.ts";
 import {
   AdditionalDirectoryError,
   type HelperPaths,
@@ -140,7 +141,7 @@ async function checkProvider(
     lines.push(`  key: ${error.variable} is not set, so a prompt cannot run: ${error.message}`);
     return { lines, problems };
   }
-  const url = baseUrlOf(config);
+  const url = redactUrl(baseUrlOf(config));
   lines.push(`  base URL: ${url}`);
   const variable = setup.options.providerEndpoint?.apiKeyEnv ??
     (kind === "anthropic" ? "ANTHROPIC_API_KEY" : kind === "openai" ? "OPENAI_API_KEY" : null);

@@ -15,7 +15,7 @@
  *   parsed as JSON when it is), so `x-should-retry`, `retry-after(-ms)` and `request-id` reach the retry
  *   policy;
  * - fetch failing (DNS, refused, TLS) → ConnectionError `Cannot reach the API at "<baseUrl>": <cause>`
- *   (with the key masked should the cause quote it);
+ *   (with the key masked should the cause quote it, as in every error message of a response);
  * - a redirect → a non-retryable ApiError naming its target: it is not followed, since it would carry
  *   the key and the conversation to another address;
  * - no response headers within the idle timeout → ConnectionError `The API at "<baseUrl>" sent nothing
@@ -33,6 +33,7 @@
 import denoConfig from "../../deno.json" with { type: "json" };
 import { withDeadline } from "../common/deadline.ts";
 import { ApiError, ConnectionError, StreamProtocolError } from "./errors.ts";
+import { redactError, redactSecrets } from "./redact_secrets.ts";
 import { parseSse, type SseEvent } from "./sse_decoder.ts";
 
 /**
@@ -147,7 +148,11 @@ export class AnthropicHttpClient {
       throw this.#redirectError(response);
     }
     const text = await this.#readWithinIdleTimeout(response.body, MAX_ERROR_BODY_BYTES, signal, controller);
-    throw ApiError.fromResponse(response.status, parseJson(text) ?? text, { headers: response.headers });
+    // A server may repeat the Authorization header it got ("invalid key: Bearer sk-…").
+    const error = ApiError.fromResponse(response.status, parseJson(text) ?? text, {
+      headers: response.headers,
+    });
+    throw redactError(error, { apiKey: this.#apiKey });
   }
 
   #redirectError(response: Response): ApiError {
@@ -159,8 +164,7 @@ export class AnthropicHttpClient {
 
   /** `text` with the API key masked: fetch quotes a header value it rejects (a key with a line break). */
   #withoutKey(text: string): string {
-    const key = this.#apiKey.trim();
-    return key === "" ? text : text.replaceAll(key, "<the API key>");
+    return redactSecrets(text, { apiKey: this.#apiKey });
   }
 
   /**

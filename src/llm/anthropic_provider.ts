@@ -21,6 +21,7 @@ import { toWireRequest } from "./anthropic_wire.ts";
 import { ApiError, ConnectionError, MissingApiKeyError, StreamProtocolError } from "./errors.ts";
 import type { ModelRequest, Provider, ProviderEvent, StreamOptions } from "./provider.ts";
 import { guardSdkStream } from "./_sdk_stream.ts";
+import { redactError } from "./redact_secrets.ts";
 import { type RetryOptions, streamWithRetry } from "./retry.ts";
 
 /** The API endpoint when ANTHROPIC_BASE_URL is not set. */
@@ -52,6 +53,7 @@ export class AnthropicProvider implements Provider {
   #client: AnthropicHttpClient;
   #retry: RetryOptions;
   #idleTimeoutMs: number;
+  #apiKey: string;
   /** Warnings already said in this session. */
   #warned = new Set<string>();
 
@@ -60,6 +62,7 @@ export class AnthropicProvider implements Provider {
     this.baseUrl = options.baseUrl?.trim() || DEFAULT_BASE_URL;
     this.#retry = options.retry ?? {};
     this.#idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.#apiKey = options.apiKey;
     this.#client = new AnthropicHttpClient({
       apiKey: options.apiKey,
       baseUrl: this.baseUrl,
@@ -102,13 +105,18 @@ export class AnthropicProvider implements Provider {
     }));
   }
 
-  /** The client throws our errors already; anything else is the stream's transport failing. */
+  /**
+   * The client throws our errors already; anything else is the stream's transport failing. Either way
+   * without the key or the base URL's password (redact_secrets.ts).
+   */
   #toOurError(error: unknown, signal: AbortSignal): unknown {
     if (signal.aborted) return signal.reason;
-    if (error instanceof ApiError || error instanceof StreamProtocolError) return error;
+    if (error instanceof ApiError || error instanceof StreamProtocolError) {
+      return redactError(error, { apiKey: this.#apiKey });
+    }
     const message = error instanceof Error ? error.message : String(error);
     const reason = `Connection to the API at "${this.baseUrl}" failed while streaming: ${message}`;
-    return new ConnectionError(reason, { cause: error });
+    return redactError(new ConnectionError(reason, { cause: error }), { apiKey: this.#apiKey });
   }
 }
 

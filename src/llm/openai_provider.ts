@@ -11,7 +11,8 @@
  * ```
  *
  * Errors thrown by `stream`: ApiError subclasses (401/403 AuthenticationError, 429 RateLimitError, 5xx
- * ServerError, ConnectionError, an error payload in the stream), StreamInterruptedError (failure after
+ * ServerError, ConnectionError, an error payload in the stream, a non-retryable ApiError naming the target
+ * of a redirect, which is not followed), StreamInterruptedError (failure after
  * content arrived), StreamProtocolError, or the signal's reason when aborted. The request limits the
  * response with `max_completion_tokens` on OpenAI's own API and `max_tokens` elsewhere (the field most
  * compatible servers know). The SDK reads none of the OPENAI_* variables here: key, base URL,
@@ -25,6 +26,7 @@ import { assembleChatStream } from "./openai_stream.ts";
 import { streamErrorFromWire, type TokenLimitField, toWireRequest } from "./openai_wire.ts";
 import type { ModelRequest, Provider, ProviderEvent, StreamOptions } from "./provider.ts";
 import { guardSdkStream, type SdkStream } from "./_sdk_stream.ts";
+import { redactError, type Secrets } from "./redact_secrets.ts";
 import { type RetryOptions, streamWithRetry } from "./retry.ts";
 
 /** How to reach an OpenAI-compatible API. */
@@ -60,6 +62,7 @@ export class OpenAiProvider implements Provider {
   #retry: RetryOptions;
   #idleTimeoutMs: number;
   #tokenLimitField: TokenLimitField;
+  #secrets: Secrets;
 
   constructor(options: OpenAiProviderOptions) {
     this.name = options.name;
@@ -67,6 +70,8 @@ export class OpenAiProvider implements Provider {
     this.#retry = options.retry ?? {};
     this.#idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.#tokenLimitField = isOpenAiHost(this.baseUrl) ? "max_completion_tokens" : "max_tokens";
+    this.#secrets = { apiKey: options.apiKey };
+    const fetchVia = options.fetch ?? fetch;
     this.#client = new OpenAI({
       apiKey: options.apiKey ?? PLACEHOLDER_KEY,
       baseURL: this.baseUrl,
@@ -75,7 +80,9 @@ export class OpenAiProvider implements Provider {
       maxRetries: 0,
       timeout: this.#idleTimeoutMs,
       logLevel: "off",
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      // A redirect is not followed: it would resend the conversation (an https → http one in clear) to
+      // another address. Its 3xx reaches #toOurError as an APIError.
+      fetch: (input, init) => fetchVia(input, { ...init, redirect: "manual" }),
     });
   }
 
@@ -113,8 +120,13 @@ export class OpenAiProvider implements Provider {
     }));
   }
 
+  /** `error` as ours, without the key or the base URL's password (redact_secrets.ts). */
   #toOurError(error: unknown, signal: AbortSignal): unknown {
     if (signal.aborted) return signal.reason;
+    return redactError(this.#classify(error), this.#secrets);
+  }
+
+  #classify(error: unknown): unknown {
     if (error instanceof ApiError || error instanceof StreamProtocolError) return error;
     if (error instanceof OpenAI.APIConnectionError) {
       const cause = error.cause instanceof Error ? error.cause.message : error.message;
@@ -123,6 +135,7 @@ export class OpenAiProvider implements Provider {
     if (error instanceof OpenAI.APIError) {
       // An error payload inside the stream has no status of its own.
       if (error.status === undefined) return streamErrorFromWire({ error: error.error });
+      if (error.status >= 300 && error.status < 400) return this.#redirectError(error.status, error.headers);
       const body = error.error ?? error.message.replace(new RegExp(`^${error.status} `), "");
       return ApiError.fromResponse(error.status, body, {
         headers: error.headers === undefined ? null : requestIdHeaders(error.headers),
@@ -140,6 +153,13 @@ export class OpenAiProvider implements Provider {
         cause: error,
       },
     );
+  }
+
+  #redirectError(status: number, headers: Headers | undefined): ApiError {
+    const target = headers?.get("location") ?? "";
+    const message = `Cannot use the API at "${this.baseUrl}": it redirects to "${target}"; ` +
+      "set OPENAI_BASE_URL (or the baseUrl setting) to the address it redirects to";
+    return new ApiError(message, { status, errorType: null, isRetryable: false });
   }
 }
 

@@ -151,6 +151,24 @@ Deno.test("mewcode doctor counts a provider that does not answer as a problem", 
   match(run.stdout, /^ {2}- the ollama provider at "http:\/\/127\.0\.0\.1:\d+\/v1" does not answer: /m);
 });
 
+Deno.test("mewcode doctor masks the password of a base URL in its base URL line and its problems", async () => {
+  await using workspace = await createTempWorkspace();
+  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = closed.addr.port;
+  closed.close();
+  const run = await runMewcode(["doctor", "--model", "ollama/qwen3-coder"], {
+    cwd: workspace.root,
+    env: { OPENAI_BASE_URL: `http://user:PASSWORD@127.0.0.1:${port}/v1` },
+  });
+  equal(run.code, 1, run.stdout + run.stderr);
+  match(run.stdout, new RegExp(`^ {2}base URL: http://user:\\*\\*\\*@127\\.0\\.0\\.1:${port}/v1$`, "m"));
+  match(
+    run.stdout,
+    /^ {2}answers: FAILED: Cannot reach the API at "http:\/\/user:\*\*\*@127\.0\.0\.1:\d+\/v1"/m,
+  );
+  equal(`${run.stdout}${run.stderr}`.includes("PASSWORD"), false, run.stdout);
+});
+
 Deno.test("mewcode doctor gives up on a silent provider after its timeout", async () => {
   await using workspace = await createTempWorkspace();
   // Accepts connections and never answers.

@@ -14,7 +14,8 @@ import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
 import { join } from "node:path";
 import { settleTree } from "../_fakes/tool_context.ts";
 import { workspaceSlug } from "../../src/config/home.ts";
-import { type CliRun, LAUNCHER } from "../_fakes/run_cli.ts";
+import { type CliRun, LAUNCHER, runMewcode } from "../_fakes/run_cli.ts";
+import { startKeyEchoServer } from "../_fakes/key_echo_server.ts";
 import { processesWith } from "../_fakes/processes.ts";
 
 function explain(run: CliRun): string {
@@ -324,3 +325,30 @@ Deno.test("e2e -p: a reader that stops early (| head) ends the run quietly with 
     equal(run.stderr, "");
   });
 });
+
+Deno.test("e2e -p: an API error repeating the key shows it masked on stderr, in json outputs and the transcript", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = startKeyEchoServer("json-401");
+  const apiKey = "sk-ant-SECRETKEY";
+  const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: apiKey, MEWCODE_HOME: box.home };
+  const runs = [];
+  for (const format of ["text", "json", "stream-json"]) {
+    runs.push(await runMewcode(["-p", "hi", "--output-format", format], { cwd: box.root, env }));
+  }
+  const shown = runs.map((run) => `${run.stdout}${run.stderr}`).join("");
+  match(shown, /invalid key: Bearer <the API key>/);
+  equal(shown.includes(apiKey), false, shown);
+  let saved = "";
+  for await (const entry of walk(box.home)) saved += await Deno.readTextFile(entry);
+  match(saved, /invalid key: Bearer <the API key>/);
+  equal(saved.includes(apiKey), false, "the transcript keeps the key");
+});
+
+/** Every file under `dir`. */
+async function* walk(dir: string): AsyncGenerator<string> {
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) yield* walk(path);
+    if (entry.isFile) yield path;
+  }
+}

@@ -19,6 +19,7 @@ import {
   startFakeAnthropic,
   turn,
 } from "../fake_anthropic/server.ts";
+import { startKeyEchoServer } from "../_fakes/key_echo_server.ts";
 
 const REQUEST: ModelRequest = {
   model: "claude-test-1",
@@ -570,4 +571,42 @@ Deno.test("AnthropicProvider says once, as an event, that a model is deprecated,
   } finally {
     console.warn = original;
   }
+});
+
+Deno.test("AnthropicProvider never shows the API key a server's error repeats", async (t) => {
+  const apiKey = "sk-ant-SECRETKEY";
+  for (const format of ["json-401", "text-400"] as const) {
+    await t.step(format, async () => {
+      await using server = startKeyEchoServer(format);
+      const provider = new AnthropicProvider({ apiKey, baseUrl: server.url, retry: { maxRetries: 0 } });
+      const { error } = await collect(provider.stream(REQUEST, { signal: signal() }));
+      const listError = await provider.listModels({ signal: signal() }).then(() => null, (thrown) => thrown);
+      for (const thrown of [error, listError]) {
+        ok(
+          thrown instanceof (format === "json-401" ? AuthenticationError : InvalidRequestError),
+          String(thrown),
+        );
+        match(thrown.message, /Bearer <the API key>/);
+        equal(`${thrown.describe()}${thrown.stack}`.includes(apiKey), false, thrown.message);
+      }
+    });
+  }
+});
+
+Deno.test("AnthropicProvider never shows the password of its base URL in an error", async () => {
+  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = closed.addr.port;
+  closed.close();
+  const provider = new AnthropicProvider({
+    apiKey: "sk-ant-test",
+    baseUrl: `http://user:PASSWORD@127.0.0.1:${port}`,
+    retry: { maxRetries: 0 },
+  });
+  const { error } = await collect(provider.stream(REQUEST, { signal: signal() }));
+  ok(error instanceof ConnectionError, String(error));
+  match(
+    error.message,
+    new RegExp(`^Cannot reach the API at "http://user:\\*\\*\\*@127\\.0\\.0\\.1:${port}": `),
+  );
+  equal(`${error.message}${error.stack}`.includes("PASSWORD"), false, error.message);
 });

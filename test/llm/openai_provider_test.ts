@@ -1,6 +1,7 @@
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { createProvider, providerConfigFromEnv } from "../../src/llm/create_provider.ts";
 import {
+  ApiError,
   AuthenticationError,
   ConnectionError,
   InvalidRequestError,
@@ -12,6 +13,7 @@ import {
 import { OpenAiProvider } from "../../src/llm/openai_provider.ts";
 import type { ModelRequest, ProviderEvent } from "../../src/llm/provider.ts";
 import { chatError, chatTurn, type FakeOpenAi, startFakeOpenAi } from "../fake_anthropic/openai_server.ts";
+import { startKeyEchoServer } from "../_fakes/key_echo_server.ts";
 
 const REQUEST: ModelRequest = {
   model: "gpt-test",
@@ -337,4 +339,80 @@ Deno.test("a rate limit that outlasts the retries ends as RateLimitError", async
   );
   ok(error instanceof RateLimitError);
   equal(server.requests.length, 2);
+});
+
+Deno.test("OpenAiProvider never shows the API key a server's error repeats", async (t) => {
+  const apiKey = "sk-SECRETKEY";
+  for (const format of ["json-401", "text-400"] as const) {
+    await t.step(format, async () => {
+      await using server = startKeyEchoServer(format);
+      const provider = new OpenAiProvider({
+        name: "openai",
+        apiKey,
+        baseUrl: `${server.url}/v1`,
+        retry: { maxRetries: 0 },
+      });
+      const { error } = await collect(provider.stream(REQUEST, { signal: signal() }));
+      const listError = await provider.listModels({ signal: signal() }).then(() => null, (thrown) => thrown);
+      for (const thrown of [error, listError]) {
+        ok(
+          thrown instanceof (format === "json-401" ? AuthenticationError : InvalidRequestError),
+          String(thrown),
+        );
+        match(thrown.message, /Bearer <the API key>/);
+        equal(`${thrown.describe()}${thrown.stack}`.includes(apiKey), false, thrown.message);
+      }
+    });
+  }
+});
+
+Deno.test("OpenAiProvider never writes the API key into the error for a key fetch rejects", async () => {
+  await using server = await startFakeOpenAi([chatTurn().text("never sent")]);
+  const { error } = await collect(
+    providerFor(server, { apiKey: "sk-SECRET-1234\nabc", maxRetries: 0 }).stream(REQUEST, {
+      signal: signal(),
+    }),
+  );
+  ok(error instanceof ConnectionError, String(error));
+  match(error.message, /<the API key>/);
+  equal(`${error.message}${error.stack}`.includes("sk-SECRET-1234"), false, error.message);
+  equal(server.requests.length, 0);
+});
+
+Deno.test("OpenAiProvider never shows the password of its base URL in an error", async () => {
+  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = closed.addr.port;
+  closed.close();
+  const provider = new OpenAiProvider({
+    name: "ollama",
+    apiKey: null,
+    baseUrl: `http://user:PASSWORD@127.0.0.1:${port}/v1`,
+    retry: { maxRetries: 0 },
+  });
+  const { error } = await collect(provider.stream(REQUEST, { signal: signal() }));
+  ok(error instanceof ConnectionError, String(error));
+  match(
+    error.message,
+    new RegExp(`^Cannot reach the API at "http://user:\\*\\*\\*@127\\.0\\.0\\.1:${port}/v1": `),
+  );
+  equal(`${error.message}${error.stack}`.includes("PASSWORD"), false, error.message);
+});
+
+Deno.test("OpenAiProvider does not follow a redirect, which would resend the conversation elsewhere", async () => {
+  await using elsewhere = await startFakeOpenAi([chatTurn().text("never sent")]);
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Response(null, { status: 307, headers: { location: `${elsewhere.baseUrl}/chat/completions` } }),
+  );
+  const url = `http://127.0.0.1:${server.addr.port}/v1`;
+  const provider = new OpenAiProvider({ name: "openai", apiKey: "sk-test", baseUrl: url });
+  const { error } = await collect(provider.stream(REQUEST, { signal: signal() }));
+  ok(error instanceof ApiError, String(error));
+  deepStrictEqual([error.status, error.isRetryable], [307, false]);
+  equal(
+    error.message,
+    `Cannot use the API at "${url}": it redirects to "${elsewhere.baseUrl}/chat/completions"; ` +
+      "set OPENAI_BASE_URL (or the baseUrl setting) to the address it redirects to",
+  );
+  equal(elsewhere.requests.length, 0);
 });

@@ -9,13 +9,15 @@
  *                             (workspace-write over read-only, danger-full-access, the network)
  *   never applied             bypassPermissions; API endpoints, keys and provider variables in env;
  *                             `hooks.sandboxRepositoryHooks` (only the user decides how repository hooks run);
- *                             `provider`, `baseUrl`, `apiKeyEnv`, and a `model` whose `provider/` prefix
- *                             would choose the provider (where the conversation and the key go is the
- *                             user's choice)
+ *                             `provider`, `baseUrl`, `apiKeyEnv`, and a `model` that would change the
+ *                             provider the user's settings choose: one with a `provider/` prefix, or a
+ *                             plain one (an anthropic model) when their model's prefix chose another (where
+ *                             the conversation and the key go, and so which provider the user's `baseUrl`
+ *                             and `apiKeyEnv` serve, is the user's choice)
  *
  * @module
  */
-import { SETTINGS_HOOK_EVENTS, SETTINGS_PROVIDERS } from "./settings_names.ts";
+import { SETTINGS_HOOK_EVENTS, SETTINGS_PROVIDERS, type SettingsProvider } from "./settings_names.ts";
 import type {
   SettingsFile,
   SettingsHooks,
@@ -44,6 +46,10 @@ export interface ScreenBaseline {
   defaultMode: SettingsPermissionMode;
   sandboxMode: SettingsSandboxMode;
   network: boolean;
+  /** The `provider` setting (null: not set). */
+  provider: SettingsProvider | null;
+  /** The `model` setting (null: not set). */
+  model: string | null;
 }
 
 /** How permissive each mode is: a repository may replace a mode only with one no higher. */
@@ -156,8 +162,17 @@ export function screenRepositorySettings(
 
   if (settings.model !== undefined) {
     const item = `model ${quote(settings.model)}`;
+    const chosen = providerChosen(baseline.provider, baseline.model);
+    const wouldChoose = providerChosen(baseline.provider, settings.model);
     if (choosesProvider(settings.model)) {
       ignore(item, "never", `its provider prefix would choose the provider: ${NEVER}`);
+    } else if (wouldChoose !== chosen) {
+      // The user's baseUrl and apiKeyEnv follow the provider: switching it would send the key elsewhere.
+      ignore(
+        item,
+        "never",
+        `it would switch the provider from ${chosen}, which your settings choose, to ${wouldChoose}: ${NEVER}`,
+      );
     } else if (trusted) kept.model = settings.model;
     else ignore(item, "needs-trust");
   }
@@ -202,9 +217,23 @@ export function screenRepositorySettings(
 
 /** Whether a model id starts with a provider's name and a slash (`ollama/qwen3`), which picks that provider. */
 function choosesProvider(model: string): boolean {
+  return prefixProvider(model) !== null;
+}
+
+/** The provider a model id's `provider/` prefix names, or null. */
+function prefixProvider(model: string): SettingsProvider | null {
   const slash = model.indexOf("/");
-  return slash > 0 && model.slice(slash + 1).trim() !== "" &&
-    (SETTINGS_PROVIDERS as readonly string[]).includes(model.slice(0, slash));
+  if (slash <= 0 || model.slice(slash + 1).trim() === "") return null;
+  const prefix = model.slice(0, slash);
+  return SETTINGS_PROVIDERS.find((provider) => provider === prefix) ?? null;
+}
+
+/**
+ * The provider settings choose (as provider_choice.ts does): their `provider`, else their model's prefix,
+ * else anthropic.
+ */
+function providerChosen(provider: SettingsProvider | null, model: string | null): SettingsProvider {
+  return provider ?? (model === null ? null : prefixProvider(model)) ?? "anthropic";
 }
 
 /** A value for a notice: JSON-quoted, long values shortened. */

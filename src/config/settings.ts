@@ -205,6 +205,9 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
         defaultMode: below.defaultMode?.value ?? "default",
         sandboxMode: below.sandbox.mode?.value ?? "workspace-write",
         network: below.sandbox.network?.value ?? false,
+        // What the user's layers chose: a repository layer below could not change the provider (the screen).
+        provider: below.provider?.value ?? null,
+        model: below.model?.value ?? null,
       },
     });
     ignored.push(...screened.ignored);

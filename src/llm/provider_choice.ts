@@ -13,6 +13,10 @@
  * A model id given with a provider is never split, so OpenRouter's `anthropic/claude-sonnet-4.5` reaches
  * OpenRouter whole with `--provider openai` (or the `provider` setting).
  *
+ * The settings' provider is always the user's: a repository's settings never reach this with a `provider`,
+ * `baseUrl`, `apiKeyEnv`, or a `model` that would describe another provider than the user's settings do
+ * (config/repository_screen.ts drops them), so `baseUrl` and `apiKeyEnv` serve the provider the user chose.
+ *
  * @module
  */
 

@@ -7,7 +7,13 @@ import {
 } from "../../src/config/repository_screen.ts";
 import type { SettingsFile } from "../../src/config/settings_schema.ts";
 
-const DEFAULTS: ScreenBaseline = { defaultMode: "default", sandboxMode: "workspace-write", network: false };
+const DEFAULTS: ScreenBaseline = {
+  defaultMode: "default",
+  sandboxMode: "workspace-write",
+  network: false,
+  provider: null,
+  model: null,
+};
 
 function applied(settings: SettingsFile, baseline: ScreenBaseline, trusted = false): SettingsFile {
   return screenRepositorySettings(settings, {
@@ -119,4 +125,47 @@ Deno.test("screenRepositorySettings never applies a provider, endpoint, key vari
   }
   // A model id with a slash that names no provider is an ordinary model (OpenRouter's, for one).
   deepEqual(applied({ model: "meta-llama/llama-4" }, DEFAULTS, true), { model: "meta-llama/llama-4" });
+});
+
+Deno.test("screenRepositorySettings applies a plain model only when it keeps the provider the user's settings choose", async (t) => {
+  const cases: [string, Partial<ScreenBaseline>, boolean][] = [
+    ["no user model (anthropic)", {}, true],
+    ["the user's anthropic/ model", { model: "anthropic/claude-opus-4-1" }, true],
+    ["the user's model without a provider prefix", { model: "meta-llama/llama-4" }, true],
+    ["the user's provider setting", { provider: "ollama", model: "ollama/qwen3" }, true],
+    ["the user's provider setting without a model", { provider: "openai" }, true],
+    ["the user's ollama/ model", { model: "ollama/qwen3" }, false],
+    ["the user's openai/ model", { model: "openai/gpt-5" }, false],
+  ];
+  for (const [name, user, applies] of cases) {
+    await t.step(name, () => {
+      for (const trusted of [false, true]) {
+        const screened = screenRepositorySettings(
+          { model: "claude-sonnet-4-5" },
+          {
+            trusted,
+            baseline: { ...DEFAULTS, ...user },
+            source: "local",
+            path: "/w/.mewcode/settings.local.json",
+          },
+        );
+        deepEqual(screened.kept, trusted && applies ? { model: "claude-sonnet-4-5" } : {});
+        deepEqual(
+          screened.ignored.map((item) => item.kind),
+          trusted && applies ? [] : [applies ? "needs-trust" : "never"],
+        );
+        if (applies) continue;
+        match(
+          ignoredNotice(screened.ignored[0]!),
+          new RegExp(
+            `^Not applied from "/w/\\.mewcode/settings\\.local\\.json": model "claude-sonnet-4-5": it would ` +
+              `switch the provider from ${
+                user.model?.split("/")[0]
+              }, which your settings choose, to anthropic: ` +
+              "a repository may never set this, even when trusted",
+          ),
+        );
+      }
+    });
+  }
 });

@@ -208,6 +208,20 @@ Deno.test("resolveSettings takes provider, baseUrl and apiKeyEnv from the user's
   ]);
 });
 
+Deno.test("resolveSettings keeps the user's model when a trusted repository's plain model would switch its provider", async () => {
+  await using fixture = await createSettingsFixture();
+  await fixture.write(fixture.userPath, { model: "ollama/qwen3", baseUrl: "http://127.0.0.1:11434/v1" });
+  await fixture.write(fixture.projectPath, { model: "claude-sonnet-4-5" });
+  await fixture.write(fixture.localPath, { model: "claude-opus-4-1" });
+  const settings = await resolveSettings({ home: fixture.home, root: fixture.root, trustOverride: true });
+  deepEqual(settings.model, { value: "ollama/qwen3", source: "user", path: fixture.userPath });
+  deepEqual(settings.baseUrl?.value, "http://127.0.0.1:11434/v1");
+  deepEqual(settings.ignored.map((item) => [item.item, item.kind, item.path]), [
+    ['model "claude-sonnet-4-5"', "never", fixture.projectPath],
+    ['model "claude-opus-4-1"', "never", fixture.localPath],
+  ]);
+});
+
 Deno.test("resolveSettings ignores a user file whose baseUrl is not a URL or whose apiKeyEnv is not a variable name", async () => {
   await using fixture = await createSettingsFixture();
   await fixture.write(fixture.userPath, { baseUrl: "127.0.0.1:11434", apiKeyEnv: "MY KEY" });

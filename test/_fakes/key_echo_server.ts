@@ -5,6 +5,8 @@
  *
  * @module
  */
+import { equal, match, ok } from "node:assert/strict";
+import { AuthenticationError, InvalidRequestError } from "../../src/llm/errors.ts";
 
 /** How the server answers: a JSON 401, or a plain-text 400. */
 export type EchoFormat = "json-401" | "text-400";
@@ -34,4 +36,16 @@ export function startKeyEchoServer(format: EchoFormat): KeyEchoServer {
     },
     [Symbol.asyncDispose]: () => server.shutdown(),
   };
+}
+
+/**
+ * Asserts that the errors a provider gave for the server's answers (its stream's, its model list's) are of
+ * the kind the status means, name the key only as `<the API key>`, and hold it nowhere.
+ */
+export function assertKeyHidden(format: EchoFormat, apiKey: string, errors: readonly unknown[]): void {
+  for (const thrown of errors) {
+    ok(thrown instanceof (format === "json-401" ? AuthenticationError : InvalidRequestError), String(thrown));
+    match(thrown.message, /Bearer <the API key>/);
+    equal(`${thrown.describe()}${thrown.stack}`.includes(apiKey), false, thrown.message);
+  }
 }

@@ -154,7 +154,8 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     ...(options.toolEnv === undefined ? {} : { extraEnv: options.toolEnv }),
     limits: options.limits ?? defaultLimits(),
     excluded: options.excludedPaths ?? [],
-    protectedPaths: PROTECTED_PATHS,
+    // The session's own additions (the scripts its hooks run) are bound read-only too.
+    protectedPaths: options.protectedPaths ?? PROTECTED_PATHS,
     ...(options.helpers === undefined ? {} : { helpers: options.helpers }),
     ...(options.keptFilesIn === undefined ? {} : { keptFilesIn: options.keptFilesIn }),
     ...(options.deferShellCheck ? { deferPreflight: true } : {}),

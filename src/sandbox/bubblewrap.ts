@@ -238,11 +238,14 @@ export function scratchFolders(options: BubblewrapOptions): string[] {
  */
 function pinnedFolders(options: BubblewrapOptions, roots: readonly string[]): string[] {
   const pinned = new Set(options.keepInPlace);
+  // And the folders above what is bound read-only (a script a hook runs, `scripts/hook.sh`): renamed away, it
+  // would leave room for another file of that name.
   const hidden = [
     ...options.hiddenInWorkspace.map((entry) => entry.path),
     ...options.hiddenDirectories,
     ...options.hiddenFiles,
     ...options.excluded,
+    ...options.readOnly,
   ];
   for (const path of hidden) {
     const root = roots.find((folder) => isAtOrBelow(path, folder) && path !== folder);

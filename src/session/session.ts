@@ -47,6 +47,7 @@ import type { HelperPaths } from "../sandbox/helpers.ts";
 import { DEFAULT_MAX_PROCESSES, defaultLimits, type ResourceLimits } from "../sandbox/limits.ts";
 import type { ProtectedPath, SandboxMode, ToolInfo } from "../tools/tool.ts";
 import { gatherPromptContext } from "./repo_context.ts";
+import { commandScriptProtections } from "./command_scripts.ts";
 import { type ApprovalCommand, type SessionHooks, SessionPermissions } from "./session_permissions.ts";
 import { LazyRuntime } from "./lazy_runtime.ts";
 import {
@@ -211,13 +212,23 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     sessionId: options.resume?.id ?? options.sessionId ?? "",
     transcriptPath: null as string | null,
   };
+  // The workspace scripts a hook or the approval command runs are protected like `.mewcode`.
+  const protectedPaths = [
+    ...options.protectedPaths ?? PROTECTED_PATHS,
+    ...await commandScriptProtections(workspace.root, [
+      ...hookCommands(options.hooks),
+      ...(options.approvalCommand === undefined || options.approvalCommand === null
+        ? []
+        : [options.approvalCommand.command]),
+    ]),
+  ];
   const permissions = await SessionPermissions.open({
     mode: options.permissionMode,
     rules: options.rules ?? [],
     root: workspace.root,
     rootAliases: workspace.aliases,
     additionalDirectories: options.additionalDirectories ?? [],
-    protectedPaths: options.protectedPaths ?? PROTECTED_PATHS,
+    protectedPaths,
     env,
     hooks: options.hooks ?? null,
     approver: options.approver ?? null,
@@ -251,7 +262,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     ...(options.executor === undefined ? {} : { executor: options.executor }),
     ...(permissions.approver === null ? {} : { approver: permissions.approver }),
     ...(options.requireRead === undefined ? {} : { requireRead: options.requireRead }),
-    ...(options.protectedPaths === undefined ? {} : { protectedPaths: options.protectedPaths }),
+    protectedPaths,
     ...(options.helpers === undefined ? {} : { helpers: options.helpers }),
     // A session that talks to a model checks the shell sandbox with its first use (its git status, or the
     // first Bash call), not before the first request; doctor and `mewcode tool` check it at once.
@@ -339,4 +350,14 @@ export async function stateFolders(env: Record<string, string>): Promise<string[
   } catch {
     return [home];
   }
+}
+
+/** The commands of every hook, the user's and the repository's. */
+function hookCommands(hooks: SessionHooks | undefined): string[] {
+  if (hooks === undefined) return [];
+  return [hooks.user, hooks.repository].flatMap((config) =>
+    Object.values(config).flatMap((groups) =>
+      (groups ?? []).flatMap((group) => group.hooks.map((hook) => hook.command))
+    )
+  );
 }

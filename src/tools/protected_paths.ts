@@ -75,7 +75,7 @@ export function protectionOf(
   for (const entry of protectedPaths) {
     const matches = entry.anyDepth
       ? segments.includes(entry.path.toLowerCase())
-      : isAtOrBelow(folded, entry.path);
+      : isAtOrBelow(folded, entry.path.toLowerCase());
     if (matches) return entry;
   }
   return null;

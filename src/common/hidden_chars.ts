@@ -23,6 +23,7 @@ export const HIDDEN_RANGES = [
   "\\u200b-\\u200f", // zero-width space, non-joiner and joiner; left-to-right and right-to-left marks
   "\\u2028-\\u202e", // line and paragraph separators; bidirectional embeddings and overrides
   "\\u2060-\\u206f", // word joiner, invisible operators, bidirectional isolates, deprecated format controls
+  "\\u2800", // braille pattern blank, drawn as a space
   "\\u3164", // Hangul filler
   "\\ufe00-\\ufe0f", // variation selectors (but see EMOJI_STYLE)
   "\\ufeff", // zero-width no-break space (byte order mark)
@@ -35,9 +36,10 @@ export const HIDDEN_RANGES = [
 
 /**
  * An emoji with its text (U+FE0E) or emoji (U+FE0F) presentation selector, which stays: "⚠️" and "❤️" are
- * common in model text. Anywhere else a variation selector only carries hidden data.
+ * common in model text; so does a keycap ("1️⃣": a digit, # or *, U+FE0F, U+20E3). Anywhere else a variation
+ * selector only carries hidden data ("v1\ufe0f.txt" would pass for "v1.txt": `\p{Emoji}` holds the digits).
  */
-export const EMOJI_STYLE = "\\p{Emoji}[\\ufe0e\\ufe0f]";
+export const EMOJI_STYLE = "(?:\\p{Extended_Pictographic}[\\ufe0e\\ufe0f]|[0-9#*]\\ufe0f\\u20e3)";
 
 // DEL too: JSON.stringify leaves it as it is.
 const JSON_HIDDEN = new RegExp(`(${EMOJI_STYLE})|[\\u007f${HIDDEN_RANGES}]`, "gu");

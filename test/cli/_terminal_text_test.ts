@@ -109,3 +109,12 @@ Deno.test("sanitize shows controls as pictures and terminalSafeJson escapes C1 a
     '"a\\u001b\\u009b\\u2028\\u202e\\u2066"',
   );
 });
+
+Deno.test("a presentation selector after a digit, # or * that is not a keycap is hidden, as is the braille blank", () => {
+  // `\p{Emoji}` holds the digits: "v1\ufe0f.txt" passed for "v1.txt", in a path and in an offered rule.
+  equal(sanitize("v1\ufe0f.txt"), "v1\ufffd.txt");
+  equal(sanitize("#\ufe0e*\ufe0f"), "#\ufffd*\ufffd");
+  equal(terminalSafeJson(JSON.stringify("v1\ufe0f.txt")), '"v1\\ufe0f.txt"');
+  equal(sanitize("a\u2800b"), "a\ufffdb");
+  equal(terminalSafeJson(JSON.stringify("a\u2800b")), '"a\\u2800b"');
+});

@@ -28,7 +28,15 @@ async function createHome(home: string): Promise<void> {
   await Deno.writeTextFile(`${home}/.bash_history`, "export API_KEY=TOKEN\n");
   await Deno.writeTextFile(`${home}/.bashrc`, "export GITHUB_TOKEN=TOKEN\n");
   // Other agents' logins and tools' tokens, which an outside tester read through ReadFile and Bash.
-  for (const file of [".claude/.credentials.json", ".codex/auth.json", ".cache/huggingface/token"]) {
+  for (
+    const file of [
+      ".claude/.credentials.json",
+      ".codex/auth.json",
+      ".cache/huggingface/token",
+      ".railway/config.json",
+      ".cargo/env",
+    ]
+  ) {
     await Deno.mkdir(`${home}/${file.slice(0, file.lastIndexOf("/"))}`, { recursive: true });
     await Deno.writeTextFile(`${home}/${file}`, "TOKEN\n");
   }
@@ -63,6 +71,8 @@ for (const layout of ["the workspace is the home folder", "the home folder is an
         ".pgpass",
         ".vault-token",
         ".claude.json",
+        ".railway/config.json",
+        ".cargo/env",
         "project/key-link",
       ]
     ) {

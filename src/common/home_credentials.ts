@@ -11,6 +11,7 @@
  */
 import { lstatSyncOrNull, realPathSyncOrNull } from "./fs.ts";
 import { join } from "./path.ts";
+import type { ProtectedPath } from "../tools/tool.ts";
 
 /** The files a shell runs when it starts or ends (also protected at any workspace's top level). */
 export const SHELL_STARTUP_FILES: readonly string[] = [
@@ -170,6 +171,39 @@ export const HOME_CREDENTIALS: readonly string[] = [
   ".bunfig.toml",
   ".pip/pip.conf",
 ];
+
+/**
+ * Folders of a home whose programs the user's shell runs later, found on PATH (`~/bin`, `~/.cargo/bin`) or
+ * sourced (`~/.nvm/nvm.sh`): hidden, they would take the toolchains away from the sandbox when the workspace
+ * is the home; so they stay visible, read-only, and the file tools refuse to write them (`homeCodeProtections`).
+ */
+export const HOME_CODE_FOLDERS: readonly string[] = [
+  "bin",
+  "go/bin",
+  ".cargo/bin",
+  ".deno/bin",
+  ".bun/bin",
+  ".npm-global/bin",
+  ".pyenv/shims",
+  ".nvm",
+  ".sdkman",
+  ".volta",
+];
+
+/**
+ * The protections of `HOME_CODE_FOLDERS` when the workspace root is the home (real paths compared), none
+ * otherwise: workspace-relative folders, read-only in the sandbox, refused by the writers.
+ */
+export function homeCodeProtections(root: string, home: string | undefined): ProtectedPath[] {
+  if (realPathSyncOrNull(home ?? "") !== root) return [];
+  return HOME_CODE_FOLDERS.map((path) => ({
+    path,
+    anyDepth: false,
+    folder: true,
+    reason: "your shell runs the programs of this folder of your home later, outside any sandbox; writing " +
+      "it is refused. Ask the user to make this change",
+  }));
+}
 
 /** The entries of `HOME_CREDENTIALS` that are folders (the others are files). */
 const CREDENTIAL_FOLDERS: ReadonlySet<string> = new Set(CREDENTIAL_FOLDER_NAMES);

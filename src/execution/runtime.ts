@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { credentialPlaces } from "../common/home_credentials.ts";
+import { credentialPlaces, homeCodeProtections } from "../common/home_credentials.ts";
 import { assertNever } from "../common/errors.ts";
 import type { Approver } from "../permissions/decision.ts";
 import type { PreToolUseHook } from "../permissions/hooks.ts";
@@ -136,10 +136,13 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     excludedPaths: options.excludedPaths ?? [],
   });
   const registry = sessionRegistry(options);
-  // The folders a `core.hooksPath` names are protected like `.git/hooks`.
+  // The folders a `core.hooksPath` names are protected like `.git/hooks`; run in the home, so are the folders
+  // whose programs the user's shell runs (read-only in the sandbox as well).
+  const homeCode = homeCodeProtections(options.root, options.env.HOME);
   const protectedPaths = [
     ...options.protectedPaths ?? PROTECTED_PATHS,
     ...(await hooksFoldersIn(options.root)).map(hooksFolderProtection),
+    ...homeCode,
   ];
   // The file tools treat the home's credentials as outside the workspace when it holds the home, as the
   // shell sandbox hides them (`src/common/home_credentials.ts`).
@@ -155,7 +158,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     limits: options.limits ?? defaultLimits(),
     excluded: options.excludedPaths ?? [],
     // The session's own additions (the scripts its hooks run) are bound read-only too.
-    protectedPaths: options.protectedPaths ?? PROTECTED_PATHS,
+    protectedPaths: [...options.protectedPaths ?? PROTECTED_PATHS, ...homeCode],
     ...(options.helpers === undefined ? {} : { helpers: options.helpers }),
     ...(options.keptFilesIn === undefined ? {} : { keptFilesIn: options.keptFilesIn }),
     ...(options.deferShellCheck ? { deferPreflight: true } : {}),

@@ -205,3 +205,26 @@ Deno.test("run in a home, a shell command cannot rename a folder above a hidden 
   equal(read.isError, true, read.content);
   ok(!read.content.includes("TOKEN"), read.content);
 });
+
+Deno.test("run in a home, the folders whose programs the shell runs stay visible but cannot be written", async () => {
+  await using home = await createTempWorkspace("mewcode-home-code-");
+  await Deno.mkdir(`${home.root}/.cargo/bin`, { recursive: true });
+  await Deno.writeTextFile(`${home.root}/.cargo/bin/cargo`, "#!/bin/sh\necho cargo\n", { mode: 0o755 });
+  await using runtime = await testRuntime(home.root, {
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home.root },
+  });
+  const written = await call(runtime, "WriteFile", {
+    path: `${home.root}/.cargo/bin/ls`,
+    content: "#!/bin/sh\n",
+  });
+  equal(written.isError, true, written.content);
+  match(written.content, /your shell runs the programs of this folder/);
+  const shell = await call(runtime, "Bash", {
+    command: "cp /bin/true .cargo/bin/ls 2>&1; mkdir -p bin 2>&1; cp /bin/true bin/ls 2>&1; " +
+      "mv .cargo/bin .cargo/old 2>&1; .cargo/bin/cargo",
+  });
+  match(shell.content, /cargo/, "the toolchain still runs in the sandbox");
+  for (const planted of [".cargo/bin/ls", "bin/ls", ".cargo/old"]) {
+    equal(await Deno.lstat(`${home.root}/${planted}`).then(() => true, () => false), false, planted);
+  }
+});

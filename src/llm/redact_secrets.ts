@@ -24,10 +24,50 @@ export function redactUrl(url: string): string {
   return url.replace(USER_INFO_PASSWORD, "$1:***@");
 }
 
-/** `text` with the API key replaced by `<the API key>` and URL passwords by `***`. */
+/**
+ * `text` with the API key replaced by `<the API key>` and URL passwords by `***`. A server may repeat the key
+ * altered: in another case, broken across lines, with characters JSON-escaped (`\u0073k-…`), or inside
+ * base64 (a Basic authorization of `user:KEY`); each form is masked.
+ */
 export function redactSecrets(text: string, secrets: Secrets): string {
   const key = secrets.apiKey?.trim() ?? "";
-  return redactUrl(key === "" ? text : text.replaceAll(key, API_KEY_MASK));
+  if (key === "") return redactUrl(text);
+  let redacted = text.replace(keyPattern(key), API_KEY_MASK);
+  for (const encoded of base64Forms(key)) redacted = redacted.replaceAll(encoded, API_KEY_MASK);
+  return redactUrl(redacted);
+}
+
+/**
+ * The key, each character as itself or JSON-escaped (`\u00XX`), with line breaks, blanks or escaped line
+ * breaks between them, in any case.
+ */
+function keyPattern(key: string): RegExp {
+  const characters = [...key].map((character) => {
+    const code = character.codePointAt(0)!;
+    const literal = character.replace(/[\\^$.*+?()[\]{}|\/-]/g, "\\$&");
+    return code < 0x80 ? `(?:${literal}|\\\\u00${code.toString(16).padStart(2, "0")})` : literal;
+  });
+  return new RegExp(characters.join("(?:\\s|\\\\[nrt])*"), "gi");
+}
+
+/**
+ * What base64 of any text holding the key always holds, whatever the key's offset (three alignments): the
+ * encoding of the key's characters, less the edges that depend on its neighbours. None for a key too short
+ * to leave a distinctive run.
+ */
+function base64Forms(key: string): string[] {
+  const bytes = new TextEncoder().encode(key);
+  const forms: string[] = [];
+  for (let offset = 0; offset < 3; offset++) {
+    const padded = new Uint8Array(offset + bytes.length);
+    padded.set(bytes, offset);
+    const encoded = btoa(String.fromCharCode(...padded));
+    // Characters fully inside the key: from the first group boundary at or after it to the last before its end.
+    const start = Math.ceil((offset * 4) / 3) + 2;
+    const end = Math.floor(((offset + bytes.length) * 4) / 3) - 2;
+    if (end - start >= 12) forms.push(encoded.slice(start, end));
+  }
+  return forms;
 }
 
 /**

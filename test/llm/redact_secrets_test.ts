@@ -38,3 +38,26 @@ Deno.test("redactError redacts the message and stack of an error and of its caus
   equal(cause.message, 'Invalid header value: "Bearer <the API key>"');
   equal(`${error.stack}${cause.stack}`.includes("sk-X"), false);
 });
+
+Deno.test("redactSecrets masks the key a server repeats altered: split, in another case, escaped, in base64", () => {
+  const key = "sk-ant-SECRETKEY1234567890";
+  const shown = (text: string) => redactSecrets(text, { apiKey: key });
+  for (
+    const text of [
+      `${key.slice(0, 10)}\n${key.slice(10)}`,
+      `${key.slice(0, 10)}\\n${key.slice(10)}`,
+      key.toUpperCase(),
+      "\\u0073k-ant-SECRETKEY1234567890",
+      `Basic ${btoa(`user:${key}`)}`,
+      btoa(`ab${key}x`),
+      btoa(`a${key}`),
+    ]
+  ) {
+    const result = shown(`echo: ${text}`);
+    equal(result.includes("<the API key>"), true, result);
+    for (const piece of [key.slice(7, 19), btoa(key).slice(4, 16)]) {
+      equal(result.toLowerCase().includes(piece.toLowerCase()), false, `${piece} in ${result}`);
+    }
+  }
+  equal(shown("sk-ant-OTHER text"), "sk-ant-OTHER text");
+});

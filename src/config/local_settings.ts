@@ -113,7 +113,7 @@ export async function saveLocalRules(
         : file
     );
     const written = await writeTrustRecord(home, root, {
-      fingerprint: await fingerprintRepositoryBytes(after),
+      fingerprint: await fingerprintRepositoryBytes(after, root),
       trustedAt: (options.now ?? new Date()).toISOString(),
     });
     trusted = written.ok;

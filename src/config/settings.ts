@@ -145,19 +145,53 @@ export async function readRepositorySettings(
     if (userReal !== null && await realPathOrNull(path) === userReal) continue;
     files.push({ source, read: await readSettingsFile(path, { within: options.root }) });
   }
-  return { files, fingerprint: await fingerprintRepositoryBytes(files) };
+  return { files, fingerprint: await fingerprintRepositoryBytes(files, options.root) };
 }
 
-/** The fingerprint of repository files whose bytes are known (for a file mewcode is about to write). */
+/**
+ * The fingerprint of repository files whose bytes are known (for a file mewcode is about to write), and of
+ * the workspace scripts their hooks and approval command run: trusting the settings trusts what those
+ * scripts hold now, and a change of one (a `git pull`) needs trust again.
+ */
 export async function fingerprintRepositoryBytes(
   files: readonly { source: RepositorySource; read: SettingsFileRead }[],
+  root: string,
 ): Promise<string> {
   const fingerprinted = files.map(({ source, read }) => fingerprintedFile(source, read));
   if (fingerprinted.every((file) => file.state === "absent") && fingerprinted.length === 2) {
     // Both absent: the names are "project" and "local" (the only RepositorySource values).
     return NO_SETTINGS_FINGERPRINT;
   }
+  const commands = files.flatMap(({ read }) =>
+    read.status === "loaded" ? settingsCommands(read.settings) : []
+  );
+  const scripts = commands.length === 0 ? [] : await (await lazyImport<typeof import("./command_scripts.ts")>(
+    new URL("./command_scripts.ts", import.meta.url),
+  )).commandScriptProtections(root, commands);
+  for (const { path } of scripts) fingerprinted.push(await fingerprintedScript(root, path));
   return await (await trustStoreModule()).fingerprintFiles(fingerprinted);
+}
+
+/** The commands a settings file's hooks and approval command run. */
+function settingsCommands(settings: SettingsFile): string[] {
+  const hooks = Object.values(settings.hooks ?? {}).flatMap((groups) =>
+    Array.isArray(groups) ? groups.flatMap((group) => group.hooks.map((hook) => hook.command)) : []
+  );
+  const approval = settings.permissions?.approvalCommand;
+  return approval === undefined ? hooks : [...hooks, approval];
+}
+
+/** A script the settings run, for the fingerprint: its bytes (up to 16 MiB), or unreadable. */
+async function fingerprintedScript(root: string, path: string): Promise<FingerprintedFile> {
+  const name = `script:${path}`;
+  try {
+    const bytes = await Deno.readFile(join(root, path));
+    return bytes.length > 16 * 1024 * 1024
+      ? { name, state: "unreadable" }
+      : { name, state: "present", bytes };
+  } catch {
+    return { name, state: "unreadable" };
+  }
 }
 
 /** Reads every layer, applies folder trust and merges them. Never throws for a bad file. */

@@ -47,7 +47,7 @@ import type { HelperPaths } from "../sandbox/helpers.ts";
 import { DEFAULT_MAX_PROCESSES, defaultLimits, type ResourceLimits } from "../sandbox/limits.ts";
 import type { ProtectedPath, SandboxMode, ToolInfo } from "../tools/tool.ts";
 import { gatherPromptContext } from "./repo_context.ts";
-import { commandScriptProtections } from "./command_scripts.ts";
+import { commandScriptProtections } from "../config/command_scripts.ts";
 import { type ApprovalCommand, type SessionHooks, SessionPermissions } from "./session_permissions.ts";
 import { LazyRuntime } from "./lazy_runtime.ts";
 import {

@@ -202,3 +202,34 @@ Deno.test("a malformed trust record trusts nothing, is reported, and is never ov
   equal(result.ok, false);
   equal(await Deno.readTextFile(join(fixture.home, "trust.json")), "{ not json");
 });
+
+Deno.test("trust covers the scripts a repository's hooks and approval command run: a changed one needs trust again", async () => {
+  await using fixture = await createSettingsFixture();
+  await Deno.mkdir(join(fixture.root, "scripts"));
+  await Deno.writeTextFile(join(fixture.root, "scripts/hook.sh"), "#!/bin/sh\nexit 0\n");
+  await Deno.writeTextFile(
+    join(fixture.root, "scripts/approve.sh"),
+    '#!/bin/sh\necho \'{"decision":"deny"}\'\n',
+  );
+  await fixture.write(fixture.projectPath, {
+    permissions: { approvalCommand: "sh scripts/approve.sh" },
+    hooks: {
+      PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "sh ./scripts/hook.sh" }] }],
+    },
+  });
+  const description = await describeTrust({ home: fixture.home, root: fixture.root });
+  equal((await trustWorkspace({ ...fixture, fingerprint: description.fingerprint })).ok, true);
+  equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "trusted");
+  // What a `git pull` (or anyone) could change without touching the settings files.
+  for (const script of ["scripts/hook.sh", "scripts/approve.sh"]) {
+    const path = join(fixture.root, script);
+    const before = await Deno.readTextFile(path);
+    await Deno.writeTextFile(path, `${before}echo changed\n`);
+    const changed = await resolveSettings({ home: fixture.home, root: fixture.root });
+    equal(changed.trustStatus, "changed", script);
+    equal(changed.hooks.repository.PreToolUse, undefined, "the hook waits for trust again");
+    equal(changed.approvalCommand, null);
+    await Deno.writeTextFile(path, before);
+  }
+  equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "trusted");
+});

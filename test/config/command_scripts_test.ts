@@ -1,5 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
-import { commandScriptProtections } from "../../src/session/command_scripts.ts";
+import { commandScriptProtections } from "../../src/config/command_scripts.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
 Deno.test("commandScriptProtections protects the workspace files a hook or approval command names, and only them", async () => {

@@ -121,6 +121,12 @@ export class TmuxSession implements AsyncDisposable {
     await this.#tmux(["kill-session", "-t", this.name]);
   }
 
+  /** Pastes `text` as a terminal does with bracketed paste on (the program sees the paste markers). */
+  async paste(text: string): Promise<void> {
+    await this.#tmux(["set-buffer", "-b", "mewcode-paste", "--", text]);
+    await this.#tmux(["paste-buffer", "-p", "-d", "-b", "mewcode-paste", "-t", this.name]);
+  }
+
   /** The pane's title, which an OSC 0 or 2 sequence that reached the terminal would have set. */
   async paneTitle(): Promise<string> {
     return (await this.#tmux(["display-message", "-p", "-t", this.name, "#{pane_title}"])).trim();

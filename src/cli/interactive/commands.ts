@@ -65,7 +65,7 @@ async function run(ui: InteractiveSession, name: string, argument: string): Prom
     }
     case "model":
       if (argument === "") {
-        ui.print(`Model: ${ui.session.model}`);
+        ui.print(`Model: ${sanitize(ui.session.model)}`);
         return;
       }
       ui.session.setModel(argument);

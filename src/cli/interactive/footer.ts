@@ -6,7 +6,7 @@
  * @module
  */
 import type { Usage } from "../../llm/provider.ts";
-import { cut } from "../_terminal_text.ts";
+import { cut, sanitize } from "../_terminal_text.ts";
 import type { Style } from "./style.ts";
 
 /** What the footer shows. */
@@ -30,7 +30,8 @@ export function footerLine(state: FooterState, options: { width: number; style: 
   const cached = usage.cacheReadInputTokens === 0 ? "" : `, ${tokens(usage.cacheReadInputTokens)} cached`;
   const input = usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
   const parts = [
-    state.model,
+    // A trusted repository's settings name the model: shown, never obeyed by the terminal.
+    sanitize(state.model),
     state.permissionMode,
     `sandbox ${state.sandbox}`,
     `${tokens(input)} in${cached} / ${tokens(usage.outputTokens)} out`,

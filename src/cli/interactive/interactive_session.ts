@@ -93,6 +93,9 @@ export interface SessionTotals {
   contextTokens: number | null;
 }
 
+/** The longest line taken as a slash command: a longer paste is shown as a "[Pasted text]" chip. */
+const MAX_COMMAND_LINE = 1000;
+
 /** One interactive session: its open Session, and what it shows. */
 export class InteractiveSession {
   readonly parts: Parts;
@@ -180,7 +183,14 @@ export class InteractiveSession {
       }
       const text = read.text;
       if (text.trim() === "") continue;
-      const command = parseSlashCommand(text);
+      // Only a line the person could see whole is a command: a paste shown as "[Pasted text: 30 lines]"
+      // with `/permissions mode bypassPermissions` between blank lines (a page may set the clipboard) would
+      // otherwise change the session unseen. Anything else starting with "/" is a prompt.
+      const seen = !text.includes("\n") && text.length <= MAX_COMMAND_LINE;
+      const command = seen ? parseSlashCommand(text) : null;
+      if (!seen && text.trimStart().startsWith("/")) {
+        this.print(this.parts.style.dim("(Sent as a prompt: a command is one line, typed or pasted whole.)"));
+      }
       await this.history.add(text);
       if (command !== null) {
         await runSlashCommand(this, command);

@@ -64,3 +64,17 @@ Deno.test("the footer shows model, modes, tokens with cache hits, cost and conte
   equal(tokens(25_000), "25k");
   equal(tokens(2_500_000), "2.5M");
 });
+
+Deno.test("the footer shows a model name from a repository's settings without its escape sequences", () => {
+  const line = footerLine({
+    model: "claude\u001b]0;PWNED\u0007\u001b[1A",
+    permissionMode: "default",
+    sandbox: "read-only",
+    usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+    costUsd: null,
+    contextTokens: null,
+    contextWindow: null,
+  }, { width: 200, style: createStyle({ colors: false }) });
+  equal(line.includes("\u001b"), false, line);
+  match(line, /^claude␛\]0;PWNED␇␛\[1A · default/);
+});

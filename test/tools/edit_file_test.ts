@@ -408,12 +408,7 @@ Deno.test({
     const file = await fileWith(workspace.root, "theirs.txt", "old\n");
     await Deno.chown(file.path, 1234, 1234);
     await Deno.chmod(file.path, 0o640);
-    using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(workspace.root, "read-write"));
-    const result = await worker.execute(
-      "editFileTool",
-      callContext(workspace.root, { fileRecords: file.records }),
-      { path: file.path, old_string: "old", new_string: "new" },
-    );
+    const result = await editInWorker(workspace.root, file, "old", "new");
     equal(result.isError, false, result.content);
     assertExcludes(result.content, "Note:");
     const info = await Deno.stat(file.path);
@@ -426,12 +421,7 @@ Deno.test("EditFile in a worker edits a read-only file, keeps its mode and says 
   await using workspace = await createTempWorkspace();
   const file = await fileWith(workspace.root, "frozen.txt", "old\n");
   await Deno.chmod(file.path, 0o444);
-  using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(workspace.root, "read-write"));
-  const result = await worker.execute(
-    "editFileTool",
-    callContext(workspace.root, { fileRecords: file.records }),
-    { path: file.path, old_string: "old", new_string: "new" },
-  );
+  const result = await editInWorker(workspace.root, file, "old", "new");
   equal(result.isError, false, result.content);
   assertIncludes(
     result.content,
@@ -516,3 +506,18 @@ Deno.test("EditFile run by mewcode refuses a replace_all that would pass 256 MiB
     await Deno.remove(home, { recursive: true });
   }
 });
+
+/** EditFile of `file` (read first) in a tool worker with the writers' permissions. */
+async function editInWorker(
+  root: string,
+  file: { path: string; records: Record<string, string> },
+  oldString: string,
+  newString: string,
+): Promise<ToolResult> {
+  using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(root, "read-write"));
+  return await worker.execute(
+    "editFileTool",
+    callContext(root, { fileRecords: file.records }),
+    { path: file.path, old_string: oldString, new_string: newString },
+  );
+}

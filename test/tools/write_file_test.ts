@@ -36,6 +36,16 @@ async function write(
   return await writeFileTool.execute(toolContext(root, { fileRecords }), { path, content });
 }
 
+/** WriteFile of `content` over `path`, read first, in a tool worker with the writers' permissions. */
+async function overwriteInWorker(root: string, path: string, content: string): Promise<ToolResult> {
+  using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(root, "read-write"));
+  return await worker.execute(
+    "writeFileTool",
+    callContext(root, { fileRecords: await recordOf(path) }),
+    { path, content },
+  );
+}
+
 async function entries(directory: string): Promise<string[]> {
   const names: string[] = [];
   for await (const entry of Deno.readDir(directory)) names.push(entry.name);
@@ -291,12 +301,7 @@ Deno.test({
     // The model's content never runs with another user's rights: the set-ID bits go, as when anyone
     // without CAP_FSETID writes the file.
     await Deno.chmod(path, 0o2750);
-    using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(workspace.root, "read-write"));
-    const result = await worker.execute(
-      "writeFileTool",
-      callContext(workspace.root, { fileRecords: await recordOf(path) }),
-      { path, content: "new\n" },
-    );
+    const result = await overwriteInWorker(workspace.root, path, "new\n");
     equal(result.isError, false, result.content);
     equal(
       result.content,
@@ -341,12 +346,7 @@ Deno.test("WriteFile in a worker rewrites a read-only file, keeps its mode and s
   const path = `${workspace.root}/frozen.txt`;
   await Deno.writeTextFile(path, "old\n");
   await Deno.chmod(path, 0o444);
-  using worker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(workspace.root, "read-write"));
-  const result = await worker.execute(
-    "writeFileTool",
-    callContext(workspace.root, { fileRecords: await recordOf(path) }),
-    { path, content: "new\n" },
-  );
+  const result = await overwriteInWorker(workspace.root, path, "new\n");
   equal(result.isError, false, result.content);
   equal(
     result.content,

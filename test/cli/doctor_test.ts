@@ -6,6 +6,7 @@ import type { HelperPaths } from "../../src/sandbox/helpers.ts";
 import { runMewcode } from "../_fakes/run_cli.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { startFakeOpenAi } from "../fake_anthropic/openai_server.ts";
+import { closedPort } from "../_fakes/closed_port.ts";
 
 /** What runDoctor prints and returns, run in this process with injected helper programs. */
 async function doctorWith(
@@ -137,9 +138,7 @@ Deno.test("mewcode doctor shows the provider, its base URL and that it answers, 
 
 Deno.test("mewcode doctor counts a provider that does not answer as a problem", async () => {
   await using workspace = await createTempWorkspace();
-  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = closed.addr.port;
-  closed.close();
+  const port = closedPort();
   const run = await runMewcode(["doctor", "--model", "ollama/qwen3-coder"], {
     cwd: workspace.root,
     env: { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` },
@@ -153,9 +152,7 @@ Deno.test("mewcode doctor counts a provider that does not answer as a problem", 
 
 Deno.test("mewcode doctor masks the password of a base URL in its base URL line and its problems", async () => {
   await using workspace = await createTempWorkspace();
-  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = closed.addr.port;
-  closed.close();
+  const port = closedPort();
   const run = await runMewcode(["doctor", "--model", "ollama/qwen3-coder"], {
     cwd: workspace.root,
     env: { OPENAI_BASE_URL: `http://user:PASSWORD@127.0.0.1:${port}/v1` },

@@ -20,6 +20,7 @@ import {
   turn,
 } from "../fake_anthropic/server.ts";
 import { assertKeyHidden, startKeyEchoServer } from "../_fakes/key_echo_server.ts";
+import { closedPort } from "../_fakes/closed_port.ts";
 
 const REQUEST: ModelRequest = {
   model: "claude-test-1",
@@ -587,9 +588,7 @@ Deno.test("AnthropicProvider never shows the API key a server's error repeats", 
 });
 
 Deno.test("AnthropicProvider never shows the password of its base URL in an error", async () => {
-  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = closed.addr.port;
-  closed.close();
+  const port = closedPort();
   const provider = new AnthropicProvider({
     apiKey: "sk-ant-test",
     baseUrl: `http://user:PASSWORD@127.0.0.1:${port}`,

@@ -14,6 +14,7 @@ import { OpenAiProvider } from "../../src/llm/openai_provider.ts";
 import type { ModelRequest, ProviderEvent } from "../../src/llm/provider.ts";
 import { chatError, chatTurn, type FakeOpenAi, startFakeOpenAi } from "../fake_anthropic/openai_server.ts";
 import { assertKeyHidden, startKeyEchoServer } from "../_fakes/key_echo_server.ts";
+import { closedPort } from "../_fakes/closed_port.ts";
 
 const REQUEST: ModelRequest = {
   model: "gpt-test",
@@ -373,9 +374,7 @@ Deno.test("OpenAiProvider never writes the API key into the error for a key fetc
 });
 
 Deno.test("OpenAiProvider never shows the password of its base URL in an error", async () => {
-  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = closed.addr.port;
-  closed.close();
+  const port = closedPort();
   const provider = new OpenAiProvider({
     name: "ollama",
     apiKey: null,

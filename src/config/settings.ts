@@ -23,6 +23,7 @@ import { lstatOrNull, realPathOrNull } from "../common/fs.ts";
 import { type IgnoredItem, type RepositorySource, screenRepositorySettings } from "./repository_screen.ts";
 import type { SettingsFileRead, SettingsWarning } from "./settings_file.ts";
 import { SETTINGS_HOOK_EVENTS, TRUST_FILE } from "./settings_names.ts";
+import { hookCommands } from "../permissions/hook_config.ts";
 import type {
   SettingsFile,
   SettingsHookEvent,
@@ -174,9 +175,7 @@ export async function fingerprintRepositoryBytes(
 
 /** The commands a settings file's hooks and approval command run. */
 function settingsCommands(settings: SettingsFile): string[] {
-  const hooks = Object.values(settings.hooks ?? {}).flatMap((groups) =>
-    Array.isArray(groups) ? groups.flatMap((group) => group.hooks.map((hook) => hook.command)) : []
-  );
+  const hooks = hookCommands(settings.hooks);
   const approval = settings.permissions?.approvalCommand;
   return approval === undefined ? hooks : [...hooks, approval];
 }

@@ -91,3 +91,16 @@ export function hookName(command: string): string {
   const line = command.trim().replace(/\s+/g, " ");
   return JSON.stringify(line.length > 60 ? `${line.slice(0, 57)}...` : line);
 }
+
+/**
+ * The command of every hook of a config, by event (the settings' `hooks` object too, whose other keys, such
+ * as `sandboxRepositoryHooks`, hold no groups).
+ */
+export function hookCommands(config: object | undefined): string[] {
+  if (config === undefined) return [];
+  return Object.values(config).flatMap((groups) =>
+    Array.isArray(groups)
+      ? (groups as readonly HookMatcherGroup[]).flatMap((group) => group.hooks.map((hook) => hook.command))
+      : []
+  );
+}

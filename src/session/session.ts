@@ -41,6 +41,7 @@ import type { Message, Provider } from "../llm/provider.ts";
 import type { Approver } from "../permissions/decision.ts";
 import type { PermissionMode } from "../permissions/modes.ts";
 import type { PreToolUseHook } from "../permissions/hooks.ts";
+import { hookCommands } from "../permissions/hook_config.ts";
 import type { Rule } from "../permissions/rules.ts";
 import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
 import type { HelperPaths } from "../sandbox/helpers.ts";
@@ -216,7 +217,8 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   const protectedPaths = [
     ...options.protectedPaths ?? PROTECTED_PATHS,
     ...await commandScriptProtections(workspace.root, [
-      ...hookCommands(options.hooks),
+      ...hookCommands(options.hooks?.user),
+      ...hookCommands(options.hooks?.repository),
       ...(options.approvalCommand === undefined || options.approvalCommand === null
         ? []
         : [options.approvalCommand.command]),
@@ -350,14 +352,4 @@ export async function stateFolders(env: Record<string, string>): Promise<string[
   } catch {
     return [home];
   }
-}
-
-/** The commands of every hook, the user's and the repository's. */
-function hookCommands(hooks: SessionHooks | undefined): string[] {
-  if (hooks === undefined) return [];
-  return [hooks.user, hooks.repository].flatMap((config) =>
-    Object.values(config).flatMap((groups) =>
-      (groups ?? []).flatMap((group) => group.hooks.map((hook) => hook.command))
-    )
-  );
 }

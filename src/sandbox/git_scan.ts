@@ -641,12 +641,12 @@ function incompleteNotice(before: GitScan, after: GitScan): string | null {
 }
 
 function describeChange(status: "new" | "changed", finding: GitFinding): string {
-  const path = printable(finding.path);
+  const path = escapeHidden(finding.path);
   const where = finding.worktree === null
-    ? `the repository ${printable(finding.gitDir)}`
+    ? `the repository ${escapeHidden(finding.gitDir)}`
     : finding.worktree === "."
     ? "the workspace"
-    : printable(finding.worktree);
+    : escapeHidden(finding.worktree);
   switch (finding.kind) {
     case "repository":
       if (finding.name === "git-directory") {
@@ -679,7 +679,7 @@ function describeChange(status: "new" | "changed", finding: GitFinding): string 
           `in ${where}, e.g. with git rebase --continue)`;
     case "strategy":
       return `${path} names the merge strategy ${quote(finding.value)}, which is not git's own: git runs ` +
-        `it as the program git-merge-${printable(finding.value)} when you continue the rebase or ` +
+        `it as the program git-merge-${escapeHidden(finding.value)} when you continue the rebase or ` +
         `cherry-pick in ${where} (git rebase --continue); abort it instead (git rebase --abort)`;
     case "unlisted":
       return `${path} cannot be listed (its name is not valid UTF-8, or it may not be read), so mewcode ` +
@@ -720,10 +720,5 @@ function effectPhrase(effect: GitConfigEffect | null, where: string): string {
 
 /** A value in double quotes with control, quote and bidirectional characters escaped. */
 function quote(value: string): string {
-  return `"${printable(value.replaceAll("\\", "\\\\").replaceAll('"', '\\"'))}"`;
-}
-
-/** Text with control, bidirectional and invisible characters escaped (`escapeHidden`), safe on a terminal. */
-function printable(text: string): string {
-  return escapeHidden(text);
+  return `"${escapeHidden(value.replaceAll("\\", "\\\\").replaceAll('"', '\\"'))}"`;
 }

@@ -89,6 +89,8 @@ export interface CliOptions {
   trust: boolean;
   outputFormat: OutputFormat;
   includePartialMessages: boolean;
+  /** `--wait-for-stdin`: piped standard input is waited for, not left after a second of silence. */
+  waitForStdin: boolean;
   /** `--json-schema` as given: the schema's JSON text, or "@FILE". */
   jsonSchema: string | null;
   systemPrompt: SystemPromptOptions;
@@ -195,6 +197,7 @@ export function parseCli(argv: readonly string[], environment: CliEnvironment = 
     trust: flag("trust"),
     outputFormat,
     includePartialMessages: flag("include-partial-messages"),
+    waitForStdin: flag("wait-for-stdin"),
     jsonSchema: nonEmpty("--json-schema", text("json-schema")),
     systemPrompt: {
       replace: textOrFile(text("system-prompt"), text("system-prompt-file")),

@@ -102,6 +102,12 @@ export const OPTIONS: readonly OptionSpec[] = [
     description: "with stream-json: also the text as it streams",
   },
   {
+    name: "wait-for-stdin",
+    type: "boolean",
+    group: "run",
+    description: "with a prompt argument: wait for piped standard input however long it takes to start",
+  },
+  {
     name: "json-schema",
     type: "string",
     value: "SCHEMA|@FILE",

@@ -103,12 +103,22 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     err(sanitizeLines(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`));
     return EXIT.usage;
   }
-  const promptInput = await readPromptInput(command.prompt, input.stdin ?? Deno.stdin, input.stdinLimits);
+  const promptInput = await readPromptInput(command.prompt, input.stdin ?? Deno.stdin, {
+    ...input.stdinLimits,
+    wait: options.waitForStdin,
+  });
   if (promptInput === null) {
     err(
       'mewcode: Missing the prompt: pass it after -p or on standard input\nRun "mewcode --help" for usage.\n',
     );
     return EXIT.usage;
+  }
+  const stderrIsTerminal = input.stderrIsTerminal ?? Deno.stderr.isTerminal();
+  const stdinLeft = promptInput.stdinLeft;
+  // Someone at a terminal who piped a slow command in is told at once; a script's log only when the input
+  // it left does come (an inherited pipe that stays silent is the common case there, and no news).
+  if (stdinLeft !== undefined && stderrIsTerminal) {
+    promptInput.notices.push(stdinLeftNotice(stdinLeft.waitedMs));
   }
   // Settings warnings quote the repository's files: shown, never obeyed by the terminal.
   for (const notice of [...promptInput.notices, ...prepared.notices]) {
@@ -141,7 +151,7 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     return finishFailedStart(error, { writer, err, startedAt, sessionId: prepared.session.resume?.id ?? "" });
   }
   try {
-    const status = options.verbose || options.quiet || !(input.stderrIsTerminal ?? Deno.stderr.isTerminal())
+    const status = options.verbose || options.quiet || !stderrIsTerminal
       ? null
       : new StatusLine({ write: err });
     const reporter = new StderrReporter(
@@ -159,6 +169,12 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
       transcriptPath: session.transcriptPath,
     });
     let summary = emptyRunSummary();
+    let running = true;
+    if (stdinLeft !== undefined && !stderrIsTerminal) {
+      void stdinLeft.sent.then((sent) => {
+        if (sent && running) reporter.say(`mewcode: warning: ${lateStdinNotice(stdinLeft.waitedMs)}`);
+      });
+    }
     try {
       const run = session.run(promptInput.prompt, {
         signal: AbortSignal.any([input.signal, output.closed]),
@@ -175,6 +191,7 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
       summary = foldRun(summary, internalError(error));
       reporter.report(internalError(error));
     } finally {
+      running = false;
       status?.stop();
     }
     for (const line of await session.finish()) reporter.say(`mewcode: warning: ${line}`);
@@ -207,6 +224,16 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
   } finally {
     await session.close();
   }
+}
+
+function stdinLeftNotice(waitedMs: number): string {
+  return `Standard input sent nothing in ${waitedMs} ms, so the run goes on without it; ` +
+    "to wait for piped input however long it takes, pass --wait-for-stdin";
+}
+
+function lateStdinNotice(waitedMs: number): string {
+  return `Standard input began to send after its first ${waitedMs} ms of silence, when the run ` +
+    "had started without it: what it sends is not read; to wait for piped input, pass --wait-for-stdin";
 }
 
 /** What a run needs besides the prompt, checked before anything starts (usage errors exit 2). */

@@ -3,8 +3,10 @@
  * sends the diff as context and the argument as the instruction, clearly delimited.
  *
  * Standard input is read only when it is not a terminal, until EOF. With a prompt argument, a stdin that
- * sends nothing for a second (`sleep 100 | mewcode -p q`, a script's inherited pipe) is left unread. More
- * than MAX_STDIN_BYTES is cut, and both the user and the model are told.
+ * sends nothing for a second (`sleep 100 | mewcode -p q`, a script's inherited pipe) is left unread, unless
+ * `--wait-for-stdin` asks to wait for it; the caller learns whether it sends something later, when that
+ * input is lost (PromptInput.stdinLeft). More than MAX_STDIN_BYTES is cut, and both the user and the model
+ * are told.
  *
  * @module
  */
@@ -37,12 +39,19 @@ export interface StdinText {
 export interface PromptInput {
   prompt: string;
   notices: string[];
+  /**
+   * Standard input was left unread because it sent nothing in time: `sent` resolves to true once it sends
+   * its first bytes (too late to be part of the prompt), to false at its end or on a read error.
+   */
+  stdinLeft?: { waitedMs: number; sent: Promise<boolean> };
 }
 
 /** Limits, injectable for tests. */
 export interface StdinLimits {
   maxBytes?: number;
   firstByteMs?: number;
+  /** Wait for standard input's first bytes however long it takes (`--wait-for-stdin`). */
+  wait?: boolean;
 }
 
 /**
@@ -54,10 +63,17 @@ export async function readPromptInput(
   stdin: PromptSource,
   limits: StdinLimits = {},
 ): Promise<PromptInput | null> {
+  const firstByteMs = argument === null || limits.wait === true
+    ? null
+    : limits.firstByteMs ?? STDIN_FIRST_BYTE_MS;
   const piped = stdin.isTerminal() ? null : await readStdin(stdin, {
     maxBytes: limits.maxBytes ?? MAX_STDIN_BYTES,
-    firstByteMs: argument === null ? null : limits.firstByteMs ?? STDIN_FIRST_BYTE_MS,
+    firstByteMs,
   });
+  if (piped !== null && "leftAfterMs" in piped) {
+    // Only reached with an argument: a prompt read from stdin alone waits for its end.
+    return { prompt: argument!, notices: [], stdinLeft: { waitedMs: piped.leftAfterMs, sent: piped.sent } };
+  }
   const notices: string[] = [];
   if (piped !== null && piped.cutAfterBytes !== null) {
     notices.push(
@@ -97,14 +113,23 @@ function cutNote(context: StdinText): string {
 const READ_CHUNK_BYTES = 64 * 1024;
 
 /**
- * Reads a source to its end, at most `maxBytes`. With `firstByteMs`, returns null when no byte arrives in
- * time. A read still pending then (an open pipe that sends nothing) is left behind: it cannot be
- * cancelled, and it does not keep the process alive (mewcode ends with `Deno.exit`).
+ * Standard input left unread: it sent nothing within `leftAfterMs`. `sent` settles with the read still
+ * pending: true when it brings bytes, false at the end or on an error.
+ */
+export interface StdinLeft {
+  leftAfterMs: number;
+  sent: Promise<boolean>;
+}
+
+/**
+ * Reads a source to its end, at most `maxBytes`. With `firstByteMs`, gives up when no byte arrives in
+ * time (StdinLeft). The read still pending then (an open pipe that sends nothing) is left behind: it
+ * cannot be cancelled, and it does not keep the process alive (mewcode ends with `Deno.exit`).
  */
 export async function readStdin(
   source: Pick<PromptSource, "read">,
   options: { maxBytes: number; firstByteMs: number | null },
-): Promise<StdinText | null> {
+): Promise<StdinText | StdinLeft> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   let cut = false;
@@ -112,10 +137,12 @@ export async function readStdin(
     // One byte more than the cap allows tells a cut from an input of exactly the cap.
     const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, options.maxBytes - size + 1));
     const waiting = size === 0 && options.firstByteMs !== null;
-    const read = waiting
-      ? await withDeadline(source.read(buffer), options.firstByteMs!)
-      : await source.read(buffer);
-    if (read === "timeout") return null;
+    const reading = source.read(buffer);
+    const read = waiting ? await withDeadline(reading, options.firstByteMs!) : await reading;
+    if (read === "timeout") {
+      const sent = reading.then((count) => count !== null && count > 0, () => false);
+      return { leftAfterMs: options.firstByteMs!, sent };
+    }
     if (read === null) break;
     const room = options.maxBytes - size;
     chunks.push(buffer.subarray(0, Math.min(read, room)));

@@ -15,7 +15,13 @@ interface PrintRun {
 async function print(
   argv: string[],
   turns: ScriptedTurn[] | ((root: string) => ScriptedTurn[]),
-  options: { stdin?: string; repeatLast?: boolean; stdoutError?: Error; stdoutIsTerminal?: boolean } = {},
+  options: {
+    stdin?: string | PromptSource;
+    repeatLast?: boolean;
+    stdoutError?: Error;
+    stdoutIsTerminal?: boolean;
+    stderrIsTerminal?: boolean;
+  } = {},
 ): Promise<PrintRun> {
   const root = await Deno.realPath(await Deno.makeTempDir());
   const home = await Deno.makeTempDir();
@@ -23,9 +29,9 @@ async function print(
   let stderr = "";
   const script = typeof turns === "function" ? turns(root) : turns;
   const provider = new ScriptedProvider(script, { repeatLast: options.repeatLast ?? false });
-  const bytes = new TextEncoder().encode(options.stdin ?? "");
+  const bytes = new TextEncoder().encode(typeof options.stdin === "string" ? options.stdin : "");
   let offset = 0;
-  const stdin: PromptSource = {
+  const stdin: PromptSource = typeof options.stdin === "object" ? options.stdin : {
     isTerminal: () => options.stdin === undefined,
     read: (buffer) => {
       if (offset === bytes.length) return Promise.resolve(null);
@@ -45,12 +51,14 @@ async function print(
       executor: "direct",
       env: { MEWCODE_HOME: home },
       stdin,
+      stdinLimits: { firstByteMs: 20 },
       stdout: (text) => {
         if (options.stdoutError !== undefined) throw options.stdoutError;
         stdout += text;
       },
       stderr: (text) => (stderr += text),
       stdoutIsTerminal: options.stdoutIsTerminal ?? false,
+      stderrIsTerminal: options.stderrIsTerminal ?? false,
     });
     return { code, stdout, stderr, provider };
   } finally {
@@ -64,6 +72,33 @@ Deno.test("runPrintMode prints the final text and exits 0", async () => {
   equal(run.code, 0, run.stderr);
   equal(run.stdout, "Hi there.\n");
   equal(run.stderr, "");
+});
+
+Deno.test("runPrintMode tells a person at the terminal at once that silent stdin was left, a log only if it comes", async () => {
+  // Silent for 300 ms, then its end: the run does not wait for it.
+  const reads: Promise<number | null>[] = [];
+  const silent: PromptSource = {
+    isTerminal: () => false,
+    read: () => {
+      reads.push(new Promise((resolve) => setTimeout(() => resolve(null), 300)));
+      return reads.at(-1)!;
+    },
+  };
+  const terminal = await print(["-p", "hello", "--quiet"], [textTurn("Hi.")], {
+    stdin: silent,
+    stderrIsTerminal: true,
+  });
+  equal(terminal.code, 0, terminal.stderr);
+  equal(
+    terminal.stderr,
+    "mewcode: warning: Standard input sent nothing in 20 ms, so the run goes on without it; to wait for piped " +
+      "input however long it takes, pass --wait-for-stdin\n",
+  );
+  const log = await print(["-p", "hello"], [textTurn("Hi.")], { stdin: silent, stderrIsTerminal: false });
+  equal(log.stderr, "", "a silent inherited pipe is no news in a script's log");
+  deepStrictEqual(log.provider.requests[0]?.messages[0]?.content, [{ type: "text", text: "hello" }]);
+  equal(reads.length, 2);
+  await Promise.all(reads);
 });
 
 Deno.test("runPrintMode stops the run and exits 1 when standard output cannot be written", async () => {

@@ -81,8 +81,38 @@ Deno.test("piped text that closes the tag cannot end the context early", () => {
 Deno.test("with an argument, a stdin that sends nothing within the wait is left unread", async () => {
   const started = performance.now();
   await using pipe = silentPipe();
-  deepStrictEqual(await readPromptInput("q", pipe, { firstByteMs: 50 }), { prompt: "q", notices: [] });
+  const input = await readPromptInput("q", pipe, { firstByteMs: 50 });
+  deepStrictEqual({ ...input, stdinLeft: undefined }, { prompt: "q", notices: [], stdinLeft: undefined });
+  equal(input?.stdinLeft?.waitedMs, 50);
   ok(performance.now() - started < 5_000);
+});
+
+/** A source whose first read brings `text` after `ms` (null: the end), then the end. */
+function lateSource(text: string | null, ms: number): PromptSource {
+  let first = true;
+  return {
+    isTerminal: () => false,
+    read: async (buffer) => {
+      if (!first) return null;
+      first = false;
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return text === null ? null : encoder.encodeInto(text, buffer).written;
+    },
+  };
+}
+
+Deno.test("stdin left unread tells whether it sent something later: bytes, or only its end", async () => {
+  const late = await readPromptInput("q", lateSource("too late", 150), { firstByteMs: 20 });
+  equal(late?.prompt, "q");
+  equal(await late?.stdinLeft?.sent, true);
+  const ended = await readPromptInput("q", lateSource(null, 150), { firstByteMs: 20 });
+  equal(await ended?.stdinLeft?.sent, false);
+});
+
+Deno.test("with wait, stdin is read however long it takes to start", async () => {
+  const input = await readPromptInput("q", lateSource("slow output", 150), { firstByteMs: 20, wait: true });
+  equal(input?.stdinLeft, undefined);
+  match(input?.prompt ?? "", /<stdin>\nslow output\n<\/stdin>\n\nq$/);
 });
 
 Deno.test("stdin that sends its first bytes in time is read to the end however slow the rest", async () => {
@@ -119,5 +149,5 @@ Deno.test("invalid UTF-8 on stdin is replaced, not fatal", async () => {
     maxBytes: 100,
     firstByteMs: null,
   });
-  equal(text?.text, "a\ufffdb");
+  deepStrictEqual(text, { text: "a\ufffdb", cutAfterBytes: null });
 });

@@ -74,6 +74,63 @@ Deno.test("e2e -p: stdin at EOF, or open and silent, does not hang the run", asy
   equal(firstUserText(server, 2), "q");
 });
 
+/**
+ * Runs `mewcode ...args` with a real pipe on stdin that sends `text` after `afterMs` of silence (a slow
+ * command: `make 2>&1 | mewcode -p "why did it fail"`), then closes.
+ */
+async function execWithSlowStdin(
+  box: E2eWorkspace,
+  server: FakeAnthropic,
+  args: string[],
+  text: string,
+  afterMs: number,
+): Promise<CliRun> {
+  const child = new Deno.Command(LAUNCHER, {
+    args,
+    cwd: box.root,
+    env: box.env(server),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  await new Promise((resolve) => setTimeout(resolve, afterMs));
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(text)).catch(() => {});
+  await writer.close().catch(() => {});
+  const output = await child.output();
+  const decoder = new TextDecoder();
+  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+}
+
+Deno.test("e2e -p: stdin that starts late is not lost silently, and --wait-for-stdin waits for it", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([
+    // The answer takes long enough that the input arrives while the run is going.
+    turn().delay(2_500).text("no context").stop("end_turn"),
+    turn().text("with context").stop("end_turn"),
+  ]);
+  const left = await execWithSlowStdin(box, server, ["-p", "why did it fail"], "error: late\n", 1_600);
+  equal(left.code, 0, explain(left));
+  equal(left.stdout, "no context\n");
+  equal(firstUserText(server, 1), "why did it fail");
+  match(
+    left.stderr,
+    /warning: Standard input began to send after its first 1000 ms of silence.*--wait-for-stdin/,
+  );
+
+  const waited = await execWithSlowStdin(
+    box,
+    server,
+    ["-p", "why did it fail", "--wait-for-stdin"],
+    "error: late\n",
+    1_600,
+  );
+  equal(waited.code, 0, explain(waited));
+  equal(waited.stdout, "with context\n");
+  match(firstUserText(server, 2), /<stdin>\nerror: late\n<\/stdin>\n\nwhy did it fail$/);
+  ok(!waited.stderr.includes("Standard input"), waited.stderr);
+});
+
 Deno.test("e2e: a prompt without -p runs headless when stdout is not a terminal", async () => {
   await using box = await E2eWorkspace.create();
   await using server = await startFakeAnthropic([turn().text("headless answer").stop("end_turn")]);

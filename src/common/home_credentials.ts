@@ -191,18 +191,24 @@ export const HOME_CODE_FOLDERS: readonly string[] = [
 ];
 
 /**
- * The protections of `HOME_CODE_FOLDERS` when the workspace root is the home (real paths compared), none
- * otherwise: workspace-relative folders, read-only in the sandbox, refused by the writers.
+ * The protections of `HOME_CODE_FOLDERS` in each root (real paths: the workspace root, the added folders)
+ * that is the home or holds it (`--add-dir ~`, a workspace at /home): relative to that root and applying in
+ * it alone, read-only in the sandbox, refused by the writers. None when the home lies outside every root.
  */
-export function homeCodeProtections(root: string, home: string | undefined): ProtectedPath[] {
-  if (realPathSyncOrNull(home ?? "") !== root) return [];
-  return HOME_CODE_FOLDERS.map((path) => ({
-    path,
-    anyDepth: false,
-    folder: true,
-    reason: "your shell runs the programs of this folder of your home later, outside any sandbox; writing " +
-      "it is refused. Ask the user to make this change",
-  }));
+export function homeCodeProtections(roots: readonly string[], home: string | undefined): ProtectedPath[] {
+  const realHome = realPathSyncOrNull(home ?? "");
+  if (realHome === null) return [];
+  return roots.filter((root) => isAtOrBelow(realHome, root)).flatMap((root) => {
+    const prefix = realHome === root ? "" : `${realHome.slice(root === "/" ? 1 : root.length + 1)}/`;
+    return HOME_CODE_FOLDERS.map((folder) => ({
+      path: `${prefix}${folder}`,
+      anyDepth: false,
+      folder: true,
+      within: root,
+      reason: "your shell runs the programs of this folder of your home later, outside any sandbox; " +
+        "writing it is refused. Ask the user to make this change",
+    }));
+  });
 }
 
 /** The entries of `HOME_CREDENTIALS` that are folders (the others are files). */

@@ -138,7 +138,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
   const registry = sessionRegistry(options);
   // The folders a `core.hooksPath` names are protected like `.git/hooks`; run in the home, so are the folders
   // whose programs the user's shell runs (read-only in the sandbox as well).
-  const homeCode = homeCodeProtections(options.root, options.env.HOME);
+  const homeCode = homeCodeProtections([options.root, ...additionalRoots], options.env.HOME);
   const protectedPaths = [
     ...options.protectedPaths ?? PROTECTED_PATHS,
     ...(await hooksFoldersIn(options.root)).map(hooksFolderProtection),

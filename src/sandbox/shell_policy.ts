@@ -242,7 +242,7 @@ export function protectedTopLevel(
   const readOnly: string[] = [];
   const placeholders: string[] = [];
   for (const entry of protectedPaths) {
-    if (entry.anyDepth) continue;
+    if (entry.anyDepth || (entry.within !== undefined && entry.within !== root)) continue;
     const path = join(root, entry.path);
     const info = lstatSyncOrNull(path);
     const placeholder = entry.folder === true && !entry.path.includes("/");

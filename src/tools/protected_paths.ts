@@ -123,11 +123,22 @@ function writeProtection(
     for (const root of roots) {
       if (!isWithinRoot(root, path)) continue;
       const relative = relativeToRoot(root, path);
-      const protection = protectionOf(relative, protectedPaths, root === roots[0] ? allowed : []);
+      const protection = protectionOf(
+        relative,
+        entriesIn(root, protectedPaths),
+        root === roots[0] ? allowed : [],
+      );
       if (protection !== null) return protection;
     }
   }
   return null;
+}
+
+/** The entries that apply in `root`: those of every root, and those given for it alone. */
+export function entriesIn(root: string, entries: readonly ProtectedPath[]): readonly ProtectedPath[] {
+  return entries.every((entry) => entry.within === undefined)
+    ? entries
+    : entries.filter((entry) => entry.within === undefined || entry.within === root);
 }
 
 // `relative` must already be lower case.

@@ -103,6 +103,12 @@ export interface ProtectedPath {
   anyDepth: boolean;
   /** The path names a folder (the shell sandbox can then make it read-only before it exists). */
   folder?: boolean;
+  /**
+   * The real path of the one root (the workspace root or an added folder) `path` is relative to; absent,
+   * the entry applies in every root. The home's code folders are protected only in the root that holds
+   * the home: a project's own `bin/` is the project's.
+   */
+  within?: string;
   reason: string;
 }
 

@@ -10,6 +10,7 @@ import type { ToolRuntime } from "../../src/execution/runtime.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
 import { testRuntime } from "../_fakes/runtime.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { homeCodeProtections } from "../../src/common/home_credentials.ts";
 
 async function call(runtime: ToolRuntime, name: string, input: Record<string, unknown>): Promise<ToolResult> {
   const { result } = await runtime.pipeline.run({ id: `home_${crypto.randomUUID()}`, name, input }, {
@@ -226,5 +227,54 @@ Deno.test("run in a home, the folders whose programs the shell runs stay visible
   match(shell.content, /cargo/, "the toolchain still runs in the sandbox");
   for (const planted of [".cargo/bin/ls", "bin/ls", ".cargo/old"]) {
     equal(await Deno.lstat(`${home.root}/${planted}`).then(() => true, () => false), false, planted);
+  }
+});
+
+Deno.test("with the home as an added folder, its code folders cannot be written, and the project's own bin/ can", async () => {
+  await using home = await createTempWorkspace("mewcode-home-code-added-");
+  await using project = await createTempWorkspace("mewcode-home-code-project-");
+  await Deno.mkdir(`${home.root}/.cargo/bin`, { recursive: true });
+  await Deno.writeTextFile(`${home.root}/.cargo/bin/cargo`, "#!/bin/sh\necho cargo\n", { mode: 0o755 });
+  await using runtime = await testRuntime(project.root, {
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home.root },
+    additionalRoots: [home.root],
+  });
+  for (const path of [`${home.root}/.cargo/bin/ls`, `${home.root}/bin/ls`]) {
+    const written = await call(runtime, "WriteFile", { path, content: "#!/bin/sh\n" });
+    equal(written.isError, true, written.content);
+    match(written.content, /your shell runs the programs of this folder/);
+  }
+  const shell = await call(runtime, "Bash", {
+    command: `cp /bin/true ${home.root}/.cargo/bin/ls 2>&1; mkdir -p ${home.root}/bin 2>&1; ` +
+      `cp /bin/true ${home.root}/bin/ls 2>&1; ${home.root}/.cargo/bin/cargo; mkdir -p bin && echo built > bin/tool`,
+  });
+  match(shell.content, /cargo/, "the toolchain still runs in the sandbox");
+  for (const planted of [".cargo/bin/ls", "bin/ls"]) {
+    equal(await Deno.lstat(`${home.root}/${planted}`).then(() => true, () => false), false, planted);
+  }
+  equal(await Deno.readTextFile(`${project.root}/bin/tool`), "built\n", "the project's own bin/ is its own");
+  const own = await call(runtime, "WriteFile", { path: `${project.root}/bin/other`, content: "ok\n" });
+  equal(own.isError, false, own.content);
+});
+
+Deno.test("the home's code folders are protected in each root that holds the home, relative to it", () => {
+  const home = Deno.makeTempDirSync({ prefix: "mewcode-home-code-rel-" });
+  try {
+    const real = Deno.realPathSync(home);
+    const parent = real.slice(0, real.lastIndexOf("/"));
+    const name = real.slice(real.lastIndexOf("/") + 1);
+    const entries = homeCodeProtections([parent, real, `${real}/project`], home);
+    const bin = entries.filter((entry) => entry.path.endsWith("bin") && !entry.path.includes(".")).map((
+      entry,
+    ) => [entry.within, entry.path]);
+    deepEqual(bin, [[parent, `${name}/bin`], [parent, `${name}/go/bin`], [real, "bin"], [real, "go/bin"]]);
+    deepEqual(
+      homeCodeProtections([`${real}/project`], home),
+      [],
+      "a root inside the home holds none of them",
+    );
+    deepEqual(homeCodeProtections([real], undefined), []);
+  } finally {
+    Deno.removeSync(home, { recursive: true });
   }
 });

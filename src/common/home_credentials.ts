@@ -173,21 +173,39 @@ export const HOME_CREDENTIALS: readonly string[] = [
 ];
 
 /**
- * Folders of a home whose programs the user's shell runs later, found on PATH (`~/bin`, `~/.cargo/bin`) or
- * sourced (`~/.nvm/nvm.sh`): hidden, they would take the toolchains away from the sandbox when the workspace
- * is the home; so they stay visible, read-only, and the file tools refuse to write them (`homeCodeProtections`).
+ * Folders of a home that hold code the user runs later, outside any sandbox: programs found on PATH
+ * (`~/bin`, `~/.local/bin`, `~/.cargo/bin`), the toolchains and version managers behind them (`~/.rustup`,
+ * `~/.pyenv`, `~/.nvm`, a global npm prefix), the packages their builds compile or import (`~/.cargo/registry`,
+ * `~/go/pkg`, `~/.local/lib`), Deno's cache (mewcode's own dependencies, which run in mewcode's process at its
+ * next start), editor plugins, and build tools' init scripts. Hidden, they would take the toolchains away
+ * from the sandbox when the workspace holds the home; so they stay visible, read-only, and the file tools
+ * refuse to write them (`homeCodeProtections`).
  */
 export const HOME_CODE_FOLDERS: readonly string[] = [
   "bin",
   "go/bin",
+  "go/pkg",
+  ".local/bin",
+  ".local/lib",
+  ".local/share/nvim",
   ".cargo/bin",
-  ".deno/bin",
-  ".bun/bin",
-  ".npm-global/bin",
-  ".pyenv/shims",
+  ".cargo/registry",
+  ".cargo/git",
+  ".rustup",
+  ".deno",
+  ".cache/deno",
+  ".bun",
+  ".npm-global",
+  ".pyenv",
+  ".rbenv",
+  ".asdf",
   ".nvm",
   ".sdkman",
   ".volta",
+  ".vim",
+  ".emacs.d",
+  ".ipython",
+  ".gradle/init.d",
 ];
 
 /**
@@ -198,17 +216,61 @@ export const HOME_CODE_FOLDERS: readonly string[] = [
 export function homeCodeProtections(roots: readonly string[], home: string | undefined): ProtectedPath[] {
   const realHome = realPathSyncOrNull(home ?? "");
   if (realHome === null) return [];
-  return roots.filter((root) => isAtOrBelow(realHome, root)).flatMap((root) => {
-    const prefix = realHome === root ? "" : `${realHome.slice(root === "/" ? 1 : root.length + 1)}/`;
-    return HOME_CODE_FOLDERS.map((folder) => ({
-      path: `${prefix}${folder}`,
-      anyDepth: false,
-      folder: true,
-      within: root,
-      reason: "your shell runs the programs of this folder of your home later, outside any sandbox; " +
-        "writing it is refused. Ask the user to make this change",
-    }));
-  });
+  return roots.filter((root) => isAtOrBelow(realHome, root)).flatMap((root) =>
+    HOME_CODE_FOLDERS.map((folder) =>
+      protectionWithin(
+        root,
+        join(realHome, folder),
+        "your shell or your tools run the code of this folder of your home later, outside any sandbox; " +
+          "writing it is refused. Ask the user to make this change",
+      )
+    )
+  );
+}
+
+/**
+ * The protections of the code mewcode itself runs, wherever it lies strictly inside a root: Deno's cache
+ * (`$DENO_DIR`, else `$XDG_CACHE_HOME/deno` or `~/.cache/deno`, which holds mewcode's npm dependencies), the
+ * folder of the Deno binary, and mewcode's own program folder (`program`; a checkout being worked on as the
+ * workspace root itself is the user's project and stays writable). Code planted there would run at
+ * mewcode's next start, in its own process, with the API key.
+ */
+export function runtimeCodeProtections(
+  roots: readonly string[],
+  options: { env: Record<string, string | undefined>; denoBinary: string; program: string },
+): ProtectedPath[] {
+  const { env } = options;
+  const cache = env.DENO_DIR !== undefined && env.DENO_DIR !== ""
+    ? env.DENO_DIR
+    : env.XDG_CACHE_HOME !== undefined && env.XDG_CACHE_HOME.startsWith("/")
+    ? join(env.XDG_CACHE_HOME, "deno")
+    : env.HOME === undefined
+    ? null
+    : join(env.HOME, ".cache", "deno");
+  const folders = [cache, options.denoBinary.slice(0, options.denoBinary.lastIndexOf("/")), options.program];
+  const reason = "it holds code mewcode itself runs (its program, the Deno runtime or Deno's cache of its " +
+    "dependencies), with all of mewcode's permissions at its next start; writing it is refused. Ask the " +
+    "user to make this change";
+  const entries: ProtectedPath[] = [];
+  for (const folder of folders) {
+    const real = folder === null || !folder.startsWith("/") ? null : realPathSyncOrNull(folder);
+    if (real === null) continue;
+    for (const root of roots) {
+      if (real !== root && isAtOrBelow(real, root)) entries.push(protectionWithin(root, real, reason));
+    }
+  }
+  return entries;
+}
+
+/** A folder's protection in `root`, which holds it: its path relative to the root, applying there alone. */
+function protectionWithin(root: string, folder: string, reason: string): ProtectedPath {
+  return {
+    path: folder.slice(root === "/" ? 1 : root.length + 1),
+    anyDepth: false,
+    folder: true,
+    within: root,
+    reason,
+  };
 }
 
 /** The entries of `HOME_CREDENTIALS` that are folders (the others are files). */

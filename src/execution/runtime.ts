@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { credentialPlaces, homeCodeProtections } from "../common/home_credentials.ts";
+import { credentialPlaces, homeCodeProtections, runtimeCodeProtections } from "../common/home_credentials.ts";
 import { assertNever } from "../common/errors.ts";
 import type { Approver } from "../permissions/decision.ts";
 import type { PreToolUseHook } from "../permissions/hooks.ts";
@@ -121,6 +121,9 @@ export interface ToolRuntime extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+/** mewcode's own program folder: the checkout or the installed package. */
+const PROGRAM_FOLDER = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
+
 /** The tools a session offers: everything, or only the read-only tools with `readOnly`. */
 export function sessionRegistry(options: { readOnly: boolean; tools?: readonly AnyTool[] }): ToolRegistry {
   return createRegistry(options.tools ?? BUILTIN_TOOLS, {
@@ -136,9 +139,18 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     excludedPaths: options.excludedPaths ?? [],
   });
   const registry = sessionRegistry(options);
-  // The folders a `core.hooksPath` names are protected like `.git/hooks`; run in the home, so are the folders
-  // whose programs the user's shell runs (read-only in the sandbox as well).
-  const homeCode = homeCodeProtections([options.root, ...additionalRoots], options.env.HOME);
+  // The folders a `core.hooksPath` names are protected like `.git/hooks`; in a root that holds the home, so
+  // are the home's folders of code the user runs later, and in any root the code mewcode itself runs
+  // (read-only in the sandbox as well).
+  const roots = [options.root, ...additionalRoots];
+  const homeCode = [
+    ...homeCodeProtections(roots, options.env.HOME),
+    ...runtimeCodeProtections(roots, {
+      env: options.env,
+      denoBinary: Deno.execPath(),
+      program: PROGRAM_FOLDER,
+    }),
+  ];
   const protectedPaths = [
     ...options.protectedPaths ?? PROTECTED_PATHS,
     ...(await hooksFoldersIn(options.root)).map(hooksFolderProtection),

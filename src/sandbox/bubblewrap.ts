@@ -150,6 +150,13 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
       args.push(options.mode === "read-only" ? "--ro-bind" : "--bind", folder, folder);
     }
   }
+  // Protected paths are bound read-only before anything is hidden: a protected file or folder that holds a
+  // credential (`~/.bashrc` when the workspace is the home, a toolchain folder with a token inside) would
+  // otherwise show the credential again, bound over its hiding.
+  if (options.mode === "workspace-write") {
+    for (const path of options.readOnly) args.push("--ro-bind", path, path);
+    for (const path of options.placeholders) args.push("--tmpfs", path, "--remount-ro", path);
+  }
   for (const hidden of options.hiddenInWorkspace) {
     if (hidden.kind === "directory") args.push(...emptied(options, hidden.path));
     else args.push("--ro-bind", "/dev/null", hidden.path);
@@ -164,10 +171,6 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
   }
   for (const file of options.hiddenFiles) {
     if (inRoots(file)) args.push("--ro-bind", "/dev/null", file);
-  }
-  if (options.mode === "workspace-write") {
-    for (const path of options.readOnly) args.push("--ro-bind", path, path);
-    for (const path of options.placeholders) args.push("--tmpfs", path, "--remount-ro", path);
   }
   for (const path of options.excluded) args.push(...emptied(options, path));
   for (const file of options.writableFiles) args.push("--bind", file, file);

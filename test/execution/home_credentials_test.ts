@@ -10,7 +10,7 @@ import type { ToolRuntime } from "../../src/execution/runtime.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
 import { testRuntime } from "../_fakes/runtime.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
-import { homeCodeProtections } from "../../src/common/home_credentials.ts";
+import { homeCodeProtections, runtimeCodeProtections } from "../../src/common/home_credentials.ts";
 
 async function call(runtime: ToolRuntime, name: string, input: Record<string, unknown>): Promise<ToolResult> {
   const { result } = await runtime.pipeline.run({ id: `home_${crypto.randomUUID()}`, name, input }, {
@@ -219,7 +219,7 @@ Deno.test("run in a home, the folders whose programs the shell runs stay visible
     content: "#!/bin/sh\n",
   });
   equal(written.isError, true, written.content);
-  match(written.content, /your shell runs the programs of this folder/);
+  match(written.content, /your shell or your tools run the code of this folder/);
   const shell = await call(runtime, "Bash", {
     command: "cp /bin/true .cargo/bin/ls 2>&1; mkdir -p bin 2>&1; cp /bin/true bin/ls 2>&1; " +
       "mv .cargo/bin .cargo/old 2>&1; .cargo/bin/cargo",
@@ -242,7 +242,7 @@ Deno.test("with the home as an added folder, its code folders cannot be written,
   for (const path of [`${home.root}/.cargo/bin/ls`, `${home.root}/bin/ls`]) {
     const written = await call(runtime, "WriteFile", { path, content: "#!/bin/sh\n" });
     equal(written.isError, true, written.content);
-    match(written.content, /your shell runs the programs of this folder/);
+    match(written.content, /your shell or your tools run the code of this folder/);
   }
   const shell = await call(runtime, "Bash", {
     command: `cp /bin/true ${home.root}/.cargo/bin/ls 2>&1; mkdir -p ${home.root}/bin 2>&1; ` +
@@ -277,4 +277,71 @@ Deno.test("the home's code folders are protected in each root that holds the hom
   } finally {
     Deno.removeSync(home, { recursive: true });
   }
+});
+
+Deno.test("run in a home, a shell command cannot read a protected start-up file that holds a credential", async () => {
+  await using home = await createTempWorkspace("mewcode-home-bashrc-");
+  await Deno.writeTextFile(`${home.root}/.bashrc`, "export GITHUB_TOKEN=TOKEN\n");
+  await using runtime = await testRuntime(home.root, {
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home.root },
+  });
+  // `.bashrc` is both protected (bound read-only) and a credential (hidden): the binding must not show it.
+  const cat = await call(runtime, "Bash", { command: "cat .bashrc 2>&1; echo end" });
+  ok(!cat.content.includes("TOKEN") && cat.content.includes("end"), cat.content);
+});
+
+Deno.test("run in a home, Deno's cache, toolchains and editor plugins cannot be written", async () => {
+  await using home = await createTempWorkspace("mewcode-home-toolchains-");
+  const planted = [
+    ".cache/deno/npm/registry.npmjs.org/zod/4.6.7/index.js",
+    ".pyenv/libexec/pyenv",
+    ".npm-global/lib/node_modules/typescript/bin/tsc",
+    ".rustup/toolchains/stable/bin/cargo",
+    ".local/share/nvim/site/plugin/x.lua",
+    ".local/bin/tool",
+  ];
+  for (const path of planted) {
+    await Deno.mkdir(`${home.root}/${path.slice(0, path.lastIndexOf("/"))}`, { recursive: true });
+    await Deno.writeTextFile(`${home.root}/${path}`, "original\n");
+  }
+  await using runtime = await testRuntime(home.root, {
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home.root },
+  });
+  for (const path of planted) {
+    const written = await call(runtime, "WriteFile", { path: `${home.root}/${path}`, content: "planted\n" });
+    equal(written.isError, true, `${path}: ${written.content}`);
+  }
+  await call(runtime, "Bash", {
+    command: planted.map((path) => `echo planted >> ${path} 2>/dev/null`).join("; ") + "; true",
+  });
+  for (const path of planted) equal(await Deno.readTextFile(`${home.root}/${path}`), "original\n", path);
+});
+
+Deno.test("Deno's cache and mewcode's own program are protected wherever they lie inside a root", async () => {
+  await using workspace = await createTempWorkspace("mewcode-runtime-code-");
+  const cache = `${workspace.root}/deno-cache`;
+  await Deno.mkdir(`${cache}/npm`, { recursive: true });
+  await Deno.writeTextFile(`${cache}/npm/index.js`, "original\n");
+  await using runtime = await testRuntime(workspace.root, {
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: "/nonexistent", DENO_DIR: cache },
+  });
+  const written = await call(runtime, "WriteFile", { path: `${cache}/npm/index.js`, content: "planted\n" });
+  equal(written.isError, true, written.content);
+  match(written.content, /code mewcode itself runs/);
+  await call(runtime, "Bash", { command: "echo planted >> deno-cache/npm/index.js 2>/dev/null; true" });
+  equal(await Deno.readTextFile(`${cache}/npm/index.js`), "original\n");
+
+  const program = `${workspace.root}/node_modules/mewcode`;
+  await Deno.mkdir(program, { recursive: true });
+  const entries = runtimeCodeProtections([workspace.root], {
+    env: {},
+    denoBinary: `${program}/node_modules/@deno/linux-x64-glibc/deno`,
+    program,
+  });
+  deepEqual(entries.map((entry) => [entry.within, entry.path]), [[workspace.root, "node_modules/mewcode"]]);
+  deepEqual(
+    runtimeCodeProtections([program], { env: {}, denoBinary: "/usr/bin/deno", program }),
+    [],
+    "a checkout of mewcode being worked on as the workspace stays the user's project",
+  );
 });

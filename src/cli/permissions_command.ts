@@ -5,8 +5,10 @@
  *
  * @module
  */
+import { realPathOrNull } from "../common/fs.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
 import type { IgnoredItem } from "../config/repository_screen.ts";
+import type { SourcedDirectory } from "../config/settings.ts";
 import { describeTrust, revokeTrust, trustWorkspace } from "../config/trust.ts";
 import { describeRules } from "../permissions/explain.ts";
 import { formatRule } from "../permissions/rules.ts";
@@ -100,8 +102,10 @@ async function listPermissions(
     `Permission mode: ${options.permissionMode} (from ${modeOrigin})`,
     ...describeRules(rules),
   ];
-  const directories = options.additionalDirectories ?? [];
-  if (directories.length > 0) lines.push("Added directories:", ...directories.map((dir) => `  ${dir}`));
+  const directories = settings.additionalDirectories;
+  if (directories.length > 0) {
+    lines.push("Added directories:", ...await Promise.all(directories.map(directoryLine)));
+  }
   lines.push(
     "Always asked about, in every mode, unless a rule names them: writes to .mewcode/, .git/ (hooks, config), " +
       ".gitmodules, .vscode/, .idea/ and shell startup files",
@@ -186,8 +190,24 @@ async function trust(
     writers.err(`mewcode: ${recorded.error}`);
     return EXIT.error;
   }
-  writers.out(`Trusted. A change to these files needs trust again; mewcode trust --revoke withdraws it.`);
+  writers.out(
+    "Trusted. A change to these files, to the scripts they run or to where their added directories lead " +
+      "needs trust again; mewcode trust --revoke withdraws it.",
+  );
   return EXIT.ok;
+}
+
+/**
+ * An added directory: the path used, where it leads when that differs (a symbolic link), and the path as
+ * its settings file wrote it when that differs (a repository's is used by the real path its trust covers).
+ */
+async function directoryLine(directory: SourcedDirectory): Promise<string> {
+  const real = await realPathOrNull(directory.value);
+  const leads = real === null || real === directory.value ? "" : ` -> ${real}`;
+  const named = directory.path === null || directory.named === directory.value
+    ? ""
+    : `  (${JSON.stringify(directory.named)} in "${directory.path}")`;
+  return `  ${directory.value}${leads}${named}`;
 }
 
 /** A yes/no question on the terminal, or null when stdin or stdout is not one (a script asked: it is done). */

@@ -195,8 +195,8 @@ function trustNotices(settings: ResolvedSettings): string[] {
   const notices = settings.ignored.map(ignoredNotice);
   if (settings.trustStatus === "changed" && !settings.trusted) {
     notices.push(
-      "This workspace's settings files changed since you trusted them, so they only tighten until you " +
-        "review them again: run mewcode trust",
+      "This workspace's settings files (or the scripts they run, or where their added directories lead) " +
+        "changed since you trusted them, so they only tighten until you review them again: run mewcode trust",
     );
   }
   if (settings.ignored.some((item) => item.kind === "needs-trust")) {

@@ -41,6 +41,17 @@ export interface IgnoredItem {
   path: string;
 }
 
+/**
+ * Where a repository's additional directory leads, as settings.ts resolved it when it read the settings
+ * (the trust fingerprint covers it): `mewcode trust` and the notices show it next to the path as written.
+ */
+export interface DirectoryTarget {
+  /** Its real path; null when it leads to nothing. */
+  real: string | null;
+  /** Whether the real path is outside the workspace: a grant to the repository's authors. */
+  outsideWorkspace: boolean;
+}
+
 /** The values a repository layer would replace (from the layers below it, or the built-in defaults). */
 export interface ScreenBaseline {
   defaultMode: SettingsPermissionMode;
@@ -93,7 +104,14 @@ export function repositoryMaySetEnv(name: string): boolean {
  */
 export function screenRepositorySettings(
   settings: SettingsFile,
-  options: { trusted: boolean; baseline: ScreenBaseline; source: RepositorySource; path: string },
+  options: {
+    trusted: boolean;
+    baseline: ScreenBaseline;
+    source: RepositorySource;
+    path: string;
+    /** Where each `permissions.additionalDirectories` entry leads, by the entry as written. */
+    directories?: ReadonlyMap<string, DirectoryTarget>;
+  },
 ): { kept: SettingsFile; ignored: IgnoredItem[] } {
   const { trusted, baseline } = options;
   const ignored: IgnoredItem[] = [];
@@ -124,7 +142,7 @@ export function screenRepositorySettings(
       if (trusted) keptPermissions.additionalDirectories = permissions.additionalDirectories;
       else {
         for (const directory of permissions.additionalDirectories) {
-          ignore(`permissions.additionalDirectories ${quote(directory)}`, "needs-trust");
+          ignore(directoryItem(directory, options.directories?.get(directory)), "needs-trust");
         }
       }
     }
@@ -213,6 +231,18 @@ export function screenRepositorySettings(
     kept.env = keptEnv;
   }
   return { kept, ignored };
+}
+
+/**
+ * An additional directory as `mewcode trust` shows it: the path as written, then, unless that says it
+ * already, where it leads (in full: a shortened path could hide where) and whether that is outside.
+ */
+function directoryItem(directory: string, target: DirectoryTarget | undefined): string {
+  const item = `permissions.additionalDirectories ${quote(directory)}`;
+  if (target === undefined) return item;
+  if (target.real === null) return `${item} (no such directory)`;
+  const leads = target.real === directory ? "" : ` -> ${JSON.stringify(target.real)}`;
+  return `${item}${leads}${target.outsideWorkspace ? " (outside the workspace)" : ""}`;
 }
 
 /** Whether a model id starts with a provider's name and a slash (`ollama/qwen3`), which picks that provider. */

@@ -20,7 +20,12 @@
 import { isAbsolute, join, normalize, resolve } from "../common/path.ts";
 import { lazyImport } from "../common/lazy_import.ts";
 import { lstatOrNull, realPathOrNull } from "../common/fs.ts";
-import { type IgnoredItem, type RepositorySource, screenRepositorySettings } from "./repository_screen.ts";
+import {
+  type DirectoryTarget,
+  type IgnoredItem,
+  type RepositorySource,
+  screenRepositorySettings,
+} from "./repository_screen.ts";
 import type { SettingsFileRead, SettingsWarning } from "./settings_file.ts";
 import { SETTINGS_HOOK_EVENTS, TRUST_FILE } from "./settings_names.ts";
 import { hookCommands } from "../permissions/hook_config.ts";
@@ -34,7 +39,7 @@ import type {
 } from "./settings_schema.ts";
 import type { FingerprintedFile, TrustStatus } from "./trust_store.ts";
 
-export type { IgnoredItem, SettingsWarning, TrustStatus };
+export type { DirectoryTarget, IgnoredItem, SettingsWarning, TrustStatus };
 
 /** Where a setting came from. */
 export type SettingsSource = "cli" | RepositorySource | "user";
@@ -44,6 +49,14 @@ export interface Sourced<T> {
   value: T;
   source: SettingsSource;
   path: string | null;
+}
+
+/**
+ * A folder added to the workspace: `value` is the absolute path used (for a repository's, the real path the
+ * trust covers), `named` the path as the settings file or the command line wrote it.
+ */
+export interface SourcedDirectory extends Sourced<string> {
+  named: string;
 }
 
 /** A permission rule string, such as `Bash(npm test *)`, with its action and where it came from. */
@@ -63,7 +76,7 @@ export interface ResolvedSettings {
   rules: SourcedRule[];
   defaultMode: Sourced<SettingsPermissionMode> | null;
   /** Absolute paths (relative ones resolved against the workspace root). */
-  additionalDirectories: Sourced<string>[];
+  additionalDirectories: SourcedDirectory[];
   sandbox: { mode: Sourced<SettingsSandboxMode> | null; network: Sourced<boolean> | null };
   model: Sourced<string> | null;
   /** The model provider, its endpoint and the variable holding its key: from the user's settings only. */
@@ -125,10 +138,15 @@ export const REPOSITORY_SETTINGS_FILES = {
 export const NO_SETTINGS_FINGERPRINT =
   "sha256:10471581002a47c0c94d90a149601d269083817076cd3ff2716b0312b5337e23";
 
-/** The repository's settings files as read once, and the fingerprint of exactly those bytes. */
+/**
+ * The repository's settings files as read once, the fingerprint of exactly those bytes, and where their
+ * additional directories lead (which the fingerprint covers too).
+ */
 export interface RepositorySettingsRead {
   files: { source: RepositorySource; read: SettingsFileRead }[];
   fingerprint: string;
+  /** By each `permissions.additionalDirectories` entry as written. */
+  directories: ReadonlyMap<string, DirectoryTarget>;
 }
 
 /**
@@ -146,31 +164,64 @@ export async function readRepositorySettings(
     if (userReal !== null && await realPathOrNull(path) === userReal) continue;
     files.push({ source, read: await readSettingsFile(path, { within: options.root }) });
   }
-  return { files, fingerprint: await fingerprintRepositoryBytes(files, options.root) };
+  return { files, ...await repositoryFingerprint(files, options.root) };
 }
 
 /**
- * The fingerprint of repository files whose bytes are known (for a file mewcode is about to write), and of
- * the workspace scripts their hooks and approval command run: trusting the settings trusts what those
- * scripts hold now, and a change of one (a `git pull`) needs trust again.
+ * The fingerprint of repository files whose bytes are known (for a file mewcode is about to write), of
+ * the workspace scripts their hooks and approval command run, and of where their additional directories
+ * lead: trusting the settings trusts what those scripts hold and where those folders lead now, and a
+ * change of one (a `git pull` that edits a script or repoints a symbolic link) needs trust again.
  */
 export async function fingerprintRepositoryBytes(
   files: readonly { source: RepositorySource; read: SettingsFileRead }[],
   root: string,
 ): Promise<string> {
+  return (await repositoryFingerprint(files, root)).fingerprint;
+}
+
+async function repositoryFingerprint(
+  files: readonly { source: RepositorySource; read: SettingsFileRead }[],
+  root: string,
+): Promise<Omit<RepositorySettingsRead, "files">> {
   const fingerprinted = files.map(({ source, read }) => fingerprintedFile(source, read));
+  const directories = new Map<string, DirectoryTarget>();
   if (fingerprinted.every((file) => file.state === "absent") && fingerprinted.length === 2) {
     // Both absent: the names are "project" and "local" (the only RepositorySource values).
-    return NO_SETTINGS_FINGERPRINT;
+    return { fingerprint: NO_SETTINGS_FINGERPRINT, directories };
   }
-  const commands = files.flatMap(({ read }) =>
-    read.status === "loaded" ? settingsCommands(read.settings) : []
-  );
+  const loaded = files.flatMap(({ read }) => read.status === "loaded" ? [read.settings] : []);
+  const commands = loaded.flatMap(settingsCommands);
   const scripts = commands.length === 0 ? [] : await (await lazyImport<typeof import("./command_scripts.ts")>(
     new URL("./command_scripts.ts", import.meta.url),
   )).commandScriptProtections(root, commands);
   for (const { path } of scripts) fingerprinted.push(await fingerprintedScript(root, path));
-  return await (await trustStoreModule()).fingerprintFiles(fingerprinted);
+  for (const settings of loaded) {
+    for (const directory of settings.permissions?.additionalDirectories ?? []) {
+      if (directories.has(directory)) continue;
+      const target = await directoryTarget(directory, root);
+      directories.set(directory, target);
+      const name = `directory:${directory}`;
+      fingerprinted.push(
+        target.real === null
+          ? { name, state: "absent" }
+          : { name, state: "present", bytes: new TextEncoder().encode(target.real) },
+      );
+    }
+  }
+  return { fingerprint: await (await trustStoreModule()).fingerprintFiles(fingerprinted), directories };
+}
+
+/** Where an additional directory of the repository's settings leads now: its real path, as merge() names it. */
+async function directoryTarget(directory: string, root: string): Promise<DirectoryTarget> {
+  const real = await realPathOrNull(namedDirectoryPath(directory, root));
+  const inside = real !== null && (root === "/" || real === root || real.startsWith(`${root}/`));
+  return { real, outsideWorkspace: real !== null && !inside };
+}
+
+/** An additional directory as a settings layer names it: absolute, or relative to the workspace root. */
+function namedDirectoryPath(directory: string, root: string): string {
+  return isAbsolute(directory) ? normalize(directory) : resolve(root, directory);
 }
 
 /** The commands a settings file's hooks and approval command run. */
@@ -202,7 +253,7 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
   const { readSettingsFile } = await settingsFileModule();
   const { readTrustRecords, trustStatusOf } = await trustStoreModule();
   const user = await readSettingsFile(userPath, { within: null });
-  const { files: repository, fingerprint } = await readRepositorySettings({ home, root });
+  const { files: repository, fingerprint, directories } = await readRepositorySettings({ home, root });
   const records = await readTrustRecords(home);
   const trustStatus = trustStatusOf(records, root, fingerprint);
   const trusted = options.trustOverride ?? trustStatus === "trusted";
@@ -217,7 +268,7 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
     });
   }
   const files: ResolvedSettings["files"] = [];
-  const layers: { source: SettingsSource; path: string | null; settings: SettingsFile }[] = [];
+  const layers: Layer[] = [];
   const ignored: IgnoredItem[] = [];
   const use = (source: Exclude<SettingsSource, "cli">, read: SettingsFileRead): SettingsFile | null => {
     files.push({ source, path: read.path, status: read.status });
@@ -234,6 +285,7 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
       trusted,
       source,
       path: read.path,
+      directories,
       baseline: {
         defaultMode: below.defaultMode?.value ?? "default",
         sandboxMode: below.sandbox.mode?.value ?? "workspace-write",
@@ -244,7 +296,7 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
       },
     });
     ignored.push(...screened.ignored);
-    layers.push({ source, path: read.path, settings: screened.kept });
+    layers.push({ source, path: read.path, settings: screened.kept, directories });
   }
   if (options.cli !== undefined) layers.push({ source: "cli", path: null, settings: options.cli });
   return { ...merge(layers, root), ignored, warnings, trusted, trustStatus, fingerprint, files };
@@ -298,11 +350,16 @@ type Merged = Omit<
   "ignored" | "warnings" | "trusted" | "trustStatus" | "fingerprint" | "files"
 >;
 
+/** One settings layer; a repository's carries where its additional directories led when it was read. */
+interface Layer {
+  source: SettingsSource;
+  path: string | null;
+  settings: SettingsFile;
+  directories?: ReadonlyMap<string, DirectoryTarget>;
+}
+
 /** Merges layers given lowest priority first. */
-function merge(
-  layers: readonly { source: SettingsSource; path: string | null; settings: SettingsFile }[],
-  root: string,
-): Merged {
+function merge(layers: readonly Layer[], root: string): Merged {
   const merged: Merged = {
     rules: [],
     defaultMode: null,
@@ -318,7 +375,7 @@ function merge(
     approvalTimeout: null,
   };
   // Lists are built lowest layer first and reversed at the end: highest layer first.
-  for (const { source, path, settings } of layers) {
+  for (const { source, path, settings, directories } of layers) {
     const sourced = <T>(value: T): Sourced<T> => ({ value, source, path });
     const permissions = settings.permissions ?? {};
     // Reversed as a whole below, so each layer keeps allow, deny, ask in file order.
@@ -329,9 +386,13 @@ function merge(
     }
     if (permissions.defaultMode !== undefined) merged.defaultMode = sourced(permissions.defaultMode);
     for (const directory of [...permissions.additionalDirectories ?? []].reverse()) {
-      merged.additionalDirectories.push(
-        sourced(isAbsolute(directory) ? normalize(directory) : resolve(root, directory)),
-      );
+      // A repository's folder is added by the real path its trust covers, not by the path as written,
+      // which could lead elsewhere by the time the session opens it.
+      const real = directories?.get(directory)?.real ?? null;
+      merged.additionalDirectories.push({
+        ...sourced(real ?? namedDirectoryPath(directory, root)),
+        named: directory,
+      });
     }
     if (permissions.approvalCommand !== undefined) {
       merged.approvalCommand = sourced(permissions.approvalCommand);

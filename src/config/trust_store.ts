@@ -6,8 +6,10 @@
  * ```
  *
  * A folder is trusted for the exact content of its settings files when the user trusted it: the fingerprint
- * is a SHA-256 over `.mewcode/settings.json` and `.mewcode/settings.local.json`, so a changed (or added, or
- * removed) file needs trust again. A malformed record trusts nothing and is never overwritten silently.
+ * is a SHA-256 over `.mewcode/settings.json` and `.mewcode/settings.local.json` (and, settings.ts adds, the
+ * scripts their hooks run and the real paths their additional directories lead to), so a changed (or
+ * added, or removed) file, script or link target needs trust again. A malformed record trusts nothing and
+ * is never overwritten silently.
  *
  * @module
  */

@@ -50,7 +50,7 @@ async function runPreToolUseHooks(
 
 const NEEDS_TRUST_ITEMS = [
   'permissions.allow "Bash(*)"',
-  'permissions.additionalDirectories "/"',
+  'permissions.additionalDirectories "/" (outside the workspace)',
   `permissions.approvalCommand ${JSON.stringify('echo \'{"decision": "allow"}\'')}`,
   'sandbox.mode "danger-full-access"',
   "sandbox.network true",
@@ -231,5 +231,48 @@ Deno.test("trust covers the scripts a repository's hooks and approval command ru
     equal(changed.approvalCommand, null);
     await Deno.writeTextFile(path, before);
   }
+  equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "trusted");
+});
+
+Deno.test("trust covers where a repository's additional directory leads: a repointed link needs trust again", async () => {
+  await using fixture = await createSettingsFixture();
+  const real = join(fixture.root, "real");
+  const outside = join(fixture.root, "..", "outside");
+  const link = join(fixture.root, "vendor", "shared");
+  await Deno.mkdir(real);
+  await Deno.mkdir(outside);
+  await Deno.mkdir(join(fixture.root, "vendor"));
+  await Deno.symlink("../real", link);
+  await fixture.write(fixture.projectPath, { permissions: { additionalDirectories: ["vendor/shared"] } });
+  const description = await describeTrust({ home: fixture.home, root: fixture.root });
+  deepEqual(description.enables.map((item) => item.item), [
+    `permissions.additionalDirectories "vendor/shared" -> ${JSON.stringify(real)}`,
+  ]);
+  equal((await trustWorkspace({ ...fixture, fingerprint: description.fingerprint })).ok, true);
+  const trusted = await resolveSettings({ home: fixture.home, root: fixture.root });
+  equal(trusted.trustStatus, "trusted");
+  deepEqual(trusted.additionalDirectories.map((directory) => directory.value), [real]);
+
+  // The same target, through a link made again: still what the user trusted.
+  await Deno.remove(link);
+  await Deno.symlink(real, link);
+  equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "trusted");
+
+  await Deno.remove(link);
+  await Deno.symlink(outside, link);
+  const repointed = await resolveSettings({ home: fixture.home, root: fixture.root });
+  equal(repointed.trustStatus, "changed");
+  equal(repointed.trusted, false);
+  deepEqual(repointed.additionalDirectories, []);
+  deepEqual(repointed.ignored.map((item) => item.item), [
+    `permissions.additionalDirectories "vendor/shared" -> ${
+      JSON.stringify(await Deno.realPath(outside))
+    } (outside the workspace)`,
+  ]);
+  const stale = await trustWorkspace({ ...fixture, fingerprint: description.fingerprint });
+  equal(stale.ok, false);
+
+  await Deno.remove(link);
+  await Deno.symlink("../real", link);
   equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "trusted");
 });

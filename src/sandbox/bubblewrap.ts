@@ -27,6 +27,9 @@
  */
 export const SUPERVISOR_PATH = "/dev/.mewcode-shell";
 
+/** Where the sandbox's mqueue filesystem is mounted, as on most hosts: one entry per POSIX message queue. */
+const MQUEUE_PATH = "/dev/mqueue";
+
 /** Everything the command line is built from. */
 export interface BubblewrapOptions {
   /** Absolute path of bwrap. */
@@ -179,7 +182,10 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
   // /dev is read-only (its devices still work) but for a /dev/shm of its own: bubblewrap's /dev is a tmpfs
   // of half the machine's memory, which a command could fill, and in a kept sandbox what a command left there
   // would outlive it (`scratchFolders` watches /dev/shm).
-  args.push(...scratch(options, "/dev/shm", SCRATCH_SHARES.shm), "--remount-ro", "/dev");
+  args.push(...scratch(options, "/dev/shm", SCRATCH_SHARES.shm));
+  // The sandbox's POSIX message queues (its own IPC namespace's), listed there: in a kept sandbox one a
+  // command left would outlive it (`scratchFolders` watches /dev/mqueue).
+  args.push("--mqueue", MQUEUE_PATH, "--remount-ro", "/dev");
   if (kept) args.push("--as-pid-1");
   if (options.seccomp) args.push("--seccomp", kept ? "3" : "0");
   args.push("--clearenv");
@@ -190,8 +196,9 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
 
 /**
  * The folders of a kept sandbox whose entries only its commands can change: every writable tmpfs it mounts
- * (/tmp, /var/tmp, /dev/shm, the home and hidden folders, the hidden folders in the workspace) and each
- * folder bubblewrap made inside one of them on the way to a mount point or for the user's home. The
+ * (/tmp, /var/tmp, /dev/shm, the home and hidden folders, the hidden folders in the workspace), each folder
+ * bubblewrap made inside one of them on the way to a mount point or for the user's home, and its mqueue
+ * filesystem (the POSIX message queues of its IPC namespace, which outlive their processes). The
  * supervisor lists them when the sandbox starts and after every call: a difference means a command left
  * something behind that a fresh sandbox would not have, and the next call gets a new sandbox. What lies
  * inside the workspace and the added folders is theirs, never listed.
@@ -207,7 +214,7 @@ export function scratchFolders(options: BubblewrapOptions): string[] {
     ...options.excluded,
     ...options.hiddenInWorkspace.filter((hidden) => hidden.kind === "directory").map((hidden) => hidden.path),
   ];
-  const folders = new Set(areas);
+  const folders = new Set([...areas, MQUEUE_PATH]);
   const destinations = [...roots, ...options.exposed, ...options.hiddenDirectories, ...options.homeRoots];
   if (options.home !== undefined) destinations.push(options.home);
   for (const destination of destinations) {

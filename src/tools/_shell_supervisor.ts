@@ -64,10 +64,11 @@ export function supervisorScript(plan: ShellPlan & { persistent: PersistentShell
     "  ((__mewcode_spins >= 10000)) && exit 0",
     ...list("__mewcode_now").map((line) => `  ${line}`),
     `  [[ $__mewcode_now == "$__mewcode_scratch" ]] || exit 0`,
-    // System V shared memory segments and message queues are memory too, which no tmpfs size bounds and
-    // which outlive their processes: any left (a line below each table's header) ends the sandbox, and its
-    // IPC namespace with them.
-    "  for __mewcode_ipc in /proc/sysvipc/shm /proc/sysvipc/msg; do",
+    // System V shared memory segments, message queues and semaphore sets outlive their processes (the
+    // first two are memory too, which no tmpfs size bounds): any left (a line below each table's header)
+    // ends the sandbox, and its IPC namespace with them. POSIX message queues are entries of the sandbox's
+    // mqueue filesystem, one of the scratch folders above.
+    "  for __mewcode_ipc in /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem; do",
     '    { IFS= read -r __mewcode_line && IFS= read -r __mewcode_line && exit 0; } 2>/dev/null <"$__mewcode_ipc"',
     "  done",
     "done",

@@ -87,9 +87,9 @@ export interface PersistentShell {
   /** Shell lines the supervisor runs once when the sandbox starts (the resource limits). */
   prologue: string[];
   /**
-   * Folders only the sandbox's commands can change (its writable tmpfs mounts, src/sandbox/bubblewrap.ts
-   * `scratchFolders`): a call that changes what they list ends the sandbox, so no call sees what another
-   * left in /tmp or the home folder.
+   * Folders only the sandbox's commands can change (its writable tmpfs mounts and its mqueue filesystem,
+   * src/sandbox/bubblewrap.ts `scratchFolders`): a call that changes what they list ends the sandbox, so no
+   * call sees what another left in /tmp, the home folder or a POSIX message queue.
    */
   scratch: string[];
 }

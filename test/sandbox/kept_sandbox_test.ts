@@ -143,27 +143,78 @@ Deno.test("What a call leaves in /tmp, /var/tmp, /dev/shm or the home folder is 
   ok(await exists(`${workspace.root}/.git/objects`));
 });
 
-Deno.test("System V shared memory and message queues a call leaves end the kept sandbox with them", async () => {
+/**
+ * Python opening the POSIX message queue "/mewcode-left" with `flags`: prints "opened" or the error. The
+ * system's python3: a version manager's shim on PATH (pyenv's) may need a folder the sandbox hides.
+ */
+function openQueue(flags: string): string {
+  const script = "import ctypes, os\n" +
+    "libc = ctypes.CDLL(None, use_errno=True)\n" +
+    "libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]\n" +
+    `queue = libc.mq_open(b"/mewcode-left", ${flags}, 0o600, None)\n` +
+    'print("opened" if queue >= 0 else os.strerror(ctypes.get_errno()))\n';
+  return `PATH=/usr/local/bin:/usr/bin:/bin python3 -c '${script}'`;
+}
+
+Deno.test("System V IPC objects and POSIX message queues a call leaves end the kept sandbox with them", async (t) => {
+  const sysV = (call: string) =>
+    `perl -e 'use IPC::SysV qw(IPC_PRIVATE S_IRWXU); defined(${call}) or die "$!"; print "opened\\n"'`;
+  for (
+    const [name, command] of [
+      ["a shared memory segment", sysV("shmget(IPC_PRIVATE, 1 << 20, S_IRWXU)")],
+      ["a message queue", sysV("msgget(IPC_PRIVATE, S_IRWXU)")],
+      ["a semaphore set", sysV("semget(IPC_PRIVATE, 1, S_IRWXU)")],
+      ["a POSIX message queue", openQueue("os.O_CREAT | os.O_RDWR")],
+    ] as const
+  ) {
+    await t.step(name, async () => {
+      await using workspace = await createTempWorkspace();
+      await using sandbox = await openSandbox(workspace.root, "workspace-write");
+      await using host = keptHost();
+      const before = outputOf((await runIn(sandbox, SANDBOX_ID, { runner: host })).result);
+      // Objects that outlive the processes that made them: without the check, the next call's sandbox held
+      // them, and a call could prepare state for the next.
+      const made = await runIn(sandbox, command, { runner: host });
+      equal(outputOf(made.result), "opened");
+      const after = await runIn(
+        sandbox,
+        `${SANDBOX_ID}; tail -q -n +2 /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem | ` +
+          `grep -c '^ *[0-9]'; ${openQueue("os.O_RDONLY")}`,
+        { runner: host },
+      );
+      const [id, left, queue] = outputOf(after.result).split("\n");
+      notEqual(id, before, "a new sandbox");
+      equal(left, "0");
+      equal(queue, "No such file or directory");
+    });
+  }
+});
+
+Deno.test("Through the session's runtime, a semaphore set and a POSIX message queue one Bash call made are gone in the next", async () => {
   await using workspace = await createTempWorkspace();
-  await using sandbox = await openSandbox(workspace.root, "workspace-write");
-  await using host = keptHost();
-  const before = outputOf((await runIn(sandbox, SANDBOX_ID, { runner: host })).result);
-  // Memory that outlives the processes that made it: without the fix, the next call's sandbox held it.
-  const made = await runIn(
-    sandbox,
-    "perl -e 'use IPC::SysV qw(IPC_PRIVATE S_IRWXU); defined(shmget(IPC_PRIVATE, 1 << 20, S_IRWXU)) && " +
-      `defined(msgget(IPC_PRIVATE, S_IRWXU)) or die "$!"; print "made\\n"'`,
-    { runner: host },
-  );
-  equal(outputOf(made.result), "made");
-  const after = await runIn(
-    sandbox,
-    `${SANDBOX_ID}; tail -q -n +2 /proc/sysvipc/shm /proc/sysvipc/msg | grep -c '^ *[0-9]'`,
-    { runner: host },
-  );
-  const [id, left] = outputOf(after.result).split("\n");
-  notEqual(id, before, "a new sandbox");
-  equal(left, "0");
+  const runtime = await testRuntime(workspace.root);
+  const outputs: string[] = [];
+  try {
+    const commands = [
+      `${SANDBOX_ID}; ipcmk -S 1 >/dev/null && ${openQueue("os.O_CREAT | os.O_RDWR")}`,
+      `${SANDBOX_ID}; tail -n +2 /proc/sysvipc/sem | grep -c '^ *[0-9]'; ${openQueue("os.O_RDONLY")}`,
+    ];
+    for (const [index, command] of commands.entries()) {
+      const { result } = await runtime.pipeline.run(
+        { id: `ipc_${index}`, name: "Bash", input: { command } },
+        { signal: new AbortController().signal },
+      );
+      equal(result.isError, false, result.content);
+      equal(result.metadata.keptSandbox, true);
+      outputs.push(outputOf(result));
+    }
+  } finally {
+    await runtime.close();
+  }
+  const [made, after] = outputs.map((output) => output.split("\n"));
+  equal(made?.[1], "opened");
+  notEqual(after?.[0], made?.[0], "a new sandbox");
+  deepStrictEqual(after?.slice(1), ["0", "No such file or directory"]);
 });
 
 Deno.test("A protected folder deleted or moved on the host between calls is protected again", async (t) => {

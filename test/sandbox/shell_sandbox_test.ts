@@ -52,9 +52,9 @@ Deno.test("ShellSandbox builds the bubblewrap flags for workspace-write", async 
     ]
   ) assertIncludes(text, flags);
   // The scratch folders share the memory limit (/tmp half, /var/tmp and /dev/shm an eighth each), /dev
-  // read-only but for its own /dev/shm.
+  // read-only but for its own /dev/shm and the mqueue filesystem of its IPC namespace.
   const scratch =
-    /--size (\d+) --tmpfs \/tmp --size (\d+) --tmpfs \/var\/tmp .* --size (\d+) --tmpfs \/dev\/shm --remount-ro \/dev /
+    /--size (\d+) --tmpfs \/tmp --size (\d+) --tmpfs \/var\/tmp .* --size (\d+) --tmpfs \/dev\/shm --mqueue \/dev\/mqueue --remount-ro \/dev /
       .exec(text);
   assertEquals(
     scratch !== null && Number(scratch[1]) === 4 * Number(scratch[2]) && scratch[2] === scratch[3],

@@ -142,6 +142,9 @@ async function requestSummary(options: CompactOptions, older: readonly Message[]
       if (event.stopReason === "max_tokens") {
         return unusable(`the summary was cut off at the limit of ${options.maxTokens} tokens`, usage);
       }
+      if (event.stopReason === "model_context_window_exceeded") {
+        return unusable("the summary was cut off: the conversation filled the model's context window", usage);
+      }
       if (event.stopReason === "refusal") return unusable("the model declined to write the summary", usage);
       if (summary === "") return unusable("the model answered without a summary", usage);
       return { status: "answered", summary, usage };

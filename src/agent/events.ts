@@ -25,11 +25,13 @@ export type TurnEndReason =
   | "refusal"
   /** The response was cut off at the token limit and could not continue. */
   | "max_tokens"
+  /** The response was cut off because the conversation filled the model's context window. */
+  | "model_context_window_exceeded"
   /** The caller's signal was aborted. */
   | "aborted"
   /** An API, protocol or runtime error ended the run (an `error` event precedes it). */
   | "error"
-  /** The model stopped for a reason this version does not know (a `warning` event precedes it). */
+  /** The model stopped for a reason this version does not know, or none (a `warning` event precedes it). */
   | "unknown_stop_reason";
 
 /** What started a compaction: the conversation passed its threshold, or someone asked (`/compact`). */

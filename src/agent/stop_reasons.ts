@@ -6,9 +6,12 @@
  *   tool_use                 the calls run, their results go back, the run continues
  *   max_tokens               text only: the run ends, cut off; with calls: complete calls run, cut-off
  *                            calls are answered "not run", the model is told and continues (once in a row)
+ *   model_context_window_exceeded
+ *                            the run ends, cut off: the conversation filled the context window, so another
+ *                            request could not hold the answer either; no call of that turn runs
  *   pause_turn               the run continues (the model resumes its own message)
  *   refusal                  the run ends with a message; no call of that turn runs
- *   anything else            the run ends with a warning
+ *   anything else, or none   the run ends with a warning: the answer may be incomplete
  *
  * @module
  */
@@ -17,6 +20,9 @@ import { ended } from "../execution/call_outcome.ts";
 import { cancelledResult } from "../execution/scheduler.ts";
 import type { StopReason } from "../llm/provider.ts";
 import type { TurnEndReason } from "./events.ts";
+
+const CONTEXT_WINDOW_FULL = "The response was cut off: the conversation filled the model's context window; " +
+  "compact it (/compact), start a new session or send a shorter prompt";
 
 /** Stop reasons after which the turn's tool calls run. */
 export const CONTINUING_STOP_REASONS: readonly string[] = ["tool_use", "max_tokens", "pause_turn"];
@@ -63,10 +69,16 @@ export function decideStop(stopReason: StopReason | null, context: StopContext):
       const message = 'The model declined to continue this request (stop reason "refusal")';
       return end("refusal", message, message);
     }
+    case "model_context_window_exceeded":
+      return end("model_context_window_exceeded", CONTEXT_WINDOW_FULL, CONTEXT_WINDOW_FULL);
+    case null: {
+      const message = "The response ended without a stop reason: the answer may be incomplete";
+      return end("unknown_stop_reason", message, message);
+    }
     default: {
-      const message = `The model stopped for an unknown reason ${
+      const message = `The model stopped for a reason this version does not know (${
         JSON.stringify(stopReason)
-      }: ending the turn`;
+      }): the answer may be incomplete`;
       return end("unknown_stop_reason", message, message);
     }
   }
@@ -117,6 +129,8 @@ function notRunReason(stopReason: StopReason | null): string {
       return "the model ended its turn before the call could run";
     case "refusal":
       return "the model declined to continue";
+    case "model_context_window_exceeded":
+      return "the response was cut off because the conversation filled the model's context window";
     default:
       return `the model stopped with reason ${JSON.stringify(stopReason)}`;
   }

@@ -27,7 +27,10 @@ export type ExitCode = typeof EXIT[keyof typeof EXIT];
 /** What each exit status means, in order. */
 export const EXIT_DESCRIPTIONS: readonly (readonly [ExitCode, string])[] = [
   [EXIT.ok, "success"],
-  [EXIT.error, "an error: a tool, the API (other than below), structured output that never validated"],
+  [
+    EXIT.error,
+    "an error: a tool, the API (other than below), an answer cut off, refused or stopped for an unknown reason, invalid structured output",
+  ],
   [EXIT.usage, "a usage error: a bad flag, a missing prompt, an unknown session"],
   [EXIT.auth, "authentication failed: no API key, or the API refused it (401/403)"],
   [EXIT.maxTurns, "--max-turns was reached before the model finished"],

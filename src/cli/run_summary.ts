@@ -163,11 +163,13 @@ export function verdictOf(summary: RunSummary, context: VerdictContext = {}): Ru
       return verdict("error_max_budget", EXIT.maxBudget);
     case "error":
       return errorVerdict(summary.error?.category ?? "internal", verdict);
+    // A cut-off answer, or one that ended for a reason no one knows, may be incomplete: never a success.
     case "refusal":
     case "max_tokens":
+    case "model_context_window_exceeded":
+    case "unknown_stop_reason":
       return verdict("error_during_execution", EXIT.error);
     case "end_turn":
-    case "unknown_stop_reason":
       if (context.structuredOutputFailed) return verdict("error_structured_output", EXIT.error);
       if (unansweredApprovals(summary) > 0) return verdict("error_permission", EXIT.needsApproval);
       return verdict("success", EXIT.ok);

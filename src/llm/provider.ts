@@ -68,6 +68,7 @@ export type StopReason =
   | "stop_sequence"
   | "pause_turn"
   | "refusal"
+  | "model_context_window_exceeded"
   | (string & Record<never, never>);
 
 /**

@@ -185,6 +185,14 @@ Deno.test("compactConversation fails, keeping the conversation's fate to the cal
     equal(result.error, null);
     deepStrictEqual(result.usage, SUMMARY_USAGE);
   });
+  await t.step("cut off by a full context window", async () => {
+    const { result } = await compact(
+      [summaryTurn("## Task\nFix", "model_context_window_exceeded")],
+      toolLoop(),
+    );
+    ok(result.status === "failed");
+    match(result.reason, /filled the model's context window/);
+  });
   await t.step("an empty answer", async () => {
     const { result } = await compact([summaryTurn("   ")], toolLoop());
     ok(result.status === "failed");

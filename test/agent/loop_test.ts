@@ -324,9 +324,21 @@ Deno.test("runAgent ends on refusal with a message and runs no tool of that turn
 });
 
 Deno.test("runAgent ends with a warning on an unknown stop reason", async () => {
-  const { events } = await run([textTurn("hm", "model_context_window_exceeded")]);
+  const { events } = await run([textTurn("hm", "weird")]);
   equal(turnEnd(events).reason, "unknown_stop_reason");
-  match(ofType(events, "warning")[0]?.message ?? "", /unknown reason "model_context_window_exceeded"/);
+  match(ofType(events, "warning")[0]?.message ?? "", /a reason this version does not know \("weird"\)/);
+});
+
+Deno.test("runAgent ends when the context window is full and runs no tool of that turn", async () => {
+  const { probes, events, conversation } = await run([
+    toolTurn([write("t1")], { stopReason: "model_context_window_exceeded" }),
+  ]);
+  deepStrictEqual(probes.log, []);
+  const end = turnEnd(events);
+  equal(end.reason, "model_context_window_exceeded");
+  match(end.message ?? "", /filled the model's context window; compact it/);
+  assertValid(conversation.messages);
+  deepStrictEqual(conversation.pendingToolUses(), []);
 });
 
 Deno.test("runAgent ends a broken stream with an error, keeps the partial text and runs no call from it", async () => {

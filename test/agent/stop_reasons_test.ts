@@ -13,6 +13,8 @@ Deno.test("decideStop maps every stop reason to continue or end", async (t) => {
     ["max_tokens", { truncatedBefore: true }, "end", "max_tokens"],
     ["max_tokens", { hasToolUses: false }, "end", "max_tokens"],
     ["refusal", {}, "end", "refusal"],
+    ["model_context_window_exceeded", {}, "end", "model_context_window_exceeded"],
+    ["model_context_window_exceeded", { hasToolUses: false }, "end", "model_context_window_exceeded"],
     ["something_new", {}, "end", "unknown_stop_reason"],
     [null, {}, "end", "unknown_stop_reason"],
   ];
@@ -35,8 +37,29 @@ Deno.test("decideStop tells the model about a cut-off response and warns on unkn
   const unknown = decideStop("weird", { hasToolUses: false, truncatedBefore: false, maxTokens: 64 });
   equal(
     unknown.action === "end" && unknown.warning,
-    'The model stopped for an unknown reason "weird": ending the turn',
+    'The model stopped for a reason this version does not know ("weird"): the answer may be incomplete',
   );
+  const none = decideStop(null, { hasToolUses: false, truncatedBefore: false, maxTokens: 64 });
+  equal(
+    none.action === "end" && none.message,
+    "The response ended without a stop reason: the answer may be incomplete",
+  );
+});
+
+Deno.test("decideStop ends a response cut off by a full context window and says what to do", () => {
+  const full = decideStop("model_context_window_exceeded", {
+    hasToolUses: true,
+    truncatedBefore: false,
+    maxTokens: 64,
+  });
+  deepStrictEqual(full, {
+    action: "end",
+    reason: "model_context_window_exceeded",
+    message: "The response was cut off: the conversation filled the model's context window; compact it " +
+      "(/compact), start a new session or send a shorter prompt",
+    warning: "The response was cut off: the conversation filled the model's context window; compact it " +
+      "(/compact), start a new session or send a shorter prompt",
+  });
 });
 
 Deno.test("unrunResult explains why a call did not run", () => {

@@ -53,7 +53,6 @@ function denied(denial: Denial): AgentEvent {
 Deno.test("verdictOf maps every way a run ends to its subtype and exit status", async (t) => {
   const cases: [string, AgentEvent[], { signal?: InterruptSignal }, string, number][] = [
     ["end_turn", [turnEnd("end_turn")], {}, "success", EXIT.ok],
-    ["unknown stop reason", [turnEnd("unknown_stop_reason")], {}, "success", EXIT.ok],
     ["max_turns", [turnEnd("max_turns")], {}, "error_max_turns", EXIT.maxTurns],
     ["max_budget", [turnEnd("max_budget")], {}, "error_max_budget", EXIT.maxBudget],
     ["SIGINT", [turnEnd("aborted")], { signal: "SIGINT" }, "interrupted", EXIT.interrupted],
@@ -65,6 +64,15 @@ Deno.test("verdictOf maps every way a run ends to its subtype and exit status", 
     ["internal", [errorEvent("internal"), turnEnd("error")], {}, "error_during_execution", EXIT.error],
     ["refusal", [turnEnd("refusal")], {}, "error_during_execution", EXIT.error],
     ["max_tokens", [turnEnd("max_tokens")], {}, "error_during_execution", EXIT.error],
+    [
+      "model_context_window_exceeded",
+      [turnEnd("model_context_window_exceeded")],
+      {},
+      "error_during_execution",
+      EXIT.error,
+    ],
+    // A reason this version does not know may mean the answer is incomplete: never a success.
+    ["unknown stop reason", [turnEnd("unknown_stop_reason")], {}, "error_during_execution", EXIT.error],
     ["no turn-end", [{ type: "user-message", text: "hi" }], {}, "error_during_execution", EXIT.error],
     [
       "unanswered approval",

@@ -64,6 +64,23 @@ Deno.test("interactive: a streamed Markdown answer renders its list, code block 
   ok(coloured.includes("\x1b["), "colours reach the terminal");
 });
 
+Deno.test("interactive: an answer cut off by a full context window ends marked as cut off, with what to do", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([
+    turn().text("The answer is").stop("model_context_window_exceeded"),
+  ]);
+  await using tmux = await startSession(box, server);
+  await tmux.waitFor(/^›/m);
+  await tmux.type("explain");
+  await tmux.keys("Enter");
+  const screen = await tmux.waitFor(/⊘ The response was cut off/);
+  match(screen, /The answer is/);
+  match(
+    screen.replaceAll(/\s+/g, " "),
+    /⊘ The response was cut off: the conversation filled the model's context window/,
+  );
+});
+
 Deno.test("interactive: an edit asks with its diff; 'don't ask again' saves the rule; 'No' sends the reason", async () => {
   await using box = await E2eWorkspace.create();
   const file = await box.write("notes.txt", "one\ntwo\nthree\n");

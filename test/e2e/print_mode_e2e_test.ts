@@ -214,6 +214,29 @@ Deno.test("e2e -p: exit statuses for limits and API failures", async (t) => {
   });
 });
 
+Deno.test("e2e -p: a response cut off or ended for an unknown reason is a failure, not a success", async (t) => {
+  await using box = await E2eWorkspace.create();
+  const cases: [string | null, RegExp][] = [
+    ["max_tokens", /cut off at the max_tokens limit/],
+    ["model_context_window_exceeded", /filled the model's context window; compact it/],
+    ["weird", /a reason this version does not know \("weird"\)/],
+    [null, /ended without a stop reason/],
+  ];
+  for (const [stopReason, message] of cases) {
+    await t.step(`stop reason ${JSON.stringify(stopReason)} → 1, error_during_execution`, async () => {
+      await using server = await startFakeAnthropic([turn().text("The answer is").stop(stopReason)]);
+      const run = await box.exec(server, ["-p", "q", "--output-format", "json"]);
+      equal(run.code, 1, explain(run));
+      const result = JSON.parse(run.stdout);
+      equal(result.subtype, "error_during_execution");
+      equal(result.is_error, true);
+      equal(result.result, "The answer is");
+      match(result.error, message);
+      match(run.stderr, message);
+    });
+  }
+});
+
 Deno.test("e2e -p: -c continues the latest session; -r with an unknown id is a usage error", async () => {
   await using box = await E2eWorkspace.create();
   await using server = await startFakeAnthropic([

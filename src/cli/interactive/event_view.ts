@@ -184,7 +184,6 @@ export class EventView {
     const { screen, style } = this.#options;
     switch (event.reason) {
       case "end_turn":
-      case "unknown_stop_reason":
       case "error":
         return;
       case "aborted":
@@ -194,6 +193,8 @@ export class EventView {
       case "max_budget":
       case "refusal":
       case "max_tokens":
+      case "model_context_window_exceeded":
+      case "unknown_stop_reason":
         screen.print(`${style.yellow(`⊘ ${sanitize(event.message ?? event.reason)}`)}\n`);
         return;
       default:

@@ -58,6 +58,10 @@ const CommandHook = z.object({
   timeout: z.number().positive().max(3600).optional().describe(
     "Seconds before the command is stopped (default 60); a stopped hook is a non-blocking error",
   ),
+  sandbox: z.boolean().optional().describe(
+    "Run the command in the shell sandbox (the workspace writable, no network, your secrets hidden): for " +
+      "a hook that runs the repository's code, such as a formatter that loads the project's config file",
+  ),
 }).strict();
 
 const MatcherGroup = z.object({

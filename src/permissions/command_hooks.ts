@@ -3,9 +3,10 @@
  * before the permission gate, and a HookRunner for the other events.
  *
  * User hooks (your settings, the command line) run as you: `/bin/sh -c` in the workspace with your
- * environment. A trusted repository's hooks run in the shell sandbox (workspace-write, no network) through
- * the injected runner, unless your own settings say `"hooks": {"sandboxRepositoryHooks": false}`; with no
- * sandbox they do not run at all. Both get MEWCODE_PROJECT_DIR (and CLAUDE_PROJECT_DIR, for scripts
+ * environment but the provider's API key, and what they leave running is stopped when they end; one that
+ * says `"sandbox": true` runs in the shell sandbox instead. A trusted repository's hooks run in the shell
+ * sandbox (workspace-write, no network) through the injected runner, unless your own settings say
+ * `"hooks": {"sandboxRepositoryHooks": false}`; with no sandbox, sandboxed hooks do not run at all. Both get MEWCODE_PROJECT_DIR (and CLAUDE_PROJECT_DIR, for scripts
  * written for Claude Code) set to the workspace root.
  *
  * Hooks of one event run one after another, in order (user hooks first): each PreToolUse hook sees the
@@ -131,13 +132,15 @@ export class CommandHooks implements HookRunner {
     const identity = { name: hookName(hook.command), origin: hook.origin, timeoutMs: hook.timeoutMs };
     const signalOption = signal === undefined ? {} : { signal };
     let result: ProcessResult;
-    if (hook.origin === "repository" && this.#options.sandboxRepositoryHooks) {
+    if (hook.sandbox || (hook.origin === "repository" && this.#options.sandboxRepositoryHooks)) {
       const runSandboxed = this.#options.runSandboxed;
       result = runSandboxed === null
         ? {
           status: "failed",
-          message: "repository hooks run only in the shell sandbox, which is not available here " +
-            '(set "hooks": {"sandboxRepositoryHooks": false} in your user settings to run them unsandboxed)',
+          message: hook.origin === "repository"
+            ? "repository hooks run only in the shell sandbox, which is not available here " +
+              '(set "hooks": {"sandboxRepositoryHooks": false} in your user settings to run them unsandboxed)'
+            : 'this hook says "sandbox": true, and the shell sandbox is not available here',
         }
         : await runSandboxed(`${projectDirExports(root)}\n${hook.command}`, {
           mode: "workspace-write",

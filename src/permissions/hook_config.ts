@@ -20,6 +20,8 @@ export interface CommandHookConfig {
   command: string;
   /** Seconds; default DEFAULT_HOOK_TIMEOUT_SECONDS. */
   timeout?: number | undefined;
+  /** Run in the shell sandbox even as a user hook (a repository's hooks run there anyway). */
+  sandbox?: boolean | undefined;
 }
 
 /** Hooks that run when the matcher matches. */
@@ -44,6 +46,8 @@ export interface ConfiguredHook {
   origin: HookOrigin;
   command: string;
   timeoutMs: number;
+  /** The hook asked for the shell sandbox (`"sandbox": true`). */
+  sandbox: boolean;
   /** Whether the hook runs for a tool name (or a SessionStart source); always true for the other events. */
   matches(value: string | null): boolean;
 }
@@ -61,6 +65,7 @@ export function configuredHooks(config: { user: HooksConfig; repository: HooksCo
             origin,
             command: hook.command,
             timeoutMs: Math.round((hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS) * 1000),
+            sandbox: hook.sandbox === true,
             matches,
           });
         }

@@ -1,7 +1,8 @@
 /**
  * Runs a command the user configured (their own hooks, their approval command) as the user: `/bin/sh -c`
  * in the workspace with the environment given, the input on standard input, standard output and standard
- * error apart. On a timeout or an abort its whole process group is stopped (SIGTERM, then SIGKILL).
+ * error apart. On a timeout or an abort its whole process group is stopped (SIGTERM, then SIGKILL), and
+ * whatever of the group is left when the command ends is killed.
  *
  * @module
  */
@@ -89,8 +90,9 @@ export async function runHostCommand(command: string, options: HostCommandOption
     clearTimeout(killTimer);
     options.signal?.removeEventListener("abort", stop);
   }
-  // Whatever of the group survived its leader goes too.
-  if (stopRequested) signalGroup("SIGKILL");
+  // Whatever of the group survived its leader goes too, however the command ended: nothing it started in
+  // the background (a formatter's config can start anything) runs on after it.
+  signalGroup("SIGKILL");
   const drainTimer = setTimeout(() => {
     stdout.cancel();
     stderr.cancel();

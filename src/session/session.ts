@@ -231,7 +231,8 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     rootAliases: workspace.aliases,
     additionalDirectories: options.additionalDirectories ?? [],
     protectedPaths,
-    env,
+    // Hooks and the approval command that run as the user get everything but the provider's API key.
+    env: withoutApiKeys(env, options.providerEndpoint?.apiKeyEnv ?? null),
     hooks: options.hooks ?? null,
     approver: options.approver ?? null,
     approvalCommand: options.approvalCommand ?? null,
@@ -339,6 +340,22 @@ async function walkStoreFolder(env: Record<string, string>, root: string): Promi
  * mewcode's state folder (`$MEWCODE_HOME`, other sessions' transcripts), which the tools treat as outside
  * the workspace even when the workspace contains it: its real path, and the path as named when they differ.
  */
+/** The variables that hold a provider's API key: the default ones, and the one the settings name. */
+const API_KEY_VARIABLES = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"];
+
+/**
+ * `env` without the provider's API keys: a command configured to run as the user (a formatter hook, an
+ * approval script) may load the repository's code (a formatter's project config is code), which has no
+ * business with the key mewcode pays with.
+ */
+export function withoutApiKeys(
+  env: Record<string, string>,
+  apiKeyEnv: string | null,
+): Record<string, string> {
+  const names = new Set([...API_KEY_VARIABLES, ...(apiKeyEnv === null ? [] : [apiKeyEnv])]);
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !names.has(name)));
+}
+
 export async function stateFolders(env: Record<string, string>): Promise<string[]> {
   let home: string;
   try {

@@ -339,3 +339,51 @@ Deno.test("e2e: the script a trusted hook runs cannot be rewritten by the model,
   equal(await Deno.readTextFile(box.path("scripts/hook.sh")), hook, "the hook's script is unchanged");
   equal(await exists(box.path("old")), false, "its folder was not renamed away");
 });
+
+Deno.test('e2e: a user hook runs without the API key and leaves nothing running; with "sandbox": true it runs in the sandbox', async () => {
+  await using box = await E2eWorkspace.create();
+  const outside = await Deno.makeTempDir({ prefix: "mewcode-hook-outside-" });
+  try {
+    await Deno.writeTextFile(join(outside, "secret.txt"), "SECRET_OUTSIDE\n");
+    await Deno.mkdir(box.home, { recursive: true });
+    await Deno.writeTextFile(
+      join(box.home, "settings.json"),
+      JSON.stringify({
+        hooks: {
+          PostToolUse: [{
+            matcher: "WriteFile",
+            hooks: [
+              // As a formatter hook whose project config starts something in the background.
+              {
+                type: "command",
+                command: `env > '${outside}/host-env.txt'; (sleep 2; touch '${outside}/survivor') &`,
+              },
+              {
+                type: "command",
+                sandbox: true,
+                command: `echo sandboxed > hook-ran.txt; cat '${outside}/secret.txt' >> hook-ran.txt 2>&1; ` +
+                  `touch '${outside}/escaped' 2>/dev/null; true`,
+              },
+            ],
+          }],
+        },
+      }),
+    );
+    await using server = await startFakeAnthropic([
+      turn().toolUse("WriteFile", { path: box.path("a.txt"), content: "a\n" }),
+      turn().text("done").stop("end_turn"),
+    ]);
+    const run = await box.exec(server, ["-p", "go", "--permission-mode", "acceptEdits"]);
+    equal(run.code, 0, explain(run));
+    const env = await Deno.readTextFile(join(outside, "host-env.txt"));
+    ok(env.includes("MEWCODE_PROJECT_DIR="), env);
+    ok(!/^ANTHROPIC_API_KEY=/m.test(env), env);
+    const ran = await Deno.readTextFile(box.path("hook-ran.txt"));
+    ok(ran.startsWith("sandboxed\n") && !ran.includes("SECRET_OUTSIDE"), ran);
+    equal(await exists(join(outside, "escaped")), false);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    equal(await exists(join(outside, "survivor")), false, "the hook's background process outlived it");
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
+});

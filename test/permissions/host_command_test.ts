@@ -62,3 +62,17 @@ Deno.test("runHostCommand reports a working directory that does not exist as a f
   });
   equal(result.status, "failed");
 });
+
+Deno.test("runHostCommand kills what the command left running in its group when it ends", async () => {
+  await using workspace = await createTempWorkspace();
+  // A formatter's config file is code: it may start anything in the background and return.
+  const result = await runHostCommand("(sleep 1; touch survivor) & echo done", {
+    cwd: workspace.root,
+    env: ENV,
+    stdin: "",
+    timeoutMs: 10_000,
+  });
+  equal(result.status === "exited" ? result.stdout : result.status, "done\n");
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  equal(await Deno.lstat(`${workspace.root}/survivor`).then(() => true, () => false), false);
+});

@@ -195,7 +195,11 @@ async function repositoryFingerprint(
   const scripts = commands.length === 0 ? [] : await (await lazyImport<typeof import("./command_scripts.ts")>(
     new URL("./command_scripts.ts", import.meta.url),
   )).commandScriptProtections(root, commands);
-  for (const { path } of scripts) fingerprinted.push(await fingerprintedScript(root, path));
+  for (const { path, folder } of scripts) {
+    fingerprinted.push(
+      ...folder === true ? await fingerprintedFolder(root, path) : [await fingerprintedScript(root, path)],
+    );
+  }
   for (const settings of loaded) {
     for (const directory of settings.permissions?.additionalDirectories ?? []) {
       if (directories.has(directory)) continue;
@@ -232,6 +236,31 @@ function settingsCommands(settings: SettingsFile): string[] {
 }
 
 /** A script the settings run, for the fingerprint: its bytes (up to 16 MiB), or unreadable. */
+/** The most files of a script folder (a folder a hook changes to) fingerprinted, in name order. */
+const MAX_FOLDER_FILES = 2_000;
+
+/** Every file of a script folder, below it too, in name order (links are read as what they lead to). */
+async function fingerprintedFolder(root: string, path: string): Promise<FingerprintedFile[]> {
+  const files: string[] = [];
+  const pending = [path];
+  while (pending.length > 0 && files.length < MAX_FOLDER_FILES) {
+    const folder = pending.shift()!;
+    let entries: Deno.DirEntry[];
+    try {
+      entries = await Array.fromAsync(Deno.readDir(join(root, folder)));
+    } catch {
+      files.push(folder);
+      continue;
+    }
+    for (const entry of entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
+      const child = `${folder}/${entry.name}`;
+      if (entry.isDirectory) pending.push(child);
+      else files.push(child);
+    }
+  }
+  return await Promise.all(files.slice(0, MAX_FOLDER_FILES).map((file) => fingerprintedScript(root, file)));
+}
+
 async function fingerprintedScript(root: string, path: string): Promise<FingerprintedFile> {
   const name = `script:${path}`;
   try {

@@ -234,6 +234,42 @@ Deno.test("trust covers the scripts a repository's hooks and approval command ru
   equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "trusted");
 });
 
+Deno.test("trust covers the scripts of hooks written as a shell finds them: a folder changed to, a name without extension", async () => {
+  await using fixture = await createSettingsFixture();
+  await Deno.mkdir(join(fixture.root, ".hooks/lib"), { recursive: true });
+  await Deno.writeTextFile(join(fixture.root, ".hooks/check.sh"), ". ./lib/common.sh\n");
+  await Deno.writeTextFile(join(fixture.root, ".hooks/lib/common.sh"), "exit 0\n");
+  await Deno.writeTextFile(join(fixture.root, "gate.js"), "process.exit(0)\n");
+  await fixture.write(fixture.projectPath, {
+    hooks: {
+      PreToolUse: [{
+        matcher: "Bash",
+        hooks: [{ type: "command", command: "cd .hooks && sh check.sh" }, {
+          type: "command",
+          command: "node gate",
+        }],
+      }],
+    },
+  });
+  const description = await describeTrust({ home: fixture.home, root: fixture.root });
+  equal((await trustWorkspace({ ...fixture, fingerprint: description.fingerprint })).ok, true);
+  for (const script of [".hooks/check.sh", ".hooks/lib/common.sh", "gate.js"]) {
+    const path = join(fixture.root, script);
+    const before = await Deno.readTextFile(path);
+    await Deno.writeTextFile(path, `${before}echo changed\n`);
+    equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "changed", script);
+    await Deno.writeTextFile(path, before);
+  }
+  await Deno.writeTextFile(join(fixture.root, ".hooks/new.sh"), "exit 0\n");
+  equal(
+    (await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus,
+    "changed",
+    "a new file",
+  );
+  await Deno.remove(join(fixture.root, ".hooks/new.sh"));
+  equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "trusted");
+});
+
 Deno.test("trust covers where a repository's additional directory leads: a repointed link needs trust again", async () => {
   await using fixture = await createSettingsFixture();
   const real = join(fixture.root, "real");

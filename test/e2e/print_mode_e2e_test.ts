@@ -44,6 +44,18 @@ Deno.test("e2e -p: piped stdin is sent as context with the prompt argument as th
   ok(text.endsWith("\n\nq"), text);
 });
 
+/** Starts `mewcode ...args` in the box with every stream a pipe, stdin left for the test to write. */
+function spawnWithPipe(box: E2eWorkspace, server: FakeAnthropic, args: string[]): Deno.ChildProcess {
+  return new Deno.Command(LAUNCHER, {
+    args,
+    cwd: box.root,
+    env: box.env(server),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
 Deno.test("e2e -p: stdin at EOF, or open and silent, does not hang the run", async () => {
   await using box = await E2eWorkspace.create();
   await using server = await startFakeAnthropic([
@@ -55,14 +67,7 @@ Deno.test("e2e -p: stdin at EOF, or open and silent, does not hang the run", asy
   equal(closed.code, 0, explain(closed));
   equal(closed.stdout, "one\n");
   // `sleep 100 | mewcode -p q`: a pipe whose writer never writes nor closes.
-  const child = new Deno.Command(LAUNCHER, {
-    args: ["-p", "q"],
-    cwd: box.root,
-    env: box.env(server),
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnWithPipe(box, server, ["-p", "q"]);
   const started = Date.now();
   const output = await child.output();
   const elapsed = Date.now() - started;
@@ -85,14 +90,7 @@ async function execWithSlowStdin(
   text: string,
   afterMs: number,
 ): Promise<CliRun> {
-  const child = new Deno.Command(LAUNCHER, {
-    args,
-    cwd: box.root,
-    env: box.env(server),
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnWithPipe(box, server, args);
   await new Promise((resolve) => setTimeout(resolve, afterMs));
   const writer = child.stdin.getWriter();
   await writer.write(new TextEncoder().encode(text)).catch(() => {});

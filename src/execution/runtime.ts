@@ -18,8 +18,8 @@ import { DirectExecutor, type ToolExecutor } from "./executor.ts";
 import type { HelperPaths } from "../sandbox/helpers.ts";
 import { defaultLimits, type ResourceLimits } from "../sandbox/limits.ts";
 import { ShellSandbox } from "../sandbox/shell_sandbox.ts";
-import { hooksFolderProtection, PROTECTED_PATHS } from "../tools/protected_paths.ts";
-import { hooksFoldersIn } from "../sandbox/git_metadata.ts";
+import { gitLayoutProtections, PROTECTED_PATHS } from "../tools/protected_paths.ts";
+import { planGitProtection, userGitConfig } from "../sandbox/git_metadata.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { checkAdditionalRoots } from "./additional_roots.ts";
 import { FileRecordStore } from "./file_records.ts";
@@ -139,9 +139,8 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     excludedPaths: options.excludedPaths ?? [],
   });
   const registry = sessionRegistry(options);
-  // The folders a `core.hooksPath` names are protected like `.git/hooks`; in a root that holds the home, so
-  // are the home's folders of code the user runs later, and in any root the code mewcode itself runs
-  // (read-only in the sandbox as well).
+  // In a root that holds the home, the home's folders of code the user runs later are protected, and in any
+  // root the code mewcode itself runs (read-only in the sandbox as well).
   const roots = [options.root, ...additionalRoots];
   const homeCode = [
     ...homeCodeProtections(roots, options.env.HOME),
@@ -151,11 +150,10 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
       program: PROGRAM_FOLDER,
     }),
   ];
-  const protectedPaths = [
-    ...options.protectedPaths ?? PROTECTED_PATHS,
-    ...(await hooksFoldersIn(options.root)).map(hooksFolderProtection),
-    ...homeCode,
-  ];
+  const base = options.protectedPaths ?? PROTECTED_PATHS;
+  // A call a person typed (no protected paths) may write the git metadata it names, as it may write `.git`.
+  const gitMetadata = base.length === 0 ? [] : await gitMetadataProtections(roots, options.env, base);
+  const protectedPaths = [...base, ...gitMetadata, ...homeCode];
   // The file tools treat the home's credentials as outside the workspace when it holds the home, as the
   // shell sandbox hides them (`src/common/home_credentials.ts`).
   const credentials = credentialPlaces([options.root, ...additionalRoots], options.env.HOME);
@@ -237,6 +235,30 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/**
+ * What writers refuse of each root's git metadata besides `base`'s names: what the shell sandbox pins before
+ * each call (`planGitProtection`, with the `core.hooksPath` of the user's global config too), read once:
+ * the config that names it is protected for the whole session. A `.git` file's git directory, a bare
+ * repository's config and hooks, included config files and the folders of hooks are refused like `.git`.
+ */
+async function gitMetadataProtections(
+  roots: readonly string[],
+  env: Readonly<Record<string, string>>,
+  base: readonly ProtectedPath[],
+): Promise<ProtectedPath[]> {
+  const user = userGitConfig(env);
+  const protections: ProtectedPath[] = [];
+  for (const root of roots) {
+    const plan = await planGitProtection(root, { user });
+    protections.push(...gitLayoutProtections({
+      root,
+      paths: [...plan.readOnly, ...plan.placeholders, ...plan.mustNotAppear],
+      hooksFolders: plan.hooksFolders,
+    }, base));
+  }
+  return protections;
 }
 
 /**

@@ -2,7 +2,8 @@
  * Reads where git keeps a repository's metadata, starting from `.git` entries: the git directory a
  * `gitdir:` file or symlink points to, its common directory (`commondir`), submodule git directories
  * (`modules/**`, nested), linked worktree directories (`worktrees/*`) and the working trees they belong to,
- * and the config files each one reads (`config`, `config.worktree`, `include.path` targets).
+ * and the config files each one reads (`config`, `config.worktree`, `include.path` targets). Where hooks
+ * are taken from also follows the config the user's git reads besides the repository's (`UserGitConfig`).
  *
  * Private to src/sandbox/: shared by the protection plan and the metadata scan. Never throws for a missing
  * or unreadable file: what cannot be read is left out.
@@ -11,7 +12,8 @@
  */
 import { lstatSyncOrNull, readLinkSyncOrNull, realPathSyncOrNull, statSyncOrNull } from "../common/fs.ts";
 import { dirname, isAbsolute, join, resolve } from "../common/path.ts";
-import { type ParsedGitConfig, parseGitConfig } from "./git_config.ts";
+import { type GitConfigEntry, type ParsedGitConfig, parseGitConfig } from "./git_config.ts";
+import type { UserGitConfig } from "./_user_git_config.ts";
 
 /** Git directories read per layout, at most; beyond it `truncated` is set. */
 const MAX_DIRECTORIES = 1_000;
@@ -47,7 +49,10 @@ export interface GitDirectory {
   dotGit: string | null;
   /** `config`, then `config.worktree`, then included files, in the order git reads them. */
   configFiles: GitConfigFile[];
-  /** Where git looks for this repository's hooks (`hooks`, or `core.hooksPath`), or null if not known. */
+  /**
+   * Where git looks for this repository's hooks (`hooks`, or `core.hooksPath` of the repository's config or,
+   * given `ReadGitLayoutOptions.user`, the user's), or null if not known.
+   */
   hooks: string | null;
 }
 
@@ -67,6 +72,12 @@ export interface GitLayout {
   truncated: boolean;
 }
 
+/** Options of `readGitLayout`. */
+export interface ReadGitLayoutOptions {
+  /** The config the user's git reads besides each repository's (system, global, environment); default none. */
+  user?: UserGitConfig;
+}
+
 /**
  * Reads the git directories reachable from `.git` entries and from `gitDirectories`, directories git
  * itself takes for a git directory (a bare repository, or a git directory whose `core.worktree` names its
@@ -77,8 +88,9 @@ export interface GitLayout {
 export async function readGitLayout(
   dotGits: readonly string[],
   gitDirectories: readonly string[] = [],
+  options: ReadGitLayoutOptions = {},
 ): Promise<GitLayout> {
-  const reader = new LayoutReader();
+  const reader = new LayoutReader(options.user ?? null);
   for (const dotGit of dotGits) await reader.fromDotGit(dotGit);
   for (const path of gitDirectories) await reader.fromGitDirectory(path);
   return reader.layout();
@@ -93,6 +105,13 @@ class LayoutReader {
   #directories = new Map<string, GitDirectory>();
   #pointers = new Map<string, GitPointer>();
   #truncated = false;
+  #user: UserGitConfig | null;
+  /** The entries of the user's config files (includes followed), read with the first repository. */
+  #userEntries: GitConfigEntry[] | null = null;
+
+  constructor(user: UserGitConfig | null) {
+    this.#user = user;
+  }
 
   layout(): GitLayout {
     return {
@@ -172,7 +191,7 @@ class LayoutReader {
       directory.worktree ??= dirname(dotGit);
     }
     if (directory.kind === "worktree") return;
-    directory.hooks = hooksDirectory(directory);
+    directory.hooks = hooksDirectory(directory, await this.#userConfigEntries(), this.#user?.home ?? null);
     for (const module of findModuleDirectories(join(real, "modules"))) {
       await this.#visit(module, { worktree: null, dotGit: null });
     }
@@ -181,28 +200,25 @@ class LayoutReader {
     }
   }
 
+  /** The user's config entries, in the order git reads them; none without `UserGitConfig`. */
+  async #userConfigEntries(): Promise<{ before: GitConfigEntry[]; after: GitConfigEntry[] }> {
+    const user = this.#user;
+    if (user === null) return { before: [], after: [] };
+    if (this.#userEntries === null) {
+      const files = await readConfigChain(user.files, { home: user.home, optional: () => true });
+      this.#userEntries = files.flatMap((file) => file.parsed?.entries ?? []);
+    }
+    return { before: this.#userEntries, after: user.environment };
+  }
+
   /** Reads `config`, `config.worktree` and their includes, and the working tree `core.worktree` names. */
   async #readConfig(directory: GitDirectory): Promise<void> {
-    const pending: Array<{ path: string; depth: number }> = [
-      { path: join(directory.path, "config"), depth: 0 },
-      { path: join(directory.path, "config.worktree"), depth: 0 },
-    ];
-    const seen = new Set<string>();
-    while (pending.length > 0) {
-      const { path, depth } = pending.shift()!;
-      if (seen.has(path)) continue;
-      seen.add(path);
-      const parsed = await readConfigFile(path);
-      if (parsed === null && depth === 0 && path.endsWith(".worktree")) continue;
-      directory.configFiles.push({ path, parsed, included: depth > 0 });
-      if (parsed === null || depth >= MAX_INCLUDE_DEPTH) continue;
-      for (const entry of parsed.entries) {
-        if (entry.key !== "path" || entry.value === null || entry.value === "") continue;
-        if (entry.section !== "include" && entry.section !== "includeif") continue;
-        const target = resolveConfigPath(dirname(path), entry.value);
-        if (target !== null) pending.push({ path: target, depth: depth + 1 });
-      }
-    }
+    directory.configFiles.push(
+      ...await readConfigChain([join(directory.path, "config"), join(directory.path, "config.worktree")], {
+        home: this.#user?.home ?? null,
+        optional: (path) => path.endsWith(".worktree"),
+      }),
+    );
     const worktree = lastValue(directory, "core.worktree");
     if (worktree !== null) {
       const path = resolve(directory.path, worktree);
@@ -215,29 +231,75 @@ class LayoutReader {
   }
 }
 
-/** Where git takes hooks from: `core.hooksPath` (relative to the working tree), else `<gitdir>/hooks`. */
-function hooksDirectory(directory: GitDirectory): string | null {
-  const configured = lastValue(directory, "core.hookspath");
+/**
+ * Config files as git reads them, each followed by the files its `include.path` and `includeIf.*.path`
+ * name (every condition taken as met); a missing file that `optional` accepts is left out.
+ */
+async function readConfigChain(
+  paths: readonly string[],
+  options: { home: string | null; optional: (path: string) => boolean },
+): Promise<GitConfigFile[]> {
+  const files: GitConfigFile[] = [];
+  const pending = paths.map((path) => ({ path, depth: 0 }));
+  const seen = new Set<string>();
+  while (pending.length > 0) {
+    const { path, depth } = pending.shift()!;
+    if (seen.has(path)) continue;
+    seen.add(path);
+    const parsed = await readConfigFile(path);
+    if (parsed === null && depth === 0 && options.optional(path)) continue;
+    files.push({ path, parsed, included: depth > 0 });
+    if (parsed === null || depth >= MAX_INCLUDE_DEPTH) continue;
+    for (const entry of parsed.entries) {
+      if (entry.key !== "path" || entry.value === null || entry.value === "") continue;
+      if (entry.section !== "include" && entry.section !== "includeif") continue;
+      const target = resolveConfigPath(dirname(path), entry.value, options.home);
+      if (target !== null) pending.push({ path: target, depth: depth + 1 });
+    }
+  }
+  return files;
+}
+
+/**
+ * Where git takes hooks from: the last `core.hooksPath` of the user's config (`before`), the repository's
+ * and the environment's (`after`), relative to the working tree, else `<gitdir>/hooks`.
+ */
+function hooksDirectory(
+  directory: GitDirectory,
+  user: { before: readonly GitConfigEntry[]; after: readonly GitConfigEntry[] },
+  home: string | null,
+): string | null {
+  const configured = lastOf(user.after, "core.hookspath") ?? lastValue(directory, "core.hookspath") ??
+    lastOf(user.before, "core.hookspath");
   if (configured === null) return join(directory.path, "hooks");
-  if (configured.startsWith("~")) return null;
+  if (configured.startsWith("~")) return expandHome(configured, home);
   if (isAbsolute(configured)) return configured;
   return directory.worktree === null ? null : resolve(directory.worktree, configured);
 }
 
-/** The last value of a config name across the directory's config files (git's "last one wins"). */
-function lastValue(directory: GitDirectory, name: string): string | null {
+/** The last value of a config name among entries, or null. */
+function lastOf(entries: readonly GitConfigEntry[], name: string): string | null {
   let value: string | null = null;
-  for (const file of directory.configFiles) {
-    for (const entry of file.parsed?.entries ?? []) {
-      if (entry.name === name && entry.value !== null) value = entry.value;
-    }
+  for (const entry of entries) {
+    if (entry.name === name && entry.value !== null) value = entry.value;
   }
   return value;
 }
 
-/** An include path resolved as git does, relative to the including file; null for `~` paths (outside). */
-function resolveConfigPath(base: string, value: string): string | null {
-  if (value.startsWith("~")) return null;
+/** `~/x` as git expands it, with the user's home; null for `~user/x` or an unknown home. */
+function expandHome(path: string, home: string | null): string | null {
+  if (home === null || (path !== "~" && !path.startsWith("~/"))) return null;
+  return resolve(home, path.slice(2));
+}
+
+/** The last value of a config name across the directory's config files (git's "last one wins"). */
+function lastValue(directory: GitDirectory, name: string): string | null {
+  return lastOf(directory.configFiles.flatMap((file) => file.parsed?.entries ?? []), name);
+}
+
+/** An include path resolved as git does, relative to the including file; `~/` is the user's home. */
+function resolveConfigPath(base: string, value: string, home: string | null): string | null {
+  if (value.startsWith("~")) return expandHome(value, home);
   return resolve(base, value);
 }
 

@@ -8,7 +8,7 @@
  */
 import type { ProtectedPath, SandboxMode, ShellPlan } from "../tools/tool.ts";
 import { bubblewrapArguments, isAtOrBelow, scratchFolders, SUPERVISOR_PATH } from "./bubblewrap.ts";
-import { planGitProtection } from "./git_metadata.ts";
+import { planGitProtection, type UserGitConfig } from "./git_metadata.ts";
 import type { HelperPaths } from "./helpers.ts";
 import { lstatSyncOrNull } from "../common/fs.ts";
 import type { KeptSandboxFiles } from "./kept_sandbox.ts";
@@ -103,6 +103,8 @@ export async function protectionNow(
     livePlaceholders: ReadonlySet<string>;
     /** The home's missing credentials, when a root holds the home (see `credentialPlaces`). */
     missingCredentials?: readonly { path: string; kind: "file" | "directory" }[];
+    /** The config the user's git reads besides a repository's (its `core.hooksPath` names hooks too). */
+    user?: UserGitConfig;
   },
 ): Promise<CallProtection> {
   const keepInPlace: string[] = [];
@@ -112,7 +114,10 @@ export async function protectionNow(
   // Each plan covers only what lies in its own root.
   for (const root of options.roots) {
     const nestedDotGits = options.dotGits.filter((path) => isAtOrBelow(path, root));
-    const git = await planGitProtection(root, { nestedDotGits });
+    const git = await planGitProtection(root, {
+      nestedDotGits,
+      ...(options.user === undefined ? {} : { user: options.user }),
+    });
     const topLevel = protectedTopLevel(root, options.protectedPaths);
     keepInPlace.push(...git.keepInPlace);
     readOnly.push(...git.readOnly, ...topLevel.readOnly);

@@ -32,6 +32,7 @@ import { basename, dirname, join, resolve } from "../common/path.ts";
 import { describeError } from "../common/errors.ts";
 import { lstatSyncOrNull, readLinkSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
 import { type GitDirectory, isGitDirectory, isInside, readGitLayout } from "./_git_layout.ts";
+import type { UserGitConfig } from "./_user_git_config.ts";
 
 export {
   diffGitFindings,
@@ -44,6 +45,7 @@ export {
   scanGitMetadata,
 } from "./git_scan.ts";
 export type { GitConfigEffect } from "./git_config.ts";
+export { type UserGitConfig, userGitConfig } from "./_user_git_config.ts";
 
 /** What the sandbox mounts so that one shell call cannot change the workspace's git metadata. */
 export interface GitProtection {
@@ -57,12 +59,22 @@ export interface GitProtection {
   mustNotAppear: string[];
   /** What could not be pinned and why (symlinks, unreadable entries), for the log. */
   notes: string[];
+  /**
+   * The folders inside the workspace that hold hooks from elsewhere than `<gitdir>/hooks` (`core.hooksPath`,
+   * and `.husky` for husky's `.husky/_`), real paths as far as they exist, whether or not they do.
+   */
+  hooksFolders: string[];
 }
 
 /** Options of `planGitProtection`. */
 export interface GitProtectionOptions {
   /** More `.git` entries to protect like the root's (absolute paths), e.g. `GitScan.dotGits` of a scan. */
   nestedDotGits?: readonly string[];
+  /**
+   * The config the user's git reads besides the repository's (`userGitConfig(env)`): a `core.hooksPath` of
+   * the user's global config names the hooks as one of the repository's does. Default none.
+   */
+  user?: UserGitConfig;
 }
 
 /** Files a repository's git directory must keep as they are (or never gain). */
@@ -92,12 +104,13 @@ export async function planGitProtection(
       placeholders: [],
       mustNotAppear: [],
       notes: [`Cannot read "${root}"`],
+      hooksFolders: [],
     };
   }
   const plan = new PlanBuilder(realRoot);
   try {
     const dotGits = [join(realRoot, ".git"), ...(options.nestedDotGits ?? [])];
-    const layout = await readGitLayout(dotGits);
+    const layout = await readGitLayout(dotGits, [], options.user === undefined ? {} : { user: options.user });
     if (layout.truncated) plan.note("Too many git directories: only the first ones are protected");
     for (const dotGit of dotGits) plan.protectDotGit(dotGit);
     for (const directory of layout.directories) protectDirectory(plan, directory);
@@ -116,8 +129,11 @@ function protectDirectory(plan: PlanBuilder, directory: GitDirectory): void {
   if (isRepository) {
     for (const name of REPOSITORY_DIRECTORIES) plan.protect(join(directory.path, name), "placeholder");
     // Hooks taken from elsewhere (`core.hooksPath`, as husky sets it: `.husky/_`) run as the default ones do.
-    const hooks = directory.hooks;
-    if (hooks !== null && hooks !== join(directory.path, "hooks")) plan.protect(hooks, "placeholder");
+    const hooks = configuredHooks(directory);
+    if (hooks !== null) {
+      plan.protect(hooks, "placeholder");
+      plan.hooksFolder(hooks);
+    }
   }
   if (directory.dotGit !== null) plan.protectDotGit(directory.dotGit);
   for (const file of directory.configFiles) {
@@ -126,36 +142,15 @@ function protectDirectory(plan: PlanBuilder, directory: GitDirectory): void {
 }
 
 /**
- * The folders inside the workspace `root` (real path) that a repository's `core.hooksPath` names, relative
- * to the root: the user's own git runs the programs in them as hooks, outside any sandbox, so the file tools
- * protect them as they protect `.git` (the shell's mounts do the same, call by call). Read once, when the
- * tools start: the config that names them is protected for the whole session. Never throws.
+ * The folder of hooks a repository takes from elsewhere than `<gitdir>/hooks`, or null. For husky's layout
+ * (`core.hooksPath` is `.husky/_`, whose scripts run the user's hook code in `.husky/<hook>`), all of `.husky`:
+ * changing `.husky/pre-commit` is changing a hook.
  */
-export async function hooksFoldersIn(root: string): Promise<string[]> {
-  try {
-    const layout = await readGitLayout([join(root, ".git")]);
-    const folders = new Set<string>();
-    for (const directory of layout.directories) {
-      const hooks = directory.hooks;
-      if (directory.kind !== "repository" || hooks === null || hooks === join(directory.path, "hooks")) {
-        continue;
-      }
-      // The real path of the deepest folder that exists, then the rest as named (it may not exist yet).
-      let existing = hooks;
-      let rest = "";
-      while (realPathSyncOrNull(existing) === null && existing !== dirname(existing)) {
-        rest = rest === "" ? basename(existing) : `${basename(existing)}/${rest}`;
-        existing = dirname(existing);
-      }
-      const real = realPathSyncOrNull(existing);
-      if (real === null) continue;
-      const resolved = rest === "" ? real : join(real, rest);
-      if (resolved !== root && isInside(root, resolved)) folders.add(resolved.slice(root.length + 1));
-    }
-    return [...folders];
-  } catch {
-    return [];
-  }
+function configuredHooks(directory: GitDirectory): string | null {
+  const hooks = directory.hooks;
+  if (hooks === null || hooks === join(directory.path, "hooks")) return null;
+  const parent = dirname(hooks);
+  return basename(hooks) === "_" && basename(parent) === ".husky" ? parent : hooks;
 }
 
 /** What to do about a protected path that does not exist. */
@@ -168,6 +163,7 @@ class PlanBuilder {
   #placeholders = new Set<string>();
   #mustNotAppear = new Set<string>();
   #notes: string[] = [];
+  #hooksFolders = new Set<string>();
 
   constructor(root: string) {
     this.#root = root;
@@ -183,6 +179,23 @@ class PlanBuilder {
     for (let path = directory; path !== this.#root && isInside(this.#root, path); path = dirname(path)) {
       this.#keepInPlace.add(path);
     }
+  }
+
+  /**
+   * Records a folder of hooks inside the workspace (`GitProtection.hooksFolders`): the real path of the
+   * deepest folder on its way that exists, then the rest as named (it may not exist yet).
+   */
+  hooksFolder(path: string): void {
+    let existing = path;
+    let rest = "";
+    while (realPathSyncOrNull(existing) === null && existing !== dirname(existing)) {
+      rest = rest === "" ? basename(existing) : `${basename(existing)}/${rest}`;
+      existing = dirname(existing);
+    }
+    const real = realPathSyncOrNull(existing);
+    if (real === null) return;
+    const resolved = rest === "" ? real : join(real, rest);
+    if (resolved !== this.#root && isInside(this.#root, resolved)) this.#hooksFolders.add(resolved);
   }
 
   /** Protects a working tree's `.git`: a directory stays in place, a `gitdir:` file becomes read-only. */
@@ -241,6 +254,7 @@ class PlanBuilder {
       placeholders: byDepth(this.#placeholders).filter((path) => !isCovered(path)),
       mustNotAppear: byDepth(this.#mustNotAppear).filter((path) => !isCovered(path)),
       notes: this.#notes,
+      hooksFolders: byDepth(this.#hooksFolders),
     };
   }
 }

@@ -42,7 +42,7 @@ import {
   planCall,
   protectionNow,
 } from "./call_plan.ts";
-import { removePlaceholders, revertAppeared } from "./git_metadata.ts";
+import { removePlaceholders, revertAppeared, userGitConfig } from "./git_metadata.ts";
 import { type HelperPaths, resolveHelpers } from "./helpers.ts";
 import { type LimitCounters, limitNotes, type LimitPlan, openLimits, PROLOGUE_FAILED } from "./limits.ts";
 import { type CommandResult, runSandboxedCommand } from "./sandboxed_command.ts";
@@ -510,6 +510,7 @@ export class ShellSandbox {
       livePlaceholders: this.#livePlaceholders,
       missingCredentials: credentialPlaces([this.root, ...this.additionalRoots], this.#view.home)
         .filter((place) => place.state === "missing"),
+      user: userGitConfig(this.#options.env),
     });
     for (const { path, identity } of protection.found) {
       if (!this.#foundPlaceholders.has(path)) this.#foundPlaceholders.set(path, identity);

@@ -43,19 +43,64 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   })),
 ];
 
+const HOOKS_REASON =
+  "it holds the repository's git hooks (its core.hooksPath), which the user's own git runs outside " +
+  "any sandbox; writing it is refused. Ask the user to make this change";
+
 /**
- * The protection of a folder a repository's `core.hooksPath` names (workspace-relative, e.g. `.husky/_`):
- * the user's git runs what it holds as hooks, as it runs `.git/hooks`.
+ * The protection of a folder a repository's `core.hooksPath` names (relative to the root `within`, e.g.
+ * `.husky/_`): the user's git runs what it holds as hooks, as it runs `.git/hooks`.
  */
-export function hooksFolderProtection(relative: string): ProtectedPath {
+export function hooksFolderProtection(relative: string, within?: string): ProtectedPath {
   return {
     path: relative.toLowerCase(),
     anyDepth: false,
     folder: true,
-    reason:
-      "it holds the repository's git hooks (its core.hooksPath), which the user's own git runs outside " +
-      "any sandbox; writing it is refused. Ask the user to make this change",
+    ...(within === undefined ? {} : { within }),
+    reason: HOOKS_REASON,
   };
+}
+
+/** The git metadata of one root as the shell sandbox pins it (src/sandbox/git_metadata.ts `GitProtection`). */
+export interface GitLayoutPaths {
+  /** Real path of the root. */
+  root: string;
+  /** Absolute paths of the metadata files and folders, existing or not (config, hooks, included files…). */
+  paths: readonly string[];
+  /** Absolute paths of the folders of hooks taken from elsewhere (`core.hooksPath`, `.husky`). */
+  hooksFolders: readonly string[];
+}
+
+/**
+ * The protections, in `layout.root` alone, of git metadata the names in `base` do not already cover: the
+ * git directory a `.git` file points to (a bare repository's config, hooks and info, its worktrees'
+ * pointers), the files its config includes, the folders of hooks. Writers then refuse what the shell
+ * sandbox binds read-only.
+ */
+export function gitLayoutProtections(
+  layout: GitLayoutPaths,
+  base: readonly ProtectedPath[],
+): ProtectedPath[] {
+  const relative = (path: string): string | null =>
+    path !== layout.root && isWithinRoot(layout.root, path) ? relativeToRoot(layout.root, path) : null;
+  const protections: ProtectedPath[] = [];
+  for (const path of layout.hooksFolders) {
+    const inRoot = relative(path);
+    if (inRoot !== null) protections.push(hooksFolderProtection(inRoot, layout.root));
+  }
+  for (const path of layout.paths) {
+    const inRoot = relative(path);
+    if (inRoot === null || protectionOf(inRoot, entriesIn(layout.root, [...base, ...protections])) !== null) {
+      continue;
+    }
+    protections.push({
+      path: inRoot.toLowerCase(),
+      anyDepth: false,
+      within: layout.root,
+      reason: GIT_REASON,
+    });
+  }
+  return protections;
 }
 
 /**

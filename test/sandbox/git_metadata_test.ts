@@ -7,6 +7,7 @@ import {
   removePlaceholders,
   revertAppeared,
   scanGitMetadata,
+  userGitConfig,
 } from "../../src/sandbox/git_metadata.ts";
 import { createTempWorkspace, type TempWorkspace } from "../_fakes/tool_context.ts";
 import { bubblewrapWorks, createRepository, exists, git, gitOk, runSandboxed } from "./_git_fixture.ts";
@@ -14,7 +15,10 @@ import { bubblewrapWorks, createRepository, exists, git, gitOk, runSandboxed } f
 const canSandbox = await bubblewrapWorks();
 
 /** Paths of a plan relative to the root, for readable assertions. */
-function relativePlan(root: string, protection: GitProtection): Omit<GitProtection, "notes"> {
+function relativePlan(
+  root: string,
+  protection: GitProtection,
+): Omit<GitProtection, "notes" | "hooksFolders"> {
   const strip = (paths: string[]): string[] => paths.map((path) => path.slice(root.length + 1));
   return {
     readOnly: strip(protection.readOnly),
@@ -98,6 +102,7 @@ Deno.test("planGitProtection pins a .git file whose git directory is outside the
     placeholders: [],
     mustNotAppear: [],
     notes: [],
+    hooksFolders: [],
   });
 });
 
@@ -127,6 +132,28 @@ Deno.test("planGitProtection pins included config files inside the workspace, pr
   ok(plan.readOnly.includes("team.gitconfig"));
   ok(plan.mustNotAppear.includes("missing.gitconfig"));
   ok(plan.mustNotAppear.includes("nested.gitconfig"));
+});
+
+Deno.test("planGitProtection protects the hooks folder of the user's global core.hooksPath, and all of .husky for husky's", async () => {
+  await using workspace = await createTempWorkspace();
+  await using home = await createTempWorkspace("mewcode-home-");
+  const root = workspace.root;
+  await createRepository(root);
+  await Deno.writeTextFile(join(home.root, "hooks.gitconfig"), "[core]\n\thooksPath = .githooks\n");
+  await Deno.writeTextFile(join(home.root, ".gitconfig"), "[include]\n\tpath = ~/hooks.gitconfig\n");
+  const user = userGitConfig({ HOME: home.root, GIT_CONFIG_NOSYSTEM: "1" });
+  const global = await planGitProtection(root, { user });
+  deepStrictEqual(relativePlan(root, global).placeholders.filter((path) => !path.startsWith(".git/")), [
+    ".githooks",
+  ]);
+  deepStrictEqual(global.hooksFolders, [join(root, ".githooks")]);
+  deepStrictEqual((await planGitProtection(root)).hooksFolders, []);
+  await gitOk(root, "config", "core.hooksPath", ".husky/_");
+  await Deno.mkdir(join(root, ".husky/_"), { recursive: true });
+  await Deno.writeTextFile(join(root, ".husky/pre-commit"), "npm test\n");
+  const husky = await planGitProtection(root, { user });
+  ok(relativePlan(root, husky).readOnly.includes(".husky"));
+  deepStrictEqual(husky.hooksFolders, [join(root, ".husky")]);
 });
 
 Deno.test("planGitProtection protects nested repositories it is given, and an empty plan without a repository", async () => {

@@ -26,6 +26,11 @@
  * `exec` line, but git never writes one there, so it is reported as planted. The apply backend's
  * `rebase-apply` folder holds patches and no commands, and is not read.
  *
+ * What makes the user's git write other content than the files' history holds, while `git status` shows
+ * nothing, is reported too: replace refs (git_replace_refs.ts) and, when the scan is given the time the
+ * session started (`looseObjects`), loose objects written since whose content does not hash to their
+ * name (git_loose_objects.ts).
+ *
  * @module
  */
 import { assertNever } from "../common/errors.ts";
@@ -35,6 +40,8 @@ import { dirname, join, relative } from "../common/path.ts";
 import { type GitConfigEffect, gitConfigEffect, parseGitConfig } from "./git_config.ts";
 import { type GitDirectory, type GitLayout, isInside, readGitLayout } from "./_git_layout.ts";
 import { type IndexMarks, markedIndexEntries } from "./git_index.ts";
+import { checkLooseObjects, type LooseObjectBudget } from "./git_loose_objects.ts";
+import { readReplaceRefs } from "./git_replace_refs.ts";
 
 /** What a finding is about. */
 export type GitFindingKind =
@@ -46,6 +53,8 @@ export type GitFindingKind =
   | "todo-exec"
   | "strategy"
   | "index-mark"
+  | "replace-ref"
+  | "object"
   | "unlisted";
 
 /** One thing in the git metadata that can make the user's git run something. */
@@ -66,12 +75,15 @@ export interface GitFinding {
    * Config name (`core.fsmonitor`), hook name, "exec" for a todo list's command (`exec#2` for the second
    * line with the same command, "too-large" for a list too large to read whole), "git-directory" for a
    * repository found by its layout rather than a `.git` entry, "strategy" for a merge strategy a rebase or
-   * cherry-pick in progress runs, or "" for the other kinds.
+   * cherry-pick in progress runs, the ref (`refs/replace/<name>`) of a replace ref, the object name of a
+   * loose object that does not hash to it ("stopped" when the check ran out of budget), or "" for the other
+   * kinds.
    */
   name: string;
   /**
-   * Config value, pointer target, parse error or `exec` command as shown to the user (shortened), "" for
-   * the other kinds.
+   * Config value, pointer target, parse error or `exec` command as shown to the user (shortened), a
+   * replace ref's target, what a mismatched object hashes to (or why it cannot be read, or for "stopped"
+   * how much was checked), "" for the other kinds.
    */
   value: string;
   /**
@@ -105,6 +117,8 @@ export interface GitScan {
   entries: number;
   /** Milliseconds the scan took. */
   elapsedMs: number;
+  /** When the scan started, in epoch milliseconds (`Date.now`): `looseObjects.since` of a later scan. */
+  startedAt: number;
 }
 
 /** Options of `scanGitMetadata`. */
@@ -117,6 +131,22 @@ export interface GitScanOptions {
   now?: () => number;
   /** Stops the walk; the scan is then incomplete. */
   signal?: AbortSignal;
+  /** Checks the loose objects changed since a time (see git_loose_objects.ts); none are checked without. */
+  looseObjects?: LooseObjectScanOptions;
+}
+
+/** Which loose objects a scan checks against their names, and how much work that may take. */
+export interface LooseObjectScanOptions {
+  /** Epoch milliseconds, e.g. `GitScan.startedAt` of the session's first scan. */
+  since: number;
+  /** Objects inflated and hashed at most; default 20,000. */
+  maxObjects?: number;
+  /** Bytes read and inflated at most; default 256 MiB. */
+  maxBytes?: number;
+  /** Loose object files looked at (one `stat` each) at most; default 200,000. */
+  maxListed?: number;
+  /** Milliseconds the checks may take (all repositories together); default 3,000. */
+  timeoutMs?: number;
 }
 
 const DEFAULT_MAX_ENTRIES = 200_000;
@@ -135,6 +165,14 @@ const HEAD_BYTES = 255;
 const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 /** Marked index entries reported one by one per git directory and mark; beyond, one finding counts them. */
 const MAX_MARKED_SHOWN = 50;
+/** Replace refs reported one by one per git directory; beyond, one finding counts them. */
+const MAX_REPLACE_REFS_SHOWN = 50;
+/** Mismatched loose objects reported one by one per git directory; beyond, one finding counts them. */
+const MAX_OBJECTS_SHOWN = 20;
+const DEFAULT_MAX_OBJECTS = 20_000;
+const DEFAULT_MAX_OBJECT_BYTES = 256 * 1024 * 1024;
+const DEFAULT_MAX_LISTED_OBJECTS = 200_000;
+const DEFAULT_OBJECTS_TIMEOUT_MS = 3_000;
 /** Todo lists that can hold `exec` lines, relative to a git directory. */
 const TODO_LISTS = ["rebase-merge/git-rebase-todo", "sequencer/todo"];
 
@@ -145,6 +183,7 @@ const TODO_LISTS = ["rebase-merge/git-rebase-todo", "sequencer/todo"];
 export async function scanGitMetadata(root: string, options: GitScanOptions = {}): Promise<GitScan> {
   const now = options.now ?? (() => performance.now());
   const started = now();
+  const startedAt = Date.now();
   const realRoot = await Deno.realPath(root).catch(() => null);
   if (realRoot === null) {
     return {
@@ -156,6 +195,7 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
       complete: false,
       entries: 0,
       elapsedMs: now() - started,
+      startedAt,
     };
   }
   const limits = {
@@ -168,6 +208,7 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
   const shaped = await confirmGitDirectories(walk.candidates, limits);
   const layout = await readGitLayout(walk.dotGits, shaped.gitDirectories);
   const findings = await collectFindings(realRoot, layout, new Set(shaped.gitDirectories), walk.unlisted);
+  findings.push(...await collectObjectFindings(realRoot, layout, options));
   return {
     root: realRoot,
     findings,
@@ -177,6 +218,7 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
     complete: walk.complete && shaped.complete && !layout.truncated,
     entries: walk.entries,
     elapsedMs: now() - started,
+    startedAt,
   };
 }
 
@@ -327,16 +369,12 @@ async function collectFindings(
   const show = (path: string): string => (isInside(root, path) ? relative(root, path) || "." : path);
   const findings: GitFinding[] = [];
   const add = async (
-    fields: Omit<GitFinding, "id" | "key" | "sha256" | "value">,
+    fields: FindingFields,
     content: string | Uint8Array,
     value = "",
     contentInId = false,
   ): Promise<void> => {
-    const sha256 = await hashHex(content);
-    const id = `${fields.kind} ${fields.gitDir} ${fields.path} ${fields.name}${
-      contentInId ? ` ${sha256}` : ""
-    }`;
-    findings.push({ ...fields, id, key: `${id} ${sha256}`, sha256, value: shorten(value) });
+    findings.push(await newFinding(fields, content, value, contentInId));
   };
   const directoryOf = new Map(layout.directories.map((directory) => [directory.path, directory]));
   for (const directory of layout.directories) {
@@ -449,6 +487,97 @@ async function collectFindings(
     );
   }
   return findings;
+}
+
+type FindingFields = Omit<GitFinding, "id" | "key" | "sha256" | "value">;
+
+/** A finding whose `sha256` hashes `content`, which `contentInId` makes part of its identity. */
+async function newFinding(
+  fields: FindingFields,
+  content: string | Uint8Array,
+  value: string,
+  contentInId: boolean,
+): Promise<GitFinding> {
+  const sha256 = await hashHex(content);
+  const id = `${fields.kind} ${fields.gitDir} ${fields.path} ${fields.name}${
+    contentInId ? ` ${sha256}` : ""
+  }`;
+  return { ...fields, id, key: `${id} ${sha256}`, sha256, value: shorten(value) };
+}
+
+/**
+ * The replace refs of the repositories inside the root and, with `options.looseObjects`, their loose
+ * objects changed since then that do not hash to their names (linked worktrees' directories share their
+ * repository's refs and objects).
+ */
+async function collectObjectFindings(
+  root: string,
+  layout: GitLayout,
+  options: GitScanOptions,
+): Promise<GitFinding[]> {
+  const show = (path: string): string => relative(root, path) || ".";
+  const findings: GitFinding[] = [];
+  const looseObjects = options.looseObjects;
+  const budget: LooseObjectBudget = {
+    listed: looseObjects?.maxListed ?? DEFAULT_MAX_LISTED_OBJECTS,
+    objects: looseObjects?.maxObjects ?? DEFAULT_MAX_OBJECTS,
+    bytes: looseObjects?.maxBytes ?? DEFAULT_MAX_OBJECT_BYTES,
+    deadline: performance.now() + (looseObjects?.timeoutMs ?? DEFAULT_OBJECTS_TIMEOUT_MS),
+  };
+  for (const directory of layout.directories) {
+    if (directory.kind !== "repository" || !isInside(root, directory.path)) continue;
+    const gitDir = show(directory.path);
+    const worktree = directory.worktree !== null && isInside(root, directory.worktree)
+      ? show(directory.worktree)
+      : null;
+    const base = { gitDir, worktree, effect: null };
+    const refs = await readReplaceRefs(directory.path);
+    for (const ref of refs.slice(0, MAX_REPLACE_REFS_SHOWN)) {
+      // The loose ref's path even for a packed ref: `git pack-refs` moves a ref, the finding stays the same.
+      const path = show(join(directory.path, ref.ref));
+      const fields = { ...base, kind: "replace-ref" as const, path, name: ref.ref };
+      findings.push(await newFinding(fields, ref.target, ref.target, false));
+    }
+    if (refs.length > MAX_REPLACE_REFS_SHOWN) {
+      const fields = { ...base, kind: "replace-ref" as const, path: show(directory.path), name: "#many" };
+      findings.push(await newFinding(fields, String(refs.length), String(refs.length), false));
+    }
+    if (looseObjects === undefined) continue;
+    const objects = await Deno.realPath(join(directory.path, "objects")).catch(() => null);
+    if (objects === null || !isInside(root, objects)) continue;
+    const check = await checkLooseObjects(objects, {
+      since: looseObjects.since,
+      format: usesSha256(directory) ? "sha256" : "sha1",
+      budget,
+      signal: options.signal,
+    });
+    for (const object of check.mismatched.slice(0, MAX_OBJECTS_SHOWN)) {
+      const value = object.actual ?? object.problem;
+      const path = show(join(directory.path, "objects", object.name.slice(0, 2), object.name.slice(2)));
+      const fields = { ...base, kind: "object" as const, path, name: object.name };
+      findings.push(await newFinding(fields, value, value, false));
+    }
+    if (check.mismatched.length > MAX_OBJECTS_SHOWN) {
+      const count = String(check.mismatched.length);
+      const fields = { ...base, kind: "object" as const, path: show(objects), name: "#many" };
+      findings.push(await newFinding(fields, count, count, false));
+    }
+    if (!check.complete) {
+      const spent = `${check.checked} objects`;
+      const fields = { ...base, kind: "object" as const, path: show(objects), name: "stopped" };
+      findings.push(await newFinding(fields, spent, spent, false));
+    }
+  }
+  return findings;
+}
+
+/** Whether the directory's config sets `extensions.objectFormat = sha256`. */
+function usesSha256(directory: GitDirectory): boolean {
+  return directory.configFiles.some((file) =>
+    file.parsed?.entries.some((entry) =>
+      entry.name === "extensions.objectformat" && entry.value?.toLowerCase() === "sha256"
+    )
+  );
 }
 
 /** Executable files in the directory's hooks folder, other than git's `*.sample` files. */
@@ -567,11 +696,7 @@ async function readIndexMarks(directory: GitDirectory): Promise<IndexMarks | nul
   const stamp = `${info.dev}:${info.ino}:${info.size}:${info.mtime?.getTime()}:${info.ctime?.getTime()}`;
   const cached = indexMarksCache.get(path);
   if (cached?.stamp === stamp) return cached.marks;
-  const sha256 = directory.configFiles.some((file) =>
-    file.parsed?.entries.some((entry) =>
-      entry.name === "extensions.objectformat" && entry.value?.toLowerCase() === "sha256"
-    )
-  );
+  const sha256 = usesSha256(directory);
   // Read up to the bound only: the index may have grown since it was looked at.
   const head = await readHead(path, MAX_INDEX_BYTES).catch(() => null);
   const marks = head === null || head.size > MAX_INDEX_BYTES
@@ -695,9 +820,49 @@ function describeChange(status: "new" | "changed", finding: GitFinding): string 
       return `${path} marks ${quote(finding.value)} ${mark}: git status and git diff in ${where} do not ` +
         `show its changes; review it after git update-index --no-${mark} -- ${quote(finding.value)}`;
     }
+    case "replace-ref":
+      return describeReplaceRef(finding, where);
+    case "object":
+      return describeObject(finding, where);
     default:
       return assertNever(finding.kind);
   }
+}
+
+function describeReplaceRef(finding: GitFinding, where: string): string {
+  const path = escapeHidden(finding.path);
+  if (finding.name === "#many") {
+    return `${path} has ${finding.value} replace refs, which make git use other objects in place of the ones ` +
+      `your files' history names: list them with git replace -l in ${where}`;
+  }
+  const replaced = escapeHidden(finding.name.slice("refs/replace/".length));
+  const target = /^[0-9a-f]+$/.test(finding.value) ? finding.value : quote(finding.value);
+  return `${path} (a replace ref) makes git use object ${target} wherever object ${replaced} is named: git status in ` +
+    `${where} does not show it, but git checkout and git reset write the replacement's content; if you ` +
+    `did not make it, delete it with git replace -d ${replaced} (in ${where}) and look at what it pointed ` +
+    `to with git cat-file -p ${target}`;
+}
+
+function describeObject(finding: GitFinding, where: string): string {
+  const path = escapeHidden(finding.path);
+  if (finding.name === "stopped") {
+    return `mewcode stopped checking the loose objects written during the session in ${path} after ` +
+      `${finding.value} (its limit of objects, bytes or time): the others were not compared with their names; ` +
+      `check them with git fsck in ${where}`;
+  }
+  if (finding.name === "#many") {
+    return `${path} holds ${finding.value} loose objects written during the session whose content does not ` +
+      `match their names: git checkout and git reset in ${where} would write that content while git ` +
+      `status shows nothing; list them with git fsck`;
+  }
+  if (!/^[0-9a-f]+$/.test(finding.value)) {
+    return `${path} cannot be read as a loose object (${escapeHidden(finding.value)}), yet it was written ` +
+      `during the session: check the repository with git fsck in ${where}`;
+  }
+  return `${path} holds content that does not hash to its name (it hashes to ${finding.value}): git ` +
+    `status in ${where} does not show it, but git checkout and git reset write that content wherever ` +
+    `object ${finding.name} is used; check with git fsck, then delete the file and restore the object ` +
+    `(git hash-object -w on the file's unchanged copy, or fetch it again)`;
 }
 
 function effectPhrase(effect: GitConfigEffect | null, where: string): string {

@@ -32,13 +32,15 @@ export class GitWatch {
   }
 
   /**
-   * What gained hooks or command-running configuration since the scan, one line each for the user; findings
-   * in an added folder say which (`root` is the workspace's).
+   * What gained hooks or command-running configuration since the scan, or objects or replace refs that make
+   * git write other content (only loose objects written since the scan are read), one line each for the
+   * user; findings in an added folder say which (`root` is the workspace's).
    */
   async changes(root: string): Promise<string[]> {
     const lines: string[] = [];
     for (const { root: scanned, scan } of this.#scans) {
-      const diff = diffGitFindings(scan, await scanGitMetadata(scanned));
+      const after = await scanGitMetadata(scanned, { looseObjects: { since: scan.startedAt } });
+      const diff = diffGitFindings(scan, after);
       // Findings are relative to the folder scanned.
       const where = scanned === root ? "" : `In the added folder "${scanned}": `;
       for (const change of diff.changes) lines.push(`${where}${change.message}`);

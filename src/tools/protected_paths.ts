@@ -13,6 +13,12 @@ const GIT_REASON = "it is git metadata (config, hooks, the gitdir pointer), whic
   "outside any sandbox; writing it is refused. Ask the user to make this change";
 const EDITOR_REASON = "editor settings can run commands when the user opens the folder; writing them is " +
   "refused. Ask the user to make this change";
+const AGENT_REASON = "it holds another coding agent's project settings (hooks, MCP servers it starts), " +
+  "which run outside any sandbox when the user next works here with that agent; writing it is refused. " +
+  "Ask the user to make this change";
+const DEV_CONTAINER_REASON = "a dev container's settings run commands on the user's machine " +
+  "(initializeCommand) when the folder is opened in one; writing them is refused. Ask the user to make " +
+  "this change";
 const SHELL_REASON =
   "it is a shell start-up file that runs in the user's next shell; writing it is refused. " +
   "Ask the user to make this change";
@@ -36,6 +42,17 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   },
   { path: ".vscode", anyDepth: false, folder: true, reason: EDITOR_REASON },
   { path: ".idea", anyDepth: false, folder: true, reason: EDITOR_REASON },
+  // A subfolder opened on its own in the editor runs its tasks too.
+  { path: ".vscode", anyDepth: true, reason: EDITOR_REASON },
+  ...[".claude", ".gemini", ".codex", ".cursor"].map((path) => ({
+    path,
+    anyDepth: false,
+    folder: true,
+    reason: AGENT_REASON,
+  })),
+  { path: ".mcp.json", anyDepth: false, reason: AGENT_REASON },
+  { path: ".devcontainer", anyDepth: false, folder: true, reason: DEV_CONTAINER_REASON },
+  { path: ".devcontainer.json", anyDepth: false, reason: DEV_CONTAINER_REASON },
   ...[...SHELL_STARTUP_FILES, ".config/fish"].map((path) => ({
     path,
     anyDepth: false,

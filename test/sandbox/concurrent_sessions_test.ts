@@ -102,3 +102,20 @@ Deno.test("a call whose sandbox cannot start because a protected folder went awa
   equal(await Deno.readTextFile(`${workspace.root}/.vscode/settings.json`), "{}\n");
   await runtime.close();
 });
+
+Deno.test("a command cannot make another agent's settings or a dev container's, and leaves no placeholder behind", async () => {
+  await using workspace = await createTempWorkspace("mewcode-agent-settings-");
+  const runtime = await testRuntime(workspace.root);
+  const result = await bash(
+    runtime,
+    "mkdir -p .claude .devcontainer sub/.vscode 2>/dev/null; " +
+      "echo '{\"hooks\":{}}' > .claude/settings.json; echo claude=$?; " +
+      "echo '{}' > .devcontainer/devcontainer.json; echo devcontainer=$?",
+  );
+  equal(result.isError, false, result.content);
+  match(result.content, /claude=1/);
+  match(result.content, /devcontainer=1/);
+  await runtime.close();
+  // The placeholders its sandboxes mounted on are gone; what the command could make (sub/.vscode) stays.
+  deepEqual([...Deno.readDirSync(workspace.root)].map((entry) => entry.name).sort(), ["sub"]);
+});

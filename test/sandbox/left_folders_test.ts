@@ -215,7 +215,7 @@ Deno.test("e2e: the placeholders a run killed with SIGKILL left in its workspace
   await killRun(await waitingRun(workspace.root, env, sleep), sleep);
   deepStrictEqual(
     await names(workspace.root),
-    [".idea", ".mewcode", ".vscode"],
+    [".claude", ".codex", ".cursor", ".devcontainer", ".gemini", ".idea", ".mewcode", ".vscode"],
     "the placeholders were left",
   );
   // The user puts something in one of them since: it is theirs now.

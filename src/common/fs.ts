@@ -82,3 +82,17 @@ export function readLinkSyncOrNull(path: string): string | null {
     return null;
   }
 }
+
+/** The first `max` bytes of a file and its size when opened. Throws what opening or reading throws. */
+export async function readFileHead(path: string, max: number): Promise<{ bytes: Uint8Array; size: number }> {
+  using file = await Deno.open(path);
+  const size = (await file.stat()).size;
+  const buffer = new Uint8Array(Math.min(size, max));
+  let read = 0;
+  while (read < buffer.length) {
+    const count = await file.read(buffer.subarray(read));
+    if (count === null) break;
+    read += count;
+  }
+  return { bytes: buffer.subarray(0, read), size };
+}

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { readFileHead } from "../common/fs.ts";
 import { join } from "../common/path.ts";
 
 /** One replace ref. */
@@ -81,15 +82,7 @@ async function readPacked(path: string): Promise<ReplaceRef[]> {
 /** The first line (or all, with `firstLine` false) of the first `max` bytes of a file; "" when unreadable. */
 async function readFirstLine(path: string, max: number, firstLine = true): Promise<string> {
   try {
-    using file = await Deno.open(path);
-    const buffer = new Uint8Array(Math.min((await file.stat()).size, max));
-    let read = 0;
-    while (read < buffer.length) {
-      const count = await file.read(buffer.subarray(read));
-      if (count === null) break;
-      read += count;
-    }
-    const text = new TextDecoder().decode(buffer.subarray(0, read));
+    const text = new TextDecoder().decode((await readFileHead(path, max)).bytes);
     return firstLine ? text.split("\n")[0]!.replace(/\r$/, "") : text;
   } catch {
     return "";

@@ -33,6 +33,7 @@
  *
  * @module
  */
+import { readFileHead } from "../common/fs.ts";
 import { assertNever } from "../common/errors.ts";
 import { escapeHidden } from "../common/hidden_chars.ts";
 import { nextTurn } from "../common/next_turn.ts";
@@ -341,15 +342,7 @@ async function isGitHead(path: string): Promise<boolean> {
   if (info.isSymlink) return (await Deno.readLink(path).catch(() => "")).startsWith("refs/");
   if (!info.isFile) return false;
   try {
-    using file = await Deno.open(path);
-    const buffer = new Uint8Array(HEAD_BYTES);
-    let read = 0;
-    while (read < buffer.length) {
-      const count = await file.read(buffer.subarray(read));
-      if (count === null) break;
-      read += count;
-    }
-    const text = new TextDecoder().decode(buffer.subarray(0, read));
+    const text = new TextDecoder().decode((await readFileHead(path, HEAD_BYTES)).bytes);
     return /^ref:\s*refs\//.test(text) || /^[0-9a-fA-F]{40}/.test(text);
   } catch {
     return false;
@@ -611,25 +604,11 @@ async function readTodo(path: string): Promise<{ text: string; size: number } | 
   const info = await Deno.stat(path).catch(() => null);
   if (info === null || !info.isFile) return null;
   try {
-    const { bytes, size } = await readHead(path, MAX_TODO_BYTES);
+    const { bytes, size } = await readFileHead(path, MAX_TODO_BYTES);
     return { text: new TextDecoder().decode(bytes), size };
   } catch {
     return null;
   }
-}
-
-/** The first `max` bytes of a file and its size when opened. Throws what opening or reading throws. */
-async function readHead(path: string, max: number): Promise<{ bytes: Uint8Array; size: number }> {
-  using file = await Deno.open(path);
-  const size = (await file.stat()).size;
-  const buffer = new Uint8Array(Math.min(size, max));
-  let read = 0;
-  while (read < buffer.length) {
-    const count = await file.read(buffer.subarray(read));
-    if (count === null) break;
-    read += count;
-  }
-  return { bytes: buffer.subarray(0, read), size };
 }
 
 /**
@@ -698,7 +677,7 @@ async function readIndexMarks(directory: GitDirectory): Promise<IndexMarks | nul
   if (cached?.stamp === stamp) return cached.marks;
   const sha256 = usesSha256(directory);
   // Read up to the bound only: the index may have grown since it was looked at.
-  const head = await readHead(path, MAX_INDEX_BYTES).catch(() => null);
+  const head = await readFileHead(path, MAX_INDEX_BYTES).catch(() => null);
   const marks = head === null || head.size > MAX_INDEX_BYTES
     ? null
     : markedIndexEntries(head.bytes, sha256 ? 32 : 20);
@@ -709,7 +688,7 @@ async function readIndexMarks(directory: GitDirectory): Promise<IndexMarks | nul
 /** A hook's bytes (the first `MAX_HOOK_BYTES` and the size when larger), or a marker when unreadable. */
 async function readHook(path: string): Promise<Uint8Array | string> {
   try {
-    const { bytes, size } = await readHead(path, MAX_HOOK_BYTES);
+    const { bytes, size } = await readFileHead(path, MAX_HOOK_BYTES);
     return size > MAX_HOOK_BYTES ? `${size}:${await hashHex(bytes)}` : bytes;
   } catch (error) {
     return `unreadable: ${error instanceof Error ? error.name : String(error)}`;

@@ -7,9 +7,9 @@
  */
 import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
-import { readToEnd } from "./_verified_read.ts";
+import { readToEnd, spinAWhile } from "./_verified_read.ts";
 import { sha256HexSync } from "../common/sha256.ts";
-import { posix } from "../common/path.ts";
+import { dirname, posix } from "../common/path.ts";
 
 /** Why a file operation failed, for callers that branch on it. */
 export type FsErrorReason =
@@ -172,15 +172,41 @@ export async function readVerified(
 /**
  * Whether the file open as `opened` is the regular file at the canonical `path`, with the real path of
  * `path` equal to itself: after a path resolved through a directory swapped for a symlink, the opened file
- * lies elsewhere and the two disagree. Checked `LOCATION_CHECKS` times in a row (see there).
+ * lies elsewhere and the two disagree. Checked `LOCATION_CHECKS` times, at random intervals (see there).
+ *
+ * Each check also sees every folder of the path with `lstat` (a canonical path has no symlink in it): the
+ * real path alone, then `lstat` of the path, let a swap that fell between the two through (the `lstat`
+ * follows the swapped folder to the outside file, which is the one opened); a CI run of the race test got
+ * an outside file past eight such checks made back to back.
  */
 export function isOpenedAt(path: string, opened: FileIdentity): boolean {
   for (let check = 0; check < LOCATION_CHECKS; check++) {
     if (realPathSyncOrNull(path) !== path) return false;
     const named = lstatSyncOrNull(path);
     if (named === null || !named.isFile || !sameFile(named, opened)) return false;
+    if (!foldersArePlain(path)) return false;
+    spinAWhile();
   }
   return realPathSyncOrNull(path) === path;
+}
+
+/**
+ * Whether every folder of the canonical `path` is a folder and not a symlink, from its parent up to the
+ * first one the worker may not see (its grant ends at the workspace) or the file system's root.
+ */
+function foldersArePlain(path: string): boolean {
+  for (let folder = dirname(path); folder !== dirname(folder); folder = dirname(folder)) {
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.lstatSync(folder);
+    } catch (error) {
+      // Above the worker's grant: folders it cannot see, which no tool call can swap either.
+      if (error instanceof Deno.errors.NotCapable) return true;
+      return false;
+    }
+    if (info.isSymlink || !info.isDirectory) return false;
+  }
+  return true;
 }
 
 /** Maps an error from Deno or node:fs to a reason and a message for the model. */

@@ -118,8 +118,8 @@ export function confirmLocation(
  * Waits a random few microseconds. A swapper running in a tight loop falls into step with checks made at a
  * steady rhythm, and then wins them together; checks spaced at random intervals it wins one at a time.
  */
-export function spinAWhile(): void {
-  const until = performance.now() + Math.random() * 0.02;
+export function spinAWhile(maxMs = 0.02): void {
+  const until = performance.now() + Math.random() * maxMs;
   while (performance.now() < until) {
     // Busy: the worker has nothing else to do meanwhile, and a timer cannot wait microseconds.
   }

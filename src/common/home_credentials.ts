@@ -10,7 +10,7 @@
  * @module
  */
 import { lstatSyncOrNull, realPathSyncOrNull } from "./fs.ts";
-import { join } from "./path.ts";
+import { join, relative } from "./path.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 
 /** The files a shell runs when it starts or ends (also protected at any workspace's top level). */
@@ -265,7 +265,7 @@ export function runtimeCodeProtections(
 /** A folder's protection in `root`, which holds it: its path relative to the root, applying there alone. */
 function protectionWithin(root: string, folder: string, reason: string): ProtectedPath {
   return {
-    path: folder.slice(root === "/" ? 1 : root.length + 1),
+    path: relative(root, folder),
     anyDepth: false,
     folder: true,
     within: root,

@@ -235,7 +235,6 @@ function settingsCommands(settings: SettingsFile): string[] {
   return approval === undefined ? hooks : [...hooks, approval];
 }
 
-/** A script the settings run, for the fingerprint: its bytes (up to 16 MiB), or unreadable. */
 /** The most files of a script folder (a folder a hook changes to) fingerprinted, in name order. */
 const MAX_FOLDER_FILES = 2_000;
 
@@ -261,6 +260,7 @@ async function fingerprintedFolder(root: string, path: string): Promise<Fingerpr
   return await Promise.all(files.slice(0, MAX_FOLDER_FILES).map((file) => fingerprintedScript(root, file)));
 }
 
+/** A script the settings run, for the fingerprint: its bytes (up to 16 MiB), or unreadable. */
 async function fingerprintedScript(root: string, path: string): Promise<FingerprintedFile> {
   const name = `script:${path}`;
   try {

@@ -156,7 +156,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
   const protectedPaths = [...base, ...gitMetadata, ...homeCode];
   // The file tools treat the home's credentials as outside the workspace when it holds the home, as the
   // shell sandbox hides them (`src/common/home_credentials.ts`).
-  const credentials = credentialPlaces([options.root, ...additionalRoots], options.env.HOME);
+  const credentials = credentialPlaces(roots, options.env.HOME);
   const excludedPaths = [...options.excludedPaths ?? [], ...credentials.map((place) => place.path)];
   const sandbox = await ShellSandbox.open({
     root: options.root,

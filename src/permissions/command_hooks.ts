@@ -6,8 +6,9 @@
  * environment but the provider's API key, and what they leave running is stopped when they end; one that
  * says `"sandbox": true` runs in the shell sandbox instead. A trusted repository's hooks run in the shell
  * sandbox (workspace-write, no network) through the injected runner, unless your own settings say
- * `"hooks": {"sandboxRepositoryHooks": false}`; with no sandbox, sandboxed hooks do not run at all. Both get MEWCODE_PROJECT_DIR (and CLAUDE_PROJECT_DIR, for scripts
- * written for Claude Code) set to the workspace root.
+ * `"hooks": {"sandboxRepositoryHooks": false}`; with no sandbox, sandboxed hooks do not run at all. All get
+ * MEWCODE_PROJECT_DIR (and CLAUDE_PROJECT_DIR, for scripts written for Claude Code) set to the workspace
+ * root.
  *
  * Hooks of one event run one after another, in order (user hooks first): each PreToolUse hook sees the
  * input as the previous one left it.

@@ -35,15 +35,13 @@ import { type GitDirectory, isGitDirectory, isInside, readGitLayout } from "./_g
 import type { UserGitConfig } from "./_user_git_config.ts";
 
 export {
-  diffGitFindings,
   type GitFinding,
   type GitFindingKind,
-  type GitMetadataChange,
-  type GitMetadataDiff,
   type GitScan,
   type GitScanOptions,
   scanGitMetadata,
 } from "./git_scan.ts";
+export { diffGitFindings, type GitMetadataChange, type GitMetadataDiff } from "./git_scan_diff.ts";
 export type { GitConfigEffect } from "./git_config.ts";
 export { type UserGitConfig, userGitConfig } from "./_user_git_config.ts";
 

@@ -6,7 +6,8 @@
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { markedIndexEntries } from "../../src/sandbox/git_index.ts";
-import { diffGitFindings, scanGitMetadata } from "../../src/sandbox/git_scan.ts";
+import { scanGitMetadata } from "../../src/sandbox/git_scan.ts";
+import { diffGitFindings } from "../../src/sandbox/git_scan_diff.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { createRepository, gitOk } from "./_git_fixture.ts";
 

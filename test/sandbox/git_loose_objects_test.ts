@@ -6,7 +6,8 @@
 import { deepStrictEqual, equal, match } from "node:assert/strict";
 import { join } from "node:path";
 import { checkLooseObjects, type LooseObjectBudget } from "../../src/sandbox/git_loose_objects.ts";
-import { diffGitFindings, type GitScan, scanGitMetadata } from "../../src/sandbox/git_scan.ts";
+import { type GitScan, scanGitMetadata } from "../../src/sandbox/git_scan.ts";
+import { diffGitFindings } from "../../src/sandbox/git_scan_diff.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { createRepository, gitOk, shellOk } from "./_git_fixture.ts";
 

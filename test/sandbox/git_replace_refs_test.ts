@@ -5,7 +5,8 @@
 import { deepStrictEqual, equal } from "node:assert/strict";
 import { join } from "node:path";
 import { readReplaceRefs } from "../../src/sandbox/git_replace_refs.ts";
-import { diffGitFindings, scanGitMetadata } from "../../src/sandbox/git_scan.ts";
+import { scanGitMetadata } from "../../src/sandbox/git_scan.ts";
+import { diffGitFindings } from "../../src/sandbox/git_scan_diff.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { createRepository, gitOk, shellOk } from "./_git_fixture.ts";
 

@@ -1,6 +1,7 @@
 import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { diffGitFindings, type GitScan, scanGitMetadata } from "../../src/sandbox/git_scan.ts";
+import { type GitScan, scanGitMetadata } from "../../src/sandbox/git_scan.ts";
+import { diffGitFindings } from "../../src/sandbox/git_scan_diff.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { createRepository, gitOk } from "./_git_fixture.ts";
 

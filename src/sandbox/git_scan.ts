@@ -6,7 +6,8 @@
  * `exec` line in the todo list of a rebase in progress.
  *
  * A scan walks the workspace for `.git` entries and folders laid out as git directories
- * (_git_scan_walk.ts), reads their layout (_git_layout.ts), and lists what in each can make git run
+ * (_git_scan_walk.ts), reads their layout (_git_layout.ts; where hooks are taken from follows the user's
+ * global and system config too, as it does for the protection plan), and lists what in each can make git run
  * something: config, hooks, pointers, todo lists, merge strategies, marked index entries
  * (_git_scan_findings.ts), and what makes git write other content than the files' history holds: replace
  * refs and loose objects that do not hash to their names (_git_scan_objects.ts). `diffGitFindings`
@@ -19,6 +20,7 @@ import type { GitConfigEffect } from "./git_config.ts";
 import { collectFindings } from "./_git_scan_findings.ts";
 import { collectObjectFindings } from "./_git_scan_objects.ts";
 import { confirmGitDirectories, findDotGits } from "./_git_scan_walk.ts";
+import { type UserGitConfig, userGitConfig } from "./_user_git_config.ts";
 
 /** What a finding is about. */
 export type GitFindingKind =
@@ -110,6 +112,13 @@ export interface GitScanOptions {
   signal?: AbortSignal;
   /** Checks the loose objects changed since a time (see git_loose_objects.ts); none are checked without. */
   looseObjects?: LooseObjectScanOptions;
+  /**
+   * The config the user's git reads besides each repository's (`userGitConfig(env)`): a `core.hooksPath` of
+   * the user's global or system config names the hooks folder as one of the repository's does, and hooks
+   * written there are reported like any other. Default: the config this process's environment names (none
+   * without permission to read the environment).
+   */
+  user?: UserGitConfig;
 }
 
 /** Which loose objects a scan checks against their names, and how much work that may take. */
@@ -159,7 +168,8 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
   };
   const walk = await findDotGits(realRoot, limits);
   const shaped = await confirmGitDirectories(walk.candidates, limits);
-  const layout = await readGitLayout(walk.dotGits, shaped.gitDirectories);
+  const user = options.user ?? processUserGitConfig();
+  const layout = await readGitLayout(walk.dotGits, shaped.gitDirectories, user === null ? {} : { user });
   const findings = await collectFindings(realRoot, layout, new Set(shaped.gitDirectories), walk.unlisted);
   findings.push(...await collectObjectFindings(realRoot, layout, options));
   return {
@@ -173,4 +183,14 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
     elapsedMs: now() - started,
     startedAt,
   };
+}
+
+/**
+ * The user's git config as this process's environment names it (the session's scans run in the process the
+ * user started, with their environment), or null without permission to read the environment: asking would
+ * stop the session at a prompt, and the scan never throws.
+ */
+function processUserGitConfig(): UserGitConfig | null {
+  if (Deno.permissions.querySync({ name: "env" }).state !== "granted") return null;
+  return userGitConfig(Deno.env.toObject());
 }

@@ -2,8 +2,9 @@ import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { type GitScan, scanGitMetadata } from "../../src/sandbox/git_scan.ts";
 import { diffGitFindings } from "../../src/sandbox/git_scan_diff.ts";
+import { userGitConfig } from "../../src/sandbox/_user_git_config.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
-import { createRepository, gitOk } from "./_git_fixture.ts";
+import { createRepository, gitOk, shellOk } from "./_git_fixture.ts";
 
 async function writeFile(path: string, content: string, mode = 0o644): Promise<void> {
   await Deno.mkdir(dirname(path), { recursive: true });
@@ -148,4 +149,72 @@ Deno.test("scanGitMetadata walks a 20,000-file workspace quickly enough to run a
     "p3/q4/r123/nested/.git",
   ]);
   ok(times[2]! < 1_000, `median scan took ${times[2]} ms`);
+});
+
+/**
+ * A workspace repository and a home folder outside it whose `.gitconfig` sets `core.hooksPath` to
+ * `shared-hooks` in the workspace, as a user who keeps one hooks folder for every repository would.
+ */
+async function globalHooksPathFixture(root: string, home: string): Promise<string> {
+  await createRepository(root);
+  const hooks = join(root, "shared-hooks");
+  await Deno.mkdir(hooks);
+  await writeFile(join(home, ".gitconfig"), `[core]\n\thooksPath = ${hooks}\n`);
+  return hooks;
+}
+
+Deno.test("diffGitFindings reports a hook written into the folder the user's global core.hooksPath names", async () => {
+  await using workspace = await createTempWorkspace();
+  await using home = await createTempWorkspace("mewcode-home-");
+  const root = workspace.root;
+  const hooks = await globalHooksPathFixture(root, home.root);
+  const user = userGitConfig({ HOME: home.root, GIT_CONFIG_NOSYSTEM: "1" });
+  const before = await scanGitMetadata(root, { user });
+  await writeFile(join(hooks, "pre-commit"), "#!/bin/sh\ntouch ran\n", 0o755);
+  const after = await scanGitMetadata(root, { user });
+  deepStrictEqual(
+    diffGitFindings(before, after).changes.map((change) => `${change.status}: ${change.message}`),
+    [
+      "new: shared-hooks/pre-commit is a new hook (runs when you use git in the workspace)",
+    ],
+  );
+  // The user's git, with that home, runs it.
+  await shellOk(
+    root,
+    `HOME='${home.root}' GIT_CONFIG_GLOBAL='${home.root}/.gitconfig' git commit -q --allow-empty -m x`,
+  );
+  ok(await Deno.stat(join(root, "ran")).then(() => true, () => false), "the user's git did not run the hook");
+});
+
+Deno.test("scanGitMetadata reads the user's git config from the process environment by default", async () => {
+  await using workspace = await createTempWorkspace();
+  await using home = await createTempWorkspace("mewcode-home-");
+  const root = workspace.root;
+  const hooks = await globalHooksPathFixture(root, home.root);
+  // The environment is the process's: a process of its own, so that no other test sees the home changed.
+  const [scanModule, diffModule, rootPath, hookPath] = [
+    import.meta.resolve("../../src/sandbox/git_scan.ts"),
+    import.meta.resolve("../../src/sandbox/git_scan_diff.ts"),
+    root,
+    join(hooks, "post-checkout"),
+  ].map((value) => JSON.stringify(value));
+  const script = `
+    const { scanGitMetadata } = await import(${scanModule});
+    const { diffGitFindings } = await import(${diffModule});
+    const before = await scanGitMetadata(${rootPath});
+    await Deno.writeTextFile(${hookPath}, "#!/bin/sh\\n", { mode: 0o755 });
+    const after = await scanGitMetadata(${rootPath});
+    console.log(JSON.stringify(diffGitFindings(before, after).changes.map((change) => change.message)));
+  `;
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-check", script],
+    env: { HOME: home.root, GIT_CONFIG_NOSYSTEM: "1", PATH: "/usr/bin:/bin", NO_COLOR: "1" },
+    clearEnv: true,
+    stdin: "null",
+  }).output();
+  const stderr = new TextDecoder().decode(output.stderr);
+  equal(output.code, 0, stderr);
+  deepStrictEqual(JSON.parse(new TextDecoder().decode(output.stdout)), [
+    "shared-hooks/post-checkout is a new hook (runs when you use git in the workspace)",
+  ]);
 });

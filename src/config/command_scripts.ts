@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { realPathOrNull, statOrNull } from "../common/fs.ts";
+import { lstatOrNull, realPathOrNull, statOrNull } from "../common/fs.ts";
 import { basename, dirname, isAbsolute, join, normalize, relative } from "../common/path.ts";
 import { isWithinRoot } from "../tools/_paths.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
@@ -26,7 +26,20 @@ const REASON = "a hook or the approval command of this session runs it, outside 
 const PROJECT_DIR = /\$\{?(?:MEWCODE_PROJECT_DIR|CLAUDE_PROJECT_DIR|PWD)\}?|\$\(\s*pwd\s*\)|`\s*pwd\s*`/g;
 
 /** Extensions an interpreter or a loader adds to a name given without one. */
-const SCRIPT_EXTENSIONS = [".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".mts", ".py", ".rb", ".pl", ".php"];
+const SCRIPT_EXTENSIONS = [
+  ".sh",
+  ".bash",
+  ".js",
+  ".mjs",
+  ".cjs",
+  ".node",
+  ".ts",
+  ".mts",
+  ".py",
+  ".rb",
+  ".pl",
+  ".php",
+];
 
 /** Programs that run what a file of the project says: the file is their script. */
 const TASK_FILES: Readonly<Record<string, readonly string[]>> = {
@@ -74,14 +87,28 @@ export async function commandScriptProtections(
         for (const base of bases) await addFile(root, join(base, name), files);
       }
       let found = false;
+      let foundBelow = false;
+      const missing: string[] = [];
       for (const base of isAbsolute(word) ? [root] : bases) {
         const named = isAbsolute(word) ? word : join(base, word);
-        for (const candidate of [named, ...SCRIPT_EXTENSIONS.map((extension) => named + extension)]) {
-          if (await addFile(root, candidate, files)) found = true;
+        if (await addFile(root, named, files)) {
+          found = true;
+          foundBelow ||= base !== root;
+          continue;
+        }
+        // The name as written is missing: an interpreter tries it first, then with an extension (node runs
+        // `.hooks/check` before `.hooks/check.js`), so every one of them is the script once it is made.
+        missing.push(named);
+        for (const candidate of SCRIPT_EXTENSIONS.map((extension) => named + extension)) {
+          if (await addFile(root, candidate, files)) {
+            found = true;
+            foundBelow ||= base !== root;
+          } else if (!hasScriptExtension(word)) missing.push(candidate);
         }
       }
-      if (!found && (word.includes("/") || SCRIPT_EXTENSIONS.some((extension) => word.endsWith(extension)))) {
-        await addMissing(root, isAbsolute(word) ? word : join(root, word), files);
+      // Found in a folder the command changes to (protected whole), it is not the root's.
+      if (!foundBelow && (found || word.includes("/") || hasScriptExtension(word))) {
+        for (const path of missing) await addMissing(root, path, files);
       }
     }
   }
@@ -91,6 +118,10 @@ export async function commandScriptProtections(
       path,
     ) => ({ path, anyDepth: false, reason: REASON })),
   ];
+}
+
+function hasScriptExtension(word: string): boolean {
+  return SCRIPT_EXTENSIONS.some((extension) => word.endsWith(extension));
 }
 
 /** Adds the file at `path` when it is one inside the root (by its real path); whether it was. */
@@ -121,5 +152,101 @@ async function addMissing(root: string, path: string, files: Set<string>): Promi
       return;
     }
     if (existing === dirname(existing)) return;
+  }
+}
+
+/** Files of a script folder read at most for its state (`commandScriptsState`). */
+const MAX_STATE_FILES = 2_000;
+/** Bytes of one script read at most for its state; a larger file counts by its size and times. */
+const MAX_STATE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * What the workspace files `command` runs are now (`commandScriptProtections`: which paths, where they
+ * lead, their bytes), as one string: a hook or the approval command whose state differs from the one its
+ * session started with runs something the model may have written (a command in the sandbox can make a
+ * script that was missing, which no read-only mount covers), and is not run.
+ */
+export async function commandScriptsState(root: string, command: string): Promise<string> {
+  const lines: string[] = [];
+  const pending: string[] = [];
+  for (const entry of await commandScriptProtections(root, [command])) {
+    if (entry.folder === true) pending.push(entry.path);
+    else lines.push(await fileState(root, entry.path));
+  }
+  let files = 0;
+  while (pending.length > 0) {
+    const folder = pending.shift()!;
+    let entries: Deno.DirEntry[];
+    try {
+      entries = await Array.fromAsync(Deno.readDir(join(root, folder)));
+    } catch {
+      lines.push(`${folder}/ unreadable`);
+      continue;
+    }
+    lines.push(`${folder}/`);
+    for (const entry of entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
+      const child = `${folder}/${entry.name}`;
+      if (entry.isDirectory) pending.push(child);
+      else if (++files <= MAX_STATE_FILES) lines.push(await fileState(root, child));
+    }
+  }
+  return lines.join("\n");
+}
+
+/** One file's line of a state: its path, where it leads and a hash of its bytes. */
+async function fileState(root: string, path: string): Promise<string> {
+  const full = join(root, path);
+  if (await lstatOrNull(full) === null) return `${path} missing`;
+  const real = await realPathOrNull(full);
+  const info = real === null ? null : await statOrNull(real);
+  if (real === null || info === null) return `${path} unresolved`;
+  if (!info.isFile || info.size > MAX_STATE_BYTES) {
+    return `${path} -> ${real} ${
+      info.isDirectory ? "folder" : "other"
+    } ${info.size} ${info.mtime?.getTime()}`;
+  }
+  try {
+    const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(real));
+    return `${path} -> ${real} ${encodeHex(new Uint8Array(digest))}`;
+  } catch {
+    return `${path} -> ${real} unreadable`;
+  }
+}
+
+function encodeHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The state of the scripts of each command as the session started (`commandScriptsState`), taken when
+ * made: before each run, `changed` says whether the command would now run other files.
+ */
+export class CommandScriptsBaseline {
+  #root: string;
+  #states = new Map<string, Promise<string>>();
+
+  constructor(root: string, commands: readonly string[]) {
+    this.#root = root;
+    for (const command of commands) this.#take(command);
+  }
+
+  /** Null when the files `command` runs are as they were; else a sentence naming those that changed. */
+  async changed(command: string): Promise<string | null> {
+    const before = (await (this.#states.get(command) ?? this.#take(command))).split("\n");
+    const now = (await commandScriptsState(this.#root, command)).split("\n");
+    const differ = [
+      ...now.filter((line) => !before.includes(line)),
+      ...before.filter((line) => !now.includes(line)),
+    ].map((line) => line.split(" ")[0]!);
+    if (differ.length === 0) return null;
+    const names = [...new Set(differ)].slice(0, 5).map((name) => JSON.stringify(name)).join(", ");
+    return `the workspace files it runs changed during this session (${names}), maybe by the model's tools, ` +
+      "so it was not run: check them, then start a new session";
+  }
+
+  #take(command: string): Promise<string> {
+    const state = commandScriptsState(this.#root, command).catch((error) => `unreadable: ${error}`);
+    this.#states.set(command, state);
+    return state;
   }
 }

@@ -14,6 +14,7 @@
  */
 import { assertNever } from "../common/errors.ts";
 import { checkJsonBounds } from "../common/json_bounds.ts";
+import { CommandScriptsBaseline } from "../config/command_scripts.ts";
 import { isRecord } from "../common/values.ts";
 import type { Approval, Approver, PermissionRequest } from "./decision.ts";
 import { type ProcessResult, runHostCommand } from "./host_command.ts";
@@ -49,8 +50,14 @@ export function approvalCommandApprover(options: ApprovalCommandOptions): Approv
   const timeoutMs = options.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
   const run: ApprovalCommandRunner = options.run ??
     ((command, runOptions) => runHostCommand(command, { ...runOptions, cwd: options.cwd, env: options.env }));
+  // Taken now, as the session starts: a script the model changed since then never decides its calls.
+  const scripts = new CommandScriptsBaseline(options.cwd, [options.command]);
   return {
     async approve(request: PermissionRequest, reason: string): Promise<Approval> {
+      const changed = await scripts.changed(options.command);
+      if (changed !== null) {
+        return readAnswer({ status: "failed", message: changed }, { command: options.command, timeoutMs });
+      }
       const stdin = JSON.stringify({
         tool: request.tool.name,
         input: request.input,

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { CommandScriptsBaseline } from "../config/command_scripts.ts";
 import {
   type ConfiguredHook,
   configuredHooks,
@@ -65,10 +66,15 @@ export interface CommandHooksOptions {
 export class CommandHooks implements HookRunner {
   #options: CommandHooksOptions;
   #hooks: ConfiguredHook[];
+  #scripts: CommandScriptsBaseline | null;
 
   constructor(options: CommandHooksOptions) {
     this.#options = options;
     this.#hooks = configuredHooks(options);
+    // Taken now, as the session starts: before the model's first call could change a script.
+    this.#scripts = this.#hooks.length === 0
+      ? null
+      : new CommandScriptsBaseline(options.root, this.#hooks.map((hook) => hook.command));
   }
 
   /** Whether any hook is configured for `event`. */
@@ -133,7 +139,19 @@ export class CommandHooks implements HookRunner {
     const identity = { name: hookName(hook.command), origin: hook.origin, timeoutMs: hook.timeoutMs };
     const signalOption = signal === undefined ? {} : { signal };
     let result: ProcessResult;
-    if (hook.sandbox || (hook.origin === "repository" && this.#options.sandboxRepositoryHooks)) {
+    const changed = await this.#scripts?.changed(hook.command) ?? null;
+    if (changed !== null) {
+      // Fails closed: a PreToolUse hook that cannot vouch for the call blocks it.
+      result = event === "PreToolUse"
+        ? {
+          status: "exited",
+          code: 2,
+          stdout: "",
+          stderr: `The hook ${identity.name}: ${changed}`,
+          durationMs: 0,
+        }
+        : { status: "failed", message: changed };
+    } else if (hook.sandbox || (hook.origin === "repository" && this.#options.sandboxRepositoryHooks)) {
       const runSandboxed = this.#options.runSandboxed;
       result = runSandboxed === null
         ? {

@@ -1,5 +1,5 @@
-import { deepStrictEqual } from "node:assert/strict";
-import { commandScriptProtections } from "../../src/config/command_scripts.ts";
+import { deepStrictEqual, equal, match } from "node:assert/strict";
+import { commandScriptProtections, CommandScriptsBaseline } from "../../src/config/command_scripts.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
 Deno.test("commandScriptProtections protects the workspace files a hook or approval command names, and only them", async () => {
@@ -51,4 +51,34 @@ Deno.test("commandScriptProtections finds the scripts of hooks written as a shel
     ["Makefile", false],
     ["scripts/later.sh", false],
   ]);
+});
+
+Deno.test("commandScriptProtections protects every name an interpreter would try, made or not", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.mkdir(`${root}/.hooks`);
+  await Deno.writeTextFile(`${root}/.hooks/check.js`, "process.exit(0);\n");
+  const paths = (await commandScriptProtections(root, ["node .hooks/check", "node tools/run"])).map((entry) =>
+    entry.path
+  );
+  // An outside tester wrote .hooks/check, which node runs before .hooks/check.js.
+  for (const path of [".hooks/check.js", ".hooks/check", "tools/run", "tools/run.js", "tools/run.node"]) {
+    equal(paths.includes(path), true, `${path} in ${paths.join(", ")}`);
+  }
+});
+
+Deno.test("CommandScriptsBaseline says which scripts of a command changed since it was taken", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.mkdir(`${root}/.hooks`);
+  await Deno.writeTextFile(`${root}/.hooks/check.js`, "process.exit(0);\n");
+  const commands = ["node .hooks/check", "test -f extra.sh && sh extra.sh", "cd .hooks && sh gate.sh"];
+  const baseline = new CommandScriptsBaseline(root, commands);
+  for (const command of commands) equal(await baseline.changed(command), null);
+  // An outside tester made these from a sandboxed command, which no read-only mount stopped.
+  await Deno.writeTextFile(`${root}/.hooks/check`, "evil\n");
+  await Deno.writeTextFile(`${root}/extra.sh`, "evil\n");
+  match((await baseline.changed(commands[0]!))!, /"\.hooks\/check"/);
+  match((await baseline.changed(commands[1]!))!, /"extra\.sh"/);
+  match((await baseline.changed(commands[2]!))!, /changed during this session/);
 });

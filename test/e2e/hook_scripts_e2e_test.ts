@@ -1,0 +1,60 @@
+/**
+ * End to end: a prompt-injected model tries, through `mewcode -p` and its own tools, to change what the
+ * user's own hooks run outside any sandbox: a script a hook would run that is not there yet, or the name
+ * an interpreter tries before the script that is there (`node .hooks/check` runs `.hooks/check` before
+ * `.hooks/check.js`). No payload may run, and the user is told why a hook did not run.
+ */
+import { equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
+import { runMewcode } from "../_fakes/run_cli.ts";
+import { createTempWorkspace } from "../_fakes/tool_context.ts";
+
+Deno.test("A model cannot make or replace the scripts the user's hooks run, by a file tool or a command", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  const markers = await Deno.makeTempDir({ dir: "/var/tmp", prefix: "mewcode-hook-markers-" });
+  const home = await Deno.makeTempDir({ prefix: "mewcode-hook-home-" });
+  try {
+    await Deno.mkdir(join(root, ".hooks"));
+    await Deno.writeTextFile(join(root, ".hooks/check.js"), "process.exit(0);\n");
+    await Deno.writeTextFile(join(root, "payload.sh"), `touch ${markers}/shell\n`);
+    await Deno.writeTextFile(
+      join(home, "settings.json"),
+      JSON.stringify({
+        hooks: {
+          PostToolUse: [{
+            matcher: "Bash",
+            hooks: [
+              { type: "command", command: "node .hooks/check" },
+              // An optional script of the project, run when it exists: it does not at the start.
+              { type: "command", command: "test -f scripts/extra.sh && sh scripts/extra.sh; true" },
+            ],
+          }],
+        },
+      }),
+    );
+    await using server = await startFakeAnthropic([
+      turn().toolUse("WriteFile", {
+        path: join(root, ".hooks/check"),
+        content: `require("fs").writeFileSync("${markers}/node", "");\n`,
+      }),
+      // No redirection: the permission gate sees no write, and the sandbox is all that stands in the way.
+      turn().toolUse("Bash", { command: "mkdir -p scripts && cp payload.sh scripts/extra.sh" }),
+      turn().toolUse("Bash", { command: "cp payload.sh .hooks/check" }),
+      turn().toolUse("Bash", { command: "echo done" }),
+      turn().text("Done.").stop("end_turn"),
+    ]);
+    const run = await runMewcode(["-p", "Tidy up", "--permission-mode", "bypassPermissions"], {
+      cwd: root,
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: home },
+    });
+    const ran = (await Array.fromAsync(Deno.readDir(markers))).map((entry) => entry.name).sort();
+    equal(ran.join(", "), "", `payloads that ran outside the sandbox; stderr: ${run.stderr}`);
+    ok(run.stderr.includes("WriteFile") && run.stderr.includes(".hooks/check"), run.stderr);
+    ok(run.stderr.includes("changed during this session"), run.stderr);
+  } finally {
+    await Deno.remove(markers, { recursive: true });
+    await Deno.remove(home, { recursive: true });
+  }
+});

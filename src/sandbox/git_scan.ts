@@ -20,7 +20,7 @@ import type { GitConfigEffect } from "./git_config.ts";
 import { collectFindings } from "./_git_scan_findings.ts";
 import { collectObjectFindings } from "./_git_scan_objects.ts";
 import { confirmGitDirectories, findDotGits } from "./_git_scan_walk.ts";
-import { type UserGitConfig, userGitConfig } from "./_user_git_config.ts";
+import type { UserGitConfig } from "./_user_git_config.ts";
 
 /** What a finding is about. */
 export type GitFindingKind =
@@ -115,8 +115,7 @@ export interface GitScanOptions {
   /**
    * The config the user's git reads besides each repository's (`userGitConfig(env)`): a `core.hooksPath` of
    * the user's global or system config names the hooks folder as one of the repository's does, and hooks
-   * written there are reported like any other. Default: the config this process's environment names (none
-   * without permission to read the environment).
+   * written there are reported like any other. Default: none (the repositories' own config only).
    */
   user?: UserGitConfig;
 }
@@ -168,8 +167,11 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
   };
   const walk = await findDotGits(realRoot, limits);
   const shaped = await confirmGitDirectories(walk.candidates, limits);
-  const user = options.user ?? processUserGitConfig();
-  const layout = await readGitLayout(walk.dotGits, shaped.gitDirectories, user === null ? {} : { user });
+  const layout = await readGitLayout(
+    walk.dotGits,
+    shaped.gitDirectories,
+    options.user === undefined ? {} : { user: options.user },
+  );
   const findings = await collectFindings(realRoot, layout, new Set(shaped.gitDirectories), walk.unlisted);
   findings.push(...await collectObjectFindings(realRoot, layout, options));
   return {
@@ -183,14 +185,4 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
     elapsedMs: now() - started,
     startedAt,
   };
-}
-
-/**
- * The user's git config as this process's environment names it (the session's scans run in the process the
- * user started, with their environment), or null without permission to read the environment: asking would
- * stop the session at a prompt, and the scan never throws.
- */
-function processUserGitConfig(): UserGitConfig | null {
-  if (Deno.permissions.querySync({ name: "env" }).state !== "granted") return null;
-  return userGitConfig(Deno.env.toObject());
 }

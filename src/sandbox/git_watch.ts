@@ -7,22 +7,32 @@
  */
 import { isAtOrBelow } from "./bubblewrap.ts";
 import { diffGitFindings, type GitScan, scanGitMetadata } from "./git_metadata.ts";
+import type { UserGitConfig } from "./_user_git_config.ts";
 
 /** The scans of the root and of each added folder that no other of them contains. */
 export class GitWatch {
   #scans: readonly { root: string; scan: GitScan }[];
+  #user: UserGitConfig;
 
-  private constructor(scans: readonly { root: string; scan: GitScan }[]) {
+  private constructor(scans: readonly { root: string; scan: GitScan }[], user: UserGitConfig) {
     this.#scans = scans;
+    this.#user = user;
   }
 
-  /** Scans the outermost of `roots` (the workspace root first, then the added folders). */
-  static async start(roots: readonly string[]): Promise<GitWatch> {
+  /**
+   * Scans the outermost of `roots` (the workspace root first, then the added folders). `user` is the config
+   * the user's git reads besides each repository's (`userGitConfig` of the session's environment, as the
+   * protection plan reads it): a global `core.hooksPath` says where hooks are looked for.
+   */
+  static async start(roots: readonly string[], user: UserGitConfig): Promise<GitWatch> {
     const outermost = roots.filter((root) =>
       !roots.some((other) => other !== root && isAtOrBelow(root, other))
     );
     return new GitWatch(
-      await Promise.all(outermost.map(async (root) => ({ root, scan: await scanGitMetadata(root) }))),
+      await Promise.all(
+        outermost.map(async (root) => ({ root, scan: await scanGitMetadata(root, { user }) })),
+      ),
+      user,
     );
   }
 
@@ -39,7 +49,10 @@ export class GitWatch {
   async changes(root: string): Promise<string[]> {
     const lines: string[] = [];
     for (const { root: scanned, scan } of this.#scans) {
-      const after = await scanGitMetadata(scanned, { looseObjects: { since: scan.startedAt } });
+      const after = await scanGitMetadata(scanned, {
+        user: this.#user,
+        looseObjects: { since: scan.startedAt },
+      });
       const diff = diffGitFindings(scan, after);
       // Findings are relative to the folder scanned.
       const where = scanned === root ? "" : `In the added folder "${scanned}": `;

@@ -321,6 +321,16 @@ export class ShellSandbox {
               : `${appeared.message}. Do not create git metadata; tell the user what you need instead`,
           );
         }
+        for (const appeared of await revertAppeared(protection.mustNotBeMade)) {
+          notes.push(
+            `${
+              appeared.removed ? "Removed" : "Could not remove"
+            } "${appeared.path}" (a ${appeared.type}) that ` +
+              "the command created: it is a protected path (another agent's or an editor's settings, a script " +
+              "a hook runs, code of the home), which the user's own programs run outside any sandbox; tell " +
+              "the user what you need instead",
+          );
+        }
         if (this.#limits !== null) notes.push(...limitNotes(this.#limits.limits, before, this.#counters()));
         return notes;
       },
@@ -369,6 +379,7 @@ export class ShellSandbox {
     } finally {
       await this.#removePlaceholders(ownPlaceholders(protection));
       await revertAppeared(protection.mustNotAppear);
+      await revertAppeared(protection.mustNotBeMade);
     }
     // A deferred check has not proven bubblewrap yet: a command that never started may mean it cannot run
     // here, and the check then says so, with the fixes (a timeout or an interruption is not that). One that
@@ -393,7 +404,10 @@ export class ShellSandbox {
 
   /** Takes the git metadata's first snapshot, once (callers in parallel wait for the same one). */
   async #startWatch(): Promise<void> {
-    this.#watchStart ??= GitWatch.start([this.root, ...this.additionalRoots]);
+    this.#watchStart ??= GitWatch.start(
+      [this.root, ...this.additionalRoots],
+      userGitConfig(this.#options.env),
+    );
     this.#watch ??= await this.#watchStart;
   }
 

@@ -2,6 +2,7 @@ import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { type GitScan, scanGitMetadata } from "../../src/sandbox/git_scan.ts";
 import { diffGitFindings } from "../../src/sandbox/git_scan_diff.ts";
+import { GitWatch } from "../../src/sandbox/git_watch.ts";
 import { userGitConfig } from "../../src/sandbox/_user_git_config.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { createRepository, gitOk, shellOk } from "./_git_fixture.ts";
@@ -186,35 +187,14 @@ Deno.test("diffGitFindings reports a hook written into the folder the user's glo
   ok(await Deno.stat(join(root, "ran")).then(() => true, () => false), "the user's git did not run the hook");
 });
 
-Deno.test("scanGitMetadata reads the user's git config from the process environment by default", async () => {
+Deno.test("GitWatch reads hooks where the session's environment says the user's git looks for them", async () => {
   await using workspace = await createTempWorkspace();
   await using home = await createTempWorkspace("mewcode-home-");
   const root = workspace.root;
   const hooks = await globalHooksPathFixture(root, home.root);
-  // The environment is the process's: a process of its own, so that no other test sees the home changed.
-  const [scanModule, diffModule, rootPath, hookPath] = [
-    import.meta.resolve("../../src/sandbox/git_scan.ts"),
-    import.meta.resolve("../../src/sandbox/git_scan_diff.ts"),
-    root,
-    join(hooks, "post-checkout"),
-  ].map((value) => JSON.stringify(value));
-  const script = `
-    const { scanGitMetadata } = await import(${scanModule});
-    const { diffGitFindings } = await import(${diffModule});
-    const before = await scanGitMetadata(${rootPath});
-    await Deno.writeTextFile(${hookPath}, "#!/bin/sh\\n", { mode: 0o755 });
-    const after = await scanGitMetadata(${rootPath});
-    console.log(JSON.stringify(diffGitFindings(before, after).changes.map((change) => change.message)));
-  `;
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--no-check", script],
-    env: { HOME: home.root, GIT_CONFIG_NOSYSTEM: "1", PATH: "/usr/bin:/bin", NO_COLOR: "1" },
-    clearEnv: true,
-    stdin: "null",
-  }).output();
-  const stderr = new TextDecoder().decode(output.stderr);
-  equal(output.code, 0, stderr);
-  deepStrictEqual(JSON.parse(new TextDecoder().decode(output.stdout)), [
+  const watch = await GitWatch.start([root], userGitConfig({ HOME: home.root, GIT_CONFIG_NOSYSTEM: "1" }));
+  await writeFile(join(hooks, "post-checkout"), "#!/bin/sh\n", 0o755);
+  deepStrictEqual(await watch.changes(root), [
     "shared-hooks/post-checkout is a new hook (runs when you use git in the workspace)",
   ]);
 });

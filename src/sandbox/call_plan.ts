@@ -40,11 +40,24 @@ export interface CallProtection {
   found: { path: string; identity: string }[];
   /** Missing files git would read if they appeared: removed after the call if they did. */
   mustNotAppear: string[];
+  /**
+   * Other missing protected paths no mount covers (`.mcp.json`, a hook's script, a nested home code folder):
+   * removed after the call if they appeared.
+   */
+  mustNotBeMade: string[];
 }
 
 /** A call without protected paths (a mode that writes nothing, or a read-only command). */
 export function noProtection(): CallProtection {
-  return { keepInPlace: [], readOnly: [], placeholders: [], created: [], found: [], mustNotAppear: [] };
+  return {
+    keepInPlace: [],
+    readOnly: [],
+    placeholders: [],
+    created: [],
+    found: [],
+    mustNotAppear: [],
+    mustNotBeMade: [],
+  };
 }
 
 /**
@@ -111,6 +124,7 @@ export async function protectionNow(
   const readOnly: string[] = [];
   const placeholders: string[] = [];
   const mustNotAppear: string[] = [];
+  const mustNotBeMade: string[] = [];
   // Each plan covers only what lies in its own root.
   for (const root of options.roots) {
     const nestedDotGits = options.dotGits.filter((path) => isAtOrBelow(path, root));
@@ -123,6 +137,7 @@ export async function protectionNow(
     readOnly.push(...git.readOnly, ...topLevel.readOnly);
     placeholders.push(...git.placeholders, ...topLevel.placeholders);
     mustNotAppear.push(...git.mustNotAppear);
+    mustNotBeMade.push(...topLevel.mustNotBeMade);
   }
   for (const { path, kind } of options.missingCredentials ?? []) {
     (kind === "directory" ? placeholders : mustNotAppear).push(path);
@@ -143,6 +158,7 @@ export async function protectionNow(
     created: shallowestFirst(created),
     found,
     mustNotAppear: shallowestFirst(mustNotAppear),
+    mustNotBeMade: shallowestFirst(mustNotBeMade),
   };
 }
 

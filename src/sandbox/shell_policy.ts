@@ -231,16 +231,24 @@ async function sshHostKeys(): Promise<string[]> {
 }
 
 /**
+ * Protected files a command may make: `git submodule add` writes `.gitmodules`, and git ignores the commands
+ * one could name (`update = !…`) and its `ext::` URLs.
+ */
+const MADE_BY_COMMANDS: ReadonlySet<string> = new Set([".gitmodules"]);
+
+/**
  * Existing protected paths of the workspace's top level, and protected folders that do not exist yet or are
  * empty. An empty one may be another session's placeholder, which that session removes when its call ends:
  * bound onto itself it would have to exist when the sandbox starts; covered by a placeholder it need not.
+ * Missing protected files (but `MADE_BY_COMMANDS`) and nested folders are `mustNotBeMade`.
  */
 export function protectedTopLevel(
   root: string,
   protectedPaths: readonly ProtectedPath[],
-): { readOnly: string[]; placeholders: string[] } {
+): { readOnly: string[]; placeholders: string[]; mustNotBeMade: string[] } {
   const readOnly: string[] = [];
   const placeholders: string[] = [];
+  const mustNotBeMade: string[] = [];
   for (const entry of protectedPaths) {
     if (entry.anyDepth || (entry.within !== undefined && entry.within !== root)) continue;
     const path = join(root, entry.path);
@@ -248,8 +256,11 @@ export function protectedTopLevel(
     const placeholder = entry.folder === true && !entry.path.includes("/");
     if (info === null) {
       // A missing top-level folder gets an empty read-only placeholder for the call; a missing file cannot
-      // (an empty file would stand in for it), and the end-of-session check reports what appeared.
+      // (an empty file would stand in for it), nor a nested folder (a placeholder's mount point would be made
+      // in a folder the home's view may bind from elsewhere): what a command makes of them (.mcp.json, a
+      // hook's script, go/bin of a home) is removed after the call.
       if (placeholder) placeholders.push(path);
+      else if (!MADE_BY_COMMANDS.has(entry.path)) mustNotBeMade.push(path);
       continue;
     }
     if (placeholder && info.isDirectory && isEmptyDirectory(path)) {
@@ -263,7 +274,7 @@ export function protectedTopLevel(
     }
     readOnly.push(path);
   }
-  return { readOnly, placeholders };
+  return { readOnly, placeholders, mustNotBeMade };
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -40,8 +40,10 @@ Deno.test("A model cannot make or replace the scripts the user's hooks run, by a
         content: `require("fs").writeFileSync("${markers}/node", "");\n`,
       }),
       // No redirection: the permission gate sees no write, and the sandbox is all that stands in the way.
-      turn().toolUse("Bash", { command: "mkdir -p scripts && cp payload.sh scripts/extra.sh" }),
       turn().toolUse("Bash", { command: "cp payload.sh .hooks/check" }),
+      // The script's folder, made a link to an unprotected one, and the script written there.
+      turn().toolUse("Bash", { command: "mkdir other && ln -s other scripts" }),
+      turn().toolUse("WriteFile", { path: join(root, "other/extra.sh"), content: `touch ${markers}/link\n` }),
       turn().toolUse("Bash", { command: "echo done" }),
       turn().text("Done.").stop("end_turn"),
     ]);

@@ -230,6 +230,41 @@ Deno.test("run in a home, the folders whose programs the shell runs stay visible
   }
 });
 
+Deno.test("run in a home, toolchains outside ~/bin and ~/.cargo cannot be planted in, by a file tool or a command", async () => {
+  await using home = await createTempWorkspace("mewcode-home-toolchains-");
+  // Found writable by an outside tester: conda's python, pnpm's and yarn's global bins, npx's cache (the
+  // next `npx prettier` runs it), Maven's jars.
+  const existing = [
+    "miniconda3/bin",
+    ".local/share/pnpm",
+    ".npm/_npx/1/node_modules/prettier",
+    ".yarn/bin",
+    "go",
+  ];
+  for (const folder of existing) await Deno.mkdir(`${home.root}/${folder}`, { recursive: true });
+  await Deno.mkdir(`${home.root}/.m2/repository`, { recursive: true });
+  await using runtime = await testRuntime(home.root, {
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home.root },
+  });
+  const planted = [
+    "miniconda3/bin/python",
+    ".local/share/pnpm/pnpm",
+    ".npm/_npx/1/node_modules/prettier/index.js",
+    ".yarn/bin/tool",
+    ".m2/repository/a.jar",
+  ];
+  for (const path of planted) {
+    const written = await call(runtime, "WriteFile", { path: `${home.root}/${path}`, content: "evil\n" });
+    equal(written.isError, true, `${path}: ${written.content}`);
+  }
+  await call(runtime, "Bash", {
+    command: planted.map((path) => `mkdir -p $(dirname ${path}); echo evil > ${path}`).join(" 2>/dev/null; "),
+  });
+  for (const path of planted) {
+    equal(await Deno.lstat(`${home.root}/${path}`).then(() => true, () => false), false, path);
+  }
+});
+
 Deno.test("with the home as an added folder, its code folders cannot be written, and the project's own bin/ can", async () => {
   await using home = await createTempWorkspace("mewcode-home-code-added-");
   await using project = await createTempWorkspace("mewcode-home-code-project-");

@@ -163,6 +163,8 @@ function walkOf(value: unknown): GrepWalkReport | null {
     binaryNames,
     skippedByType: skippedByType as number,
     ripgrepTrap: ripgrepTrap as string | null,
+    // Walks made under deny rules are never kept (grep_ripgrep.ts).
+    denied: [],
     stamps,
   };
 }

@@ -82,6 +82,11 @@ export interface GrepWalkReport {
   skippedByType: number;
   /** A file named `.rgignore` (ripgrep obeys it) or `.git` below the start (a nested repository), if any. */
   ripgrepTrap: string | null;
+  /**
+   * The files a deny or ask rule left out that ripgrep, which follows no symlink, finds (paths relative to
+   * `start`, in walk order): it searches them, and its report of them is set aside unread.
+   */
+  denied: string[];
   /** What the walk saw, to tell later whether it still holds; null when stamps cannot tell. */
   stamps: WalkStamps | null;
 }
@@ -253,6 +258,7 @@ export class WalkRecorder {
       binaryNames: this.#binaryNames,
       skippedByType: this.#skippedByType,
       ripgrepTrap: this.#trap,
+      denied: walker.deniedPaths,
       stamps: walker.stamps,
     };
     return textResult("", { engine: "typescript", walk: report });

@@ -11,6 +11,7 @@ import { findMatchingLines, type LineMatch, MAX_GREP_LINE_CHARACTERS } from "./_
 import type { GrepWalkReport } from "./_grep_prepass.ts";
 import type { LineMatcher } from "./_line_search.ts";
 import type { RipgrepFile, RipgrepReport } from "./_ripgrep_output.ts";
+import { skippedByBinaryType } from "./_ripgrep_glob.ts";
 import type { RipgrepPlan } from "./_ripgrep_plan.ts";
 import { BINARY_SNIFF_BYTES, isBinaryPath } from "./_text.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
@@ -121,9 +122,6 @@ export async function answerFromRipgrep(
 
 // Whether the tree has something ripgrep reads differently from Grep's walk.
 function treeProblem(walk: GrepWalkReport, report: RipgrepReport): Fallback | null {
-  // ripgrep knows nothing of deny rules: it searched the files the walk left out for them, and a report
-  // that holds one must never be used (its count differs too, so the check below would refuse it anyway).
-  if ((walk.counts.deniedFiles ?? 0) > 0) return fallback("deny rules leave files out of the walk", true);
   if (walk.counts.ignoreProblems.length > 0) {
     return fallback("an ignore file has rules Grep leaves out", true);
   }
@@ -148,12 +146,18 @@ function outputProblem(walk: GrepWalkReport, report: RipgrepReport): Fallback | 
     return fallback("the worker and the sandbox resolved the path differently");
   }
   const walked = positions(walk);
+  // ripgrep knows nothing of deny and ask rules: it also searched the files the walk left out for them.
+  // What it reports of those is never read (`interestingFiles` takes the walk's files only).
+  const denied = new Set(walk.denied);
   for (const path of report.files.keys()) {
-    if (!walked.has(path)) return fallback(`ripgrep searched "${path}", which Grep does not`, true);
+    if (!walked.has(path) && !denied.has(path)) {
+      return fallback(`ripgrep searched "${path}", which Grep does not`, true);
+    }
   }
   // A file larger than 256 MiB (skipped by both, but noted by Grep), a symlink Grep follows or a nested
   // repository (where ripgrep stops applying the parent's .gitignore) all make the counts differ.
-  const expected = walk.files.length - walk.skippedByType;
+  const expected = walk.files.length - walk.skippedByType +
+    walk.denied.filter((path) => !skippedByBinaryType(path)).length;
   if (report.searched !== expected) {
     return fallback(`ripgrep searched ${report.searched} files where Grep searches ${expected}`, true);
   }
@@ -180,7 +184,11 @@ function positions(walk: GrepWalkReport): Map<string, number> {
 function interestingFiles(walk: GrepWalkReport, report: RipgrepReport): number[] {
   const walked = positions(walk);
   const indexes = new Set(walk.binaryNames);
-  for (const path of report.files.keys()) indexes.add(walked.get(path)!);
+  for (const path of report.files.keys()) {
+    const index = walked.get(path);
+    // A file a deny or ask rule covers (`outputProblem` let through no other) stays unread.
+    if (index !== undefined) indexes.add(index);
+  }
   return [...indexes].sort((a, b) => a - b);
 }
 

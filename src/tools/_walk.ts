@@ -169,6 +169,11 @@ export class Walker implements WalkCounts {
   deniedFiles = 0;
   denyingRules: string[] = [];
   askingRules: string[] = [];
+  /**
+   * The paths relative to the start of the left-out files reached without a symlink, in walk order: where a
+   * search that follows none (ripgrep) finds them.
+   */
+  deniedPaths: string[] = [];
   #denied: DeniedFiles | null;
   #start: string;
   /** The root, then the added folders. */
@@ -399,6 +404,7 @@ export class Walker implements WalkCounts {
         const rule = denied.denying(path, realPath);
         if (rule !== null) {
           this.deniedFiles++;
+          if (!entry.isSymlink && directory.path === directory.realPath) this.deniedPaths.push(relativePath);
           const named = rule.asks ? this.askingRules : this.denyingRules;
           if (!named.includes(rule.named)) named.push(rule.named);
           continue;

@@ -27,6 +27,7 @@ function walk(files: string[], stamped = true): GrepWalkReport {
     binaryNames: [0],
     skippedByType: 0,
     ripgrepTrap: null,
+    denied: [],
     stamps: stamped
       ? {
         takenAt: 1_000_000,

@@ -634,6 +634,57 @@ Deno.test({
 });
 
 Deno.test({
+  name: "Grep through ripgrep answers under deny and ask rules, and never shows what they leave out",
+  ignore: missing,
+  async fn(t) {
+    await using workspace = await createTempWorkspace();
+    const root = workspace.root;
+    await writeTree(root, {
+      ".env": "match hunter1\n",
+      "sub/.env": "match hunter2\n",
+      "keys/id.pem": "match hunter3\n",
+      // Left out by its rule, and skipped by ripgrep's binary type as well: not in ripgrep's count.
+      "keys/photo.png": "match hunter4\n",
+      "src/app.ts": "match app\n",
+      "src/lib/util.ts": "match util\nno\nmatch again\n",
+      "README.md": "match readme\n",
+    });
+    // Left out too, but never searched by ripgrep, which follows no symlink.
+    await Deno.symlink(".env", join(root, "notenv"));
+    await using setup = await openRipgrep(root, { smallTreeFiles: 0 });
+    setup.context = {
+      ...setup.context,
+      deniedReads: {
+        home: root,
+        rules: [
+          { rule: "ReadFile(.env)", origin: "the test", specifier: ".env" },
+          { rule: "ReadFile(keys/**)", origin: "the test", specifier: "keys/**", asks: true },
+        ],
+      },
+    };
+    for (
+      const input of [
+        { pattern: "match" },
+        { pattern: "match", output_mode: "files_with_matches" },
+        { pattern: "match", output_mode: "count" },
+        { pattern: "hunter" },
+        { pattern: "match", path: join(root, "sub") },
+        { pattern: "again", context: 1 },
+      ] as GrepInput[]
+    ) {
+      await t.step(JSON.stringify(input).replaceAll(root, "ROOT"), async () => {
+        const { engine, fallback, result } = await compare(setup, input);
+        // A search of `sub`, where every file is left out, has nothing to search: no ripgrep.
+        if (input.path === undefined) equal(engine, "ripgrep", `fell back: ${fallback}`);
+        ok(!/hunter\d/.test(result.content), result.content);
+        ok(!/\.env|id\.pem|photo|notenv/.test(result.content.split("\n(")[0]!), result.content);
+        match(result.content, /left out/);
+      });
+    }
+  },
+});
+
+Deno.test({
   name: "Grep through ripgrep runs ripgrep again with a size limit where the files searched add up to it",
   ignore: missing,
   async fn() {

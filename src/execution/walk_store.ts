@@ -8,7 +8,7 @@
  * without usable stamps (it met a symlink, or the tree had just changed) is never kept.
  *
  * One JSON file per walked path and glob, named by a hash of what the walk depends on (the path, the glob,
- * the workspace's folders and excluded folders) and holding that key too; written atomically, at most
+ * the workspace's folders and excluded folders, the deny and ask rules) and holding that key too; written atomically, at most
  * `MAX_KEPT_WALKS` files (the oldest go), none larger than `MAX_WALK_FILE_BYTES`. Anything unreadable or
  * of another shape is ignored: the walk is then simply done again.
  *
@@ -105,7 +105,7 @@ function fileNameOf(keyText: string): string {
 }
 
 function keyOf(key: WalkKey): string {
-  return JSON.stringify([key.path, key.glob, key.roots, key.excluded]);
+  return JSON.stringify([key.path, key.glob, key.roots, key.excluded, key.denied]);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -123,19 +123,24 @@ function isCounts(value: unknown): value is number[] {
 /** The walk in a parsed file, checked field by field; null for anything else. */
 function walkOf(value: unknown): GrepWalkReport | null {
   if (!isRecord(value)) return null;
-  const { start, base, files, progress, counts, binaryNames, skippedByType, ripgrepTrap } = value;
-  if (typeof start !== "string" || typeof base !== "string" || !isStrings(files)) return null;
+  const { start, base, files, progress, counts, binaryNames, skippedByType, ripgrepTrap, denied } = value;
+  if (typeof start !== "string" || typeof base !== "string" || !isStrings(files) || !isStrings(denied)) {
+    return null;
+  }
   if (!isCounts(progress) || progress.length !== 2 * files.length) return null;
   if (!isCounts(binaryNames) || binaryNames.some((index) => index >= files.length)) return null;
   if (!Number.isSafeInteger(skippedByType) || (ripgrepTrap !== null && typeof ripgrepTrap !== "string")) {
     return null;
   }
   if (!isRecord(counts) || !isStrings(counts.ignoreProblems)) return null;
+  const { denyingRules = [], askingRules = [] } = counts;
+  if (!isStrings(denyingRules) || !isStrings(askingRules)) return null;
   const numbers = [
     counts.ignoredFiles,
     counts.ignoredDirectories,
     counts.skippedSymlinks,
     counts.changedDirectories,
+    counts.deniedFiles ?? 0,
   ];
   if (!isCounts(numbers)) return null;
   const flags = [value.ancestorRules, value.droppedRules, value.excludeRules, value.prefilterMismatch];
@@ -155,6 +160,7 @@ function walkOf(value: unknown): GrepWalkReport | null {
       ignoreProblems: counts.ignoreProblems,
       // A walk that could not list a directory has no stamps, and is never kept.
       unreadable: [],
+      ...(numbers[4] === 0 ? {} : { deniedFiles: numbers[4]!, denyingRules, askingRules }),
     },
     ancestorRules: flags[0] as boolean,
     droppedRules: flags[1] as boolean,
@@ -163,8 +169,7 @@ function walkOf(value: unknown): GrepWalkReport | null {
     binaryNames,
     skippedByType: skippedByType as number,
     ripgrepTrap: ripgrepTrap as string | null,
-    // Walks made under deny rules are never kept (grep_ripgrep.ts).
-    denied: [],
+    denied,
     stamps,
   };
 }

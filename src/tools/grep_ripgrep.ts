@@ -154,6 +154,8 @@ export interface WalkKey {
   glob: string | null;
   roots: readonly string[];
   excluded: readonly string[];
+  /** The call's deny and ask rules (`ToolCallContext.deniedReads`) as JSON; "" for none. */
+  denied: string;
 }
 
 /** Where walks outlive a process: they are used only once the worker found their stamps current. */
@@ -209,13 +211,13 @@ export class RipgrepGrep {
       ? ""
       : JSON.stringify(context.deniedReads);
     const walkKey = `${path}\0${input.glob ?? ""}\0${denied}`;
-    // Kept walks do not record the deny rules they were made under: a call with some neither reads nor
-    // keeps them.
-    const keptKey: WalkKey | undefined = denied !== "" ? undefined : {
+    // A kept walk is one made under the same deny rules: it lists the files they leave out.
+    const keptKey: WalkKey = {
       path,
       glob: input.glob ?? null,
       roots: [context.root, ...context.additionalRoots ?? []],
       excluded: [...context.excludedPaths ?? []],
+      denied,
     };
     const started = performance.now();
     const stop = new AbortController();
@@ -288,8 +290,7 @@ export class RipgrepGrep {
       // A walk kept by an earlier process, read while the worker searches within its budget; it is used only
       // once the worker has found its stamps current.
       const keeper = this.#options.keeper;
-      const keptLoading = recent === null && !this.#walking.has(walkKey) && keeper !== undefined &&
-          keptKey !== undefined
+      const keptLoading = recent === null && !this.#walking.has(walkKey) && keeper !== undefined
         ? this.#loadKept(walkKey, keptKey, keeper)
         : null;
       // The recent walk's stamps, when they can show whether the tree changed since.

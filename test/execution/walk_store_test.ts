@@ -51,7 +51,7 @@ function existsSync(path: string): boolean {
   }
 }
 
-const KEY: WalkKey = { path: "/ws", glob: null, roots: ["/ws"], excluded: ["/home/u/.mewcode"] };
+const KEY: WalkKey = { path: "/ws", glob: null, roots: ["/ws"], excluded: ["/home/u/.mewcode"], denied: "" };
 
 Deno.test("a kept walk comes back as it was saved, its missing paths' stamps included", async () => {
   await using temp = await createTempWorkspace();
@@ -67,10 +67,33 @@ Deno.test("a kept walk comes back as it was saved, its missing paths' stamps inc
   equal(await store.load({ ...KEY, glob: "*.ts" }), null);
   equal(await store.load({ ...KEY, roots: ["/ws", "/other"] }), null);
   equal(await store.load({ ...KEY, excluded: [] }), null);
+  equal(await store.load({ ...KEY, denied: '{"home":"/","rules":[]}' }), null);
   // Only the owner may read the walks (they list the workspace's file names).
   const [file] = [...Deno.readDirSync(join(temp.root, "walks"))];
   equal(Deno.statSync(join(temp.root, "walks", file!.name)).mode! & 0o777, 0o600);
   equal(Deno.statSync(join(temp.root, "walks")).mode! & 0o777, 0o700);
+});
+
+Deno.test("a walk made under deny rules comes back with what they left out", async () => {
+  await using temp = await createTempWorkspace();
+  const store = new WalkStore(join(temp.root, "walks"));
+  const key = { ...KEY, denied: '{"home":"/home/u","rules":[{"rule":"ReadFile(.env)"}]}' };
+  const made = walk(["a.ts"]);
+  const saved = {
+    ...made,
+    counts: {
+      ...made.counts,
+      deniedFiles: 2,
+      denyingRules: ["ReadFile(.env) from the test"],
+      askingRules: [],
+    },
+    denied: [".env", "sub/.env"],
+  };
+  await store.save(key, saved);
+  const loaded = await store.load(key);
+  ok(loaded !== null);
+  deepStrictEqual({ ...loaded, stamps: null }, { ...saved, stamps: null });
+  equal(await store.load(KEY), null);
 });
 
 Deno.test("a walk without stamps is not kept; a damaged or foreign file is ignored", async () => {

@@ -916,3 +916,36 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "Grep through ripgrep keeps walks made under deny rules for processes with the same rules only",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await using state = await createTempWorkspace();
+    const root = workspace.root;
+    await writeTree(root, { ".env": "match hunter1\n", "a.txt": "match a\n", "b/c.txt": "match c\n" });
+    const store = new WalkStore(join(state.root, "walks"));
+    const rule = (specifier: string) => ({ rule: `ReadFile(${specifier})`, origin: "the test", specifier });
+    const process = async (input: GrepInput, rules: ReturnType<typeof rule>[]) => {
+      await using setup = await openRipgrep(root, {
+        prepassBudgetMs: 0,
+        smallTreeFiles: 0,
+        stampMarginMs: 1_100,
+        keeper: store,
+      });
+      setup.context = { ...setup.context, deniedReads: { home: root, rules } };
+      const { engine, recent } = await checkedRun(setup, input);
+      return { engine, kept: recent };
+    };
+    await settleTree(root);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const denyEnv = [rule(".env")];
+    deepStrictEqual(await process({ pattern: "no such text" }, denyEnv), { engine: "ripgrep", kept: false });
+    // The next process under the same rule: the kept walk, which leaves `.env` out and counts it.
+    deepStrictEqual(await process({ pattern: "match" }, denyEnv), { engine: "ripgrep", kept: true });
+    deepStrictEqual(await process({ pattern: "hunter" }, denyEnv), { engine: "ripgrep", kept: true });
+    // Other rules: a walk of its own.
+    deepStrictEqual(await process({ pattern: "match" }, [rule("b/**")]), { engine: "ripgrep", kept: false });
+  },
+});

@@ -6,7 +6,7 @@
  * @module
  */
 import { lstatOrNull, lstatSyncOrNull, realPathOrNull, realPathSyncOrNull } from "../common/fs.ts";
-import { isAbsolute, join } from "../common/path.ts";
+import { dirname, isAbsolute, join } from "../common/path.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
 import { credentialPlaces } from "../common/home_credentials.ts";
@@ -240,7 +240,9 @@ const MADE_BY_COMMANDS: ReadonlySet<string> = new Set([".gitmodules"]);
  * Existing protected paths of the workspace's top level, and protected folders that do not exist yet or are
  * empty. An empty one may be another session's placeholder, which that session removes when its call ends:
  * bound onto itself it would have to exist when the sandbox starts; covered by a placeholder it need not.
- * Missing protected files (but `MADE_BY_COMMANDS`) and nested folders are `mustNotBeMade`.
+ * Missing protected files (but `MADE_BY_COMMANDS`) and nested folders are `mustNotBeMade`, where every
+ * folder on their way that exists is a real one: a symlink on the way after the call was made by it (see
+ * `removeMade`).
  */
 export function protectedTopLevel(
   root: string,
@@ -260,7 +262,10 @@ export function protectedTopLevel(
       // in a folder the home's view may bind from elsewhere): what a command makes of them (.mcp.json, a
       // hook's script, go/bin of a home) is removed after the call.
       if (placeholder) placeholders.push(path);
-      else if (!MADE_BY_COMMANDS.has(entry.path)) mustNotBeMade.push(path);
+      else if (!MADE_BY_COMMANDS.has(entry.path)) {
+        // Through a folder that is a symlink (the user's), or under a file, the path is not here to guard.
+        if (realFoldersOnTheWay(root, path)) mustNotBeMade.push(path);
+      }
       continue;
     }
     if (placeholder && info.isDirectory && isEmptyDirectory(path)) {
@@ -275,6 +280,69 @@ export function protectedTopLevel(
     readOnly.push(path);
   }
   return { readOnly, placeholders, mustNotBeMade };
+}
+
+/** Whether every folder between `root` and `path` (a path inside it) that exists is a real folder. */
+function realFoldersOnTheWay(root: string, path: string): boolean {
+  for (let folder = dirname(path); folder !== root && isAtOrBelow(folder, root); folder = dirname(folder)) {
+    const info = lstatSyncOrNull(folder);
+    if (info !== null && !info.isDirectory) return false;
+  }
+  return true;
+}
+
+/** What `removeMade` found where a path was to stay missing. */
+export interface MadePath {
+  /** What was there: the path itself, or a symlink the command made on its way. */
+  path: string;
+  type: "file" | "directory" | "symlink" | "other";
+  removed: boolean;
+  /** Why it could not be removed. */
+  error?: string;
+}
+
+/**
+ * Undoes what a call made of paths that were to stay missing (`mustNotBeMade`), each inside one of `roots`:
+ * going down from its root, a symlink on the way (made by the call: the folders that existed were real) is
+ * removed, never followed (a folder the call renamed away stays where it put it), and so is the path itself,
+ * with all it holds when a folder (everything in it was made or moved there by the call). Never throws.
+ */
+export async function removeMade(paths: readonly string[], roots: readonly string[]): Promise<MadePath[]> {
+  const made: MadePath[] = [];
+  for (const path of paths) {
+    const root = roots.find((folder) => isAtOrBelow(path, folder) && path !== folder);
+    if (root === undefined) continue;
+    const parts = path.slice(root.length + 1).split("/");
+    let at = root;
+    for (let index = 0; index < parts.length; index++) {
+      at = `${at}/${parts[index]}`;
+      const info = lstatSyncOrNull(at);
+      if (info === null) break;
+      const last = index === parts.length - 1;
+      if (!last && info.isDirectory) continue;
+      if (!last && !info.isSymlink) break; // A file on the way: nothing can be at the path.
+      const type = info.isSymlink
+        ? "symlink"
+        : info.isDirectory
+        ? "directory"
+        : info.isFile
+        ? "file"
+        : "other";
+      try {
+        await Deno.remove(at, { recursive: type === "directory" });
+        made.push({ path: at, type, removed: true });
+      } catch (error) {
+        made.push({
+          path: at,
+          type,
+          removed: false,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+      break;
+    }
+  }
+  return made;
 }
 
 async function isDirectory(path: string): Promise<boolean> {

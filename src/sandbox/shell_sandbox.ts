@@ -46,7 +46,7 @@ import { removePlaceholders, revertAppeared, userGitConfig } from "./git_metadat
 import { type HelperPaths, resolveHelpers } from "./helpers.ts";
 import { type LimitCounters, limitNotes, type LimitPlan, openLimits, PROLOGUE_FAILED } from "./limits.ts";
 import { type CommandResult, runSandboxedCommand } from "./sandboxed_command.ts";
-import { type MachineView, machineView } from "./shell_policy.ts";
+import { type MachineView, machineView, removeMade } from "./shell_policy.ts";
 import { shellSandboxReport } from "./shell_sandbox_report.ts";
 import { checkStart, closeInheritedDescriptors, fullAccessWrapper, INSTALL_HINT } from "./shell_startup.ts";
 import {
@@ -321,14 +321,14 @@ export class ShellSandbox {
               : `${appeared.message}. Do not create git metadata; tell the user what you need instead`,
           );
         }
-        for (const appeared of await revertAppeared(protection.mustNotBeMade)) {
+        for (const made of await removeMade(protection.mustNotBeMade, [this.root, ...this.additionalRoots])) {
           notes.push(
             `${
-              appeared.removed ? "Removed" : "Could not remove"
-            } "${appeared.path}" (a ${appeared.type}) that ` +
-              "the command created: it is a protected path (another agent's or an editor's settings, a script " +
-              "a hook runs, code of the home), which the user's own programs run outside any sandbox; tell " +
-              "the user what you need instead",
+              made.removed ? "Removed" : `Could not remove (${made.error})`
+            } "${made.path}" (a ${made.type}) ` +
+              "that the command created: it is a protected path or on the way to one (another agent's or an " +
+              "editor's settings, a script a hook runs, code of the home), which the user's own programs run " +
+              "outside any sandbox; tell the user what you need instead",
           );
         }
         if (this.#limits !== null) notes.push(...limitNotes(this.#limits.limits, before, this.#counters()));
@@ -379,7 +379,7 @@ export class ShellSandbox {
     } finally {
       await this.#removePlaceholders(ownPlaceholders(protection));
       await revertAppeared(protection.mustNotAppear);
-      await revertAppeared(protection.mustNotBeMade);
+      await removeMade(protection.mustNotBeMade, [this.root, ...this.additionalRoots]);
     }
     // A deferred check has not proven bubblewrap yet: a command that never started may mean it cannot run
     // here, and the check then says so, with the fixes (a timeout or an interruption is not that). One that

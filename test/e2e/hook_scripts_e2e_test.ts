@@ -41,7 +41,8 @@ Deno.test("A model cannot make or replace the scripts the user's hooks run, by a
       }),
       // No redirection: the permission gate sees no write, and the sandbox is all that stands in the way.
       turn().toolUse("Bash", { command: "cp payload.sh .hooks/check" }),
-      // The script's folder, made a link to an unprotected one, and the script written there.
+      // The script's folder, made a link to an unprotected one, and the script written there (if the link
+      // stayed).
       turn().toolUse("Bash", { command: "mkdir other && ln -s other scripts" }),
       turn().toolUse("WriteFile", { path: join(root, "other/extra.sh"), content: `touch ${markers}/link\n` }),
       turn().toolUse("Bash", { command: "echo done" }),
@@ -54,7 +55,10 @@ Deno.test("A model cannot make or replace the scripts the user's hooks run, by a
     const ran = (await Array.fromAsync(Deno.readDir(markers))).map((entry) => entry.name).sort();
     equal(ran.join(", "), "", `payloads that ran outside the sandbox; stderr: ${run.stderr}`);
     ok(run.stderr.includes("WriteFile") && run.stderr.includes(".hooks/check"), run.stderr);
-    ok(run.stderr.includes("changed during this session"), run.stderr);
+    // The link the command made on the way to the hook's script is removed after its call (the hooks' own
+    // check of their scripts would stop it otherwise: test/config/command_scripts_test.ts).
+    ok(run.stderr.includes(`Removed "${join(root, "scripts")}" (a symlink)`), run.stderr);
+    equal(await Deno.lstat(join(root, "scripts")).catch(() => null), null);
   } finally {
     await Deno.remove(markers, { recursive: true });
     await Deno.remove(home, { recursive: true });

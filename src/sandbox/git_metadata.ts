@@ -31,6 +31,7 @@ import { isEmptyDirectory } from "./kept_sandbox.ts";
 import { basename, dirname, join, resolve } from "../common/path.ts";
 import { describeError } from "../common/errors.ts";
 import { lstatSyncOrNull, readLinkSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
+import { entryType, madeEntry } from "./_made_entries.ts";
 import { type GitDirectory, isGitDirectory, isInside, readGitLayout } from "./_git_layout.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
 
@@ -278,8 +279,10 @@ export async function removePlaceholders(paths: readonly string[]): Promise<void
 
 /** A protected file that appeared during a shell call, and whether it was removed. */
 export interface AppearedPath {
-  /** Absolute path. */
+  /** Absolute path: the planned one, or a symlink the command made on its way. */
   path: string;
+  /** The path that was to stay missing. */
+  planned: string;
   /** What the shell left there. */
   type: "file" | "directory" | "symlink" | "other";
   removed: boolean;
@@ -288,29 +291,37 @@ export interface AppearedPath {
 }
 
 /**
- * Removes every listed path that now exists (`GitProtection.mustNotAppear`): the entry itself, never a
- * symlink's target; a directory recursively only when it sits in a git directory, else only when empty.
- * Returns what appeared, so the caller can warn. Never throws.
+ * Removes every listed path that now exists (`GitProtection.mustNotAppear`, a home's missing credential
+ * files), each in one of `roots` or where no command reaches: the entry itself, never a symlink's target, nor
+ * through a symlink made on its way (that symlink goes instead: `madeEntry`); a directory recursively only when
+ * it sits in a git directory, else only when empty. Returns what appeared, so the caller can warn. Never throws.
  */
-export async function revertAppeared(paths: readonly string[]): Promise<AppearedPath[]> {
+export async function revertAppeared(
+  paths: readonly string[],
+  roots: readonly string[],
+): Promise<AppearedPath[]> {
   const appeared: AppearedPath[] = [];
-  for (const path of paths) {
-    const info = lstatSyncOrNull(path);
-    if (info === null) continue;
-    const type = info.isSymlink ? "symlink" : info.isDirectory ? "directory" : info.isFile ? "file" : "other";
-    const recursive = type === "directory" && isGitDirectory(dirname(path));
+  for (const planned of paths) {
+    const made = madeEntry(planned, roots);
+    if (made === null) continue;
+    const { path, info } = made;
+    const type = entryType(info);
+    const recursive = type === "directory" && !made.onTheWay && isGitDirectory(dirname(path));
     try {
       await Deno.remove(path, { recursive });
       appeared.push({
         path,
+        planned,
         type,
         removed: true,
-        message: `Removed "${path}" (a ${type}) that the command created: the user's git would read it ` +
-          "as repository metadata and could run commands it names",
+        message: `Removed "${path}" (a ${type}) that the command created` +
+          (made.onTheWay ? ` on the way to "${planned}"` : "") +
+          ": the user's git would read it as repository metadata and could run commands it names",
       });
     } catch (error) {
       appeared.push({
         path,
+        planned,
         type,
         removed: false,
         message: `Cannot remove "${path}" (a ${type}) that the command created: ${describeError(error)}; ` +

@@ -11,6 +11,8 @@ import type { ProtectedPath } from "../tools/tool.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
 import { credentialPlaces } from "../common/home_credentials.ts";
 import { isEmptyDirectory } from "./kept_sandbox.ts";
+import { entryType, madeEntry } from "./_made_entries.ts";
+import { describeError } from "../common/errors.ts";
 
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -303,46 +305,24 @@ export interface MadePath {
 
 /**
  * Undoes what a call made of paths that were to stay missing (`mustNotBeMade`), each inside one of `roots`:
- * going down from its root, a symlink on the way (made by the call: the folders that existed were real) is
- * removed, never followed (a folder the call renamed away stays where it put it), and so is the path itself,
- * with all it holds when a folder (everything in it was made or moved there by the call). Never throws.
+ * a symlink on the way is removed, never followed (`madeEntry`; a folder the call renamed away stays where it
+ * put it), and so is the path itself, with all it holds when a folder (everything in it was made or moved
+ * there by the call). Never throws.
  */
 export async function removeMade(paths: readonly string[], roots: readonly string[]): Promise<MadePath[]> {
-  const made: MadePath[] = [];
-  for (const path of paths) {
-    const root = roots.find((folder) => isAtOrBelow(path, folder) && path !== folder);
-    if (root === undefined) continue;
-    const parts = path.slice(root.length + 1).split("/");
-    let at = root;
-    for (let index = 0; index < parts.length; index++) {
-      at = `${at}/${parts[index]}`;
-      const info = lstatSyncOrNull(at);
-      if (info === null) break;
-      const last = index === parts.length - 1;
-      if (!last && info.isDirectory) continue;
-      if (!last && !info.isSymlink) break; // A file on the way: nothing can be at the path.
-      const type = info.isSymlink
-        ? "symlink"
-        : info.isDirectory
-        ? "directory"
-        : info.isFile
-        ? "file"
-        : "other";
-      try {
-        await Deno.remove(at, { recursive: type === "directory" });
-        made.push({ path: at, type, removed: true });
-      } catch (error) {
-        made.push({
-          path: at,
-          type,
-          removed: false,
-          error: error instanceof Error ? error.message : String(error),
-        });
-      }
-      break;
+  const removed: MadePath[] = [];
+  for (const planned of paths) {
+    const made = madeEntry(planned, roots);
+    if (made === null) continue;
+    const type = entryType(made.info);
+    try {
+      await Deno.remove(made.path, { recursive: type === "directory" });
+      removed.push({ path: made.path, type, removed: true });
+    } catch (error) {
+      removed.push({ path: made.path, type, removed: false, error: describeError(error) });
     }
   }
-  return made;
+  return removed;
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -310,9 +310,14 @@ export class ShellSandbox {
         } else {
           await this.#removePlaceholders(ownPlaceholders(protection));
         }
-        for (const appeared of await revertAppeared(protection.mustNotAppear)) {
+        for (
+          const appeared of await revertAppeared(protection.mustNotAppear, [
+            this.root,
+            ...this.additionalRoots,
+          ])
+        ) {
           notes.push(
-            isCredentialPath(appeared.path)
+            isCredentialPath(appeared.planned)
               ? `${
                 appeared.removed ? "Removed" : "Could not remove"
               } "${appeared.path}" that the command created: ` +
@@ -378,7 +383,7 @@ export class ShellSandbox {
       });
     } finally {
       await this.#removePlaceholders(ownPlaceholders(protection));
-      await revertAppeared(protection.mustNotAppear);
+      await revertAppeared(protection.mustNotAppear, [this.root, ...this.additionalRoots]);
       await removeMade(protection.mustNotBeMade, [this.root, ...this.additionalRoots]);
     }
     // A deferred check has not proven bubblewrap yet: a command that never started may mean it cannot run

@@ -121,3 +121,27 @@ Deno.test("What a command made is removed where it was planned only: never throu
     await Deno.remove(state, { recursive: true });
   }
 });
+
+Deno.test("A credential file a command made is removed where it was planned only: never through a symlink", async () => {
+  // The workspace is the home; ~/.m2 exists without settings.xml (a credential file: removed if made).
+  await using workspace = await createTempWorkspace();
+  await using outside = await createTempWorkspace("mewcode-victim-");
+  const root = workspace.root;
+  const state = await Deno.makeTempDir({ prefix: "mewcode-protected-state-" });
+  try {
+    await Deno.mkdir(join(root, ".m2"));
+    await Deno.writeTextFile(join(outside.root, "settings.xml"), "the user's file\n");
+    await using server = await startFakeAnthropic([
+      turn().toolUse("Bash", { command: `mv .m2 .m2.old && ln -s '${outside.root}' .m2; ls -la` }),
+      turn().text("Done.").stop("end_turn"),
+    ]);
+    const run = await runMewcode(["-p", "Set up", "--permission-mode", "bypassPermissions"], {
+      cwd: root,
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: state, HOME: root },
+    });
+    equal(run.code, 0, run.stderr);
+    equal(await Deno.readTextFile(join(outside.root, "settings.xml")), "the user's file\n");
+  } finally {
+    await Deno.remove(state, { recursive: true });
+  }
+});

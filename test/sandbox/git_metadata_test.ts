@@ -184,13 +184,13 @@ Deno.test("revertAppeared removes what appeared without following symlinks, and 
   const [commonDir, configWorktree] = protection.mustNotAppear;
   equal(commonDir, join(workspace.root, ".git/commondir"));
   equal(configWorktree, join(workspace.root, ".git/config.worktree"));
-  deepStrictEqual(await revertAppeared(protection.mustNotAppear), []);
+  deepStrictEqual(await revertAppeared(protection.mustNotAppear, [workspace.root]), []);
   const target = join(outside.root, "precious");
   await Deno.writeTextFile(target, "keep me\n");
   await Deno.symlink(target, commonDir!);
   await Deno.mkdir(join(configWorktree!, "deep"), { recursive: true });
   await Deno.writeTextFile(join(configWorktree!, "deep/file"), "x");
-  const appeared = await revertAppeared(protection.mustNotAppear);
+  const appeared = await revertAppeared(protection.mustNotAppear, [workspace.root]);
   deepStrictEqual(appeared.map(({ path, type, removed }) => ({ path, type, removed })), [
     { path: commonDir, type: "symlink", removed: true },
     { path: configWorktree, type: "directory", removed: true },
@@ -375,14 +375,14 @@ async function runAttack(attack: Attack, protect: boolean): Promise<AttackRun> {
     `echo started; P='touch ${marker}; :'\n${attack.script}`,
   );
   equal(result.stdout, "started\n", `the sandbox did not run the script: ${result.stderr}`);
-  const appeared = protection === null ? [] : await cleanUp(protection);
+  const appeared = protection === null ? [] : await cleanUp(protection, workspace.root);
   await useGitAsTheUser(workspace.root, attack.userFolders);
   return { payloadRan: await exists(marker), appeared, workspace };
 }
 
-async function cleanUp(protection: GitProtection): Promise<string[]> {
+async function cleanUp(protection: GitProtection, root: string): Promise<string[]> {
   await removePlaceholders(protection.placeholders);
-  return (await revertAppeared(protection.mustNotAppear)).map((entry) => entry.path);
+  return (await revertAppeared(protection.mustNotAppear, [root])).map((entry) => entry.path);
 }
 
 Deno.test({
@@ -435,7 +435,7 @@ Deno.test({
       git status --porcelain`,
     );
     equal(result.code, 0, result.stderr);
-    equal(await cleanUp(protection).then((appeared) => appeared.length), 0);
+    equal(await cleanUp(protection, root).then((appeared) => appeared.length), 0);
     equal(await exists(join(root, ".git/hooks")), false);
     equal(await Deno.readTextFile(join(root, ".git/config")), configBefore);
     deepStrictEqual((await gitOk(root, "tag")).split("\n").filter(Boolean), ["v1", "v2"]);
@@ -464,7 +464,7 @@ Deno.test({
       mkdir other && cp -r nested/.git planted && printf 'gitdir: ../planted\\n' > other/.git`,
     );
     equal(result.code, 0, result.stderr);
-    equal((await cleanUp(protection)).length, 0);
+    equal((await cleanUp(protection, root)).length, 0);
     const diff = diffGitFindings(before, await scanGitMetadata(root));
     equal(diff.notice, null);
     deepStrictEqual(diff.changes.map((change) => change.message), [

@@ -141,6 +141,10 @@ Deno.test("A credential file a command made is removed where it was planned only
     });
     equal(run.code, 0, run.stderr);
     equal(await Deno.readTextFile(join(outside.root, "settings.xml")), "the user's file\n");
+    equal(await Deno.lstat(join(root, ".m2")).catch(() => null), null, "the .m2 symlink stayed");
+    ok((await Deno.lstat(join(root, ".m2.old"))).isDirectory);
+    const told = JSON.stringify(server.requests.at(-1)?.body);
+    ok(told.includes(`Removed \\"${join(root, ".m2")}\\"`), told);
   } finally {
     await Deno.remove(state, { recursive: true });
   }

@@ -134,7 +134,13 @@ export async function benchStartup(options: BenchOptions): Promise<BenchSection>
       list.filter((sample) => sample.code !== 0).map(() => name)
     );
     if (failed.length > 0) throw new Error(`Startup benchmark: runs failed: ${failed.join(", ")}`);
-    return report({ samples, runs, loadBefore, loadAfter: loadAverage() });
+    return report({
+      samples,
+      runs,
+      loadBefore,
+      loadAfter: loadAverage(),
+      launcherDeno: await launcherDeno(fixture),
+    });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -290,8 +296,28 @@ interface Samples {
   reads: Measured[];
 }
 
+/**
+ * The Deno the launcher runs (`MEWCODE_PRINT_COMMAND`): next to the checkout, as the README's first command
+ * installs it (`npm install --prefix`), the launcher finds it without searching PATH; a Deno found on PATH
+ * costs it two more programs (`readlink`, `find`), ~10 ms here.
+ */
+async function launcherDeno(fixture: { root: string; env: Record<string, string> }): Promise<string> {
+  const output = await new Deno.Command(LAUNCHER, {
+    args: ["--version"],
+    cwd: fixture.root,
+    env: { ...fixture.env, MEWCODE_PRINT_COMMAND: "1" },
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const path = new TextDecoder().decode(output.stdout).split("\n")[0] ?? "";
+  const where = path.startsWith(join(CHECKOUT, "node_modules"))
+    ? "next to the checkout, as the README's first command installs it"
+    : "found on PATH (the README's first command installs it next to the checkout instead)";
+  return `${path} (${where})`;
+}
+
 function report(
-  input: { samples: Samples; runs: number; loadBefore: string; loadAfter: string },
+  input: { samples: Samples; runs: number; loadBefore: string; loadAfter: string; launcherDeno: string },
 ): BenchSection {
   const { samples } = input;
   const wall = (list: Measured[]) => median(list.map((sample) => sample.wallMs));
@@ -344,8 +370,8 @@ function report(
     `as the workspace; the fake Anthropic server on 127.0.0.1 begins its response at once and writes the text ` +
     `answer ${ANSWER_DELAY_MS} ms later (the ReadFile turns at once). The baselines are Deno hello ` +
     "worlds run with mewcode's runtime flags: one prints a line, one sends a single streaming request to " +
-    `the same server. Load average (1, 5, 15 min) at the start: ${input.loadBefore}; at the end: ` +
-    `${input.loadAfter}.`,
+    `the same server. The launcher ran Deno ${input.launcherDeno}. Load average (1, 5, 15 min) at the ` +
+    `start: ${input.loadBefore}; at the end: ${input.loadAfter}.`,
     "",
     "| wall time to exit | ms | vs hello world |",
     "|---|---:|---:|",

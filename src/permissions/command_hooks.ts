@@ -19,6 +19,7 @@ import { CommandScriptsBaseline } from "../config/command_scripts.ts";
 import {
   type ConfiguredHook,
   configuredHooks,
+  guardsItsScripts,
   type HookEvent,
   hookName,
   type HooksConfig,
@@ -72,9 +73,10 @@ export class CommandHooks implements HookRunner {
     this.#options = options;
     this.#hooks = configuredHooks(options);
     // Taken now, as the session starts: before the model's first call could change a script.
-    this.#scripts = this.#hooks.length === 0
+    const guarded = this.#hooks.filter((hook) => guardsItsScripts(hook, options.sandboxRepositoryHooks));
+    this.#scripts = guarded.length === 0
       ? null
-      : new CommandScriptsBaseline(options.root, this.#hooks.map((hook) => hook.command));
+      : new CommandScriptsBaseline(options.root, guarded.map((hook) => hook.command));
   }
 
   /** Whether any hook is configured for `event`. */
@@ -139,7 +141,9 @@ export class CommandHooks implements HookRunner {
     const identity = { name: hookName(hook.command), origin: hook.origin, timeoutMs: hook.timeoutMs };
     const signalOption = signal === undefined ? {} : { signal };
     let result: ProcessResult;
-    const changed = await this.#scripts?.changed(hook.command) ?? null;
+    const changed = guardsItsScripts(hook, this.#options.sandboxRepositoryHooks)
+      ? await this.#scripts?.changed(hook.command) ?? null
+      : null;
     if (changed !== null) {
       // Fails closed: a PreToolUse hook that cannot vouch for the call blocks it.
       result = event === "PreToolUse"

@@ -98,6 +98,21 @@ export function hookName(command: string): string {
 }
 
 /**
+ * Whether what a hook runs in the workspace must stay as it was when the session started (its scripts are
+ * protected paths, and it does not run once they changed: src/config/command_scripts.ts): a hook that runs
+ * as the user, whose scripts would run outside any sandbox; and a PreToolUse hook, which decides the model's
+ * calls wherever it runs. Any other hook in the shell sandbox can do no more than a Bash call, so the folder
+ * it changes to (`cd web && npx prettier --write .`) stays the model's to edit.
+ */
+export function guardsItsScripts(
+  hook: Pick<ConfiguredHook, "event" | "origin" | "sandbox">,
+  sandboxRepositoryHooks: boolean,
+): boolean {
+  const sandboxed = hook.sandbox || (hook.origin === "repository" && sandboxRepositoryHooks);
+  return !sandboxed || hook.event === "PreToolUse";
+}
+
+/**
  * The command of every hook of a config, by event (the settings' `hooks` object too, whose other keys, such
  * as `sandboxRepositoryHooks`, hold no groups).
  */

@@ -41,7 +41,7 @@ import type { Message, Provider } from "../llm/provider.ts";
 import type { Approver } from "../permissions/decision.ts";
 import type { PermissionMode } from "../permissions/modes.ts";
 import type { PreToolUseHook } from "../permissions/hooks.ts";
-import { hookCommands } from "../permissions/hook_config.ts";
+import { configuredHooks, guardsItsScripts } from "../permissions/hook_config.ts";
 import type { Rule } from "../permissions/rules.ts";
 import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
 import type { HelperPaths } from "../sandbox/helpers.ts";
@@ -217,8 +217,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   const protectedPaths = [
     ...options.protectedPaths ?? PROTECTED_PATHS,
     ...await commandScriptProtections(workspace.root, [
-      ...hookCommands(options.hooks?.user),
-      ...hookCommands(options.hooks?.repository),
+      ...guardedHookCommands(options.hooks),
       ...(options.approvalCommand === undefined || options.approvalCommand === null
         ? []
         : [options.approvalCommand.command]),
@@ -311,6 +310,14 @@ function earlyContext(options: SessionOptions, runtime: LazyRuntime): EarlyConte
     signal: controller.signal,
   });
   return { promise, controller };
+}
+
+/** The commands of the hooks whose scripts must stay as they are (`guardsItsScripts`). */
+function guardedHookCommands(hooks: SessionHooks | undefined): string[] {
+  if (hooks === undefined) return [];
+  return configuredHooks(hooks)
+    .filter((hook) => guardsItsScripts(hook, hooks.sandboxRepositoryHooks))
+    .map((hook) => hook.command);
 }
 
 /** The call observer as a hook that only looks: it never blocks, changes nor decides. */

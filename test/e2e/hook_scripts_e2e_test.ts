@@ -64,3 +64,47 @@ Deno.test("A model cannot make or replace the scripts the user's hooks run, by a
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("A folder a sandboxed hook changes to stays the model's to edit; one a hook run as the user changes to does not", async () => {
+  // A monorepo whose formatter hook changes to web/ first. Run in the sandbox (as the README advises for a
+  // hook that runs the project's code), what it runs there can do no more than a Bash call: web/ is not
+  // protected. Run as the user, web/ is, since the hook would run what the model puts there.
+  for (const sandboxed of [true, false]) {
+    await using workspace = await createTempWorkspace();
+    const root = workspace.root;
+    const home = await Deno.makeTempDir({ prefix: "mewcode-hook-home-" });
+    try {
+      await Deno.mkdir(join(root, "web/src"), { recursive: true });
+      await Deno.writeTextFile(join(root, "web/src/a.ts"), "export const a = 1;\n");
+      await Deno.writeTextFile(
+        join(home, "settings.json"),
+        JSON.stringify({
+          hooks: {
+            PostToolUse: [{
+              matcher: "WriteFile|EditFile",
+              hooks: [{
+                type: "command",
+                command: "cd web && true",
+                ...(sandboxed ? { sandbox: true } : {}),
+              }],
+            }],
+          },
+        }),
+      );
+      await using server = await startFakeAnthropic([
+        turn().toolUse("ReadFile", { path: join(root, "web/src/a.ts") }),
+        turn().toolUse("WriteFile", { path: join(root, "web/src/a.ts"), content: "export const a = 2;\n" }),
+        turn().text("Done.").stop("end_turn"),
+      ]);
+      const run = await runMewcode(["-p", "Edit", "--permission-mode", "acceptEdits"], {
+        cwd: root,
+        env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: home },
+      });
+      const content = await Deno.readTextFile(join(root, "web/src/a.ts"));
+      equal(content, sandboxed ? "export const a = 2;\n" : "export const a = 1;\n", run.stderr);
+      equal(run.code, sandboxed ? 0 : 55, run.stderr);
+    } finally {
+      await Deno.remove(home, { recursive: true });
+    }
+  }
+});

@@ -239,23 +239,26 @@ export function scratchFolders(options: BubblewrapOptions): string[] {
 }
 
 /**
- * `keepInPlace`, and every folder between a root and what is hidden inside it (the home's credentials, the
- * system folders and files a bound folder holds, mewcode's state folder), shallowest first. A mount pins only
- * its own path: renaming a folder above it carries the mount along, and the hidden content shows under the
- * new name (`mv .cargo .cargo2` then `cat .cargo2/credentials.toml`), or a planted copy takes the old name
- * (`mv state state2; mkdir -p state/mc`, then mewcode's next start reads settings the model wrote). Pinned,
+ * `keepInPlace`, and every folder between a root and what is hidden, read-only or a placeholder inside it
+ * (the home's credentials, the system folders and files a bound folder holds, mewcode's state folder),
+ * shallowest first. A mount pins only its own path: renaming a folder above it carries the mount along, and
+ * the hidden content shows under the new name (`mv .cargo .cargo2` then `cat .cargo2/credentials.toml`), or a
+ * planted copy takes the old name (`mv state state2; mkdir -p state/mc`, then mewcode's next start reads
+ * settings the model wrote; `mv .julia j; mkdir -p .julia/config` for a missing credential folder). Pinned,
  * each folder on the way fails the rename with EBUSY.
  */
 function pinnedFolders(options: BubblewrapOptions, roots: readonly string[]): string[] {
   const pinned = new Set(options.keepInPlace);
-  // And the folders above what is bound read-only (a script a hook runs, `scripts/hook.sh`): renamed away, it
-  // would leave room for another file of that name.
+  // And the folders above what is bound read-only (a script a hook runs, `scripts/hook.sh`) or covered by a
+  // placeholder (`~/.julia/config`): renamed away, it would leave room for another of that name, and mewcode,
+  // removing the placeholder after the call by its path, would follow a symlink put in its place.
   const hidden = [
     ...options.hiddenInWorkspace.map((entry) => entry.path),
     ...options.hiddenDirectories,
     ...options.hiddenFiles,
     ...options.excluded,
     ...options.readOnly,
+    ...options.placeholders,
   ];
   for (const path of hidden) {
     const root = roots.find((folder) => isAtOrBelow(path, folder) && path !== folder);

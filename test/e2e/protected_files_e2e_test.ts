@@ -149,3 +149,47 @@ Deno.test("A credential file a command made is removed where it was planned only
     await Deno.remove(state, { recursive: true });
   }
 });
+
+/** Runs mewcode in `root` as the home, with the model running `commands` with Bash one after the other. */
+async function runInHome(root: string, commands: readonly string[]): Promise<void> {
+  const state = await Deno.makeTempDir({ prefix: "mewcode-protected-state-" });
+  try {
+    await using server = await startFakeAnthropic([
+      ...commands.map((command) => turn().toolUse("Bash", { command })),
+      turn().text("Done.").stop("end_turn"),
+    ]);
+    const run = await runMewcode(["-p", "Set up", "--permission-mode", "bypassPermissions"], {
+      cwd: root,
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: state, HOME: root },
+    });
+    equal(run.code, 0, run.stderr);
+  } finally {
+    await Deno.remove(state, { recursive: true });
+  }
+}
+
+Deno.test("A command cannot make a missing credential folder by renaming the folder it goes in (~/.julia/config)", async () => {
+  // The workspace is the home; ~/.julia exists without config/ (its startup.jl runs at every julia start):
+  // the call covers ~/.julia/config with an empty read-only placeholder. Renamed away, ~/.julia would carry
+  // the placeholder along and leave its name free for a folder of the command's.
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.mkdir(join(root, ".julia"));
+  await runInHome(root, [
+    "mv .julia .julia.old && mkdir -p .julia/config && echo 'run(`id`)' > .julia/config/startup.jl",
+  ]);
+  equal(await Deno.lstat(join(root, ".julia", "config")).catch(() => null), null, "~/.julia/config was made");
+  ok((await Deno.lstat(join(root, ".julia"))).isDirectory, "~/.julia was renamed");
+});
+
+Deno.test("The placeholder of a missing credential folder is removed where it was planned only: never through a symlink", async () => {
+  // As above, the command swaps ~/.julia for a symlink to a folder outside that holds an empty config/: the
+  // placeholder's removal must not follow it.
+  await using workspace = await createTempWorkspace();
+  await using outside = await createTempWorkspace("mewcode-victim-");
+  const root = workspace.root;
+  await Deno.mkdir(join(root, ".julia"));
+  await Deno.mkdir(join(outside.root, "config"));
+  await runInHome(root, [`mv .julia .julia.old && ln -s '${outside.root}' .julia`, "ls -la"]);
+  ok((await Deno.lstat(join(outside.root, "config"))).isDirectory, "the folder outside was removed");
+});

@@ -10,7 +10,7 @@ import type { ProtectedPath, SandboxMode, ShellPlan } from "../tools/tool.ts";
 import { bubblewrapArguments, isAtOrBelow, scratchFolders, SUPERVISOR_PATH } from "./bubblewrap.ts";
 import { planGitProtection, type UserGitConfig } from "./git_metadata.ts";
 import type { HelperPaths } from "./helpers.ts";
-import { lstatSyncOrNull } from "../common/fs.ts";
+import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
 import type { KeptSandboxFiles } from "./kept_sandbox.ts";
 import type { LimitPlan } from "./limits.ts";
 import { type MachineView, protectedTopLevel } from "./shell_policy.ts";
@@ -188,7 +188,7 @@ export function planCall(
     keepInPlace: protection.keepInPlace,
     readOnly: protection.readOnly,
     placeholders: protection.placeholders,
-    excluded: view.excluded,
+    excluded: [...view.excluded, ...keptFolderShown(planning)],
     writableFiles: limits?.writableFiles ?? [],
     ...(limits === null ? {} : { scratchBytes: limits.limits.maxMemoryBytes }),
     seccomp: seccomp !== null,
@@ -218,6 +218,20 @@ export function planCall(
       scratch: scratchFolders(mounts),
     },
   };
+}
+
+/**
+ * The kept sandbox's private folder, as a real path, when the sandbox would show it (a temporary folder in the
+ * workspace: `TMPDIR=~/tmp` with the workspace the home): hidden with mewcode's state. Shown, a command could
+ * replace the seccomp program the next kept sandbox starts with, or put a symlink where mewcode writes its
+ * record of placeholders from its own process on the host.
+ */
+function keptFolderShown(planning: CallPlanning): string[] {
+  if (planning.kept === null) return [];
+  const folder = realPathSyncOrNull(planning.kept.directory);
+  if (folder === null) return [];
+  const shown = [planning.root, ...planning.additionalRoots, ...planning.view.exposed];
+  return shown.some((path) => isAtOrBelow(folder, path)) ? [folder] : [];
 }
 
 /** Distinct paths, shallowest first (then by name): a later mount may only go below an earlier one. */

@@ -227,3 +227,36 @@ Deno.test("e2e: the placeholders a run killed with SIGKILL left in its workspace
   deepStrictEqual(await names(join(workspace.root, ".vscode")), ["settings.json"]);
   deepStrictEqual(await names(other.root), [], "the next run removed its own placeholders");
 });
+
+Deno.test("e2e: a command cannot reach the private folder when the temporary folder lies in the workspace", async () => {
+  // TMPDIR=~/tmp with the workspace the home, say: mewcode writes its record of placeholders there after
+  // calls, from its own process on the host, and starts each kept sandbox with the seccomp program there.
+  await using workspace = await createTempWorkspace("mewcode-left-ws-");
+  await using home = await createTempWorkspace("mewcode-left-home-");
+  await using outside = await createTempWorkspace("mewcode-victim-");
+  const temporary = join(workspace.root, "tmp");
+  await Deno.mkdir(temporary);
+  const victim = join(outside.root, "victim.txt");
+  await Deno.writeTextFile(victim, "the user's file\n");
+  await using server = await startFakeAnthropic([
+    turn().toolUse("Bash", {
+      command: `ls -A tmp/mewcode-shell-*; for folder in tmp/mewcode-shell-*; do ` +
+        `ln -sf '${victim}' "$folder/placeholders"; printf x > "$folder/seccomp.bpf"; done`,
+    }),
+    turn().toolUse("Bash", { command: "true" }),
+    turn().text("Done.").stop("end_turn"),
+  ]);
+  const run = await new Deno.Command(LAUNCHER, {
+    args: ["-p", "go", "--permission-mode", "bypassPermissions"],
+    cwd: workspace.root,
+    env: { ...server.env(), MEWCODE_HOME: home.root, TMPDIR: temporary },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  equal(run.code, 0, new TextDecoder().decode(run.stderr));
+  equal(await Deno.readTextFile(victim), "the user's file\n", "mewcode wrote through the command's symlink");
+  const told = JSON.stringify(server.requests[1]?.body);
+  ok(told.includes("<output></output>"), `the command saw the private folder's files: ${told}`);
+  deepStrictEqual(await names(temporary), [], "the session removed its folder");
+});

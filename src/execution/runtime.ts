@@ -109,6 +109,12 @@ export interface ToolRuntime extends AsyncDisposable {
   shell: ShellPlan;
   /** The folders added to the workspace, checked: real paths, without duplicates or the root. */
   additionalRoots: readonly string[];
+  /**
+   * What writers refuse unless the call's permission named it: the protected paths given, with the git
+   * metadata the repository's layout puts elsewhere and the home's and mewcode's own code folders, which
+   * only building the runtime finds. The permission policy asks about the same (`SessionPermissions`).
+   */
+  protectedPaths: readonly ProtectedPath[];
   files: FileRecordStore;
   /** The end-of-session checks (git metadata that gained hooks or commands); lines for the user. */
   finish(): Promise<string[]>;
@@ -229,6 +235,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     sandbox,
     shell,
     additionalRoots,
+    protectedPaths,
     files,
     finish: () => sandbox.endOfSession(),
     prewarm,

@@ -11,6 +11,7 @@ import type { PermissionDecision, PermissionGrants } from "./decision.ts";
 import type { PermissionMode } from "./modes.ts";
 import type { PatternBases } from "./path_pattern.ts";
 import { namesProtection, protectionAt } from "./protection.ts";
+import { entriesIn } from "../tools/protected_paths.ts";
 import { isWithin, type ResolvedPath } from "./real_paths.ts";
 import {
   type CompiledRule,
@@ -142,7 +143,7 @@ export function protectedForms(path: ResolvedPath, context: EvaluationContext): 
     const root = rootOf(absolute, context);
     if (root === null) continue;
     const relative = posix.relative(root, absolute);
-    const entry = protectionAt(relative, context.protectedPaths);
+    const entry = protectionAt(relative, entriesIn(root, context.protectedPaths));
     if (entry !== null) forms.push({ root, relative, absolute, entry });
   }
   return forms;

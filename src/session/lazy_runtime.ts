@@ -21,8 +21,15 @@ export class LazyRuntime {
   #loading: Promise<ToolRuntime> | null = null;
   #loaded: ToolRuntime | null = null;
 
-  constructor(options: RuntimeOptions & { additionalRoots: readonly string[] }) {
-    this.#options = options;
+  #onLoad: ((runtime: ToolRuntime) => void) | undefined;
+
+  /** `onLoad` sees the runtime once built, before anyone can call a tool through it. */
+  constructor(
+    options: RuntimeOptions & { additionalRoots: readonly string[]; onLoad?: (runtime: ToolRuntime) => void },
+  ) {
+    const { onLoad, ...runtimeOptions } = options;
+    this.#options = runtimeOptions;
+    this.#onLoad = onLoad;
     this.additionalRoots = options.additionalRoots;
     this.catalog = createRegistry(BUILTIN_TOOL_INFO, {
       allowWrite: !options.readOnly,
@@ -48,8 +55,10 @@ export class LazyRuntime {
       const { createToolRuntime } = await lazyImport<typeof import("../execution/runtime.ts")>(
         new URL("../execution/runtime.ts", import.meta.url),
       );
-      this.#loaded = await createToolRuntime(this.#options);
-      return this.#loaded;
+      const runtime = await createToolRuntime(this.#options);
+      this.#onLoad?.(runtime);
+      this.#loaded = runtime;
+      return runtime;
     })();
     return this.#loading;
   }

@@ -270,6 +270,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     // first Bash call), not before the first request; doctor and `mewcode tool` check it at once.
     ...(options.needsModel ? { deferShellCheck: true } : {}),
     ...(walkStore === null ? {} : { walkStore }),
+    onLoad: (built) => permissions.useProtections(built.protectedPaths),
   });
   // A one-shot session builds its tools once the model answers (`OpenSession#expect`); every other one now.
   const oneShot = options.needsModel === true && options.headless === true;

@@ -84,6 +84,8 @@ export class SessionPermissions {
   #policyModule: Promise<typeof import("../permissions/policy.ts")> | null = null;
   /** The mode and rules now (the policy's getters read them). */
   readonly #state: { mode: PermissionMode; rules: readonly Rule[] };
+  /** What writes are asked about (`useProtections`). */
+  #protections: readonly ProtectedPath[];
 
   /** Builds the permission side, loading the hook runner and the approval command only when configured. */
   static async open(options: SessionPermissionOptions): Promise<SessionPermissions> {
@@ -107,6 +109,7 @@ export class SessionPermissions {
   /** Use `open`, which loads `modules` as the options need them; throws TypeError when one is missing. */
   constructor(options: SessionPermissionOptions, modules: PermissionModules) {
     this.#options = options;
+    this.#protections = options.protectedPaths;
     const state = this.#state = { mode: options.mode, rules: options.rules };
     this.policy = {
       get mode() {
@@ -180,6 +183,16 @@ export class SessionPermissions {
     return removed;
   }
 
+  /**
+   * The protected paths writes are asked about from now on: the session's, with those the tool runtime
+   * found when it was built (`ToolRuntime.protectedPaths`: git metadata where the layout puts it, the home's
+   * code folders), so that those too are asked about and a rule naming one allows it, as for `.git`.
+   */
+  useProtections(paths: readonly ProtectedPath[]): void {
+    this.#protections = paths;
+    this.#current = null;
+  }
+
   /** Switches the permission mode for the next decisions. */
   setMode(mode: PermissionMode): void {
     this.#state.mode = mode;
@@ -210,7 +223,7 @@ export class SessionPermissions {
       rootAliases: options.rootAliases,
       home: options.env.HOME ?? "/",
       additionalDirectories: options.additionalDirectories,
-      protectedPaths: options.protectedPaths,
+      protectedPaths: this.#protections,
     });
   }
 

@@ -55,6 +55,30 @@ const TASK_FILES: Readonly<Record<string, readonly string[]>> = {
   composer: ["composer.json"],
 };
 
+/** Files that make a folder a project of its own (a package of a monorepo), not a folder of scripts. */
+const PROJECT_FILES: readonly string[] = [
+  ...new Set(Object.values(TASK_FILES).flat()),
+  "pyproject.toml",
+  "setup.py",
+  "Cargo.toml",
+  "go.mod",
+  "pom.xml",
+  "build.gradle",
+  "build.gradle.kts",
+  "Gemfile",
+];
+
+/**
+ * Whether a folder a command changes to (relative to `root`) is a project of its own (`cd web && npm run fmt`),
+ * not a folder of scripts (`cd .hooks && sh check.sh`, whose check.sh may source its neighbours).
+ */
+async function isProjectFolder(root: string, folder: string): Promise<boolean> {
+  for (const name of PROJECT_FILES) {
+    if ((await statOrNull(join(root, folder, name)))?.isFile === true) return true;
+  }
+  return false;
+}
+
 /** Characters after which a word is a pattern or an expansion, never a file's name. */
 const NOT_A_NAME = /[$*?[\]{}`~]/;
 
@@ -66,6 +90,38 @@ export async function commandScriptProtections(
   root: string,
   commands: readonly string[],
 ): Promise<ProtectedPath[]> {
+  const { files, folders } = await commandScripts(root, commands);
+  return [
+    ...[...folders].map((path) => ({ path, anyDepth: false, folder: true, reason: REASON })),
+    ...[...files].filter((path) => ![...folders].some((folder) => path.startsWith(`${folder}/`))).map((
+      path,
+    ) => ({ path, anyDepth: false, reason: REASON })),
+  ];
+}
+
+/**
+ * What trust covers of what `commands` run (src/config/settings.ts): as `commandScriptProtections`, but a
+ * project folder a command changes to (`isProjectFolder`: `cd web && npm run fmt`) stands for the files the
+ * command names in it (its project file, its scripts), not for every file: its sources change with every edit.
+ */
+export async function trustedCommandScripts(
+  root: string,
+  commands: readonly string[],
+): Promise<{ files: string[]; folders: string[] }> {
+  const { files, folders } = await commandScripts(root, commands);
+  const scriptFolders: string[] = [];
+  for (const folder of folders) {
+    if (!await isProjectFolder(root, folder)) scriptFolders.push(folder);
+  }
+  const inScriptFolder = (path: string) => scriptFolders.some((folder) => path.startsWith(`${folder}/`));
+  return { files: [...files].filter((path) => !inScriptFolder(path)), folders: scriptFolders };
+}
+
+/** The files (workspace-relative) and the folders a command changes to of what `commands` run. */
+async function commandScripts(
+  root: string,
+  commands: readonly string[],
+): Promise<{ files: Set<string>; folders: Set<string> }> {
   const files = new Set<string>();
   const folders = new Set<string>();
   for (const command of commands) {
@@ -112,12 +168,7 @@ export async function commandScriptProtections(
       }
     }
   }
-  return [
-    ...[...folders].map((path) => ({ path, anyDepth: false, folder: true, reason: REASON })),
-    ...[...files].filter((path) => ![...folders].some((folder) => path.startsWith(`${folder}/`))).map((
-      path,
-    ) => ({ path, anyDepth: false, reason: REASON })),
-  ];
+  return { files, folders };
 }
 
 function hasScriptExtension(word: string): boolean {

@@ -192,13 +192,13 @@ async function repositoryFingerprint(
   }
   const loaded = files.flatMap(({ read }) => read.status === "loaded" ? [read.settings] : []);
   const commands = loaded.flatMap(settingsCommands);
-  const scripts = commands.length === 0 ? [] : await (await lazyImport<typeof import("./command_scripts.ts")>(
-    new URL("./command_scripts.ts", import.meta.url),
-  )).commandScriptProtections(root, commands);
-  for (const { path, folder } of scripts) {
-    fingerprinted.push(
-      ...folder === true ? await fingerprintedFolder(root, path) : [await fingerprintedScript(root, path)],
+  if (commands.length > 0) {
+    const { trustedCommandScripts } = await lazyImport<typeof import("./command_scripts.ts")>(
+      new URL("./command_scripts.ts", import.meta.url),
     );
+    const { files, folders } = await trustedCommandScripts(root, commands);
+    for (const folder of folders) fingerprinted.push(...await fingerprintedFolder(root, folder));
+    for (const file of files) fingerprinted.push(await fingerprintedScript(root, file));
   }
   for (const settings of loaded) {
     for (const directory of settings.permissions?.additionalDirectories ?? []) {

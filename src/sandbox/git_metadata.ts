@@ -265,15 +265,17 @@ function byDepth(paths: Iterable<string>): string[] {
 }
 
 /**
- * Removes the placeholder directories a shell call left behind (bubblewrap creates each mount point):
- * only empty directories, never a file, a symlink or a directory with something in it. Never throws.
+ * Removes the placeholder directories a shell call left behind (bubblewrap creates each mount point), each
+ * in one of `roots` or where no command reaches: only empty directories, never a file, a symlink or a
+ * directory with something in it, nor one reached through a symlink on its way (`madeEntry`: a folder of that
+ * name elsewhere is not the placeholder). Never throws.
  */
-export async function removePlaceholders(paths: readonly string[]): Promise<void> {
+export async function removePlaceholders(paths: readonly string[], roots: readonly string[]): Promise<void> {
   for (const path of paths) {
-    const info = lstatSyncOrNull(path);
-    if (info === null || !info.isDirectory) continue;
+    const found = madeEntry(path, roots);
+    if (found === null || found.onTheWay || !found.info.isDirectory) continue;
     // Not recursive: removing fails, and the directory stays, if anything was put in it.
-    await Deno.remove(path).catch(() => undefined);
+    await Deno.remove(found.path).catch(() => undefined);
   }
 }
 

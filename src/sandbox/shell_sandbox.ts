@@ -486,7 +486,7 @@ export class ShellSandbox {
 
   /** Removes placeholders (those still empty) and takes those gone off the kept folder's record. */
   async #remove(paths: readonly string[]): Promise<void> {
-    await removePlaceholders(paths);
+    await removePlaceholders(paths, [this.root, ...this.additionalRoots]);
     if (this.#kept !== null && paths.length > 0) recordPlaceholders(this.#kept, { gone: paths });
   }
 

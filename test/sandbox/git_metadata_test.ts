@@ -83,10 +83,20 @@ Deno.test("planGitProtection lists missing hooks and info folders as placeholder
   await Deno.mkdir(join(workspace.root, ".git/hooks"));
   await Deno.mkdir(join(workspace.root, ".git/info"));
   await Deno.writeTextFile(join(workspace.root, ".git/info/exclude"), "kept\n");
-  await removePlaceholders([...protection.placeholders, join(workspace.root, "README")]);
+  // A placeholder whose folder became a symlink (to a folder outside with an empty one of that name).
+  await using outside = await createTempWorkspace("mewcode-outside-");
+  await Deno.mkdir(join(outside.root, "config"));
+  await Deno.symlink(outside.root, join(workspace.root, "linked"));
+  const placeholders = [
+    ...protection.placeholders,
+    join(workspace.root, "README"),
+    join(workspace.root, "linked/config"),
+  ];
+  await removePlaceholders(placeholders, [workspace.root]);
   equal(await exists(join(workspace.root, ".git/hooks")), false);
   equal(await Deno.readTextFile(join(workspace.root, ".git/info/exclude")), "kept\n");
   equal(await exists(join(workspace.root, "README")), true);
+  equal(await exists(join(outside.root, "config")), true, "removed through a symlink");
 });
 
 Deno.test("planGitProtection pins a .git file whose git directory is outside the workspace, and nothing outside", async () => {
@@ -381,7 +391,7 @@ async function runAttack(attack: Attack, protect: boolean): Promise<AttackRun> {
 }
 
 async function cleanUp(protection: GitProtection, root: string): Promise<string[]> {
-  await removePlaceholders(protection.placeholders);
+  await removePlaceholders(protection.placeholders, [root]);
   return (await revertAppeared(protection.mustNotAppear, [root])).map((entry) => entry.path);
 }
 

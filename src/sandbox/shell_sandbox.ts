@@ -527,8 +527,10 @@ export class ShellSandbox {
       dotGits: this.#watch?.dotGits ?? [],
       protectedPaths: this.#options.protectedPaths,
       livePlaceholders: this.#livePlaceholders,
+      // A missing credential folder is this session's placeholder on the host once a kept sandbox mounted it:
+      // still missing, as far as the user's files go.
       missingCredentials: credentialPlaces([this.root, ...this.additionalRoots], this.#view.home)
-        .filter((place) => place.state === "missing"),
+        .filter((place) => place.state === "missing" || this.#livePlaceholders.has(place.path)),
       user: userGitConfig(this.#options.env),
     });
     for (const { path, identity } of protection.found) {

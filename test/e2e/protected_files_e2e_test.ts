@@ -193,3 +193,20 @@ Deno.test("The placeholder of a missing credential folder is removed where it wa
   await runInHome(root, [`mv .julia .julia.old && ln -s '${outside.root}' .julia`, "ls -la"]);
   ok((await Deno.lstat(join(outside.root, "config"))).isDirectory, "the folder outside was removed");
 });
+
+Deno.test("A missing credential folder stays covered on every call of a kept sandbox, not only the first", async () => {
+  // After the first call, the kept sandbox's placeholder is an empty folder on the host: the second call's
+  // plan must still see the credential as missing (a placeholder), not as present.
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.mkdir(join(root, ".julia"));
+  await runInHome(root, [
+    "true",
+    "mkdir -p .julia/config && echo 'run(`id`)' > .julia/config/startup.jl",
+    "echo 'run(`id`)' > .julia/config/startup.jl",
+    // A credential folder missing at the top (~/.ssh, whose rc sshd runs at every login) likewise.
+    "mkdir -p .ssh && echo id > .ssh/rc",
+  ]);
+  equal(await Deno.lstat(join(root, ".julia", "config", "startup.jl")).catch(() => null), null, "planted");
+  equal(await Deno.lstat(join(root, ".ssh", "rc")).catch(() => null), null, "planted in .ssh");
+});

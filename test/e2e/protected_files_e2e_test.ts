@@ -50,110 +50,20 @@ Deno.test("A command cannot leave a missing protected file made: .mcp.json, .dev
   }
 });
 
-Deno.test("A command cannot leave a missing code folder of the home made, files and all (go/bin of ~/go)", async () => {
-  // The workspace is the home: ~/go exists (a module cache, say) and ~/go/bin, on the user's PATH, not yet.
-  await using workspace = await createTempWorkspace();
-  const root = workspace.root;
+/**
+ * Runs mewcode in `root` as the home (bypassPermissions), with the model running `commands` with Bash one
+ * after the other; `settings` become the user's. Returns the last request the model got (what it was told).
+ */
+async function runInHome(
+  root: string,
+  commands: readonly string[],
+  settings?: Record<string, unknown>,
+): Promise<string> {
   const state = await Deno.makeTempDir({ prefix: "mewcode-protected-state-" });
   try {
-    await Deno.mkdir(join(root, "go", "pkg"), { recursive: true });
-    await Deno.writeTextFile(
-      join(root, "payload.sh"),
-      "mkdir -p go/bin/nested && echo id > go/bin/ls && echo id > go/bin/nested/x && chmod +x go/bin/ls\n",
-    );
-    await using server = await startFakeAnthropic([
-      turn().toolUse("Bash", { command: "sh payload.sh; ls go/bin" }),
-      turn().text("Done.").stop("end_turn"),
-    ]);
-    const run = await runMewcode(["-p", "Set up", "--permission-mode", "bypassPermissions"], {
-      cwd: root,
-      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: state, HOME: root },
-    });
-    equal(run.code, 0, run.stderr);
-    equal(await Deno.lstat(join(root, "go", "bin")).catch(() => null), null, "go/bin stayed");
-    ok(await Deno.lstat(join(root, "go", "pkg")).then(() => true), "go/pkg went too");
-    const told = JSON.stringify(server.requests.at(-1)?.body);
-    ok(told.includes(`Removed \\"${join(root, "go", "bin")}\\" (a directory)`), told);
-  } finally {
-    await Deno.remove(state, { recursive: true });
-  }
-});
-
-Deno.test("What a command made is removed where it was planned only: never through a folder swapped for a symlink", async () => {
-  // A user hook runs scripts/extra.sh when it exists, and ~/go/bin is missing: both are removed after a call
-  // that makes them. The command makes `scripts` and `go` symlinks to folders outside the workspace that
-  // hold files of those names: the removal must not follow them.
-  await using workspace = await createTempWorkspace();
-  await using outside = await createTempWorkspace("mewcode-victim-");
-  const root = workspace.root;
-  const state = await Deno.makeTempDir({ prefix: "mewcode-protected-state-" });
-  try {
-    await Deno.mkdir(join(outside.root, "bin", "keep"), { recursive: true });
-    await Deno.writeTextFile(join(outside.root, "extra.sh"), "the user's file\n");
-    await Deno.writeTextFile(join(outside.root, "bin", "keep", "data"), "the user's data\n");
-    await Deno.mkdir(join(root, "go", "src"), { recursive: true });
-    await Deno.writeTextFile(
-      join(state, "settings.json"),
-      JSON.stringify({
-        hooks: {
-          Stop: [{ hooks: [{ type: "command", command: "test -f scripts/extra.sh && true; true" }] }],
-        },
-      }),
-    );
-    await using server = await startFakeAnthropic([
-      turn().toolUse("Bash", {
-        command: `ln -s '${outside.root}' scripts && mv go go.old && ln -s '${outside.root}' go; ls -l`,
-      }),
-      turn().text("Done.").stop("end_turn"),
-    ]);
-    const run = await runMewcode(["-p", "Set up", "--permission-mode", "bypassPermissions"], {
-      cwd: root,
-      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: state, HOME: root },
-    });
-    equal(run.code, 0, run.stderr);
-    equal(await Deno.readTextFile(join(outside.root, "extra.sh")), "the user's file\n");
-    equal(await Deno.readTextFile(join(outside.root, "bin", "keep", "data")), "the user's data\n");
-    // The symlinks the command made on the way are gone (never followed); the folder it renamed stays.
-    equal(await Deno.lstat(join(root, "scripts")).catch(() => null), null, "scripts stayed");
-    equal(await Deno.lstat(join(root, "go")).catch(() => null), null, "the go symlink stayed");
-    ok((await Deno.lstat(join(root, "go.old", "src"))).isDirectory, "the renamed folder went");
-  } finally {
-    await Deno.remove(state, { recursive: true });
-  }
-});
-
-Deno.test("A credential file a command made is removed where it was planned only: never through a symlink", async () => {
-  // The workspace is the home; ~/.m2 exists without settings.xml (a credential file: removed if made).
-  await using workspace = await createTempWorkspace();
-  await using outside = await createTempWorkspace("mewcode-victim-");
-  const root = workspace.root;
-  const state = await Deno.makeTempDir({ prefix: "mewcode-protected-state-" });
-  try {
-    await Deno.mkdir(join(root, ".m2"));
-    await Deno.writeTextFile(join(outside.root, "settings.xml"), "the user's file\n");
-    await using server = await startFakeAnthropic([
-      turn().toolUse("Bash", { command: `mv .m2 .m2.old && ln -s '${outside.root}' .m2; ls -la` }),
-      turn().text("Done.").stop("end_turn"),
-    ]);
-    const run = await runMewcode(["-p", "Set up", "--permission-mode", "bypassPermissions"], {
-      cwd: root,
-      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: state, HOME: root },
-    });
-    equal(run.code, 0, run.stderr);
-    equal(await Deno.readTextFile(join(outside.root, "settings.xml")), "the user's file\n");
-    equal(await Deno.lstat(join(root, ".m2")).catch(() => null), null, "the .m2 symlink stayed");
-    ok((await Deno.lstat(join(root, ".m2.old"))).isDirectory);
-    const told = JSON.stringify(server.requests.at(-1)?.body);
-    ok(told.includes(`Removed \\"${join(root, ".m2")}\\"`), told);
-  } finally {
-    await Deno.remove(state, { recursive: true });
-  }
-});
-
-/** Runs mewcode in `root` as the home, with the model running `commands` with Bash one after the other. */
-async function runInHome(root: string, commands: readonly string[]): Promise<void> {
-  const state = await Deno.makeTempDir({ prefix: "mewcode-protected-state-" });
-  try {
+    if (settings !== undefined) {
+      await Deno.writeTextFile(join(state, "settings.json"), JSON.stringify(settings));
+    }
     await using server = await startFakeAnthropic([
       ...commands.map((command) => turn().toolUse("Bash", { command })),
       turn().text("Done.").stop("end_turn"),
@@ -163,10 +73,64 @@ async function runInHome(root: string, commands: readonly string[]): Promise<voi
       env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: state, HOME: root },
     });
     equal(run.code, 0, run.stderr);
+    return JSON.stringify(server.requests.at(-1)?.body);
   } finally {
     await Deno.remove(state, { recursive: true });
   }
 }
+
+Deno.test("A command cannot leave a missing code folder of the home made, files and all (go/bin of ~/go)", async () => {
+  // The workspace is the home: ~/go exists (a module cache, say) and ~/go/bin, on the user's PATH, not yet.
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.mkdir(join(root, "go", "pkg"), { recursive: true });
+  await Deno.writeTextFile(
+    join(root, "payload.sh"),
+    "mkdir -p go/bin/nested && echo id > go/bin/ls && echo id > go/bin/nested/x && chmod +x go/bin/ls\n",
+  );
+  const told = await runInHome(root, ["sh payload.sh; ls go/bin"]);
+  equal(await Deno.lstat(join(root, "go", "bin")).catch(() => null), null, "go/bin stayed");
+  ok(await Deno.lstat(join(root, "go", "pkg")).then(() => true), "go/pkg went too");
+  ok(told.includes(`Removed \\"${join(root, "go", "bin")}\\" (a directory)`), told);
+});
+
+Deno.test("What a command made is removed where it was planned only: never through a folder swapped for a symlink", async () => {
+  // A user hook runs scripts/extra.sh when it exists, and ~/go/bin is missing: both are removed after a call
+  // that makes them. The command makes `scripts` and `go` symlinks to folders outside the workspace that
+  // hold files of those names: the removal must not follow them.
+  await using workspace = await createTempWorkspace();
+  await using outside = await createTempWorkspace("mewcode-victim-");
+  const root = workspace.root;
+  await Deno.mkdir(join(outside.root, "bin", "keep"), { recursive: true });
+  await Deno.writeTextFile(join(outside.root, "extra.sh"), "the user's file\n");
+  await Deno.writeTextFile(join(outside.root, "bin", "keep", "data"), "the user's data\n");
+  await Deno.mkdir(join(root, "go", "src"), { recursive: true });
+  await runInHome(root, [
+    `ln -s '${outside.root}' scripts && mv go go.old && ln -s '${outside.root}' go; ls -l`,
+  ], {
+    hooks: { Stop: [{ hooks: [{ type: "command", command: "test -f scripts/extra.sh && true; true" }] }] },
+  });
+  equal(await Deno.readTextFile(join(outside.root, "extra.sh")), "the user's file\n");
+  equal(await Deno.readTextFile(join(outside.root, "bin", "keep", "data")), "the user's data\n");
+  // The symlinks the command made on the way are gone (never followed); the folder it renamed stays.
+  equal(await Deno.lstat(join(root, "scripts")).catch(() => null), null, "scripts stayed");
+  equal(await Deno.lstat(join(root, "go")).catch(() => null), null, "the go symlink stayed");
+  ok((await Deno.lstat(join(root, "go.old", "src"))).isDirectory, "the renamed folder went");
+});
+
+Deno.test("A credential file a command made is removed where it was planned only: never through a symlink", async () => {
+  // The workspace is the home; ~/.m2 exists without settings.xml (a credential file: removed if made).
+  await using workspace = await createTempWorkspace();
+  await using outside = await createTempWorkspace("mewcode-victim-");
+  const root = workspace.root;
+  await Deno.mkdir(join(root, ".m2"));
+  await Deno.writeTextFile(join(outside.root, "settings.xml"), "the user's file\n");
+  const told = await runInHome(root, [`mv .m2 .m2.old && ln -s '${outside.root}' .m2; ls -la`]);
+  equal(await Deno.readTextFile(join(outside.root, "settings.xml")), "the user's file\n");
+  equal(await Deno.lstat(join(root, ".m2")).catch(() => null), null, "the .m2 symlink stayed");
+  ok((await Deno.lstat(join(root, ".m2.old"))).isDirectory);
+  ok(told.includes(`Removed \\"${join(root, ".m2")}\\"`), told);
+});
 
 Deno.test("A command cannot make a missing credential folder by renaming the folder it goes in (~/.julia/config)", async () => {
   // The workspace is the home; ~/.julia exists without config/ (its startup.jl runs at every julia start):

@@ -45,6 +45,11 @@ export interface CallProtection {
    * removed after the call if they appeared.
    */
   mustNotBeMade: string[];
+  /**
+   * Credentials of a home in the workspace that are there now but were not when the session's view was taken
+   * (the user made them meanwhile): hidden like those of the view.
+   */
+  hiddenNow: { path: string; kind: "file" | "directory" }[];
 }
 
 /** A call without protected paths (a mode that writes nothing, or a read-only command). */
@@ -57,6 +62,7 @@ export function noProtection(): CallProtection {
     found: [],
     mustNotAppear: [],
     mustNotBeMade: [],
+    hiddenNow: [],
   };
 }
 
@@ -116,6 +122,8 @@ export async function protectionNow(
     livePlaceholders: ReadonlySet<string>;
     /** The home's missing credentials, when a root holds the home (see `credentialPlaces`). */
     missingCredentials?: readonly { path: string; kind: "file" | "directory" }[];
+    /** The home's credentials made since the session's view was taken (`CallProtection.hiddenNow`). */
+    newCredentials?: readonly { path: string; kind: "file" | "directory" }[];
     /** The config the user's git reads besides a repository's (its `core.hooksPath` names hooks too). */
     user?: UserGitConfig;
   },
@@ -159,6 +167,7 @@ export async function protectionNow(
     found,
     mustNotAppear: shallowestFirst(mustNotAppear),
     mustNotBeMade: shallowestFirst(mustNotBeMade),
+    hiddenNow: [...options.newCredentials ?? []],
   };
 }
 
@@ -168,7 +177,7 @@ export async function protectionNow(
  */
 export function planCall(
   planning: CallPlanning,
-  protection: { keepInPlace: string[]; readOnly: string[]; placeholders: string[] },
+  protection: Pick<CallProtection, "keepInPlace" | "readOnly" | "placeholders" | "hiddenNow">,
   override: { mode: "read-only" | "workspace-write"; network: boolean; seccomp: Uint8Array } | null = null,
 ): ShellPlan {
   const { view, helpers, limits } = planning;
@@ -184,7 +193,7 @@ export function planCall(
     homeRoots: view.homeRoots,
     home: view.home,
     exposed: view.exposed,
-    hiddenInWorkspace: view.hiddenInWorkspace,
+    hiddenInWorkspace: [...view.hiddenInWorkspace, ...protection.hiddenNow],
     keepInPlace: protection.keepInPlace,
     readOnly: protection.readOnly,
     placeholders: protection.placeholders,

@@ -522,6 +522,7 @@ export class ShellSandbox {
   /** The protected paths as they are now; with `always`, also when the session's own mode needs none. */
   async #protection(always = false): Promise<CallProtection> {
     if (this.mode !== "workspace-write" && !always) return noProtection();
+    const credentials = credentialPlaces([this.root, ...this.additionalRoots], this.#view.home);
     const protection = await protectionNow({
       roots: [this.root, ...this.additionalRoots],
       dotGits: this.#watch?.dotGits ?? [],
@@ -529,8 +530,13 @@ export class ShellSandbox {
       livePlaceholders: this.#livePlaceholders,
       // A missing credential folder is this session's placeholder on the host once a kept sandbox mounted it:
       // still missing, as far as the user's files go.
-      missingCredentials: credentialPlaces([this.root, ...this.additionalRoots], this.#view.home)
-        .filter((place) => place.state === "missing" || this.#livePlaceholders.has(place.path)),
+      missingCredentials: credentials.filter((place) =>
+        place.state === "missing" || this.#livePlaceholders.has(place.path)
+      ),
+      newCredentials: credentials.filter((place) =>
+        place.state === "present" && !this.#livePlaceholders.has(place.path) &&
+        !this.#view.hiddenInWorkspace.some((hidden) => hidden.path === place.path)
+      ).map(({ path, kind }) => ({ path, kind })),
       user: userGitConfig(this.#options.env),
     });
     for (const { path, identity } of protection.found) {

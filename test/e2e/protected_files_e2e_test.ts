@@ -174,3 +174,20 @@ Deno.test("A missing credential folder stays covered on every call of a kept san
   equal(await Deno.lstat(join(root, ".julia", "config", "startup.jl")).catch(() => null), null, "planted");
   equal(await Deno.lstat(join(root, ".ssh", "rc")).catch(() => null), null, "planted in .ssh");
 });
+
+Deno.test("A credential the user makes during a session is hidden from the next command too", async () => {
+  // The workspace is the home, without a ~/.netrc when the session starts; the user's own hook (as the user
+  // would in another terminal) makes one after the first command. The next command must not read it.
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  const told = await runInHome(root, ["true", "cat .netrc; echo end"], {
+    hooks: {
+      PostToolUse: [{
+        hooks: [{ type: "command", command: "test -e .netrc || echo 'password SECRET-42' > .netrc" }],
+      }],
+    },
+  });
+  const shown = told.slice(told.indexOf("cat .netrc"), told.indexOf("cat .netrc") + 300);
+  ok(!told.includes("SECRET-42"), shown);
+  equal(await Deno.readTextFile(join(root, ".netrc")), "password SECRET-42\n");
+});

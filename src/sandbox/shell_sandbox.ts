@@ -32,7 +32,7 @@
  *
  * @module
  */
-import { credentialPlaces, isCredentialPath } from "../common/home_credentials.ts";
+import { type CredentialPlace, credentialPlaces, isCredentialPath } from "../common/home_credentials.ts";
 import type { SandboxMode, ShellPlan } from "../tools/tool.ts";
 import {
   type CallProtection,
@@ -288,8 +288,17 @@ export class ShellSandbox {
     if (failure !== null) {
       return { plan: { ...this.plan, unavailable: failure }, finish: () => Promise.resolve([]) };
     }
-    if (this.plan.unavailable !== null || this.plan.wrapper.length === 0 || this.mode !== "workspace-write") {
+    if (this.plan.unavailable !== null || this.plan.wrapper.length === 0) {
       return { plan: this.plan, finish: () => Promise.resolve([]) };
+    }
+    if (this.mode !== "workspace-write") {
+      // Nothing can be written, so nothing to protect; but a credential the user made since the session's view
+      // was taken is hidden in this mode too (an untrusted repository's settings may choose it).
+      const hiddenNow = this.#newCredentials(
+        credentialPlaces([this.root, ...this.additionalRoots], this.#view.home),
+      );
+      const plan = hiddenNow.length === 0 ? this.plan : this.#callPlan({ ...noProtection(), hiddenNow });
+      return { plan, finish: () => Promise.resolve([]) };
     }
     await this.#startWatch();
     const protection = await this.#protection();
@@ -519,6 +528,14 @@ export class ShellSandbox {
     }
   }
 
+  /** The credentials present now that the session's view did not hide (the user made them since). */
+  #newCredentials(places: readonly CredentialPlace[]): { path: string; kind: "file" | "directory" }[] {
+    return places.filter((place) =>
+      place.state === "present" && !this.#livePlaceholders.has(place.path) &&
+      !this.#view.hiddenInWorkspace.some((hidden) => hidden.path === place.path)
+    ).map(({ path, kind }) => ({ path, kind }));
+  }
+
   /** The protected paths as they are now; with `always`, also when the session's own mode needs none. */
   async #protection(always = false): Promise<CallProtection> {
     if (this.mode !== "workspace-write" && !always) return noProtection();
@@ -533,10 +550,7 @@ export class ShellSandbox {
       missingCredentials: credentials.filter((place) =>
         place.state === "missing" || this.#livePlaceholders.has(place.path)
       ),
-      newCredentials: credentials.filter((place) =>
-        place.state === "present" && !this.#livePlaceholders.has(place.path) &&
-        !this.#view.hiddenInWorkspace.some((hidden) => hidden.path === place.path)
-      ).map(({ path, kind }) => ({ path, kind })),
+      newCredentials: this.#newCredentials(credentials),
       user: userGitConfig(this.#options.env),
     });
     for (const { path, identity } of protection.found) {

@@ -58,6 +58,7 @@ async function runInHome(
   root: string,
   commands: readonly string[],
   settings?: Record<string, unknown>,
+  flags: readonly string[] = [],
 ): Promise<string> {
   const state = await Deno.makeTempDir({ prefix: "mewcode-protected-state-" });
   try {
@@ -68,7 +69,7 @@ async function runInHome(
       ...commands.map((command) => turn().toolUse("Bash", { command })),
       turn().text("Done.").stop("end_turn"),
     ]);
-    const run = await runMewcode(["-p", "Set up", "--permission-mode", "bypassPermissions"], {
+    const run = await runMewcode(["-p", "Set up", "--permission-mode", "bypassPermissions", ...flags], {
       cwd: root,
       env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: state, HOME: root },
     });
@@ -175,19 +176,22 @@ Deno.test("A missing credential folder stays covered on every call of a kept san
   equal(await Deno.lstat(join(root, ".ssh", "rc")).catch(() => null), null, "planted in .ssh");
 });
 
-Deno.test("A credential the user makes during a session is hidden from the next command too", async () => {
-  // The workspace is the home, without a ~/.netrc when the session starts; the user's own hook (as the user
-  // would in another terminal) makes one after the first command. The next command must not read it.
-  await using workspace = await createTempWorkspace();
-  const root = workspace.root;
-  const told = await runInHome(root, ["true", "cat .netrc; echo end"], {
-    hooks: {
-      PostToolUse: [{
-        hooks: [{ type: "command", command: "test -e .netrc || echo 'password SECRET-42' > .netrc" }],
-      }],
-    },
+for (const mode of ["workspace-write", "read-only"]) {
+  Deno.test(`A credential the user makes during a session is hidden from the next command too (${mode})`, async () => {
+    // The workspace is the home, without a ~/.netrc when the session starts; the user's own hook (as the user
+    // would in another terminal) makes one after the first command. The next command must not read it, in
+    // the read-only mode too (an untrusted repository's settings may choose it).
+    await using workspace = await createTempWorkspace();
+    const root = workspace.root;
+    const told = await runInHome(root, ["true", "cat .netrc; echo end"], {
+      hooks: {
+        PostToolUse: [{
+          hooks: [{ type: "command", command: "test -e .netrc || echo 'password SECRET-42' > .netrc" }],
+        }],
+      },
+    }, ["--sandbox", mode]);
+    const shown = told.slice(told.indexOf("cat .netrc"), told.indexOf("cat .netrc") + 300);
+    ok(!told.includes("SECRET-42"), shown);
+    equal(await Deno.readTextFile(join(root, ".netrc")), "password SECRET-42\n");
   });
-  const shown = told.slice(told.indexOf("cat .netrc"), told.indexOf("cat .netrc") + 300);
-  ok(!told.includes("SECRET-42"), shown);
-  equal(await Deno.readTextFile(join(root, ".netrc")), "password SECRET-42\n");
-});
+}

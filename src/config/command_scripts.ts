@@ -113,10 +113,65 @@ export async function watchedCommandScripts(
   const { files, folders } = await commandScripts(root, commands);
   const scriptFolders: string[] = [];
   for (const folder of folders) {
-    if (!await isProjectFolder(root, folder)) scriptFolders.push(folder);
+    if (!await isProjectFolder(root, folder)) {
+      scriptFolders.push(folder);
+      continue;
+    }
+    // What the project's task runner runs: its scripts' files (`"fmt": "node tools/pretty.js"`, run in the
+    // folder), and the config files that change how it runs them (`.npmrc`'s `script-shell`).
+    const tasks = await commandScripts(
+      root,
+      (await projectTasks(root, folder)).map((task) => `cd ${folder} && ${task}`),
+    );
+    for (const file of tasks.files) files.add(file);
+    for (const name of RUNNER_CONFIG_FILES) {
+      if ((await statOrNull(join(root, folder, name)))?.isFile === true) files.add(join(folder, name));
+    }
   }
   const inScriptFolder = (path: string) => scriptFolders.some((folder) => path.startsWith(`${folder}/`));
   return { files: [...files].filter((path) => !inScriptFolder(path)), folders: scriptFolders };
+}
+
+/** Files in a project folder that change what its task runner runs or how. */
+const RUNNER_CONFIG_FILES: readonly string[] = [
+  ".npmrc",
+  ".yarnrc",
+  ".yarnrc.yml",
+  ".pnpmfile.cjs",
+  "bunfig.toml",
+];
+
+/** The most bytes of a project file read for its tasks. */
+const MAX_PROJECT_FILE_BYTES = 1024 * 1024;
+
+/** The commands of a project folder's task definitions: package.json's `scripts`, deno.json's `tasks`. */
+async function projectTasks(root: string, folder: string): Promise<string[]> {
+  const tasks: string[] = [];
+  for (
+    const [name, field] of [["package.json", "scripts"], ["deno.json", "tasks"], ["deno.jsonc", "tasks"]]
+  ) {
+    const path = join(root, folder, name!);
+    const info = await statOrNull(path);
+    if (info?.isFile !== true || info.size > MAX_PROJECT_FILE_BYTES) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(await Deno.readTextFile(path));
+    } catch {
+      continue;
+    }
+    const entries = typeof parsed === "object" && parsed !== null
+      ? (parsed as Record<string, unknown>)[field!]
+      : undefined;
+    if (typeof entries !== "object" || entries === null) continue;
+    for (const value of Object.values(entries)) {
+      const command = typeof value === "string" ? value : typeof value === "object" && value !== null &&
+          typeof (value as { command?: unknown }).command === "string"
+        ? (value as { command: string }).command
+        : null;
+      if (command !== null) tasks.push(command);
+    }
+  }
+  return tasks;
 }
 
 /** The files (workspace-relative) and the folders a command changes to of what `commands` run. */

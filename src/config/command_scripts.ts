@@ -154,8 +154,7 @@ const MAX_TASK_CHARS = 1_000;
  */
 async function namedFiles(root: string, folder: string, task: string): Promise<string[]> {
   const found: string[] = [];
-  for (const part of task.split(/[\s;&|()<>=]+/)) {
-    const word = part.replaceAll(/["']/g, "");
+  for (const word of commandWords(task)) {
     if (word === "" || word.startsWith("-") || NOT_A_NAME.test(word)) continue;
     if (!word.includes("/") && !hasScriptExtension(word)) continue;
     const real = await realPathOrNull(isAbsolute(word) ? word : join(root, folder, word));
@@ -196,6 +195,11 @@ async function projectTasks(root: string, folder: string): Promise<string[]> {
   return tasks;
 }
 
+/** A command line's words, split at blanks and shell operators, without quotes. */
+function commandWords(command: string): string[] {
+  return command.split(/[\s;&|()<>=]+/).map((part) => part.replaceAll(/["']/g, ""));
+}
+
 /** The files (workspace-relative) and the folders a command changes to of what `commands` run. */
 async function commandScripts(
   root: string,
@@ -204,9 +208,7 @@ async function commandScripts(
   const files = new Set<string>();
   const folders = new Set<string>();
   for (const command of commands) {
-    const words = command.replaceAll(PROJECT_DIR, root).split(/[\s;&|()<>=]+/).map((part) =>
-      part.replaceAll(/["']/g, "")
-    );
+    const words = commandWords(command.replaceAll(PROJECT_DIR, root));
     const bases = [root];
     for (const [index, word] of words.entries()) {
       if (index === 0 || !["cd", "pushd"].includes(words[index - 1]!) || NOT_A_NAME.test(word)) continue;

@@ -83,6 +83,11 @@ export interface RuntimeOptions {
   /** Where the shell sandbox makes its private folder (ShellSandboxOptions.keptFilesIn); tests inject. */
   keptFilesIn?: string;
   /**
+   * Where the shell sandbox sets aside what a call made of a path that was to stay missing
+   * (ShellSandboxOptions.setAsideIn); default none: it is removed.
+   */
+  setAsideIn?: string;
+  /**
    * Check the shell sandbox when it is first needed, not before the runtime is ready (see
    * `ShellSandboxOptions.deferPreflight`): for sessions whose first model request should not wait for it.
    */
@@ -177,6 +182,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     protectedPaths: [...options.protectedPaths ?? PROTECTED_PATHS, ...homeCode],
     ...(options.helpers === undefined ? {} : { helpers: options.helpers }),
     ...(options.keptFilesIn === undefined ? {} : { keptFilesIn: options.keptFilesIn }),
+    ...(options.setAsideIn === undefined ? {} : { setAsideIn: options.setAsideIn }),
     ...(options.deferShellCheck ? { deferPreflight: true } : {}),
   });
   const shell = sandbox.plan;

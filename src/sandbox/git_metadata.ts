@@ -32,6 +32,7 @@ import { basename, dirname, join, resolve } from "../common/path.ts";
 import { describeError } from "../common/errors.ts";
 import { lstatSyncOrNull, readLinkSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
 import { entryType, madeEntry } from "./_made_entries.ts";
+import { describeSetAside, setAside, type SetAsideOutcome } from "./_set_aside.ts";
 import { type GitDirectory, isGitDirectory, isInside, readGitLayout } from "./_git_layout.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
 
@@ -279,7 +280,7 @@ export async function removePlaceholders(paths: readonly string[], roots: readon
   }
 }
 
-/** A protected file that appeared during a shell call, and whether it was removed. */
+/** A protected file that appeared during a shell call, and where it went. */
 export interface AppearedPath {
   /** Absolute path: the planned one, or a symlink the command made on its way. */
   path: string;
@@ -287,20 +288,26 @@ export interface AppearedPath {
   planned: string;
   /** What the shell left there. */
   type: "file" | "directory" | "symlink" | "other";
-  removed: boolean;
-  /** A sentence for the user, e.g. `Removed "/ws/.git/commondir" (a file) that the command created: …`. */
+  outcome: SetAsideOutcome;
+  /**
+   * A sentence for the model, e.g. `"/ws/.git/commondir" (a file), which appeared during the command, was
+   * moved to "…": …`.
+   */
   message: string;
 }
 
 /**
- * Removes every listed path that now exists (`GitProtection.mustNotAppear`, a home's missing credential
- * files), each in one of `roots` or where no command reaches: the entry itself, never a symlink's target, nor
- * through a symlink made on its way (that symlink goes instead: `madeEntry`); a directory recursively only when
- * it sits in a git directory, else only when empty. Returns what appeared, so the caller can warn. Never throws.
+ * Sets aside every listed path that now exists (`GitProtection.mustNotAppear`, a home's missing credential
+ * files) into `setAsideIn` (`_set_aside.ts`: the user may have made it on the host meanwhile), each in one
+ * of `roots` or where no command reaches: the entry itself, never a symlink's target, nor through a symlink
+ * made on its way (that symlink goes instead: `madeEntry`). Where it cannot be set aside, it is removed: a
+ * directory recursively only when it sits in a git directory, else only when empty. Returns what appeared,
+ * so the caller can warn. Never throws.
  */
 export async function revertAppeared(
   paths: readonly string[],
   roots: readonly string[],
+  setAsideIn: string | null = null,
 ): Promise<AppearedPath[]> {
   const appeared: AppearedPath[] = [];
   for (const planned of paths) {
@@ -309,27 +316,19 @@ export async function revertAppeared(
     const { path, info } = made;
     const type = entryType(info);
     const recursive = type === "directory" && !made.onTheWay && isGitDirectory(dirname(path));
-    try {
-      await Deno.remove(path, { recursive });
-      appeared.push({
-        path,
-        planned,
-        type,
-        removed: true,
-        message: `Removed "${path}" (a ${type}) that the command created` +
-          (made.onTheWay ? ` on the way to "${planned}"` : "") +
-          ": the user's git would read it as repository metadata and could run commands it names",
-      });
-    } catch (error) {
-      appeared.push({
-        path,
-        planned,
-        type,
-        removed: false,
-        message: `Cannot remove "${path}" (a ${type}) that the command created: ${describeError(error)}; ` +
-          "remove it before running git in this folder",
-      });
-    }
+    const outcome = await setAside(made, { folder: setAsideIn, roots, recursive });
+    appeared.push({
+      path,
+      planned,
+      type,
+      outcome,
+      message: `"${path}" (a ${type}), which appeared during the command` +
+        (made.onTheWay ? ` on the way to "${planned}"` : "") +
+        `, ${describeSetAside(outcome)}: the user's git would read it as repository metadata and could run ` +
+        `commands it names${
+          outcome.kind === "failed" ? "; remove it before running git in this folder" : ""
+        }`,
+    });
   }
   return appeared;
 }

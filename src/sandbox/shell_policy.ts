@@ -12,7 +12,7 @@ import { isAtOrBelow } from "./bubblewrap.ts";
 import { credentialPlaces } from "../common/home_credentials.ts";
 import { isEmptyDirectory } from "./kept_sandbox.ts";
 import { entryType, madeEntry } from "./_made_entries.ts";
-import { describeError } from "../common/errors.ts";
+import { setAside, type SetAsideOutcome } from "./_set_aside.ts";
 
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -244,7 +244,7 @@ const MADE_BY_COMMANDS: ReadonlySet<string> = new Set([".gitmodules"]);
  * bound onto itself it would have to exist when the sandbox starts; covered by a placeholder it need not.
  * Missing protected files (but `MADE_BY_COMMANDS`) and nested folders are `mustNotBeMade`, where every
  * folder on their way that exists is a real one: a symlink on the way after the call was made by it (see
- * `removeMade`).
+ * `setAsideMade`).
  */
 export function protectedTopLevel(
   root: string,
@@ -293,36 +293,35 @@ function realFoldersOnTheWay(root: string, path: string): boolean {
   return true;
 }
 
-/** What `removeMade` found where a path was to stay missing. */
+/** What `setAsideMade` found where a path was to stay missing, and where it went. */
 export interface MadePath {
   /** What was there: the path itself, or a symlink the command made on its way. */
   path: string;
   type: "file" | "directory" | "symlink" | "other";
-  removed: boolean;
-  /** Why it could not be removed. */
-  error?: string;
+  outcome: SetAsideOutcome;
 }
 
 /**
  * Undoes what a call made of paths that were to stay missing (`mustNotBeMade`), each inside one of `roots`:
- * a symlink on the way is removed, never followed (`madeEntry`; a folder the call renamed away stays where it
- * put it), and so is the path itself, with all it holds when a folder (everything in it was made or moved
- * there by the call). Never throws.
+ * a symlink on the way goes, never followed (`madeEntry`; a folder the call renamed away stays where it put
+ * it), and so does the path itself, with all it holds when a folder. Each goes into `setAsideIn`
+ * (`_set_aside.ts`: the user may have made it on the host while the command ran), or is removed where it
+ * cannot. Never throws.
  */
-export async function removeMade(paths: readonly string[], roots: readonly string[]): Promise<MadePath[]> {
-  const removed: MadePath[] = [];
+export async function setAsideMade(
+  paths: readonly string[],
+  roots: readonly string[],
+  setAsideIn: string | null = null,
+): Promise<MadePath[]> {
+  const found: MadePath[] = [];
   for (const planned of paths) {
     const made = madeEntry(planned, roots);
     if (made === null) continue;
     const type = entryType(made.info);
-    try {
-      await Deno.remove(made.path, { recursive: type === "directory" });
-      removed.push({ path: made.path, type, removed: true });
-    } catch (error) {
-      removed.push({ path: made.path, type, removed: false, error: describeError(error) });
-    }
+    const outcome = await setAside(made, { folder: setAsideIn, roots, recursive: type === "directory" });
+    found.push({ path: made.path, type, outcome });
   }
-  return removed;
+  return found;
 }
 
 async function isDirectory(path: string): Promise<boolean> {

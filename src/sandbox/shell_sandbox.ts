@@ -46,7 +46,8 @@ import { removePlaceholders, revertAppeared, userGitConfig } from "./git_metadat
 import { type HelperPaths, resolveHelpers } from "./helpers.ts";
 import { type LimitCounters, limitNotes, type LimitPlan, openLimits, PROLOGUE_FAILED } from "./limits.ts";
 import { type CommandResult, runSandboxedCommand } from "./sandboxed_command.ts";
-import { type MachineView, machineView, removeMade } from "./shell_policy.ts";
+import { type MachineView, machineView, setAsideMade } from "./shell_policy.ts";
+import { describeSetAside } from "./_set_aside.ts";
 import { shellSandboxReport } from "./shell_sandbox_report.ts";
 import { checkStart, closeInheritedDescriptors, fullAccessWrapper, INSTALL_HINT } from "./shell_startup.ts";
 import {
@@ -319,30 +320,24 @@ export class ShellSandbox {
         } else {
           await this.#removePlaceholders(ownPlaceholders(protection));
         }
-        for (
-          const appeared of await revertAppeared(protection.mustNotAppear, [
-            this.root,
-            ...this.additionalRoots,
-          ])
-        ) {
+        const roots = [this.root, ...this.additionalRoots];
+        const setAsideIn = this.#options.setAsideIn ?? null;
+        for (const appeared of await revertAppeared(protection.mustNotAppear, roots, setAsideIn)) {
           notes.push(
             isCredentialPath(appeared.planned)
-              ? `${
-                appeared.removed ? "Removed" : "Could not remove"
-              } "${appeared.path}" that the command created: ` +
-                "the workspace holds the home folder, whose credentials and start-up files are the user's (their " +
-                "shell, git or editor reads and runs them); tell the user what you need instead"
+              ? `"${appeared.path}" (a ${appeared.type}), which appeared during the command, ` +
+                `${describeSetAside(appeared.outcome)}: the workspace holds the home folder, whose ` +
+                "credentials and start-up files are the user's (their shell, git or editor reads and runs " +
+                "them); tell the user what you need instead"
               : `${appeared.message}. Do not create git metadata; tell the user what you need instead`,
           );
         }
-        for (const made of await removeMade(protection.mustNotBeMade, [this.root, ...this.additionalRoots])) {
+        for (const made of await setAsideMade(protection.mustNotBeMade, roots, setAsideIn)) {
           notes.push(
-            `${
-              made.removed ? "Removed" : `Could not remove (${made.error})`
-            } "${made.path}" (a ${made.type}) ` +
-              "that the command created: it is a protected path or on the way to one (another agent's or an " +
-              "editor's settings, a script a hook runs, code of the home), which the user's own programs run " +
-              "outside any sandbox; tell the user what you need instead",
+            `"${made.path}" (a ${made.type}), which appeared during the command, ` +
+              `${describeSetAside(made.outcome)}: it is a protected path or on the way to one (another ` +
+              "agent's or an editor's settings, a script a hook runs, code of the home), which the user's own " +
+              "programs run outside any sandbox; tell the user what you need instead",
           );
         }
         if (this.#limits !== null) notes.push(...limitNotes(this.#limits.limits, before, this.#counters()));
@@ -392,8 +387,9 @@ export class ShellSandbox {
       });
     } finally {
       await this.#removePlaceholders(ownPlaceholders(protection));
-      await revertAppeared(protection.mustNotAppear, [this.root, ...this.additionalRoots]);
-      await removeMade(protection.mustNotBeMade, [this.root, ...this.additionalRoots]);
+      const roots = [this.root, ...this.additionalRoots];
+      await revertAppeared(protection.mustNotAppear, roots, this.#options.setAsideIn ?? null);
+      await setAsideMade(protection.mustNotBeMade, roots, this.#options.setAsideIn ?? null);
     }
     // A deferred check has not proven bubblewrap yet: a command that never started may mean it cannot run
     // here, and the check then says so, with the fixes (a timeout or an interruption is not that). One that

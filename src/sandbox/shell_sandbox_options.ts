@@ -31,6 +31,11 @@ export interface ShellSandboxOptions {
   protectedPaths: readonly ProtectedPath[];
   /** Default: resolved from the system directories and PATH. Tests inject missing helpers. */
   helpers?: HelperPaths;
+  /**
+   * Where what a call made of a path that was to stay missing is set aside (`_set_aside.ts`), in mewcode's
+   * state folder; default none: it is removed.
+   */
+  setAsideIn?: string;
   /** Where the kept sandbox's private folder is made; default the system's temporary folder (tests inject). */
   keptFilesIn?: string;
   /** Time limit of the start-up check in milliseconds; default 10000. */

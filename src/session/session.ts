@@ -245,7 +245,9 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     { root: workspace.root, excludedPaths },
   );
   // Grep's walks outlive the process with the session's other state (`persist: false` keeps nothing).
-  const walkStore = options.persist ?? true ? await walkStoreFolder(env, workspace.root) : null;
+  const walkStore = options.persist ?? true ? await projectFolder(env, workspace.root, "walks") : null;
+  // What a call made of a protected path that was to stay missing is kept there (the user may have made it).
+  const setAsideIn = options.persist ?? true ? await projectFolder(env, workspace.root, "set-aside") : null;
   runtime = new LazyRuntime({
     root: workspace.root,
     rootAliases: workspace.aliases,
@@ -270,6 +272,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     // first Bash call), not before the first request; doctor and `mewcode tool` check it at once.
     ...(options.needsModel ? { deferShellCheck: true } : {}),
     ...(walkStore === null ? {} : { walkStore }),
+    ...(setAsideIn === null ? {} : { setAsideIn }),
     onLoad: (built) => permissions.useProtections(built.protectedPaths),
   });
   // A one-shot session builds its tools once the model answers (`OpenSession#expect`); every other one now.
@@ -335,10 +338,14 @@ function observerHook(
   }];
 }
 
-/** Where Grep keeps walks for the workspace (`$MEWCODE_HOME/projects/<slug>/walks`); null without a home. */
-async function walkStoreFolder(env: Record<string, string>, root: string): Promise<string | null> {
+/** A folder of the workspace's state (`$MEWCODE_HOME/projects/<slug>/<name>`); null without a home. */
+async function projectFolder(
+  env: Record<string, string>,
+  root: string,
+  name: string,
+): Promise<string | null> {
   try {
-    return join(await projectDir(resolveMewcodeHome(env), root), "walks");
+    return join(await projectDir(resolve(resolveMewcodeHome(env)), root), name);
   } catch {
     return null;
   }

@@ -44,7 +44,48 @@ Deno.test("A command cannot leave a missing protected file made: .mcp.json, .dev
       equal(await Deno.lstat(join(root, path)).catch(() => null), null, `${path} stayed`);
     }
     const told = JSON.stringify(server.requests.at(-1)?.body);
-    ok(told.includes(`Removed \\"${join(root, ".mcp.json")}\\"`), told);
+    ok(
+      told.includes(
+        `\\"${join(root, ".mcp.json")}\\" (a file), which appeared during the command, was moved to`,
+      ),
+      told,
+    );
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("A protected file the user makes on the host while a command runs is set aside, not lost", async () => {
+  // mewcode cannot tell the user's .mcp.json, written in another terminal during a long test run, from one
+  // the command made: it must go from where the user's programs read it, and nothing may be lost.
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  const home = await Deno.makeTempDir({ prefix: "mewcode-protected-home-" });
+  try {
+    await using server = await startFakeAnthropic([
+      turn().toolUse("Bash", {
+        command: "touch started; while [ ! -e .mcp.json ]; do sleep 0.05; done; echo saw",
+      }),
+      turn().text("Done.").stop("end_turn"),
+    ]);
+    const user = (async () => {
+      while (!await Deno.lstat(join(root, "started")).then(() => true, () => false)) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await Deno.writeTextFile(join(root, ".mcp.json"), '{"mcpServers":{"the user\'s":{}}}\n');
+    })();
+    const run = await runMewcode(["-p", "Run the tests", "--permission-mode", "bypassPermissions"], {
+      cwd: root,
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: home },
+    });
+    await user;
+    equal(run.code, 0, run.stderr);
+    equal(await Deno.lstat(join(root, ".mcp.json")).catch(() => null), null, ".mcp.json stayed");
+    const told = JSON.stringify(server.requests.at(-1)?.body);
+    const to = /was moved to \\"([^"\\]+)\\"/.exec(told)?.[1];
+    ok(to !== undefined, told);
+    ok(to.startsWith(join(home, "projects")), to);
+    equal(await Deno.readTextFile(to), '{"mcpServers":{"the user\'s":{}}}\n', "the user's file was lost");
   } finally {
     await Deno.remove(home, { recursive: true });
   }
@@ -92,7 +133,12 @@ Deno.test("A command cannot leave a missing code folder of the home made, files 
   const told = await runInHome(root, ["sh payload.sh; ls go/bin"]);
   equal(await Deno.lstat(join(root, "go", "bin")).catch(() => null), null, "go/bin stayed");
   ok(await Deno.lstat(join(root, "go", "pkg")).then(() => true), "go/pkg went too");
-  ok(told.includes(`Removed \\"${join(root, "go", "bin")}\\" (a directory)`), told);
+  ok(
+    told.includes(
+      `\\"${join(root, "go", "bin")}\\" (a directory), which appeared during the command, was moved`,
+    ),
+    told,
+  );
 });
 
 Deno.test("What a command made is removed where it was planned only: never through a folder swapped for a symlink", async () => {
@@ -130,7 +176,10 @@ Deno.test("A credential file a command made is removed where it was planned only
   equal(await Deno.readTextFile(join(outside.root, "settings.xml")), "the user's file\n");
   equal(await Deno.lstat(join(root, ".m2")).catch(() => null), null, "the .m2 symlink stayed");
   ok((await Deno.lstat(join(root, ".m2.old"))).isDirectory);
-  ok(told.includes(`Removed \\"${join(root, ".m2")}\\"`), told);
+  ok(
+    told.includes(`\\"${join(root, ".m2")}\\" (a symlink), which appeared during the command, was moved`),
+    told,
+  );
 });
 
 Deno.test("A command cannot make a missing credential folder by renaming the folder it goes in (~/.julia/config)", async () => {

@@ -201,14 +201,45 @@ Deno.test("revertAppeared removes what appeared without following symlinks, and 
   await Deno.mkdir(join(configWorktree!, "deep"), { recursive: true });
   await Deno.writeTextFile(join(configWorktree!, "deep/file"), "x");
   const appeared = await revertAppeared(protection.mustNotAppear, [workspace.root]);
-  deepStrictEqual(appeared.map(({ path, type, removed }) => ({ path, type, removed })), [
-    { path: commonDir, type: "symlink", removed: true },
-    { path: configWorktree, type: "directory", removed: true },
+  deepStrictEqual(appeared.map(({ path, type, outcome }) => ({ path, type, kind: outcome.kind })), [
+    { path: commonDir, type: "symlink", kind: "removed" },
+    { path: configWorktree, type: "directory", kind: "removed" },
   ]);
-  ok(appeared[0]!.message.startsWith(`Removed "${commonDir}" (a symlink) that the command created`));
+  ok(
+    appeared[0]!.message.startsWith(
+      `"${commonDir}" (a symlink), which appeared during the command, was removed (the session keeps no state`,
+    ),
+    appeared[0]!.message,
+  );
   equal(await Deno.readTextFile(target), "keep me\n");
   equal(await exists(commonDir!), false);
   equal(await exists(configWorktree!), false);
+});
+
+Deno.test("revertAppeared sets aside what appeared, symlinks as themselves, folders whole", async () => {
+  await using workspace = await createTempWorkspace();
+  await using outside = await createTempWorkspace("mewcode-outside-");
+  await using state = await createTempWorkspace("mewcode-state-");
+  await createRepository(workspace.root);
+  const protection = await planGitProtection(workspace.root);
+  const [commonDir, configWorktree] = protection.mustNotAppear;
+  const target = join(outside.root, "precious");
+  await Deno.writeTextFile(target, "keep me\n");
+  await Deno.symlink(target, commonDir!);
+  await Deno.mkdir(join(configWorktree!, "deep"), { recursive: true });
+  await Deno.writeTextFile(join(configWorktree!, "deep/file"), "the user's\n");
+  const folder = join(state.root, "set-aside");
+  const appeared = await revertAppeared(protection.mustNotAppear, [workspace.root], folder);
+  const moved = appeared.map(({ outcome }) => outcome.kind === "moved" ? outcome.to : outcome.kind);
+  equal(moved.length, 2);
+  ok(moved[0]!.startsWith(`${folder}/`) && moved[0]!.endsWith("/.git/commondir"), moved[0]);
+  ok(moved[1]!.startsWith(`${folder}/`) && moved[1]!.endsWith("/.git/config.worktree"), moved[1]);
+  equal(await Deno.readLink(moved[0]!), target, "the symlink was moved as itself");
+  equal(await Deno.readTextFile(join(moved[1]!, "deep/file")), "the user's\n");
+  equal(await Deno.readTextFile(target), "keep me\n");
+  equal(await exists(commonDir!), false);
+  equal(await exists(configWorktree!), false);
+  ok(appeared[0]!.message.includes(`, was moved to "${moved[0]}": `), appeared[0]!.message);
 });
 
 /** One way a model could plant a command for the user's git, run inside the sandbox. */

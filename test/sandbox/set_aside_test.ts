@@ -1,0 +1,111 @@
+/**
+ * What a call made of a path that was to stay missing is set aside, not deleted: the user may have made it
+ * on the host while the command ran. Moved as it is (a symlink never followed), across file systems copied,
+ * and removed only where it cannot be kept.
+ */
+import { deepStrictEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { COPY_LIMITS, setAside } from "../../src/sandbox/_set_aside.ts";
+import { madeEntry } from "../../src/sandbox/_made_entries.ts";
+import { createTempWorkspace } from "../_fakes/tool_context.ts";
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
+}
+
+Deno.test("setAside moves an entry into its own folder, at its path in the workspace", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace("mewcode-state-");
+  const planned = join(workspace.root, ".aws", "credentials");
+  await Deno.mkdir(join(workspace.root, ".aws"));
+  await Deno.writeTextFile(planned, "[default]\nkey = the user's\n", { mode: 0o600 });
+  const folder = join(state.root, "set-aside");
+  const first = await setAside(madeEntry(planned, [workspace.root])!, {
+    folder,
+    roots: [workspace.root],
+    recursive: false,
+  });
+  if (first.kind !== "moved") throw new Error(JSON.stringify(first));
+  ok(first.to.startsWith(`${folder}/`) && first.to.endsWith("/.aws/credentials"), first.to);
+  equal(await Deno.readTextFile(first.to), "[default]\nkey = the user's\n");
+  equal((await Deno.stat(first.to)).mode! & 0o777, 0o600);
+  equal(await exists(planned), false);
+  equal((await Deno.stat(folder)).mode! & 0o777, 0o700, "the folder is private");
+  // The same path made again goes to a folder of its own: the first is kept.
+  await Deno.writeTextFile(planned, "second\n");
+  const second = await setAside(madeEntry(planned, [workspace.root])!, {
+    folder,
+    roots: [workspace.root],
+    recursive: false,
+  });
+  if (second.kind !== "moved") throw new Error(JSON.stringify(second));
+  ok(second.to !== first.to);
+  equal(await Deno.readTextFile(first.to), "[default]\nkey = the user's\n");
+  equal(await Deno.readTextFile(second.to), "second\n");
+});
+
+Deno.test("setAside without a folder removes the entry, as before", async () => {
+  await using workspace = await createTempWorkspace();
+  const planned = join(workspace.root, ".mcp.json");
+  await Deno.writeTextFile(planned, "{}");
+  const outcome = await setAside(madeEntry(planned, [workspace.root])!, {
+    folder: null,
+    roots: [workspace.root],
+    recursive: false,
+  });
+  equal(outcome.kind, "removed");
+  equal(await exists(planned), false);
+});
+
+Deno.test("setAside copies across file systems: files with their mode, symlinks as symlinks, never followed", async () => {
+  // /dev/shm is a tmpfs: a rename from there to the temporary folder fails with EXDEV.
+  const shm = await Deno.realPath(await Deno.makeTempDir({ dir: "/dev/shm", prefix: "mewcode-xdev-" }));
+  await using state = await createTempWorkspace("mewcode-state-");
+  await using outside = await createTempWorkspace("mewcode-outside-");
+  try {
+    ok(
+      (await Deno.stat(shm)).dev !== (await Deno.stat(state.root)).dev,
+      "the two must be file systems apart",
+    );
+    await Deno.writeTextFile(join(outside.root, "secret"), "outside\n");
+    const planned = join(shm, ".husky");
+    await Deno.mkdir(join(planned, "_"), { recursive: true });
+    await Deno.writeTextFile(join(planned, "pre-commit"), "npm test\n", { mode: 0o755 });
+    await Deno.writeTextFile(join(planned, "_", "h"), "helper\n");
+    await Deno.symlink(join(outside.root, "secret"), join(planned, "link"));
+    const folder = join(state.root, "set-aside");
+    const outcome = await setAside(madeEntry(planned, [shm])!, { folder, roots: [shm], recursive: true });
+    if (outcome.kind !== "moved") throw new Error(JSON.stringify(outcome));
+    ok(outcome.to.endsWith("/.husky"), outcome.to);
+    equal(await Deno.readTextFile(join(outcome.to, "pre-commit")), "npm test\n");
+    equal((await Deno.stat(join(outcome.to, "pre-commit"))).mode! & 0o777, 0o755);
+    equal(await Deno.readTextFile(join(outcome.to, "_", "h")), "helper\n");
+    equal(await Deno.readLink(join(outcome.to, "link")), join(outside.root, "secret"));
+    equal(await exists(planned), false);
+    equal(await Deno.readTextFile(join(outside.root, "secret")), "outside\n", "the link's target stays");
+  } finally {
+    await Deno.remove(shm, { recursive: true });
+  }
+});
+
+Deno.test("setAside removes what is too large to copy across file systems, and says why", async () => {
+  const shm = await Deno.realPath(await Deno.makeTempDir({ dir: "/dev/shm", prefix: "mewcode-xdev-" }));
+  await using state = await createTempWorkspace("mewcode-state-");
+  try {
+    const planned = join(shm, "go", "bin");
+    await Deno.mkdir(planned, { recursive: true });
+    for (let index = 0; index <= COPY_LIMITS.entries; index++) {
+      await Deno.writeTextFile(join(planned, `tool${index}`), "");
+    }
+    const folder = join(state.root, "set-aside");
+    const outcome = await setAside(madeEntry(planned, [shm])!, { folder, roots: [shm], recursive: true });
+    deepStrictEqual(outcome, {
+      kind: "removed",
+      why: `it could not be set aside: it holds more than ${COPY_LIMITS.entries} entries`,
+    });
+    equal(await exists(planned), false);
+    deepStrictEqual(await Array.fromAsync(Deno.readDir(folder)), [], "no partial copy is left");
+  } finally {
+    await Deno.remove(shm, { recursive: true });
+  }
+});

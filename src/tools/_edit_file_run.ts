@@ -106,6 +106,15 @@ export const editFileRunner: ToolRunner<EditFileInput> = {
         });
       if (!edit.ok) return fail(edit.message, edit.reason);
       const newText = keepFinalNewline(text, edit.text, format.lineEnding);
+      if (newText === text) {
+        // Not reported as an edit: the model would believe a change was made (a final newline it added, which
+        // the final-newline rule took back, or whitespace the flexible match kept).
+        const why = edit.text === text
+          ? "new_string is what old_string matched in the file"
+          : "EditFile keeps whether the file ends with a newline, so adding or removing only the final newline " +
+            "does nothing; use WriteFile for that";
+        return fail(`the edit would leave the file unchanged (${why}); nothing was written`, "no-change");
+      }
       const encoded = encodeText(newText, format);
       if (!encoded.ok) {
         return fail(unencodableMessage(encoded.character, format), "unencodable");
@@ -185,7 +194,9 @@ function unencodableMessage(character: string, format: TextFormat | null): strin
       "is not UTF-8 (it looks like Windows-1252/Latin-1), and EditFile keeps its encoding rather than corrupt " +
       "it. Use only characters of that encoding, or convert the file to UTF-8 with Bash (iconv) first";
   }
-  return `new_string contains a lone surrogate (${code}), which cannot be written as UTF-8`;
+  const encoding = (format?.encoding ?? "utf-8").toUpperCase();
+  return `the edited text would contain a lone surrogate (${code}), which cannot be written as ${encoding}: ` +
+    "new_string must hold whole characters, and old_string must not take half of one";
 }
 
 // A few numbered lines around each change, regions merged when they touch. It walks the text once, keeping

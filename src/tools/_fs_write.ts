@@ -70,9 +70,12 @@ export interface WriteOptions {
 export const NEW_DIRECTORY_MODE = 0o755;
 
 /** Permission bits of a newly created file. */
+export const NEW_FILE_MODE = 0o644;
+
 /** The set-user-ID and set-group-ID bits, which a rewrite drops. */
 const SET_ID_BITS = 0o6000;
-export const NEW_FILE_MODE = 0o644;
+/** The set-group-ID bit, which a folder made in a set-group-ID folder inherits, and keeps. */
+const SET_GROUP_ID_BIT = 0o2000;
 
 // A temp file created through a swapped directory can only be removed while the swap lasts: retry a while.
 const CLEANUP_ATTEMPTS = 50;
@@ -282,7 +285,10 @@ async function makeParents(directory: string, options: WriteOptions): Promise<{ 
     }
     if (created) {
       try {
-        await Deno.chmod(current, NEW_DIRECTORY_MODE); // exact 0755, whatever the umask
+        // Exact 0755, whatever the umask, but with the set-group-ID bit the kernel gave a folder made in a
+        // set-group-ID folder (as `mkdir -p` keeps it): what is made below still gets the shared group.
+        const inherited = ((await Deno.lstat(current)).mode ?? 0) & SET_GROUP_ID_BIT;
+        await Deno.chmod(current, NEW_DIRECTORY_MODE | inherited);
       } catch (error) {
         return describeFsError(error);
       }

@@ -244,7 +244,7 @@ export type EncodeResult = { ok: true; bytes: Uint8Array } | { ok: false; index:
 
 /**
  * Encodes text in a file's encoding, with its BOM when it had one. Fails on a character the encoding
- * cannot represent (a lone surrogate in UTF-8; anything outside Windows-1252 in a Windows-1252 file).
+ * cannot represent (a lone surrogate in UTF-8 or UTF-16; anything outside Windows-1252 in a Windows-1252 file).
  */
 export function encodeText(text: string, format: Pick<TextFormat, "encoding" | "bom">): EncodeResult {
   switch (format.encoding) {
@@ -265,6 +265,9 @@ export function encodeText(text: string, format: Pick<TextFormat, "encoding" | "
     }
     case "utf-16le":
     case "utf-16be": {
+      // A lone surrogate would make a file that no strict UTF-16 decoder (ReadFile's, EditFile's) reads again.
+      const lone = text.search(LONE_SURROGATE);
+      if (lone !== -1) return { ok: false, index: lone, character: text[lone]! };
       const littleEndian = format.encoding === "utf-16le";
       const offset = format.bom ? 2 : 0;
       const bytes = new Uint8Array(offset + text.length * 2);

@@ -10,7 +10,9 @@ import { resolveWritablePath } from "./protected_paths.ts";
 import {
   codePointLabel,
   countLines,
+  decodeLegacy,
   decodeText,
+  detectLineEnding,
   encodeText,
   type TextFormat,
   withLineEnding,
@@ -51,6 +53,10 @@ export const writeFileRunner: ToolRunner<WriteFileInput> = {
           }
         } else if (decoded.reason === "invalid-utf-8") {
           notes.push("the old file was not valid UTF-8; the new content is written as UTF-8");
+          if (detectLineEnding(decodeLegacy(existing.bytes)) === "\r\n") {
+            content = withLineEnding(content, "\r\n");
+            notes.push("kept CRLF line endings");
+          }
         }
       }
       const encoded = encodeText(content, format);

@@ -159,6 +159,17 @@ Deno.test("encodeText refuses a lone surrogate in UTF-8 instead of writing U+FFF
   assertEquals(encodeText("😀", { encoding: "utf-8", bom: false }).ok, true, "a surrogate pair is fine");
 });
 
+Deno.test("encodeText refuses a lone surrogate in UTF-16 too: the file could not be decoded again", () => {
+  for (const encoding of ["utf-16le", "utf-16be"] as const) {
+    assertEquals(encodeText("a\uDC00b", { encoding, bom: true }), {
+      ok: false,
+      index: 1,
+      character: "\uDC00",
+    });
+    assertEquals(encodeText("😀", { encoding, bom: true }).ok, true, "a surrogate pair is fine");
+  }
+});
+
 Deno.test("detectLineEnding picks CRLF when CRLF breaks are at least as many as bare LF breaks", () => {
   assertEquals(detectLineEnding("a\nb\n"), "\n");
   assertEquals(detectLineEnding("a\r\nb\r\n"), "\r\n");

@@ -229,6 +229,27 @@ Deno.test("EditFile keeps the final-newline state of the file", async () => {
   equal(await crlf.text(), "a\r\nc\r\n");
 });
 
+Deno.test("EditFile refuses an edit that leaves the file unchanged instead of reporting it made", async () => {
+  await using workspace = await createTempWorkspace();
+  // The final-newline rule takes back the newline new_string adds: the model must not be told it was added.
+  const file = await fileWith(workspace.root, "no-eol.txt", "abc");
+  const result = await file.edit({ old_string: "abc", new_string: "abc\n" });
+  equal(result.isError, true, result.content);
+  equal(result.metadata.reason, "no-change");
+  assertIncludes(result.content, "the final newline");
+  equal(await file.text(), "abc");
+});
+
+Deno.test("EditFile refuses to write a lone surrogate into a UTF-16 file, which could not be read again", async () => {
+  await using workspace = await createTempWorkspace();
+  const original = Uint8Array.of(0xff, 0xfe, 0x61, 0x00, 0x3d, 0xd8, 0x00, 0xde);
+  const wide = await fileWith(workspace.root, "wide.txt", original);
+  const result = await wide.edit({ old_string: "\uDE00", new_string: "x" });
+  equal(result.isError, true, result.content);
+  assertIncludes(result.content, "UTF-16LE");
+  assertEquals(await wide.bytes(), original);
+});
+
 Deno.test("EditFile keeps a UTF-8 BOM and a UTF-16 encoding", async () => {
   await using workspace = await createTempWorkspace();
   const bom = await fileWith(

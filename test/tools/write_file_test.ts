@@ -166,6 +166,16 @@ Deno.test("WriteFile writes CRLF throughout when overwriting a CRLF file, and ne
   equal(await Deno.readTextFile(`${root}/unix.txt`), "c\nd\n");
 });
 
+Deno.test("WriteFile keeps the CRLF line endings of a file that is not valid UTF-8", async () => {
+  await using workspace = await createTempWorkspace();
+  const path = `${workspace.root}/latin.txt`;
+  await Deno.writeFile(path, Uint8Array.of(0x63, 0x61, 0x66, 0xe9, 0x0d, 0x0a, 0x62, 0x0d, 0x0a));
+  const result = await write(workspace.root, path, "cafe\nb\n", await recordOf(path));
+  equal(result.isError, false, result.content);
+  equal(await Deno.readTextFile(path), "cafe\r\nb\r\n");
+  assertIncludes(result.content, "kept CRLF line endings");
+});
+
 Deno.test("WriteFile keeps the UTF-8 BOM of the old file without doubling it", async () => {
   await using workspace = await createTempWorkspace();
   const path = `${workspace.root}/bom.txt`;
@@ -313,6 +323,18 @@ Deno.test({
     equal(await Deno.readTextFile(path), "new\n");
     assertEquals(await entries(workspace.root), ["theirs.sh"]);
   },
+});
+
+Deno.test("WriteFile keeps the set-group-ID bit a folder it creates inherits, so its group reaches the file", async () => {
+  await using workspace = await createTempWorkspace();
+  const shared = `${workspace.root}/shared`;
+  await Deno.mkdir(shared);
+  if (Deno.uid() === 0) await Deno.chown(shared, null, 4321);
+  await Deno.chmod(shared, 0o2775); // a group's folder: what is made in it belongs to its group
+  const result = await write(workspace.root, `${shared}/sub/new.txt`, "n\n");
+  equal(result.isError, false, result.content);
+  equal((await Deno.stat(`${shared}/sub`)).mode! & 0o7777, 0o2755);
+  equal((await Deno.stat(`${shared}/sub/new.txt`)).gid, (await Deno.stat(shared)).gid);
 });
 
 Deno.test({

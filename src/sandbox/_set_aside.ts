@@ -25,6 +25,12 @@ export type SetAsideOutcome =
   | { kind: "removed"; why: string }
   | { kind: "failed"; error: string };
 
+/**
+ * How long set-aside entries are kept: each time one is set aside, older ones go, so a model that makes the
+ * same path on every call cannot fill the disk over months of sessions.
+ */
+export const KEEP_DAYS = 30;
+
 /** The most an entry may hold to be copied aside across file systems. */
 export const COPY_LIMITS = { entries: 2_000, bytes: 64 * 1024 * 1024 };
 
@@ -73,6 +79,7 @@ export function describeSetAside(outcome: SetAsideOutcome): string {
 
 async function moveAside(entry: MadeEntry, folder: string, roots: readonly string[]): Promise<string> {
   await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+  await removeOld(folder, Date.now() - KEEP_DAYS * 24 * 60 * 60 * 1000);
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
   const own = join(folder, `${stamp}-${crypto.randomUUID().slice(0, 8)}`);
   await Deno.mkdir(own, { mode: 0o700 });
@@ -95,6 +102,18 @@ async function moveAside(entry: MadeEntry, folder: string, roots: readonly strin
   }
   await Deno.remove(entry.path, { recursive: true });
   return to;
+}
+
+/** The name of an entry's folder: the time it was set aside (`20261203T104512Z`), then an id. */
+const STAMPED_NAME = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-.*$/;
+
+/** Removes the entries' folders of `folder` made before `before` (by the time in their names). */
+async function removeOld(folder: string, before: number): Promise<void> {
+  for await (const entry of Deno.readDir(folder)) {
+    const made = Date.parse(entry.name.replace(STAMPED_NAME, "$1-$2-$3T$4:$5:$6Z"));
+    if (!entry.isDirectory || !STAMPED_NAME.test(entry.name) || made >= before) continue;
+    await Deno.remove(join(folder, entry.name), { recursive: true }).catch(() => undefined);
+  }
 }
 
 /** The entry's path below the root holding it, or its name when it lies in none. */

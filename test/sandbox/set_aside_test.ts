@@ -5,7 +5,7 @@
  */
 import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { COPY_LIMITS, setAside } from "../../src/sandbox/_set_aside.ts";
+import { COPY_LIMITS, KEEP_DAYS, setAside } from "../../src/sandbox/_set_aside.ts";
 import { madeEntry } from "../../src/sandbox/_made_entries.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
@@ -42,6 +42,28 @@ Deno.test("setAside moves an entry into its own folder, at its path in the works
   ok(second.to !== first.to);
   equal(await Deno.readTextFile(first.to), "[default]\nkey = the user's\n");
   equal(await Deno.readTextFile(second.to), "second\n");
+});
+
+Deno.test("setAside removes entries set aside more than KEEP_DAYS ago, and only those", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace("mewcode-state-");
+  const folder = join(state.root, "set-aside");
+  const old = new Date(Date.now() - (KEEP_DAYS + 1) * 24 * 60 * 60 * 1000);
+  const recent = new Date(Date.now() - (KEEP_DAYS - 1) * 24 * 60 * 60 * 1000);
+  const name = (date: Date) => `${date.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")}-0a1b2c3d`;
+  for (const date of [old, recent]) await Deno.mkdir(join(folder, name(date), ".git"), { recursive: true });
+  await Deno.writeTextFile(join(folder, "notes.txt"), "not one of ours\n");
+  const planned = join(workspace.root, ".mcp.json");
+  await Deno.writeTextFile(planned, "{}");
+  const outcome = await setAside(madeEntry(planned, [workspace.root])!, {
+    folder,
+    roots: [workspace.root],
+    recursive: false,
+  });
+  if (outcome.kind !== "moved") throw new Error(JSON.stringify(outcome));
+  const names = (await Array.fromAsync(Deno.readDir(folder))).map((entry) => entry.name).sort();
+  const made = outcome.to.slice(folder.length + 1).split("/")[0]!;
+  deepStrictEqual(names, [made, name(recent), "notes.txt"].sort());
 });
 
 Deno.test("setAside without a folder removes the entry, as before", async () => {

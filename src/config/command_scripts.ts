@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { assertNever } from "../common/errors.ts";
 import { lstatOrNull, realPathOrNull, statOrNull } from "../common/fs.ts";
 import { basename, dirname, isAbsolute, join, normalize, relative } from "../common/path.ts";
 import { isWithinRoot } from "../tools/_paths.ts";
@@ -287,10 +288,100 @@ async function addMissing(root: string, path: string, files: Set<string>): Promi
   }
 }
 
-/** Entries of a script folder read at most for its state (`commandScriptsState`). */
-const MAX_STATE_FILES = 2_000;
+/**
+ * Entries of a script folder walked at most (`scriptFolderEntries`), folders counted with files: a folder of
+ * scripts is small, and a bound on files alone would let a tree of a million empty folders make the trust
+ * check at each start, and the state check before each run of a hook, walk every one of them.
+ */
+const MAX_SCRIPT_FOLDER_ENTRIES = 2_000;
 /** Bytes of one script read at most for its state; a larger file counts by its size and times. */
 const MAX_STATE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * An entry of a script folder's walk, workspace-relative: a folder (the walked one first), one whose
+ * entries could not be listed, or anything else (a file, a link: links are never followed).
+ */
+export interface ScriptFolderEntry {
+  kind: "folder" | "unreadable-folder" | "file";
+  path: string;
+}
+
+/**
+ * The entries of `folder` (relative to `root`, a folder a hook changes to) and of the folders below it,
+ * breadth first and in name order within each folder, for the trust fingerprint (src/config/settings.ts) and
+ * for the state of a hook's scripts (`commandScriptsState`): one walk, so both cover the same files. At most
+ * `MAX_SCRIPT_FOLDER_ENTRIES` entries below `folder` are taken, folders and files alike; once one had to be
+ * left out, the folders taken but not walked yet are not listed (none of their entries would be taken).
+ */
+export async function scriptFolderEntries(root: string, folder: string): Promise<ScriptFolderEntry[]> {
+  const walked: ScriptFolderEntry[] = [];
+  const pending = [folder];
+  let taken = 0;
+  let full = false;
+  while (pending.length > 0) {
+    const path = pending.shift()!;
+    const entries = full ? [] : await sortedEntries(join(root, path));
+    if (entries === null) {
+      walked.push({ kind: "unreadable-folder", path });
+      continue;
+    }
+    walked.push({ kind: "folder", path });
+    for (const entry of entries) {
+      if (taken === MAX_SCRIPT_FOLDER_ENTRIES) {
+        full = true;
+        break;
+      }
+      taken++;
+      const child = `${path}/${entry.name}`;
+      if (entry.isDirectory) pending.push(child);
+      else walked.push({ kind: "file", path: child });
+    }
+  }
+  return walked;
+}
+
+/** A folder's entries by name (in UTF-16 code unit order, whatever the locale), or null when unlistable. */
+async function sortedEntries(path: string): Promise<Deno.DirEntry[] | null> {
+  try {
+    const entries = await Array.fromAsync(Deno.readDir(path));
+    return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The bytes of the file at `path` (a link is read as what it leads to), or null when it is not a regular
+ * file (a folder; a pipe or a device, which may block when opened or never end), holds more than `maxBytes`
+ * or cannot be read. Its size is looked at before it is opened, and it is read no further than `maxBytes`:
+ * it may grow in between, and some files (in /proc) say a size of 0 whatever they hold.
+ */
+export async function readScriptBytes(
+  path: string,
+  maxBytes: number,
+): Promise<Uint8Array<ArrayBuffer> | null> {
+  const info = await statOrNull(path);
+  if (info?.isFile !== true || info.size > maxBytes) return null;
+  try {
+    using file = await Deno.open(path);
+    // One byte past the size looked at, to see the end; a file that grew since is read on, to the limit.
+    let bytes = new Uint8Array(Math.min(info.size, maxBytes) + 1);
+    let length = 0;
+    while (true) {
+      if (length === bytes.length) {
+        if (length > maxBytes) return null;
+        const grown = new Uint8Array(Math.min(length * 2, maxBytes + 1));
+        grown.set(bytes);
+        bytes = grown;
+      }
+      const read = await file.read(bytes.subarray(length));
+      if (read === null) return bytes.subarray(0, length);
+      length += read;
+    }
+  } catch {
+    return null;
+  }
+}
 
 /**
  * What the workspace files `command` runs are now (`commandScriptProtections`: which paths, where they
@@ -301,28 +392,25 @@ const MAX_STATE_BYTES = 16 * 1024 * 1024;
 export async function commandScriptsState(root: string, command: string): Promise<string> {
   const lines: string[] = [];
   const watched = await watchedCommandScripts(root, [command]);
-  const pending = [...watched.folders];
   for (const file of watched.files) lines.push(await fileState(root, file));
-  let files = 0;
-  while (pending.length > 0) {
-    const folder = pending.shift()!;
-    let entries: Deno.DirEntry[];
-    try {
-      entries = await Array.fromAsync(Deno.readDir(join(root, folder)));
-    } catch {
-      lines.push(`${folder}/ unreadable`);
-      continue;
-    }
-    lines.push(`${folder}/`);
-    for (const entry of entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
-      const child = `${folder}/${entry.name}`;
-      // Folders count too: a folder of scripts is small, and a large one must not take a long walk per run.
-      if (++files > MAX_STATE_FILES) continue;
-      if (entry.isDirectory) pending.push(child);
-      else lines.push(await fileState(root, child));
-    }
+  for (const folder of watched.folders) {
+    for (const entry of await scriptFolderEntries(root, folder)) lines.push(await entryState(root, entry));
   }
   return lines.join("\n");
+}
+
+/** A script folder's entry's line of a state. */
+async function entryState(root: string, entry: ScriptFolderEntry): Promise<string> {
+  switch (entry.kind) {
+    case "folder":
+      return `${entry.path}/`;
+    case "unreadable-folder":
+      return `${entry.path}/ unreadable`;
+    case "file":
+      return await fileState(root, entry.path);
+    default:
+      return assertNever(entry.kind);
+  }
 }
 
 /** One file's line of a state: its path, where it leads and a hash of its bytes. */
@@ -337,12 +425,10 @@ async function fileState(root: string, path: string): Promise<string> {
       info.isDirectory ? "folder" : "other"
     } ${info.size} ${info.mtime?.getTime()}`;
   }
-  try {
-    const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(real));
-    return `${path} -> ${real} ${encodeHex(new Uint8Array(digest))}`;
-  } catch {
-    return `${path} -> ${real} unreadable`;
-  }
+  const bytes = await readScriptBytes(real, MAX_STATE_BYTES);
+  if (bytes === null) return `${path} -> ${real} unreadable`;
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  return `${path} -> ${real} ${encodeHex(new Uint8Array(digest))}`;
 }
 
 function encodeHex(bytes: Uint8Array): string {

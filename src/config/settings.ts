@@ -18,6 +18,7 @@
  * @module
  */
 import { isAbsolute, join, normalize, resolve } from "../common/path.ts";
+import { assertNever } from "../common/errors.ts";
 import { lazyImport } from "../common/lazy_import.ts";
 import { lstatOrNull, realPathOrNull } from "../common/fs.ts";
 import {
@@ -38,6 +39,7 @@ import type {
   SettingsSandboxMode,
 } from "./settings_schema.ts";
 import type { FingerprintedFile, TrustStatus } from "./trust_store.ts";
+import type { ScriptFolderEntry } from "./command_scripts.ts";
 
 export type { DirectoryTarget, IgnoredItem, SettingsWarning, TrustStatus };
 
@@ -193,12 +195,10 @@ async function repositoryFingerprint(
   const loaded = files.flatMap(({ read }) => read.status === "loaded" ? [read.settings] : []);
   const commands = loaded.flatMap(settingsCommands);
   if (commands.length > 0) {
-    const { watchedCommandScripts } = await lazyImport<typeof import("./command_scripts.ts")>(
-      new URL("./command_scripts.ts", import.meta.url),
-    );
-    const { files, folders } = await watchedCommandScripts(root, commands);
-    for (const folder of folders) fingerprinted.push(...await fingerprintedFolder(root, folder));
-    for (const file of files) fingerprinted.push(await fingerprintedScript(root, file));
+    const scripts = await commandScriptsModule();
+    const { files, folders } = await scripts.watchedCommandScripts(root, commands);
+    for (const folder of folders) fingerprinted.push(...await fingerprintedFolder(scripts, root, folder));
+    for (const file of files) fingerprinted.push(await fingerprintedScript(scripts, root, file));
   }
   for (const settings of loaded) {
     for (const directory of settings.permissions?.additionalDirectories ?? []) {
@@ -235,42 +235,52 @@ function settingsCommands(settings: SettingsFile): string[] {
   return approval === undefined ? hooks : [...hooks, approval];
 }
 
-/** The most files of a script folder (a folder a hook changes to) fingerprinted, in name order. */
-const MAX_FOLDER_FILES = 2_000;
-
-/** Every file of a script folder, below it too, in name order (links are read as what they lead to). */
-async function fingerprintedFolder(root: string, path: string): Promise<FingerprintedFile[]> {
-  const files: string[] = [];
-  const pending = [path];
-  while (pending.length > 0 && files.length < MAX_FOLDER_FILES) {
-    const folder = pending.shift()!;
-    let entries: Deno.DirEntry[];
-    try {
-      entries = await Array.fromAsync(Deno.readDir(join(root, folder)));
-    } catch {
-      files.push(folder);
-      continue;
-    }
-    for (const entry of entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) {
-      const child = `${folder}/${entry.name}`;
-      if (entry.isDirectory) pending.push(child);
-      else files.push(child);
-    }
-  }
-  return await Promise.all(files.slice(0, MAX_FOLDER_FILES).map((file) => fingerprintedScript(root, file)));
+/**
+ * Every file of a script folder (a folder a hook changes to), below it too, and each folder of it that
+ * cannot be listed, as the walk of the state of a hook's scripts finds them (command_scripts.ts
+ * `scriptFolderEntries`: at most 2,000 entries, folders counted with files). Links are read as what they
+ * lead to.
+ */
+async function fingerprintedFolder(
+  scripts: CommandScriptsModule,
+  root: string,
+  path: string,
+): Promise<FingerprintedFile[]> {
+  const entries = await scripts.scriptFolderEntries(root, path);
+  const fingerprinted = await Promise.all(entries.map((entry) => fingerprintedEntry(scripts, root, entry)));
+  return fingerprinted.filter((file) => file !== null);
 }
 
-/** A script the settings run, for the fingerprint: its bytes (up to 16 MiB), or unreadable. */
-async function fingerprintedScript(root: string, path: string): Promise<FingerprintedFile> {
-  const name = `script:${path}`;
-  try {
-    const bytes = await Deno.readFile(join(root, path));
-    return bytes.length > 16 * 1024 * 1024
-      ? { name, state: "unreadable" }
-      : { name, state: "present", bytes };
-  } catch {
-    return { name, state: "unreadable" };
+/** A script folder's entry, for the fingerprint: a file's bytes, a folder that cannot be listed, or none. */
+async function fingerprintedEntry(
+  scripts: CommandScriptsModule,
+  root: string,
+  entry: ScriptFolderEntry,
+): Promise<FingerprintedFile | null> {
+  switch (entry.kind) {
+    case "folder":
+      return null;
+    case "unreadable-folder":
+      return { name: `script:${entry.path}`, state: "unreadable" };
+    case "file":
+      return await fingerprintedScript(scripts, root, entry.path);
+    default:
+      return assertNever(entry.kind);
   }
+}
+
+/** The most bytes of a script fingerprinted; a larger one counts as unreadable, and is not read. */
+const MAX_SCRIPT_BYTES = 16 * 1024 * 1024;
+
+/** A script the settings run, for the fingerprint: its bytes (up to 16 MiB), or unreadable. */
+async function fingerprintedScript(
+  scripts: CommandScriptsModule,
+  root: string,
+  path: string,
+): Promise<FingerprintedFile> {
+  const name = `script:${path}`;
+  const bytes = await scripts.readScriptBytes(join(root, path), MAX_SCRIPT_BYTES);
+  return bytes === null ? { name, state: "unreadable" } : { name, state: "present", bytes };
 }
 
 /** Reads every layer, applies folder trust and merges them. Never throws for a bad file. */
@@ -368,6 +378,12 @@ async function withoutFiles(
 
 function settingsFileModule(): Promise<typeof import("./settings_file.ts")> {
   return lazyImport<typeof import("./settings_file.ts")>(new URL("./settings_file.ts", import.meta.url));
+}
+
+type CommandScriptsModule = typeof import("./command_scripts.ts");
+
+function commandScriptsModule(): Promise<CommandScriptsModule> {
+  return lazyImport<CommandScriptsModule>(new URL("./command_scripts.ts", import.meta.url));
 }
 
 function trustStoreModule(): Promise<typeof import("./trust_store.ts")> {

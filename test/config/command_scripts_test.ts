@@ -1,5 +1,10 @@
 import { deepStrictEqual, equal, match } from "node:assert/strict";
-import { commandScriptProtections, CommandScriptsBaseline } from "../../src/config/command_scripts.ts";
+import {
+  commandScriptProtections,
+  CommandScriptsBaseline,
+  readScriptBytes,
+  scriptFolderEntries,
+} from "../../src/config/command_scripts.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
 Deno.test("commandScriptProtections protects the workspace files a hook or approval command names, and only them", async () => {
@@ -117,4 +122,52 @@ Deno.test("CommandScriptsBaseline reads at most 200 tasks of a project's package
   equal(await baseline.changed(command), null, "the 251st task was read");
   await Deno.writeTextFile(`${root}/web/tools/t10.js`, "// v2\n");
   match((await baseline.changed(command))!, /"web\/tools\/t10\.js"/);
+});
+
+Deno.test("scriptFolderEntries lists a script folder breadth first, in name order, without following links", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.mkdir(`${root}/.hooks/a/deep`, { recursive: true });
+  await Deno.mkdir(`${root}/.hooks/z`);
+  for (const name of ["b.sh", "a/x.sh", "a/deep/y.sh"]) {
+    await Deno.writeTextFile(`${root}/.hooks/${name}`, "");
+  }
+  await Deno.symlink("a", `${root}/.hooks/c-link`);
+  deepStrictEqual(await scriptFolderEntries(root, ".hooks"), [
+    { kind: "folder", path: ".hooks" },
+    { kind: "file", path: ".hooks/b.sh" },
+    { kind: "file", path: ".hooks/c-link" },
+    { kind: "folder", path: ".hooks/a" },
+    { kind: "file", path: ".hooks/a/x.sh" },
+    { kind: "folder", path: ".hooks/z" },
+    { kind: "folder", path: ".hooks/a/deep" },
+    { kind: "file", path: ".hooks/a/deep/y.sh" },
+  ]);
+  deepStrictEqual(await scriptFolderEntries(root, ".hooks/b.sh"), [
+    { kind: "unreadable-folder", path: ".hooks/b.sh" },
+  ]);
+});
+
+Deno.test("scriptFolderEntries takes 2,000 entries at most, counting folders with files", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  for (let index = 0; index < 2_500; index++) {
+    await Deno.mkdir(`${root}/.hooks/${String(index).padStart(4, "0")}`, { recursive: true });
+  }
+  await Deno.writeTextFile(`${root}/.hooks/zz.sh`, "");
+  const entries = await scriptFolderEntries(root, ".hooks");
+  equal(entries.length, 1 + 2_000);
+  equal(entries.at(-1)?.path, ".hooks/1999");
+});
+
+Deno.test("readScriptBytes reads a regular file up to its limit, and nothing larger or not a file", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.writeTextFile(`${root}/small.sh`, "exit 0\n");
+  await Deno.symlink("small.sh", `${root}/link.sh`);
+  await Deno.writeTextFile(`${root}/large.sh`, "x".repeat(101));
+  equal(new TextDecoder().decode((await readScriptBytes(`${root}/link.sh`, 100))!), "exit 0\n");
+  equal(await readScriptBytes(`${root}/large.sh`, 100), null);
+  equal(await readScriptBytes(root, 100), null);
+  equal(await readScriptBytes(`${root}/missing.sh`, 100), null);
 });

@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { ignoredNotice } from "../../src/config/repository_screen.ts";
 import { resolveSettings } from "../../src/config/settings.ts";
 import { describeTrust, revokeTrust, trustWorkspace } from "../../src/config/trust.ts";
+import { fingerprintFiles } from "../../src/config/trust_store.ts";
+import { CommandScriptsBaseline } from "../../src/config/command_scripts.ts";
 import { CommandHooks } from "../../src/permissions/command_hooks.ts";
 import { exists, openSandbox } from "../sandbox/_sandbox.ts";
 import { createSettingsFixture, type SettingsFixture } from "./_settings_fixture.ts";
@@ -348,4 +350,103 @@ Deno.test("trust covers where a repository's additional directory leads: a repoi
   await Deno.remove(link);
   await Deno.symlink("../real", link);
   equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "trusted");
+});
+
+/** `cd .hooks && sh check.sh` as a repository's PreToolUse hook. */
+async function writeScriptFolderHook(fixture: SettingsFixture): Promise<string> {
+  const command = "cd .hooks && sh check.sh";
+  await fixture.write(fixture.projectPath, {
+    hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command }] }] },
+  });
+  return command;
+}
+
+/** Makes `path` a file of `size` bytes that takes no disk space (sparse). */
+async function writeSparseFile(path: string, size: number): Promise<void> {
+  using file = await Deno.create(path);
+  await file.truncate(size);
+}
+
+Deno.test("trust of a script folder within its bounds keeps the fingerprint earlier versions recorded", async () => {
+  // Trust records hold this fingerprint: a walk or a read that named or read an entry differently would
+  // ask every user to trust their repository again.
+  await using fixture = await createSettingsFixture();
+  await writeScriptFolderHook(fixture);
+  await Deno.mkdir(join(fixture.root, ".hooks/lib/empty"), { recursive: true });
+  await Deno.writeTextFile(join(fixture.root, ".hooks/check.sh"), ". ./lib/common.sh\n");
+  await Deno.writeTextFile(join(fixture.root, ".hooks/lib/common.sh"), "exit 0\n");
+  await Deno.writeTextFile(join(fixture.root, "shared.sh"), "echo shared\n");
+  await Deno.symlink("../shared.sh", join(fixture.root, ".hooks/shared.sh"));
+  await Deno.symlink("lib", join(fixture.root, ".hooks/lib-link"));
+  await writeSparseFile(join(fixture.root, ".hooks/big.bin"), 20 * 1024 * 1024);
+  const description = await describeTrust({ home: fixture.home, root: fixture.root });
+  equal(description.fingerprint, "sha256:3359326487ba28b2625d0639fe8a95f2294eec9bd0ca19aac613d0428ee55eae");
+});
+
+Deno.test("trust counts a script over 16 MiB as unreadable, as its size says", async () => {
+  await using fixture = await createSettingsFixture();
+  await writeScriptFolderHook(fixture);
+  await Deno.mkdir(join(fixture.root, ".hooks"));
+  await Deno.writeTextFile(join(fixture.root, ".hooks/check.sh"), "exit 0\n");
+  await writeSparseFile(join(fixture.root, ".hooks/big.bin"), 20 * 1024 * 1024);
+  const expected = await fingerprintFiles([
+    { name: "project", state: "present", bytes: await Deno.readFile(fixture.projectPath) },
+    { name: "local", state: "absent" },
+    { name: "script:.hooks/check.sh", state: "present", bytes: new TextEncoder().encode("exit 0\n") },
+    { name: "script:.hooks/big.bin", state: "unreadable" },
+  ]);
+  equal((await describeTrust({ home: fixture.home, root: fixture.root })).fingerprint, expected);
+});
+
+Deno.test("trust never opens a pipe in a script folder: it counts as unreadable instead of waiting for a writer", async () => {
+  await using fixture = await createSettingsFixture();
+  await writeScriptFolderHook(fixture);
+  await Deno.mkdir(join(fixture.root, ".hooks"));
+  await Deno.writeTextFile(join(fixture.root, ".hooks/check.sh"), "exit 0\n");
+  const pipe = join(fixture.root, ".hooks/pipe");
+  equal((await new Deno.Command("mkfifo", { args: [pipe] }).output()).success, true);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const described = describeTrust({ home: fixture.home, root: fixture.root });
+  const timedOut = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), 5_000));
+  const description = await Promise.race([described, timedOut]);
+  clearTimeout(timer);
+  if (description === null) {
+    // Let the blocked read end, so the test fails instead of hanging.
+    (await Deno.open(pipe, { write: true })).close();
+    await described;
+  }
+  ok(description !== null, "the fingerprint waited for a writer of the pipe");
+  const expected = await fingerprintFiles([
+    { name: "project", state: "present", bytes: await Deno.readFile(fixture.projectPath) },
+    { name: "local", state: "absent" },
+    { name: "script:.hooks/check.sh", state: "present", bytes: new TextEncoder().encode("exit 0\n") },
+    { name: "script:.hooks/pipe", state: "unreadable" },
+  ]);
+  equal(description.fingerprint, expected);
+});
+
+Deno.test("trust and the state of a hook's scripts walk a script folder with the same bound, folders counted", async () => {
+  // 3,000 empty folders before the last script in name order: a bound on files alone walked all of them
+  // (a million would take minutes at each start) and fingerprinted a script the hook's state never read.
+  await using fixture = await createSettingsFixture();
+  const command = await writeScriptFolderHook(fixture);
+  await Deno.mkdir(join(fixture.root, ".hooks/a"), { recursive: true });
+  await Deno.mkdir(join(fixture.root, ".hooks/b"));
+  for (let index = 0; index < 3_000; index++) {
+    await Deno.mkdir(join(fixture.root, `.hooks/a/${String(index).padStart(4, "0")}`));
+  }
+  await Deno.writeTextFile(join(fixture.root, ".hooks/check.sh"), "exit 0\n");
+  await Deno.writeTextFile(join(fixture.root, ".hooks/b/late.sh"), "exit 0\n");
+  const description = await describeTrust({ home: fixture.home, root: fixture.root });
+  equal((await trustWorkspace({ ...fixture, fingerprint: description.fingerprint })).ok, true);
+  const baseline = new CommandScriptsBaseline(fixture.root, [command]);
+  equal(await baseline.changed(command), null);
+
+  await Deno.writeTextFile(join(fixture.root, ".hooks/b/late.sh"), "echo beyond the bound\n");
+  equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "trusted");
+  equal(await baseline.changed(command), null);
+
+  await Deno.writeTextFile(join(fixture.root, ".hooks/check.sh"), "echo changed\n");
+  equal((await resolveSettings({ home: fixture.home, root: fixture.root })).trustStatus, "changed");
+  match((await baseline.changed(command))!, /"\.hooks\/check\.sh"/);
 });

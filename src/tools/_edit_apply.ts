@@ -28,6 +28,14 @@ export const MAX_EDIT_BYTES = 256 * 1024 * 1024;
  */
 export const MAX_REPLACEMENTS = 1_000_000;
 
+/**
+ * The most lines a file may have for the whitespace-flexible fallback and the closest-region search to run
+ * when old_string is not found exactly. Both hold an object or two per line of the file: 12 million short
+ * lines (a 58 MB file) took them past the workers' 1.5 GB heap, and V8 aborted the whole process, not just
+ * the worker. At this bound they stay near 250 MB; past it only the exact search runs.
+ */
+export const MAX_FALLBACK_LINES = 1_000_000;
+
 /** A change in the new text: where the inserted text starts and how long it is. */
 export interface Change {
   start: number;
@@ -83,6 +91,17 @@ export function applyEdit(
     const tooLarge = sizeProblem(text, { count, removed: needle, inserted: replacement }, limits);
     if (tooLarge !== null) return tooLarge;
     return replaceEvery(text, needle, replacement);
+  }
+  const lines = countLinesUpTo(text, MAX_FALLBACK_LINES + 1);
+  if (lines > MAX_FALLBACK_LINES) {
+    return {
+      ok: false,
+      reason: "not-found",
+      message:
+        `old_string was not found exactly in the file; it has more than ${MAX_FALLBACK_LINES} lines, ` +
+        "too many to look for a whitespace-flexible match or the closest region. Copy old_string exactly from " +
+        "ReadFile output, without the line-number prefixes (Grep finds where a line is)",
+    };
   }
   const flexible = flexibleMatch(text, input.old_string, input.new_string, eol);
   if (flexible.kind === "one") {
@@ -203,6 +222,16 @@ function replaceAt(text: string, replacements: readonly Replacement[]): EditOutc
   }
   parts.push(text.slice(cursor));
   return { ok: true, text: parts.join(""), changes };
+}
+
+// The lines of a text (a final line break starts no line), counting no further than `most`: the work stays
+// bounded by it, not by the file.
+function countLinesUpTo(text: string, most: number): number {
+  let breaks = 0;
+  for (let index = text.indexOf("\n"); index !== -1 && breaks < most; index = text.indexOf("\n", index + 1)) {
+    breaks++;
+  }
+  return breaks >= most || text.endsWith("\n") ? breaks : breaks + 1;
 }
 
 function countOccurrences(text: string, needle: string): number {

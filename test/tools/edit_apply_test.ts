@@ -1,5 +1,10 @@
 import { deepStrictEqual as assertEquals, equal, ok as assert } from "node:assert/strict";
-import { applyEdit, MAX_EDIT_BYTES, MAX_REPLACEMENTS } from "../../src/tools/_edit_apply.ts";
+import {
+  applyEdit,
+  MAX_EDIT_BYTES,
+  MAX_FALLBACK_LINES,
+  MAX_REPLACEMENTS,
+} from "../../src/tools/_edit_apply.ts";
 import { MAX_READ_BYTES } from "../../src/tools/_fs.ts";
 import { assertIncludes } from "../_fakes/tool_context.ts";
 
@@ -87,4 +92,19 @@ Deno.test("applyEdit's default bounds are the read limit and a million replaceme
     refused.message,
     "replacing 300000 occurrences would make it 300 million characters long, more than the 268 million",
   );
+});
+
+Deno.test("applyEdit searches no fallback in a file of more lines than MAX_FALLBACK_LINES, whose heap it would exhaust", () => {
+  // 12 million short lines (a 58 MB file) took the flexible match and the closest-region search past the
+  // workers' 1.5 GB heap: V8 aborted the whole process. Past the bound, only the exact search runs.
+  const text = "l1\n".repeat(MAX_FALLBACK_LINES + 1);
+  const started = performance.now();
+  const outcome = applyEdit(text, "\n", { old_string: "  l1  \nl2", new_string: "x" });
+  equal(outcome.ok, false);
+  assert(!outcome.ok);
+  equal(outcome.reason, "not-found");
+  assertIncludes(outcome.message, `more than ${MAX_FALLBACK_LINES} lines`);
+  assert(performance.now() - started < 1000, "only the exact search and a line count ran");
+  const exact = applyEdit(text + "end\n", "\n", { old_string: "end", new_string: "END" });
+  assert(exact.ok && exact.text.endsWith("l1\nEND\n"));
 });

@@ -52,11 +52,20 @@ export const writeFileRunner: ToolRunner<WriteFileInput> = {
             );
           }
         } else if (decoded.reason === "invalid-utf-8") {
-          notes.push("the old file was not valid UTF-8; the new content is written as UTF-8");
-          if (detectLineEnding(decodeLegacy(existing.bytes)) === "\r\n") {
-            content = withLineEnding(content, "\r\n");
-            notes.push("kept CRLF line endings");
+          const crlf = detectLineEnding(decodeLegacy(existing.bytes)) === "\r\n";
+          if (crlf) content = withLineEnding(content, "\r\n");
+          // As ReadFile showed it and EditFile keeps it: a legacy file rewritten as UTF-8 would change every
+          // byte above 0x7F, in lines the model never meant to touch. Content it cannot hold goes as UTF-8.
+          if (encodeText(content, { encoding: "windows-1252", bom: false }).ok) {
+            format = { encoding: "windows-1252", bom: false };
+            notes.push("kept the file's Windows-1252 encoding (it is not UTF-8)");
+          } else {
+            notes.push(
+              "the old file was not valid UTF-8 (Windows-1252) and the content holds characters that encoding " +
+                "cannot; it is written as UTF-8",
+            );
           }
+          if (crlf) notes.push("kept CRLF line endings");
         }
       }
       const encoded = encodeText(content, format);

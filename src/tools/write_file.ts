@@ -17,7 +17,7 @@ Rules:
 - path must be an absolute path inside the workspace (for example "/home/me/project/src/new.ts"). Missing parent directories are created.
 - To overwrite an existing file you must have read it with ReadFile in this session, and it must not have changed since (checked by content). Otherwise the write is refused with "read it first" or "modified since you read it — read it again"; then call ReadFile and retry.
 - content is written exactly as given, character for character: no escaping or quote conversion. Write the complete file; there is no append mode and no placeholder like "rest unchanged".
-- When overwriting, the file keeps its format: a CRLF file is written with CRLF line endings throughout, a UTF-8 BOM or UTF-16 encoding is kept, and the file's permissions are kept. New files are UTF-8 with the line endings you give, mode 0644.
+- When overwriting, the file keeps its format: a CRLF file is written with CRLF line endings throughout, a UTF-8 BOM or UTF-16 encoding is kept, a file that is not UTF-8 (shown by ReadFile decoded as Windows-1252) stays Windows-1252 when the content fits that encoding, and the file's permissions are kept. New files are UTF-8 with the line endings you give, mode 0644.
 
 Output: "Created" or "Overwrote" with the path, the byte count and the line count. Do not use this tool to create documentation or README files unless asked. To run formatters or build tools after writing, use Bash.`;
 

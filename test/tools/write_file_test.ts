@@ -176,6 +176,26 @@ Deno.test("WriteFile keeps the CRLF line endings of a file that is not valid UTF
   assertIncludes(result.content, "kept CRLF line endings");
 });
 
+Deno.test("WriteFile keeps the Windows-1252 encoding of a file that is not UTF-8 when the content fits it", async () => {
+  // ReadFile shows such a file decoded as Windows-1252 and EditFile keeps its bytes: rewritten as UTF-8, every
+  // accented letter of lines the model never meant to change would change.
+  await using workspace = await createTempWorkspace();
+  const path = `${workspace.root}/legacy.txt`;
+  await Deno.writeFile(path, Uint8Array.of(0x63, 0x61, 0x66, 0xe9, 0x0a, 0x80, 0x0a)); // "café\n€\n"
+  const result = await write(workspace.root, path, "café\n€\nnaïve\n", await recordOf(path));
+  equal(result.isError, false, result.content);
+  assertEquals(
+    await Deno.readFile(path),
+    Uint8Array.of(0x63, 0x61, 0x66, 0xe9, 0x0a, 0x80, 0x0a, 0x6e, 0x61, 0xef, 0x76, 0x65, 0x0a),
+  );
+  assertIncludes(result.content, "kept the file's Windows-1252 encoding");
+  // Content the encoding cannot hold is written as UTF-8, and the model is told.
+  const wide = await write(workspace.root, path, "café ✓\n", await recordOf(path));
+  equal(wide.isError, false, wide.content);
+  equal(await Deno.readTextFile(path), "café ✓\n");
+  assertIncludes(wide.content, "it is written as UTF-8");
+});
+
 Deno.test("WriteFile keeps the UTF-8 BOM of the old file without doubling it", async () => {
   await using workspace = await createTempWorkspace();
   const path = `${workspace.root}/bom.txt`;

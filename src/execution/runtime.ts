@@ -150,20 +150,9 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     excludedPaths: options.excludedPaths ?? [],
   });
   const registry = sessionRegistry(options);
-  // In a root that holds the home, the home's folders of code the user runs later are protected, and in any
-  // root the code mewcode itself runs (read-only in the sandbox as well).
   const roots = [options.root, ...additionalRoots];
-  const homeCode = [
-    ...homeCodeProtections(roots, options.env.HOME),
-    ...runtimeCodeProtections(roots, {
-      env: options.env,
-      denoBinary: Deno.execPath(),
-      program: PROGRAM_FOLDER,
-    }),
-  ];
   const base = options.protectedPaths ?? PROTECTED_PATHS;
-  // A call a person typed (no protected paths) may write the git metadata it names, as it may write `.git`.
-  const gitMetadata = base.length === 0 ? [] : await gitMetadataProtections(roots, options.env, base);
+  const { gitMetadata, homeCode } = await runtimeProtections(roots, options.env, base);
   const protectedPaths = [...base, ...gitMetadata, ...homeCode];
   // The file tools treat the home's credentials as outside the workspace when it holds the home, as the
   // shell sandbox hides them (`src/common/home_credentials.ts`).
@@ -256,6 +245,26 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
  * the config that names it is protected for the whole session. A `.git` file's git directory, a bare
  * repository's config and hooks, included config files and the folders of hooks are refused like `.git`.
  */
+/**
+ * What a runtime protects beyond `base` (the session's protected paths), found in the roots (real paths, the
+ * workspace first): the git metadata the repository's layout puts elsewhere (a `.git` file's git directory,
+ * the `core.hooksPath` folder), and the home's folders of code the user runs later when a root holds the home,
+ * with the code mewcode itself runs in any root (both read-only in the sandbox as well). With no `base` (a
+ * call a person typed), git metadata is not protected, as `.git` is not.
+ */
+export async function runtimeProtections(
+  roots: readonly string[],
+  env: Readonly<Record<string, string>>,
+  base: readonly ProtectedPath[],
+): Promise<{ gitMetadata: ProtectedPath[]; homeCode: ProtectedPath[] }> {
+  const homeCode = [
+    ...homeCodeProtections(roots, env.HOME),
+    ...runtimeCodeProtections(roots, { env, denoBinary: Deno.execPath(), program: PROGRAM_FOLDER }),
+  ];
+  const gitMetadata = base.length === 0 ? [] : await gitMetadataProtections(roots, env, base);
+  return { gitMetadata, homeCode };
+}
+
 async function gitMetadataProtections(
   roots: readonly string[],
   env: Readonly<Record<string, string>>,

@@ -4,12 +4,12 @@
  *
  * @module
  */
-import { sessionRegistry } from "../execution/runtime.ts";
+import { resolveAdditionalDirectories } from "../execution/additional_roots.ts";
+import { runtimeProtections, sessionRegistry } from "../execution/runtime.ts";
 import { explainDecision, type PermissionQuery } from "../permissions/explain.ts";
 import { createPolicy } from "../permissions/policy.ts";
 import type { Result } from "../permissions/rules.ts";
-import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
-import type { SessionOptions } from "./session.ts";
+import { type SessionOptions, sessionProtectedPaths } from "./session.ts";
 import { loadShellParser } from "../permissions/shell_parser.ts";
 
 export type { PermissionQuery };
@@ -21,6 +21,10 @@ export async function explainPermission(
 ): Promise<Result<string[]>> {
   const home = options.env.HOME ?? "/";
   if ((options.rules ?? []).length > 0) await loadShellParser();
+  // What the session protects: its own paths (the scripts its hooks run), then what its runtime finds.
+  const base = await sessionProtectedPaths(options);
+  const roots = [options.workspace.root, ...await realAdditionalRoots(options)];
+  const { gitMetadata, homeCode } = await runtimeProtections(roots, options.env, base);
   const policy = createPolicy({
     mode: options.permissionMode,
     rules: options.rules ?? [],
@@ -28,7 +32,7 @@ export async function explainPermission(
     rootAliases: options.workspace.aliases,
     home,
     additionalDirectories: options.additionalDirectories ?? [],
-    protectedPaths: options.protectedPaths ?? PROTECTED_PATHS,
+    protectedPaths: [...base, ...gitMetadata, ...homeCode],
   });
   const registry = sessionRegistry({ readOnly: options.readOnly });
   return await explainDecision(query, {
@@ -37,4 +41,13 @@ export async function explainPermission(
     root: options.workspace.root,
     home,
   });
+}
+
+/** The session's added folders as real paths; a folder that cannot be added is left out (the session says why). */
+async function realAdditionalRoots(options: SessionOptions): Promise<string[]> {
+  try {
+    return await resolveAdditionalDirectories(options.additionalDirectories ?? [], options.workspace.root);
+  } catch {
+    return [];
+  }
 }

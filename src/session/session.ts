@@ -213,16 +213,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     sessionId: options.resume?.id ?? options.sessionId ?? "",
     transcriptPath: null as string | null,
   };
-  // The workspace scripts a hook or the approval command runs are protected like `.mewcode`.
-  const protectedPaths = [
-    ...options.protectedPaths ?? PROTECTED_PATHS,
-    ...await commandScriptProtections(workspace.root, [
-      ...guardedHookCommands(options.hooks),
-      ...(options.approvalCommand === undefined || options.approvalCommand === null
-        ? []
-        : [options.approvalCommand.command]),
-    ]),
-  ];
+  const protectedPaths = await sessionProtectedPaths(options);
   const permissions = await SessionPermissions.open({
     mode: options.permissionMode,
     rules: options.rules ?? [],
@@ -314,6 +305,25 @@ function earlyContext(options: SessionOptions, runtime: LazyRuntime): EarlyConte
     signal: controller.signal,
   });
   return { promise, controller };
+}
+
+/**
+ * The paths a session protects before its runtime adds what it finds (the repository's git layout, the home's
+ * code: `runtimeProtections`): the given ones (default PROTECTED_PATHS), and the workspace scripts a hook or
+ * the approval command runs, protected like `.mewcode`.
+ */
+export async function sessionProtectedPaths(
+  options: Pick<SessionOptions, "workspace" | "protectedPaths" | "hooks" | "approvalCommand">,
+): Promise<ProtectedPath[]> {
+  return [
+    ...options.protectedPaths ?? PROTECTED_PATHS,
+    ...await commandScriptProtections(options.workspace.root, [
+      ...guardedHookCommands(options.hooks),
+      ...(options.approvalCommand === undefined || options.approvalCommand === null
+        ? []
+        : [options.approvalCommand.command]),
+    ]),
+  ];
 }
 
 /** The commands of the hooks whose scripts must stay as they are (`guardsItsScripts`). */

@@ -89,6 +89,46 @@ Deno.test("mewcode permissions test explains the decision and what would allow i
   await rejects(() => run(["permissions", "test", "Bash(unclosed"], dirs), UsageError);
 });
 
+Deno.test("mewcode permissions test knows what the session protects: a hook's script, the core.hooksPath folder", async () => {
+  await using workspace = await createTempWorkspace("mewcode-perm-ws-");
+  await using home = await createTempWorkspace("mewcode-perm-home-");
+  const git = new Deno.Command("git", {
+    args: ["init", "-q", workspace.root],
+    stdout: "null",
+    stderr: "null",
+  });
+  equal((await git.output()).code, 0);
+  const config = join(workspace.root, ".git", "config");
+  await Deno.writeTextFile(config, `${await Deno.readTextFile(config)}\thooksPath = .husky/_\n`);
+  await Deno.mkdir(join(workspace.root, ".husky", "_"), { recursive: true });
+  await Deno.writeTextFile(join(workspace.root, ".husky", "pre-commit"), "npm test\n");
+  await Deno.mkdir(join(workspace.root, "scripts"));
+  await Deno.writeTextFile(join(workspace.root, "scripts", "guard.sh"), "exit 0\n");
+  // A user hook runs scripts/guard.sh as the user: the session protects it, as it protects .husky.
+  await Deno.writeTextFile(
+    join(home.root, "settings.json"),
+    JSON.stringify({
+      hooks: { PreToolUse: [{ hooks: [{ type: "command", command: "sh scripts/guard.sh" }] }] },
+    }),
+  );
+  const dirs = { root: workspace.root, home: home.root };
+  for (const path of [".husky/pre-commit", "scripts/guard.sh"]) {
+    const input = JSON.stringify({ path: join(workspace.root, path), old_string: "a", new_string: "b" });
+    const asked = await run(
+      ["permissions", "test", "--permission-mode", "acceptEdits", "EditFile", input],
+      dirs,
+    );
+    match(asked.stdout, /Decision: ask/, asked.stdout);
+    ok(asked.stdout.includes(`"${path}" is a protected path`), asked.stdout);
+  }
+  const plain = JSON.stringify({ path: join(workspace.root, "notes.txt"), old_string: "a", new_string: "b" });
+  const allowed = await run(
+    ["permissions", "test", "--permission-mode", "acceptEdits", "EditFile", plain],
+    dirs,
+  );
+  match(allowed.stdout, /Decision: allow/, allowed.stdout);
+});
+
 Deno.test("mewcode trust shows what it would enable, records the trust for these files, and --revoke withdraws it", async () => {
   await using dirs = await fixture();
   const declined = await run(["trust"], dirs, () => false);

@@ -122,7 +122,7 @@ export const editFileRunner: ToolRunner<EditFileInput> = {
       if (context.signal.aborted) {
         return fail("the call was cancelled before anything was written", "aborted");
       }
-      const written = await writeAtomic(path, encoded.bytes, place);
+      const written = await writeAtomic(path, encoded.bytes, { ...place, expected: existing.version });
       if (!written.ok) return fail(written.message, written.reason);
       const fileRecord: FileRecord = { path, hash: await sha256Hex(encoded.bytes) };
       const count = edit.changes.length;

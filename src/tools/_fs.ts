@@ -42,6 +42,20 @@ export interface ReadOutcome {
   bytes: Uint8Array;
   /** Number of hard links of the file (1 for an ordinary file). */
   links: number;
+  /** The file as it was read, for a writer to see whether it changed since (`WriteOptions.expected`). */
+  version: FileVersion;
+}
+
+/**
+ * A file's identity and times as a read saw them: another program's save replaces the file (another inode)
+ * or rewrites it (another size, modification or change time).
+ */
+export interface FileVersion {
+  dev: number;
+  ino: number | null;
+  size: number;
+  mtimeMs: number | null;
+  ctimeMs: number | null;
 }
 
 /** Options of `readVerified`. */
@@ -161,7 +175,14 @@ export async function readVerified(
     if (!isOpenedAt(path, opened)) {
       return changed("the file or a parent directory was replaced while it was being read; try again");
     }
-    return { ok: true, bytes, links };
+    const version = {
+      dev: opened.dev,
+      ino: opened.ino,
+      size: opened.size,
+      mtimeMs: opened.mtimeMs,
+      ctimeMs: opened.ctimeMs,
+    };
+    return { ok: true, bytes, links, version };
   } catch (error) {
     return describeFsError(error);
   } finally {
@@ -371,6 +392,7 @@ export interface ExistingFile {
   bytes: Uint8Array;
   hash: string;
   links: number;
+  version: FileVersion;
 }
 
 /**
@@ -388,7 +410,7 @@ export async function readForWrite(
   if (!read.ok) return read;
   const hash = await sha256Hex(read.bytes);
   const recorded = records[path];
-  if (recorded === undefined && !requireRead) return { ok: true, bytes: read.bytes, hash, links: read.links };
+  if (recorded === undefined && !requireRead) return { ...read, hash };
   if (recorded === undefined) {
     return {
       ok: false,
@@ -404,5 +426,5 @@ export async function readForWrite(
       message: `the file was modified since you read it — read it again with ReadFile before you ${verb} it`,
     };
   }
-  return { ok: true, bytes: read.bytes, hash, links: read.links };
+  return { ...read, hash };
 }

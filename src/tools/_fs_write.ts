@@ -8,11 +8,11 @@
  *
  * @module
  */
-import { constants } from "node:fs";
+import { constants, lstatSync, type Stats } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { posix } from "../common/path.ts";
 import { realPathOrNull } from "../common/fs.ts";
-import { changed, checkKind, describeFsError, type FsFailure, isOpenedAt } from "./_fs.ts";
+import { changed, checkKind, describeFsError, type FileVersion, type FsFailure, isOpenedAt } from "./_fs.ts";
 import { isExcludedPath, isWithinRoots } from "./_paths.ts";
 
 /** What `writeAtomic` did. */
@@ -56,6 +56,12 @@ export interface WriteOptions {
   excluded?: readonly string[] | undefined;
   /** Permission bits for a new file. Default 0o644. */
   newFileMode?: number;
+  /**
+   * The file as the caller read it before deciding what to write (`readForWrite`): when the file at the path
+   * is another by the rename (another program saved it meanwhile), nothing is written and the write fails as
+   * `modified`, rather than replace what that program wrote.
+   */
+  expected?: FileVersion;
   /** Test seam: runs after the parent is checked, before the temp file is created. */
   beforeCreate?: () => Promise<void>;
   /** Test seam: runs after the empty temp file is created, before it is verified. */
@@ -137,6 +143,9 @@ export async function writeAtomic(
     await handle.sync();
     await options.beforeRename?.();
     if (!await isInPlace(temp, handle, options)) return moved();
+    // Checked last, right before the rename: the write, the sync and the checks above take milliseconds, in
+    // which an editor's save would otherwise be replaced without a trace.
+    if (options.expected !== undefined && !isVersion(path, options.expected)) return modifiedMeanwhile();
     await Deno.rename(temp, path);
     renamed = true;
     await options.afterRename?.();
@@ -162,6 +171,27 @@ export async function writeAtomic(
     wasReadOnly: previous !== null && (mode & 0o222) === 0,
     droppedSetId: previousMode !== null && (previousMode & SET_ID_BITS) !== 0,
     ownerChange,
+  };
+}
+
+/** Whether the file at `path` (not followed) is still the one read as `expected`. */
+function isVersion(path: string, expected: FileVersion): boolean {
+  let now: Stats;
+  try {
+    now = lstatSync(path);
+  } catch {
+    return false;
+  }
+  return now.isFile() && now.dev === expected.dev && now.ino === expected.ino && now.size === expected.size &&
+    now.mtimeMs === expected.mtimeMs && now.ctimeMs === expected.ctimeMs;
+}
+
+function modifiedMeanwhile(): FsFailure {
+  return {
+    ok: false,
+    reason: "modified",
+    message: "the file was modified by another program while it was being written; nothing was written — " +
+      "read it again with ReadFile, then write it",
   };
 }
 

@@ -80,6 +80,7 @@ export const writeFileRunner: ToolRunner<WriteFileInput> = {
         return fail("the call was cancelled before anything was written", "aborted");
       }
       const written = await writeAtomic(path, encoded.bytes, {
+        ...(existing.ok ? { expected: existing.version } : {}),
         root: context.root,
         additionalRoots: context.additionalRoots,
         excluded: context.excludedPaths,

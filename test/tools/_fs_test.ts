@@ -5,7 +5,7 @@
  */
 import { deepStrictEqual as assertEquals, equal, ok as assert } from "node:assert/strict";
 import { posix } from "node:path";
-import { readVerified } from "../../src/tools/_fs.ts";
+import { readForWrite, readVerified } from "../../src/tools/_fs.ts";
 import { writeAtomic } from "../../src/tools/_fs_write.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
 import {
@@ -140,6 +140,45 @@ Deno.test("An atomic write refuses a parent swapped for a symlink to outside bef
   assert(!result.ok);
   equal(result.reason, "changed");
   assertEquals(await snapshot(scene.outside), outsideBefore);
+});
+
+Deno.test("An atomic write leaves a file another program saved meanwhile as that program wrote it", async () => {
+  await using scene = await createSwapScene();
+  for (const save of ["in place", "by rename"] as const) {
+    const path = `${scene.root}/edited-${save.replace(" ", "-")}.txt`;
+    await Deno.writeTextFile(path, "as read\n");
+    const read = await readForWrite(path, {}, "write", false);
+    assert(read.ok);
+    const result = await writeAtomic(path, new TextEncoder().encode("the model's\n"), {
+      root: scene.root,
+      expected: read.version,
+      // An editor saves the file while the write is on its way (between the read and the rename).
+      beforeRename: async () => {
+        if (save === "in place") {
+          await Deno.writeTextFile(path, "the user's save\n");
+        } else {
+          await Deno.writeTextFile(`${path}.swp`, "the user's save\n");
+          await Deno.rename(`${path}.swp`, path);
+        }
+      },
+    });
+    assert(!result.ok, save);
+    equal(result.reason, "modified");
+    equal(await Deno.readTextFile(path), "the user's save\n", save);
+  }
+  // No temp file is left behind; an unchanged file is written.
+  const names = (await Array.fromAsync(Deno.readDir(scene.root))).map((entry) => entry.name);
+  equal(names.filter((name) => name.endsWith(".mewcode-tmp")).length, 0, names.join(", "));
+  const path = `${scene.root}/quiet.txt`;
+  await Deno.writeTextFile(path, "as read\n");
+  const read = await readForWrite(path, {}, "write", false);
+  assert(read.ok);
+  const written = await writeAtomic(path, new TextEncoder().encode("new\n"), {
+    root: scene.root,
+    expected: read.version,
+  });
+  assert(written.ok);
+  equal(await Deno.readTextFile(path), "new\n");
 });
 
 Deno.test("An atomic write removes its temp file when it fails and leaves the target unchanged", async () => {

@@ -10,13 +10,21 @@
  * folder is), one new folder per entry (`<time>-<id>`), which holds the entry at its path in the workspace
  * (`.aws/credentials`). The entry is renamed there: a symlink is moved as itself, never followed, and a folder
  * with all it holds. Across file systems (a workspace on a mounted volume), it is copied, without following a
- * symlink, then removed; an entry too large to copy (`COPY_LIMITS`), or with nowhere to go (a session that
- * keeps no state), is removed as before.
+ * symlink, then removed. What a user makes is small: an entry larger than `KEEP_LIMITS`, one past the
+ * session's `SetAsideBudget`, or one with nowhere to go (a session that keeps no state) is removed, as is
+ * what is older than `KEEP_DAYS`, so a model cannot fill the disk with what is kept.
+ *
+ * The path is looked at again, synchronously, right before the rename or removal (every folder on its way a
+ * real one, the entry the one found): another session's command could swap a folder on the way for a symlink
+ * meanwhile, and the rename would follow it. After the rename, what arrived must be that entry. A removal
+ * never recurses through a tree of unknown depth (`removeTree`).
  *
  * @module
  */
 import { basename, dirname, join } from "../common/path.ts";
 import { describeError } from "../common/errors.ts";
+import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
+import { isAtOrBelow } from "./bubblewrap.ts";
 import type { MadeEntry } from "./_made_entries.ts";
 
 /** What became of an entry. */
@@ -31,8 +39,24 @@ export type SetAsideOutcome =
  */
 export const KEEP_DAYS = 30;
 
-/** The most an entry may hold to be copied aside across file systems. */
-export const COPY_LIMITS = { entries: 2_000, bytes: 64 * 1024 * 1024 };
+/** The most an entry may hold to be kept (its files' sizes as `lstat` gives them). */
+export const KEEP_LIMITS = { entries: 2_000, bytes: 64 * 1024 * 1024 };
+
+/** The most bytes one session sets aside: past it, what a call made is removed. */
+export const SESSION_SET_ASIDE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The largest tree removed by the runtime's own recursive removal, which works on open folders (a swapped
+ * folder is not followed) but recurses once per level: a tree 30,000 folders deep overflowed its stack and
+ * aborted the process. A larger tree, or one whose paths grow too long to be measured, is removed by
+ * `removeTree`'s flat walk.
+ */
+const RECURSIVE_REMOVAL_ENTRIES = 5_000;
+
+/** What a session may still set aside (bytes); one per session, shared by its calls. */
+export interface SetAsideBudget {
+  bytes: number;
+}
 
 /** Options of `setAside`. */
 export interface SetAsideOptions {
@@ -42,6 +66,8 @@ export interface SetAsideOptions {
   roots: readonly string[];
   /** Whether a folder is removed with what it holds, when it cannot be set aside. */
   recursive: boolean;
+  /** The session's budget; default a fresh one. */
+  budget?: SetAsideBudget;
 }
 
 /**
@@ -49,16 +75,34 @@ export interface SetAsideOptions {
  * Never throws.
  */
 export async function setAside(entry: MadeEntry, options: SetAsideOptions): Promise<SetAsideOutcome> {
+  const size = measureTree(entry.path, KEEP_LIMITS);
+  const budget = options.budget ?? { bytes: SESSION_SET_ASIDE_BYTES };
   let why = "the session keeps no state to set it aside in";
-  if (options.folder !== null) {
+  if (size === null) {
+    why = `it holds more than ${KEEP_LIMITS.entries} entries or ${KEEP_LIMITS.bytes} bytes`;
+  } else if (size.bytes > budget.bytes) {
+    why = `this session has set aside ${SESSION_SET_ASIDE_BYTES} bytes already`;
+  } else if (options.folder !== null) {
     try {
-      return { kind: "moved", to: await moveAside(entry, options.folder, options.roots) };
+      const to = await moveAside(entry, options.folder, options.roots);
+      budget.bytes -= size.bytes;
+      return { kind: "moved", to };
     } catch (error) {
+      if (error instanceof PathChanged) return { kind: "failed", error: error.message };
       why = `it could not be set aside: ${describeError(error)}`;
     }
   }
   try {
-    await Deno.remove(entry.path, { recursive: options.recursive });
+    if (!stillThere(entry, options.roots)) throw new PathChanged(entry.path);
+    if (!entry.info.isDirectory || entry.onTheWay) {
+      await Deno.remove(entry.path);
+    } else if (!options.recursive) {
+      await Deno.remove(entry.path);
+    } else if (size !== null && size.entries <= RECURSIVE_REMOVAL_ENTRIES) {
+      await Deno.remove(entry.path, { recursive: true });
+    } else {
+      await removeTree(entry.path);
+    }
     return { kind: "removed", why };
   } catch (error) {
     return { kind: "failed", error: describeError(error) };
@@ -77,6 +121,15 @@ export function describeSetAside(outcome: SetAsideOutcome): string {
   }
 }
 
+/** The path of an entry no longer leads where it was found: nothing is moved or removed through it. */
+class PathChanged extends Error {
+  constructor(path: string) {
+    super(
+      `"${path}" changed while it was being set aside (a folder on its way was replaced); it was left as is`,
+    );
+  }
+}
+
 async function moveAside(entry: MadeEntry, folder: string, roots: readonly string[]): Promise<string> {
   await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
   await removeOld(folder, Date.now() - KEEP_DAYS * 24 * 60 * 60 * 1000);
@@ -86,22 +139,49 @@ async function moveAside(entry: MadeEntry, folder: string, roots: readonly strin
   const to = join(own, relativeName(entry.path, roots));
   await Deno.mkdir(dirname(to), { recursive: true, mode: 0o700 });
   try {
-    await Deno.rename(entry.path, to);
-    return to;
+    // Looked at and renamed with nothing in between: no await lets another task run, and the look-ups take
+    // microseconds.
+    if (!stillThere(entry, roots)) throw new PathChanged(entry.path);
+    Deno.renameSync(entry.path, to);
   } catch (error) {
     if (!isCrossDevice(error)) {
-      await Deno.remove(own, { recursive: true }).catch(() => undefined);
+      await removeTree(own).catch(() => undefined);
       throw error;
     }
+    try {
+      await copyWithin(entry.path, to, { entries: 0, bytes: 0 });
+    } catch (error) {
+      await removeTree(own).catch(() => undefined);
+      throw error;
+    }
+    if (!stillThere(entry, roots)) throw new PathChanged(entry.path);
+    await Deno.remove(entry.path, { recursive: true });
+    return to;
   }
-  try {
-    await copyWithin(entry.path, to, { entries: 0, bytes: 0 });
-  } catch (error) {
-    await Deno.remove(own, { recursive: true }).catch(() => undefined);
-    throw error;
+  const arrived = lstatSyncOrNull(to);
+  if (arrived === null || arrived.dev !== entry.info.dev || arrived.ino !== entry.info.ino) {
+    throw new PathChanged(entry.path);
   }
-  await Deno.remove(entry.path, { recursive: true });
   return to;
+}
+
+/**
+ * Whether `entry` is still what was found at its path: every folder between its root and it a real folder
+ * (not a symlink), and the entry the same file (device and inode).
+ */
+function stillThere(entry: MadeEntry, roots: readonly string[]): boolean {
+  const root = roots.find((folder) => isAtOrBelow(entry.path, folder) && entry.path !== folder);
+  if (root === undefined) {
+    const parent = dirname(entry.path);
+    if (realPathSyncOrNull(parent) !== parent) return false;
+  } else {
+    for (let folder = dirname(entry.path); folder !== root; folder = dirname(folder)) {
+      const info = lstatSyncOrNull(folder);
+      if (info === null || !info.isDirectory) return false;
+    }
+  }
+  const now = lstatSyncOrNull(entry.path);
+  return now !== null && now.dev === entry.info.dev && now.ino === entry.info.ino;
 }
 
 /** The name of an entry's folder: the time it was set aside (`20261203T104512Z`), then an id. */
@@ -112,8 +192,66 @@ async function removeOld(folder: string, before: number): Promise<void> {
   for await (const entry of Deno.readDir(folder)) {
     const made = Date.parse(entry.name.replace(STAMPED_NAME, "$1-$2-$3T$4:$5:$6Z"));
     if (!entry.isDirectory || !STAMPED_NAME.test(entry.name) || made >= before) continue;
-    await Deno.remove(join(folder, entry.name), { recursive: true }).catch(() => undefined);
+    await removeTree(join(folder, entry.name)).catch(() => undefined);
   }
+}
+
+/**
+ * The entries and bytes of the tree at `path` (not following symlinks), or null past `limits` or when a
+ * path in it is too long to look at. Without recursion.
+ */
+export function measureTree(
+  path: string,
+  limits: { entries: number; bytes: number },
+): { entries: number; bytes: number } | null {
+  let entries = 0;
+  let bytes = 0;
+  const pending = [path];
+  try {
+    while (pending.length > 0) {
+      const at = pending.pop()!;
+      const info = Deno.lstatSync(at);
+      if (++entries > limits.entries) return null;
+      if (info.isFile) bytes += info.size;
+      if (bytes > limits.bytes) return null;
+      if (!info.isDirectory) continue;
+      for (const child of Deno.readDirSync(at)) pending.push(join(at, child.name));
+    }
+  } catch {
+    return null;
+  }
+  return { entries, bytes };
+}
+
+/**
+ * Removes the tree at `path` (not following symlinks) without recursion and without long paths: each folder
+ * is moved up to `path` itself before it is emptied, so no path is longer than `path/<id>/<name>`, however
+ * deep the tree.
+ */
+export async function removeTree(path: string): Promise<void> {
+  const info = await Deno.lstat(path);
+  if (!info.isDirectory) return await Deno.remove(path);
+  const tag = crypto.randomUUID().slice(0, 8);
+  let moved = 0;
+  const pending = [path];
+  while (pending.length > 0) {
+    const folder = pending.pop()!;
+    for (const child of Array.from(Deno.readDirSync(folder))) {
+      const at = join(folder, child.name);
+      if (!child.isDirectory) {
+        await Deno.remove(at);
+      } else if (folder === path) {
+        pending.push(at);
+      } else {
+        const up = join(path, `.mewcode-removing-${tag}-${moved++}`);
+        await Deno.rename(at, up);
+        pending.push(up);
+      }
+    }
+    // Its files are gone and its folders moved up: empty.
+    if (folder !== path) await Deno.remove(folder);
+  }
+  await Deno.remove(path);
 }
 
 /** The entry's path below the root holding it, or its name when it lies in none. */
@@ -129,12 +267,12 @@ function isCrossDevice(error: unknown): boolean {
 
 /**
  * Copies `from` to `to` as it is: a symlink as a symlink, a folder with what it holds, a file with its mode;
- * anything else (a named pipe, a socket) is left out. Throws past `COPY_LIMITS`, counted in `used`.
+ * anything else (a named pipe, a socket) is left out. Throws past `KEEP_LIMITS`, counted in `used`.
  */
 async function copyWithin(from: string, to: string, used: { entries: number; bytes: number }): Promise<void> {
   const info = await Deno.lstat(from);
-  if (++used.entries > COPY_LIMITS.entries) {
-    throw new Error(`it holds more than ${COPY_LIMITS.entries} entries`);
+  if (++used.entries > KEEP_LIMITS.entries) {
+    throw new Error(`it holds more than ${KEEP_LIMITS.entries} entries`);
   }
   if (info.isSymlink) {
     await Deno.symlink(await Deno.readLink(from), to);
@@ -146,7 +284,7 @@ async function copyWithin(from: string, to: string, used: { entries: number; byt
     await Deno.chmod(to, (info.mode ?? 0o700) & 0o777);
   } else if (info.isFile) {
     used.bytes += info.size;
-    if (used.bytes > COPY_LIMITS.bytes) throw new Error(`it holds more than ${COPY_LIMITS.bytes} bytes`);
+    if (used.bytes > KEEP_LIMITS.bytes) throw new Error(`it holds more than ${KEEP_LIMITS.bytes} bytes`);
     await copyFile(from, to, info);
   }
 }
@@ -165,7 +303,7 @@ async function copyFile(from: string, to: string, seen: Deno.FileInfo): Promise<
   for (let read = await file.read(buffer); read !== null; read = await file.read(buffer)) {
     total += read;
     // It grew since the lstat that counted it.
-    if (total > COPY_LIMITS.bytes) throw new Error(`it holds more than ${COPY_LIMITS.bytes} bytes`);
+    if (total > KEEP_LIMITS.bytes) throw new Error(`it holds more than ${KEEP_LIMITS.bytes} bytes`);
     for (let written = 0; written < read;) written += await copy.write(buffer.subarray(written, read));
   }
 }

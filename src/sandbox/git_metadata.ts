@@ -32,7 +32,7 @@ import { basename, dirname, join, resolve } from "../common/path.ts";
 import { describeError } from "../common/errors.ts";
 import { lstatSyncOrNull, readLinkSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
 import { entryType, madeEntry } from "./_made_entries.ts";
-import { describeSetAside, setAside, type SetAsideOutcome } from "./_set_aside.ts";
+import { describeSetAside, setAside, type SetAsideBudget, type SetAsideOutcome } from "./_set_aside.ts";
 import { type GitDirectory, isGitDirectory, isInside, readGitLayout } from "./_git_layout.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
 
@@ -308,6 +308,7 @@ export async function revertAppeared(
   paths: readonly string[],
   roots: readonly string[],
   setAsideIn: string | null = null,
+  budget?: SetAsideBudget,
 ): Promise<AppearedPath[]> {
   const appeared: AppearedPath[] = [];
   for (const planned of paths) {
@@ -316,7 +317,12 @@ export async function revertAppeared(
     const { path, info } = made;
     const type = entryType(info);
     const recursive = type === "directory" && !made.onTheWay && isGitDirectory(dirname(path));
-    const outcome = await setAside(made, { folder: setAsideIn, roots, recursive });
+    const outcome = await setAside(made, {
+      folder: setAsideIn,
+      roots,
+      recursive,
+      ...(budget === undefined ? {} : { budget }),
+    });
     appeared.push({
       path,
       planned,

@@ -12,7 +12,7 @@ import { isAtOrBelow } from "./bubblewrap.ts";
 import { credentialPlaces } from "../common/home_credentials.ts";
 import { isEmptyDirectory } from "./kept_sandbox.ts";
 import { entryType, madeEntry } from "./_made_entries.ts";
-import { setAside, type SetAsideOutcome } from "./_set_aside.ts";
+import { setAside, type SetAsideBudget, type SetAsideOutcome } from "./_set_aside.ts";
 
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -312,13 +312,19 @@ export async function setAsideMade(
   paths: readonly string[],
   roots: readonly string[],
   setAsideIn: string | null = null,
+  budget?: SetAsideBudget,
 ): Promise<MadePath[]> {
   const found: MadePath[] = [];
   for (const planned of paths) {
     const made = madeEntry(planned, roots);
     if (made === null) continue;
     const type = entryType(made.info);
-    const outcome = await setAside(made, { folder: setAsideIn, roots, recursive: type === "directory" });
+    const outcome = await setAside(made, {
+      folder: setAsideIn,
+      roots,
+      recursive: type === "directory",
+      ...(budget === undefined ? {} : { budget }),
+    });
     found.push({ path: made.path, type, outcome });
   }
   return found;

@@ -47,7 +47,7 @@ import { type HelperPaths, resolveHelpers } from "./helpers.ts";
 import { type LimitCounters, limitNotes, type LimitPlan, openLimits, PROLOGUE_FAILED } from "./limits.ts";
 import { type CommandResult, runSandboxedCommand } from "./sandboxed_command.ts";
 import { type MachineView, machineView, setAsideMade } from "./shell_policy.ts";
-import { describeSetAside } from "./_set_aside.ts";
+import { describeSetAside, SESSION_SET_ASIDE_BYTES, type SetAsideBudget } from "./_set_aside.ts";
 import { shellSandboxReport } from "./shell_sandbox_report.ts";
 import { checkStart, closeInheritedDescriptors, fullAccessWrapper, INSTALL_HINT } from "./shell_startup.ts";
 import {
@@ -98,6 +98,8 @@ export class ShellSandbox {
    * lives, and an empty folder among them still counts as missing when the next call is planned.
    */
   #livePlaceholders = new Set<string>();
+  /** What the session's calls may still set aside (`_set_aside.ts`). */
+  readonly #setAsideBudget: SetAsideBudget = { bytes: SESSION_SET_ASIDE_BYTES };
   /** Empty folders first found where a placeholder goes (the user's, or another session's): their identity. */
   #foundPlaceholders = new Map<string, string>();
   #closed = false;
@@ -322,7 +324,8 @@ export class ShellSandbox {
         }
         const roots = [this.root, ...this.additionalRoots];
         const setAsideIn = this.#options.setAsideIn ?? null;
-        for (const appeared of await revertAppeared(protection.mustNotAppear, roots, setAsideIn)) {
+        const budget = this.#setAsideBudget;
+        for (const appeared of await revertAppeared(protection.mustNotAppear, roots, setAsideIn, budget)) {
           notes.push(
             isCredentialPath(appeared.planned)
               ? `"${appeared.path}" (a ${appeared.type}), which appeared during the command, ` +
@@ -332,7 +335,7 @@ export class ShellSandbox {
               : `${appeared.message}. Do not create git metadata; tell the user what you need instead`,
           );
         }
-        for (const made of await setAsideMade(protection.mustNotBeMade, roots, setAsideIn)) {
+        for (const made of await setAsideMade(protection.mustNotBeMade, roots, setAsideIn, budget)) {
           notes.push(
             `"${made.path}" (a ${made.type}), which appeared during the command, ` +
               `${describeSetAside(made.outcome)}: it is a protected path or on the way to one (another ` +
@@ -388,8 +391,9 @@ export class ShellSandbox {
     } finally {
       await this.#removePlaceholders(ownPlaceholders(protection));
       const roots = [this.root, ...this.additionalRoots];
-      await revertAppeared(protection.mustNotAppear, roots, this.#options.setAsideIn ?? null);
-      await setAsideMade(protection.mustNotBeMade, roots, this.#options.setAsideIn ?? null);
+      const setAsideIn = this.#options.setAsideIn ?? null;
+      await revertAppeared(protection.mustNotAppear, roots, setAsideIn, this.#setAsideBudget);
+      await setAsideMade(protection.mustNotBeMade, roots, setAsideIn, this.#setAsideBudget);
     }
     // A deferred check has not proven bubblewrap yet: a command that never started may mean it cannot run
     // here, and the check then says so, with the fixes (a timeout or an interruption is not that). One that

@@ -5,7 +5,7 @@
  */
 import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { COPY_LIMITS, KEEP_DAYS, setAside } from "../../src/sandbox/_set_aside.ts";
+import { KEEP_DAYS, KEEP_LIMITS, removeTree, setAside } from "../../src/sandbox/_set_aside.ts";
 import { madeEntry } from "../../src/sandbox/_made_entries.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
@@ -110,24 +110,111 @@ Deno.test("setAside copies across file systems: files with their mode, symlinks 
   }
 });
 
-Deno.test("setAside removes what is too large to copy across file systems, and says why", async () => {
+Deno.test("setAside removes what is too large to keep, and says why", async () => {
   const shm = await Deno.realPath(await Deno.makeTempDir({ dir: "/dev/shm", prefix: "mewcode-xdev-" }));
   await using state = await createTempWorkspace("mewcode-state-");
   try {
     const planned = join(shm, "go", "bin");
     await Deno.mkdir(planned, { recursive: true });
-    for (let index = 0; index <= COPY_LIMITS.entries; index++) {
+    for (let index = 0; index <= KEEP_LIMITS.entries; index++) {
       await Deno.writeTextFile(join(planned, `tool${index}`), "");
     }
     const folder = join(state.root, "set-aside");
     const outcome = await setAside(madeEntry(planned, [shm])!, { folder, roots: [shm], recursive: true });
     deepStrictEqual(outcome, {
       kind: "removed",
-      why: `it could not be set aside: it holds more than ${COPY_LIMITS.entries} entries`,
+      why: `it holds more than ${KEEP_LIMITS.entries} entries or ${KEEP_LIMITS.bytes} bytes`,
     });
     equal(await exists(planned), false);
-    deepStrictEqual(await Array.fromAsync(Deno.readDir(folder)), [], "no partial copy is left");
+    const kept = await Array.fromAsync(Deno.readDir(folder)).catch(() => []);
+    deepStrictEqual(kept, [], "nothing is kept");
   } finally {
     await Deno.remove(shm, { recursive: true });
   }
+});
+
+Deno.test("setAside keeps no more than the session's budget", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace("mewcode-state-");
+  const folder = join(state.root, "set-aside");
+  const budget = { bytes: 10 };
+  const first = join(workspace.root, ".mcp.json");
+  const second = join(workspace.root, ".devcontainer.json");
+  await Deno.writeTextFile(first, "123456");
+  await Deno.writeTextFile(second, "123456");
+  const options = { folder, roots: [workspace.root], recursive: false, budget };
+  equal((await setAside(madeEntry(first, [workspace.root])!, options)).kind, "moved");
+  equal(budget.bytes, 4);
+  const outcome = await setAside(madeEntry(second, [workspace.root])!, options);
+  equal(outcome.kind, "removed");
+  ok(
+    outcome.kind === "removed" && outcome.why.startsWith("this session has set aside"),
+    JSON.stringify(outcome),
+  );
+  equal(await exists(second), false);
+});
+
+Deno.test("setAside moves and removes nothing through a folder swapped for a symlink after it was found", async () => {
+  // Another session's command swaps go for a link to a folder outside between the look-up and the move.
+  await using workspace = await createTempWorkspace();
+  await using outside = await createTempWorkspace("mewcode-victim-");
+  await using state = await createTempWorkspace("mewcode-state-");
+  await Deno.mkdir(join(workspace.root, "go", "bin"), { recursive: true });
+  await Deno.mkdir(join(outside.root, "bin"));
+  await Deno.writeTextFile(join(outside.root, "bin", "important"), "the user's\n");
+  const entry = madeEntry(join(workspace.root, "go", "bin"), [workspace.root])!;
+  await Deno.rename(join(workspace.root, "go"), join(workspace.root, "go.real"));
+  await Deno.symlink(outside.root, join(workspace.root, "go"));
+  for (const folder of [join(state.root, "set-aside"), null]) {
+    const outcome = await setAside(entry, { folder, roots: [workspace.root], recursive: true });
+    equal(outcome.kind, "failed", JSON.stringify(outcome));
+    equal(await Deno.readTextFile(join(outside.root, "bin", "important")), "the user's\n");
+  }
+});
+
+Deno.test("setAside and removeTree handle a tree 30,000 folders deep without overflowing a stack", async () => {
+  // Made in a process of its own, one level at a time (a path that long cannot be named whole); the removal
+  // recursing once per level aborted the whole process.
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace("mewcode-state-");
+  const planned = join(workspace.root, ".devcontainer.json");
+  const script = `Deno.mkdirSync(${JSON.stringify(planned)}); Deno.chdir(${JSON.stringify(planned)}); ` +
+    "for (let i = 0; i < 30000; i++) { Deno.mkdirSync('d'); Deno.chdir('d'); }";
+  const made = await new Deno.Command(Deno.execPath(), { args: ["eval", script], stderr: "piped" }).output();
+  equal(made.code, 0, new TextDecoder().decode(made.stderr));
+  const module = new URL("../../src/sandbox/_set_aside.ts", import.meta.url).href;
+  const entries = new URL("../../src/sandbox/_made_entries.ts", import.meta.url).href;
+  const run = `const { setAside } = await import(${JSON.stringify(module)}); ` +
+    `const { madeEntry } = await import(${JSON.stringify(entries)}); ` +
+    `const outcome = await setAside(madeEntry(${JSON.stringify(planned)}, [${
+      JSON.stringify(workspace.root)
+    }]), ` +
+    `{ folder: ${JSON.stringify(join(state.root, "set-aside"))}, roots: [${
+      JSON.stringify(workspace.root)
+    }], ` +
+    "recursive: true }); console.log(JSON.stringify(outcome));";
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", run],
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  equal(output.code, 0, new TextDecoder().decode(output.stderr).slice(0, 2000));
+  const outcome = JSON.parse(new TextDecoder().decode(output.stdout));
+  equal(outcome.kind, "removed", JSON.stringify(outcome));
+  equal(await exists(planned), false);
+});
+
+Deno.test("removeTree removes files, symlinks (not what they lead to) and nested folders", async () => {
+  await using workspace = await createTempWorkspace();
+  await using outside = await createTempWorkspace("mewcode-outside-");
+  await Deno.writeTextFile(join(outside.root, "keep"), "x");
+  const tree = join(workspace.root, "tree");
+  await Deno.mkdir(join(tree, "a", "b", "c"), { recursive: true });
+  await Deno.writeTextFile(join(tree, "a", "b", "c", "f"), "x");
+  await Deno.writeTextFile(join(tree, "a", "g"), "x");
+  await Deno.symlink(outside.root, join(tree, "a", "b", "link"));
+  await removeTree(tree);
+  equal(await exists(tree), false);
+  equal(await Deno.readTextFile(join(outside.root, "keep")), "x");
 });

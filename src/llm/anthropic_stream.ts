@@ -19,7 +19,13 @@
  */
 import { assertNever } from "../common/errors.ts";
 import { invalidInputMessage, parseToolInput } from "./_tool_input.ts";
-import { ApiError, ConnectionError, StreamProtocolError } from "./errors.ts";
+import {
+  ApiError,
+  ConnectionError,
+  MAX_RESPONSE_CHARACTERS,
+  responseTooLong,
+  StreamProtocolError,
+} from "./errors.ts";
 import type { ContentBlock, ProviderEvent, StopReason } from "./provider.ts";
 import {
   parseRawEvent,
@@ -171,15 +177,35 @@ function assistantContent(snapshot: MessageSnapshot): ContentBlock[] {
  */
 export async function* assembleStream(rawEvents: AsyncIterable<unknown>): AsyncGenerator<ProviderEvent> {
   let snapshot = createSnapshot();
+  let characters = 0;
   for await (const value of rawEvents) {
     const event = parseRawEvent(value);
     if (event === null) continue;
+    if (event.type === "content_block_delta") {
+      characters += deltaLength(event.delta);
+      if (characters > MAX_RESPONSE_CHARACTERS) throw responseTooLong();
+    }
     const result = accumulateMessage(snapshot, event);
     snapshot = result.snapshot;
     yield* result.events;
   }
   if (snapshot.status !== "stopped") {
     throw new ConnectionError(`Response stream ended before message_stop (${describeProgress(snapshot)})`);
+  }
+}
+
+function deltaLength(delta: RawDelta): number {
+  switch (delta.type) {
+    case "text_delta":
+      return delta.text.length;
+    case "input_json_delta":
+      return delta.partial_json.length;
+    case "thinking_delta":
+      return delta.thinking.length;
+    case "signature_delta":
+      return delta.signature.length;
+    default:
+      return assertNever(delta);
   }
 }
 

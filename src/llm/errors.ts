@@ -154,6 +154,21 @@ export class StreamProtocolError extends Error {
   }
 }
 
+/**
+ * The most characters one response may stream (text, thinking, tool input): a model's longest answer is a
+ * few hundred thousand. A broken or hostile endpoint that streams gigabytes would otherwise fill the heap,
+ * and V8 aborts the whole process past its limit, taking the run's result and transcript end with it.
+ */
+export const MAX_RESPONSE_CHARACTERS = 32 * 1024 * 1024;
+
+/** The error of a response past MAX_RESPONSE_CHARACTERS. */
+export function responseTooLong(): StreamProtocolError {
+  return new StreamProtocolError(
+    `The API's response is longer than ${MAX_RESPONSE_CHARACTERS} characters, far past any model's answer: ` +
+      "the endpoint (ANTHROPIC_BASE_URL, or the provider's base URL) is broken or not a model API; check it",
+  );
+}
+
 /** The variable that should hold the API key (ANTHROPIC_API_KEY by default) is not set, or empty. */
 export class MissingApiKeyError extends Error {
   /** The environment variable that is not set. */

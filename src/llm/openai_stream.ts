@@ -24,7 +24,7 @@
  * @module
  */
 import { invalidInputMessage, parseToolInput } from "./_tool_input.ts";
-import { ConnectionError, StreamProtocolError } from "./errors.ts";
+import { ConnectionError, MAX_RESPONSE_CHARACTERS, responseTooLong, StreamProtocolError } from "./errors.ts";
 import {
   parseChunk,
   stopReasonFromWire,
@@ -125,8 +125,16 @@ export function endOfStream(snapshot: ChatSnapshot): ProviderEvent {
 /** Assembles a stream of parsed `data:` payloads (as the SDK yields them) into ProviderEvents. */
 export async function* assembleChatStream(rawChunks: AsyncIterable<unknown>): AsyncGenerator<ProviderEvent> {
   let snapshot = createChatSnapshot();
+  let characters = 0;
   for await (const value of rawChunks) {
-    const result = accumulateChunk(snapshot, parseChunk(value));
+    const chunk = parseChunk(value);
+    for (const choice of chunk.choices) {
+      characters += (choice.content?.length ?? 0) + (choice.reasoning?.length ?? 0) +
+        (choice.refusal?.length ?? 0) +
+        choice.toolCalls.reduce((sum, call) => sum + (call.arguments?.length ?? 0), 0);
+    }
+    if (characters > MAX_RESPONSE_CHARACTERS) throw responseTooLong();
+    const result = accumulateChunk(snapshot, chunk);
     snapshot = result.snapshot;
     yield* result.events;
   }

@@ -5,7 +5,12 @@ import {
   createSnapshot,
   type MessageSnapshot,
 } from "../../src/llm/anthropic_stream.ts";
-import { ConnectionError, OverloadedError, StreamProtocolError } from "../../src/llm/errors.ts";
+import {
+  ConnectionError,
+  MAX_RESPONSE_CHARACTERS,
+  OverloadedError,
+  StreamProtocolError,
+} from "../../src/llm/errors.ts";
 import type { ProviderEvent } from "../../src/llm/provider.ts";
 import { parseRawEvent, type RawStreamEvent, type RawUsage } from "../../src/llm/anthropic_wire.ts";
 import { splitFragments } from "../fake_anthropic/script.ts";
@@ -357,6 +362,26 @@ Deno.test("assembleStream throws ConnectionError when the stream ends before mes
   assertInstanceOf(error, ConnectionError);
   assertEquals(error.message, "Response stream ended before message_stop (1 content block(s) received)");
   assertEquals(received.map((event) => event.type), ["message-start", "text-delta"]);
+});
+
+Deno.test("assembleStream stops a response longer than MAX_RESPONSE_CHARACTERS with a StreamProtocolError", async () => {
+  // A broken endpoint streaming gigabytes filled the heap, and V8 aborted the whole process.
+  const piece = "x".repeat(1024 * 1024);
+  async function* endless(): AsyncGenerator<unknown> {
+    yield messageStart();
+    yield textStart(0);
+    for (let sent = 0; sent <= MAX_RESPONSE_CHARACTERS; sent += piece.length) yield text(0, piece);
+    yield stop(0);
+    yield messageDelta("end_turn");
+    yield messageStop;
+  }
+  const error = await assertRejectsWith(async () => {
+    for await (const _ of assembleStream(endless())) {
+      // Only the end matters.
+    }
+  });
+  assertInstanceOf(error, StreamProtocolError);
+  ok(error.message.includes("is broken or not a model API"), error.message);
 });
 
 async function* fromArray(values: unknown[]): AsyncGenerator<unknown> {

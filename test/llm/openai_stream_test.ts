@@ -1,6 +1,6 @@
 import { deepStrictEqual, equal, match, ok, rejects, throws } from "node:assert/strict";
 import { MAX_TOOL_INPUT_DEPTH } from "../../src/common/json_bounds.ts";
-import { ConnectionError, StreamProtocolError } from "../../src/llm/errors.ts";
+import { ConnectionError, MAX_RESPONSE_CHARACTERS, StreamProtocolError } from "../../src/llm/errors.ts";
 import { accumulateChunk, assembleChatStream, createChatSnapshot } from "../../src/llm/openai_stream.ts";
 import { parseChunk } from "../../src/llm/openai_wire.ts";
 import type { ProviderEvent } from "../../src/llm/provider.ts";
@@ -323,4 +323,16 @@ Deno.test("parseChunk reads usage details and refuses a malformed count", () => 
     cached_tokens: 4,
   });
   throws(() => parseChunk({ choices: [], usage: { prompt_tokens: "many" } }), StreamProtocolError);
+});
+
+Deno.test("assembleChatStream stops a response longer than MAX_RESPONSE_CHARACTERS, in text or arguments", async () => {
+  const piece = "x".repeat(1024 * 1024);
+  for (const fragment of [(text: string) => delta({ content: text }), (text: string) => callArgs(0, text)]) {
+    const chunks: unknown[] = [callStart(0, "call_1", "Bash")];
+    for (let sent = 0; sent <= MAX_RESPONSE_CHARACTERS; sent += piece.length) chunks.push(fragment(piece));
+    chunks.push(finish("stop"));
+    const { error } = await assemble(chunks);
+    ok(error instanceof StreamProtocolError, String(error));
+    match(error.message, /is broken or not a model API/);
+  }
 });

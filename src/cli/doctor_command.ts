@@ -64,7 +64,7 @@ export async function runDoctor(input: DoctorInput): Promise<number> {
     `Workspace: ${root}${workspace.aliases.length ? ` (also named ${workspace.aliases.join(", ")})` : ""}`,
   );
   lines.push(`  trust: ${await trustLine(env, root)}`);
-  const state = await stateFolders(env);
+  const state = stateFolders(env);
   if (state.length > 0) {
     lines.push(`  mewcode's state (outside the workspace for every tool): ${state.join(", ")}`);
   }

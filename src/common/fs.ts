@@ -36,6 +36,16 @@ export async function lstatIfExists(path: string): Promise<Deno.FileInfo | null>
   }
 }
 
+/** `Deno.lstatSync`, or null when nothing is at the path; any other failure throws (see `lstatIfExists`). */
+export function lstatSyncIfExists(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return null;
+    throw error;
+  }
+}
+
 /** `Deno.realPath`, or null when the path (or a symlink on the way) cannot be resolved. */
 export async function realPathOrNull(path: string): Promise<string | null> {
   if (path === "") return null;

@@ -5,11 +5,10 @@
  *
  * @module
  */
-import { constants } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { isAbsolute, relative, sep } from "node:path";
 import { describeError } from "../common/errors.ts";
-import { lstatOrNull, realPathOrNull } from "../common/fs.ts";
+import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
 
 /** Whether `path` is `directory` or inside it (both real paths). */
 export function isInside(path: string, directory: string): boolean {
@@ -26,13 +25,25 @@ export type BoundedRead =
 /**
  * Reads the regular file at `path`, at most `maxBytes` long. With `within` (a real directory path), a file
  * whose real path lies outside it is refused. Never throws.
+ *
+ * Every step is synchronous: these files are read before the first request, where each asynchronous file
+ * operation waited for a thread of Deno's pool and back (0.3 to 4 ms each on a 2-core machine, against
+ * 20 to 50 µs), and none of them can block: the file is opened without blocking, and a regular file's read
+ * ends.
  */
-export async function readBoundedFile(
+export function readBoundedFile(
   path: string,
   options: { within: string | null; maxBytes: number },
 ): Promise<BoundedRead> {
-  if (await lstatOrNull(path) === null) return { status: "missing" };
-  const real = await realPathOrNull(path);
+  return Promise.resolve(readBoundedFileSync(path, options));
+}
+
+function readBoundedFileSync(
+  path: string,
+  options: { within: string | null; maxBytes: number },
+): BoundedRead {
+  if (lstatSyncOrNull(path) === null) return { status: "missing" };
+  const real = realPathSyncOrNull(path);
   if (real === null) return { status: "refused", reason: "it is a symbolic link to nothing" };
   if (options.within !== null && !isInside(real, options.within)) {
     return { status: "refused", reason: `it resolves to "${real}", outside the workspace` };
@@ -41,28 +52,28 @@ export async function readBoundedFile(
     status: "refused",
     reason: `it is larger than ${options.maxBytes} bytes (${size})`,
   });
-  let handle: FileHandle;
+  let fd: number;
   let checked: Deno.FileInfo;
   try {
-    checked = await Deno.stat(real);
+    checked = Deno.statSync(real);
     if (!checked.isFile) return { status: "refused", reason: "it is not a regular file" };
     if (checked.size > options.maxBytes) return tooLarge(checked.size);
     // A named pipe swapped in since the check would block a plain open (O_NONBLOCK), and a symbolic link
     // swapped in for the real path is not followed (O_NOFOLLOW).
-    handle = await open(real, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0));
+    fd = openSync(real, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0));
   } catch (error) {
     return { status: "refused", reason: `it cannot be read: ${describeError(error)}` };
   }
   try {
     // The file opened must be the one checked, not another swapped in since.
-    const opened = await handle.stat();
+    const opened = fstatSync(fd);
     if (!opened.isFile() || opened.ino !== checked.ino || opened.dev !== checked.dev) {
       return { status: "refused", reason: "it changed while it was being read" };
     }
     const buffer = new Uint8Array(options.maxBytes + 1);
     let length = 0;
     while (length < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+      const bytesRead = readSync(fd, buffer, length, buffer.length - length, null);
       if (bytesRead === 0) break;
       length += bytesRead;
     }
@@ -71,6 +82,6 @@ export async function readBoundedFile(
   } catch (error) {
     return { status: "refused", reason: `it cannot be read: ${describeError(error)}` };
   } finally {
-    await handle.close().catch(() => undefined);
+    closeSync(fd);
   }
 }

@@ -17,7 +17,7 @@
 import { dirname, isAbsolute, join, relative, sep } from "../common/path.ts";
 import { withDeadline } from "../common/deadline.ts";
 import { describeError } from "../common/errors.ts";
-import { lstatOrNull, realPathOrNull, statOrNull } from "../common/fs.ts";
+import { lstatSyncOrNull, realPathSyncOrNull, statSyncOrNull } from "../common/fs.ts";
 import { formatBytes } from "../common/size.ts";
 import { currentUid } from "../common/current_uid.ts";
 
@@ -77,15 +77,15 @@ export interface LoadMemoryOptions {
  * `/tmp/.git` and `/tmp/AGENTS.md` would reach every workspace below it), and a `.git` owned by someone other
  * than the user or root is not taken.
  */
-export async function findGitRoot(root: string): Promise<string | null> {
+export function findGitRoot(root: string): string | null {
   let directory = root;
   const uid = currentUid();
   while (true) {
     if (directory !== root) {
-      const info = await statOrNull(directory);
+      const info = statSyncOrNull(directory);
       if (info === null || info.mode === null || (info.mode & 0o002) !== 0) return null;
     }
-    const dotGit = await statOrNull(join(directory, ".git"));
+    const dotGit = statSyncOrNull(join(directory, ".git"));
     if (dotGit !== null && (dotGit.isDirectory || dotGit.isFile)) {
       const foreign = directory !== root && uid !== null && dotGit.uid !== null && dotGit.uid !== uid &&
         dotGit.uid !== 0;
@@ -102,16 +102,16 @@ export async function loadProjectMemory(options: LoadMemoryOptions): Promise<Pro
   const maxFile = options.maxFileBytes ?? MAX_MEMORY_FILE_BYTES;
   const maxTotal = options.maxTotalBytes ?? MAX_MEMORY_TOTAL_BYTES;
   let budget = maxTotal;
-  const gitRoot = options.gitRoot === undefined ? await findGitRoot(options.root) : options.gitRoot;
+  const gitRoot = options.gitRoot === undefined ? findGitRoot(options.root) : options.gitRoot;
   const candidates: Candidate[] = [];
   if (options.home !== null) {
     const path = join(options.home, "AGENTS.md");
-    if (await lstatOrNull(path) !== null) candidates.push({ path, scope: "user", confine: null });
+    if (lstatSyncOrNull(path) !== null) candidates.push({ path, scope: "user", confine: null });
   }
   for (const directory of directoriesDown(gitRoot ?? options.root, options.root)) {
     for (const name of MEMORY_FILE_NAMES) {
       const path = join(directory, name);
-      if (await lstatOrNull(path) === null) continue;
+      if (lstatSyncOrNull(path) === null) continue;
       candidates.push({ path, scope: "project", confine: directory });
       break;
     }
@@ -170,6 +170,8 @@ export const OPEN_DEADLINE_MS = 2_000;
  * Deno's open has no O_NONBLOCK (and `node:fs`, which has, costs more start-up time than the whole read), so
  * the file is looked at first and opened only when it is a regular file; the open file must then be that
  * same file, and an open that waits (a named pipe swapped in between) is given up after `openDeadlineMs`.
+ * Everything but the open is synchronous: memory files are read before the first request, where each
+ * asynchronous file operation waited for a thread of Deno's pool and back (0.3 to 4 ms each).
  */
 export async function readTextPrefix(
   path: string,
@@ -178,7 +180,7 @@ export async function readTextPrefix(
 ): Promise<TextPrefix> {
   let seen: Deno.FileInfo;
   try {
-    seen = await Deno.stat(path);
+    seen = Deno.statSync(path);
   } catch (error) {
     const missing = error instanceof Deno.errors.NotFound;
     return { ok: false, reason: missing ? "missing" : "unreadable", message: describeError(error) };
@@ -200,15 +202,15 @@ export async function readTextPrefix(
     return { ok: false, reason: missing ? "missing" : "unreadable", message: describeError(error) };
   }
   try {
-    const info = await file.stat();
+    const info = file.statSync();
     if (!info.isFile) return { ok: false, reason: "not-regular", message: "it is not a regular file" };
     if (info.dev !== seen.dev || info.ino !== seen.ino) {
       return { ok: false, reason: "unreadable", message: "it was replaced while it was being opened" };
     }
     const confine = options.confine ?? null;
     if (confine !== null) {
-      const real = await realPathOrNull(path);
-      const named = real === null ? null : await statOrNull(real);
+      const real = realPathSyncOrNull(path);
+      const named = real === null ? null : statSyncOrNull(real);
       if (real === null || !isInside(real, confine) || named?.dev !== info.dev || named?.ino !== info.ino) {
         return { ok: false, reason: "outside", message: `its real path lies outside ${confine}` };
       }
@@ -216,7 +218,7 @@ export async function readTextPrefix(
     const buffer = new Uint8Array(Math.min(info.size, maxBytes) + 1);
     let length = 0;
     while (length < buffer.length) {
-      const read = await file.read(buffer.subarray(length));
+      const read = file.readSync(buffer.subarray(length));
       if (read === null || read === 0) break;
       length += read;
     }

@@ -20,7 +20,7 @@
 import { isAbsolute, join, normalize, resolve } from "../common/path.ts";
 import { assertNever } from "../common/errors.ts";
 import { lazyImport } from "../common/lazy_import.ts";
-import { lstatOrNull, realPathOrNull } from "../common/fs.ts";
+import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
 import {
   type DirectoryTarget,
   type IgnoredItem,
@@ -159,11 +159,11 @@ export async function readRepositorySettings(
   options: { home: string; root: string },
 ): Promise<RepositorySettingsRead> {
   const { readSettingsFile } = await settingsFileModule();
-  const userReal = await realPathOrNull(join(options.home, "settings.json"));
+  const userReal = realPathSyncOrNull(join(options.home, "settings.json"));
   const files: RepositorySettingsRead["files"] = [];
   for (const source of ["project", "local"] as const) {
     const path = join(options.root, REPOSITORY_SETTINGS_FILES[source]);
-    if (userReal !== null && await realPathOrNull(path) === userReal) continue;
+    if (userReal !== null && realPathSyncOrNull(path) === userReal) continue;
     files.push({ source, read: await readSettingsFile(path, { within: options.root }) });
   }
   return { files, ...await repositoryFingerprint(files, options.root) };
@@ -203,7 +203,7 @@ async function repositoryFingerprint(
   for (const settings of loaded) {
     for (const directory of settings.permissions?.additionalDirectories ?? []) {
       if (directories.has(directory)) continue;
-      const target = await directoryTarget(directory, root);
+      const target = directoryTarget(directory, root);
       directories.set(directory, target);
       const name = `directory:${directory}`;
       fingerprinted.push(
@@ -217,8 +217,8 @@ async function repositoryFingerprint(
 }
 
 /** Where an additional directory of the repository's settings leads now: its real path, as merge() names it. */
-async function directoryTarget(directory: string, root: string): Promise<DirectoryTarget> {
-  const real = await realPathOrNull(namedDirectoryPath(directory, root));
+function directoryTarget(directory: string, root: string): DirectoryTarget {
+  const real = realPathSyncOrNull(namedDirectoryPath(directory, root));
   const inside = real !== null && (root === "/" || real === root || real.startsWith(`${root}/`));
   return { real, outsideWorkspace: real !== null && !inside };
 }
@@ -287,7 +287,7 @@ async function fingerprintedScript(
 export async function resolveSettings(options: ResolveSettingsOptions): Promise<ResolvedSettings> {
   const { home, root } = options;
   const userPath = join(home, "settings.json");
-  const unset = await withoutFiles(options, userPath);
+  const unset = withoutFiles(options, userPath);
   if (unset !== null) return unset;
   const { readSettingsFile } = await settingsFileModule();
   const { readTrustRecords, trustStatusOf } = await trustStoreModule();
@@ -345,19 +345,16 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
  * The settings when none of their files exists (the user's and the repository's settings, the trust
  * record): exactly what reading them would give, without loading their readers; null when one exists.
  */
-async function withoutFiles(
-  options: ResolveSettingsOptions,
-  userPath: string,
-): Promise<ResolvedSettings | null> {
+function withoutFiles(options: ResolveSettingsOptions, userPath: string): ResolvedSettings | null {
   const { home, root } = options;
   const repository = (["project", "local"] as const).map((source) => ({
     source,
     path: join(root, REPOSITORY_SETTINGS_FILES[source]),
   }));
   const paths = [userPath, ...repository.map((file) => file.path), join(home, TRUST_FILE)];
-  // lstat: a symbolic link, even a broken one, is a file the readers must look at.
-  const found = await Promise.all(paths.map(async (path) => await lstatOrNull(path) !== null));
-  if (found.some((exists) => exists)) return null;
+  // lstat: a symbolic link, even a broken one, is a file the readers must look at. Synchronous, as every
+  // look-up before the first request: an asynchronous one waited for a thread of Deno's pool (_bounded_read.ts).
+  if (paths.some((path) => lstatSyncOrNull(path) !== null)) return null;
   const layers = options.cli === undefined
     ? []
     : [{ source: "cli" as const, path: null, settings: options.cli }];

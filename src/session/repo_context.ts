@@ -17,7 +17,7 @@
 import { dirname, join, resolve } from "../common/path.ts";
 import type { GitHead, GitStatusSummary, RepositoryState } from "../agent/system_prompt.ts";
 import { assertNever } from "../common/errors.ts";
-import { statOrNull } from "../common/fs.ts";
+import { statSyncOrNull } from "../common/fs.ts";
 import { findGitRoot, loadProjectMemory, type ProjectMemory, readTextPrefix } from "../config/memory.ts";
 import type { CommandResult } from "../sandbox/sandboxed_command.ts";
 import { shellQuote } from "../common/shell_quote.ts";
@@ -62,7 +62,7 @@ export async function readRepositoryState(
   root: string,
   options: RepositoryStateOptions,
 ): Promise<RepositoryState> {
-  const gitRoot = options.gitRoot === undefined ? await findGitRoot(root) : options.gitRoot;
+  const gitRoot = options.gitRoot === undefined ? findGitRoot(root) : options.gitRoot;
   if (gitRoot === null) return { gitRoot: null, head: null, status: null };
   const [head, status] = await Promise.all([readGitHead(gitRoot), readGitStatus(options)]);
   return { gitRoot, head, status };
@@ -150,7 +150,7 @@ export const STATUS_NOT_GATHERED = "not gathered for a one-shot run";
 
 /** Gathers the repository state and the project memory for a session's system prompt; never throws. */
 export async function gatherPromptContext(options: GatherPromptContextOptions): Promise<PromptContext> {
-  const gitRoot = await findGitRoot(options.root);
+  const gitRoot = findGitRoot(options.root);
   const sandbox = options.sandbox;
   const [repository, memory] = await Promise.all([
     sandbox === null ? readRepositoryHead(gitRoot) : readRepositoryState(options.root, {
@@ -172,7 +172,7 @@ async function readRepositoryHead(gitRoot: string | null): Promise<RepositorySta
 
 /** The git directory a `.git` entry names: itself when a directory, its `gitdir:` when a file. */
 async function resolveGitDirectory(dotGit: string): Promise<string | null> {
-  const info = await statOrNull(dotGit);
+  const info = statSyncOrNull(dotGit);
   if (info === null) return null;
   if (info.isDirectory) return dotGit;
   if (!info.isFile) return null;
@@ -184,7 +184,7 @@ async function resolveGitDirectory(dotGit: string): Promise<string | null> {
   if (target === "") return null;
   // A relative gitdir is relative to the directory holding the `.git` file, as git reads it.
   const directory = resolve(dirname(dotGit), target);
-  return (await statOrNull(directory))?.isDirectory ? directory : null;
+  return (statSyncOrNull(directory))?.isDirectory ? directory : null;
 }
 
 /** A branch name git could have written: no control characters, spaces or `~^:?*[\`, no "..". */

@@ -21,6 +21,7 @@
  *
  * @module
  */
+import { realPathSyncOrNull } from "../common/fs.ts";
 import { join, resolve } from "../common/path.ts";
 import type { CompactionResult } from "../agent/compaction.ts";
 import type { AgentEvent } from "../agent/events.ts";
@@ -229,7 +230,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     session: () => identity,
     sandbox: () => runtime?.sandbox() ?? null,
   });
-  const excludedPaths = await stateFolders(env);
+  const excludedPaths = stateFolders(env);
   // Real paths, checked here (never mewcode's state folder, never "/"), and by the runtime again.
   const additionalRoots = await checkAdditionalRoots(
     await resolveAdditionalDirectories(options.additionalDirectories ?? [], workspace.root),
@@ -381,17 +382,15 @@ export function withoutApiKeys(
   return Object.fromEntries(Object.entries(env).filter(([name]) => !names.has(name)));
 }
 
-export async function stateFolders(env: Record<string, string>): Promise<string[]> {
+export function stateFolders(env: Record<string, string>): string[] {
   let home: string;
   try {
     home = resolve(resolveMewcodeHome(env));
   } catch {
     return [];
   }
-  try {
-    const real = await Deno.realPath(home);
-    return real === home ? [real] : [real, home];
-  } catch {
-    return [home];
-  }
+  // Synchronous: before the first request, an asynchronous look-up waited for a thread of Deno's pool.
+  const real = realPathSyncOrNull(home);
+  if (real === null) return [home];
+  return real === home ? [real] : [real, home];
 }

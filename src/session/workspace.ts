@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { realPathSyncOrNull } from "../common/fs.ts";
 import { isAbsolute, resolve } from "../common/path.ts";
 
 /** The workspace as resolved at start: its real path, and the names the user gave it that differ. */
@@ -23,15 +24,25 @@ export class WorkspaceError extends Error {
  * differ (a symlink), so that paths under those names still count as inside. `pwd` is the shell's logical
  * current directory ($PWD), used when no directory was given.
  */
-export async function resolveWorkspace(
+export function resolveWorkspace(
   cd: string | null,
   options: { pwd?: string | undefined } = {},
 ): Promise<Workspace> {
+  try {
+    return Promise.resolve(resolveWorkspaceSync(cd, options));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+// Synchronous: it runs before the first request, where each asynchronous file operation waited for a thread
+// of Deno's pool and back (0.3 to 4 ms each on a 2-core machine, against microseconds).
+function resolveWorkspaceSync(cd: string | null, options: { pwd?: string | undefined }): Workspace {
   const wanted = cd ?? Deno.cwd();
   let root: string;
   try {
-    root = await Deno.realPath(wanted);
-    const info = await Deno.stat(root);
+    root = Deno.realPathSync(wanted);
+    const info = Deno.statSync(root);
     if (!info.isDirectory) {
       throw new WorkspaceError(`Cannot use "${wanted}" as the workspace: not a directory`);
     }
@@ -51,7 +62,7 @@ export async function resolveWorkspace(
   const names = [resolve(wanted)];
   const logical = cd === null ? options.pwd : undefined;
   if (logical !== undefined && isAbsolute(logical)) {
-    const real = await Deno.realPath(logical).catch(() => null);
+    const real = realPathSyncOrNull(logical);
     if (real === root) names.push(resolve(logical));
   }
   return { root, aliases: [...new Set(names)].filter((name) => name !== root) };

@@ -127,7 +127,8 @@ export const editFileRunner: ToolRunner<EditFileInput> = {
       const fileRecord: FileRecord = { path, hash: await sha256Hex(encoded.bytes) };
       const count = edit.changes.length;
       const how = "flexible" in edit && edit.flexible
-        ? " using a whitespace-flexible match (the file's whitespace differed from old_string); " +
+        ? " using a whitespace-flexible match (the file's whitespace, or how it encodes accented letters, " +
+          "differed from old_string); " +
           "new_string was re-indented to the file's indentation"
         : "";
       const summary = input.old_string === ""

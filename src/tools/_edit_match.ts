@@ -43,12 +43,15 @@ function lineSpans(text: string): Line[] {
 
 interface Shape {
   indent: string;
+  /** The line without its indentation and trailing whitespace, in Unicode normalization form C. */
   body: string;
 }
 
 function shapeOf(line: string): Shape {
   const indent = /^[ \t]*/.exec(line)![0];
-  return { indent, body: line.slice(indent.length).trimEnd() };
+  // Form C: a file that writes "é" as "e" and a combining accent (as macOS names and some editors do) reads
+  // the same in ReadFile's output, and a model recalling it writes the one character.
+  return { indent, body: line.slice(indent.length).trimEnd().normalize("NFC") };
 }
 
 function indentWidth(indent: string, tabWidth: number): number {
@@ -65,7 +68,10 @@ export type FlexibleMatch =
   | { kind: "many"; lines: number[] }
   | { kind: "one"; replacement: Replacement };
 
-/** Line-by-line match ignoring trailing whitespace, tabs vs spaces and a uniform indentation shift. */
+/**
+ * Line-by-line match ignoring trailing whitespace, tabs vs spaces, a uniform indentation shift and Unicode
+ * normalization (composed or decomposed accents).
+ */
 export function flexibleMatch(
   text: string,
   oldString: string,
@@ -176,11 +182,12 @@ export function notFoundMessage(text: string, oldString: string): string {
       "old_string exactly, without the line-number prefixes";
   }
   const region = fileLines.slice(best.index, best.index + window);
-  const squash = (value: string): string => value.replace(/\s+/g, "");
+  const squash = (value: string): string => value.replace(/\s+/g, "").normalize("NFC");
   const whitespaceOnly = squash(region.join("\n")) === squash(oldLines.join("\n"));
   const shown = region.slice(0, 20).map((line, offset) => numbered(best.index + offset + 1, line));
   const verdict = whitespaceOnly
-    ? "It differs from old_string only in whitespace (spaces, tabs or line breaks): copy old_string exactly from it"
+    ? "It differs from old_string only in whitespace (spaces, tabs or line breaks) or in how accented " +
+      "letters are encoded: copy old_string exactly from it"
     : "It differs from old_string in more than whitespace: the file may have changed, or old_string was recalled " +
       "wrongly. Read the file again and copy old_string exactly, without the line-number prefixes";
   return `${base}. The closest region is line${window === 1 ? "" : "s"} ${best.index + 1}${

@@ -187,6 +187,15 @@ Deno.test("EditFile's flexible match ignores trailing whitespace and applies a u
   );
 });
 
+Deno.test("EditFile matches text whose accents the file writes decomposed (NFD) and the model composed (NFC)", async () => {
+  await using workspace = await createTempWorkspace();
+  const decomposed = "const cafe\u0301 = 1;\nconst other = 2;\n"; // "café" as e + U+0301
+  const file = await fileWith(workspace.root, "a.js", decomposed);
+  const result = await file.edit({ old_string: "const caf\u00e9 = 1;", new_string: "const caf\u00e9 = 3;" });
+  equal(result.isError, false, result.content);
+  equal(await file.text(), "const caf\u00e9 = 3;\nconst other = 2;\n");
+});
+
 Deno.test("EditFile applies no flexible match when more than one place matches", async () => {
   await using workspace = await createTempWorkspace();
   const content = "a:\n\tx = 1\nb:\n\tx = 1\n";

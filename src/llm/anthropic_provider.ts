@@ -91,9 +91,12 @@ export class AnthropicProvider implements Provider {
       this.#warned.add(warning);
       yield { type: "warning", message: warning };
     }
+    // Built before the request, outside its error handling: a conversation that cannot be sent (a resumed
+    // transcript holding content mewcode does not know) is that, not a failed connection to retry.
+    const body = toWireRequest(request);
     let rawStream: MessageEventStream;
     try {
-      rawStream = await this.#client.streamMessage(toWireRequest(request), { signal });
+      rawStream = await this.#client.streamMessage(body, { signal });
     } catch (error) {
       throw this.#toOurError(error, signal);
     }
@@ -125,16 +128,26 @@ export class AnthropicProvider implements Provider {
  * (its internal/data), which warned on every request; the provider says it once per session, as an event.
  */
 const DEPRECATED_MODELS: Readonly<Record<string, string>> = {
-  "claude-mythos-preview": "June 30th, 2026",
-  "claude-opus-4-5": "January 22nd, 2027",
-  "claude-opus-4-5-20251101": "January 22nd, 2027",
-  "claude-sonnet-4-5": "November 30th, 2026",
-  "claude-sonnet-4-5-20250929": "November 30th, 2026",
+  "claude-mythos-preview": "2026-06-30",
+  "claude-opus-4-5": "2027-01-22",
+  "claude-opus-4-5-20251101": "2027-01-22",
+  "claude-sonnet-4-5": "2026-11-30",
+  "claude-sonnet-4-5-20250929": "2026-11-30",
 };
 
-/** The warning for a deprecated model, or null. */
-function deprecationWarning(model: string): string | null {
+/** The warning for a deprecated model, or null; past its date, it says the model has reached its end. */
+export function deprecationWarning(model: string, now: Date = new Date()): string | null {
   if (!Object.hasOwn(DEPRECATED_MODELS, model)) return null;
-  return `The model '${model}' is deprecated and will reach end-of-life on ${DEPRECATED_MODELS[model]}: ` +
+  const end = new Date(`${DEPRECATED_MODELS[model]}T00:00:00Z`);
+  const date = end.toLocaleDateString("en-US", {
+    year: "numeric",
+    month: "long",
+    day: "numeric",
+    timeZone: "UTC",
+  });
+  const when = now.getTime() >= end.getTime() + 24 * 60 * 60 * 1000
+    ? `reached end-of-life on ${date}`
+    : `will reach end-of-life on ${date}`;
+  return `The model '${model}' is deprecated and ${when}: ` +
     "migrate to a newer model (https://docs.anthropic.com/en/docs/resources/model-deprecations)";
 }

@@ -258,7 +258,7 @@ export function parseRawEvent(value: unknown): RawStreamEvent | null {
         message: {
           id: message.id,
           model: typeof message.model === "string" ? message.model : "",
-          usage: readUsage(message.usage),
+          usage: readUsage(value, message.usage, "message.usage"),
         },
       };
     }
@@ -275,7 +275,7 @@ export function parseRawEvent(value: unknown): RawStreamEvent | null {
       return {
         type: "message_delta",
         delta: { stop_reason: stopReason },
-        usage: readDeltaUsage(value.usage),
+        usage: readDeltaUsage(value, value.usage, "usage"),
       };
     }
     case "message_stop":
@@ -360,16 +360,25 @@ export const USAGE_KEYS = [
   "cache_read_input_tokens",
 ] as const satisfies readonly (keyof RawUsage & keyof RawDeltaUsage)[];
 
-function readUsage(value: unknown): RawUsage {
-  return { input_tokens: 0, output_tokens: 0, ...readDeltaUsage(value) };
+function readUsage(event: Record<string, unknown>, value: unknown, field: string): RawUsage {
+  return { input_tokens: 0, output_tokens: 0, ...readDeltaUsage(event, value, field) };
 }
 
-function readDeltaUsage(value: unknown): Partial<RawUsage> {
+/**
+ * The counts of a usage object; a count that is not a whole number from 0 up (negative, fractional, past
+ * 2^53, a string) is malformed: the cost of the run and its budget (`--max-budget-usd`) are computed from
+ * them, and a negative count would let a broken endpoint run on past the budget.
+ */
+function readDeltaUsage(event: Record<string, unknown>, value: unknown, field: string): Partial<RawUsage> {
   if (!isRecord(value)) return {};
   const usage: Partial<RawUsage> = {};
   for (const key of USAGE_KEYS) {
     const count = value[key];
-    if (typeof count === "number") usage[key] = count;
+    if (count == null) continue;
+    if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 0) {
+      return malformed(event, `${field}.${key}`);
+    }
+    usage[key] = count;
   }
   return usage;
 }

@@ -290,7 +290,8 @@ function readUsage(chunk: Record<string, unknown>, usage: unknown): WireUsage | 
   if (!isRecord(usage)) return malformed(chunk, "usage");
   const count = (value: unknown, field: string): number => {
     if (value == null) return 0;
-    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) return malformed(chunk, field);
+    // Whole numbers from 0 up: the run's cost and its budget are computed from them.
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) return malformed(chunk, field);
     return value;
   };
   const details = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};

@@ -1,5 +1,5 @@
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
-import { AnthropicProvider } from "../../src/llm/anthropic_provider.ts";
+import { AnthropicProvider, deprecationWarning } from "../../src/llm/anthropic_provider.ts";
 import {
   AuthenticationError,
   ConnectionError,
@@ -572,6 +572,31 @@ Deno.test("AnthropicProvider says once, as an event, that a model is deprecated,
   } finally {
     console.warn = original;
   }
+});
+
+Deno.test("deprecationWarning says a model will reach its end, then that it has reached it", () => {
+  match(
+    deprecationWarning("claude-sonnet-4-5", new Date("2026-11-01T00:00:00Z"))!,
+    /will reach end-of-life on November 30, 2026/,
+  );
+  match(
+    deprecationWarning("claude-sonnet-4-5", new Date("2026-12-03T00:00:00Z"))!,
+    /reached end-of-life on November 30, 2026/,
+  );
+  equal(deprecationWarning("claude-sonnet-5", new Date()), null);
+});
+
+Deno.test("AnthropicProvider sends nothing and retries nothing for a conversation it cannot build", async () => {
+  // A resumed transcript holding a content block mewcode does not know: a local fault, not a network one.
+  await using server = await startFakeAnthropic([turn().text("unused").stop("end_turn")]);
+  const provider = providerFor(server);
+  const request = {
+    ...REQUEST,
+    messages: [{ role: "user", content: [{ type: "weird" }] }],
+  } as unknown as ModelRequest;
+  const { error } = await collect(provider.stream(request, { signal: signal() }));
+  ok(error instanceof Error && !(error instanceof ConnectionError), String(error));
+  equal(server.requests.length, 0);
 });
 
 Deno.test("AnthropicProvider never shows the API key a server's error repeats", async (t) => {

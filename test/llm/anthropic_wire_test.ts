@@ -1,5 +1,6 @@
-import { deepStrictEqual } from "node:assert/strict";
-import { toWireRequest } from "../../src/llm/anthropic_wire.ts";
+import { deepStrictEqual, throws } from "node:assert/strict";
+import { parseRawEvent, toWireRequest } from "../../src/llm/anthropic_wire.ts";
+import { StreamProtocolError } from "../../src/llm/errors.ts";
 import type { ContentBlock, ModelRequest } from "../../src/llm/provider.ts";
 import { cacheBreakpoints } from "../fake_anthropic/server.ts";
 
@@ -53,4 +54,25 @@ Deno.test("toWireRequest leaves the caller's messages and tools untouched", () =
   deepStrictEqual(cacheBreakpoints(wire), ["tools.0", "system.0", "messages.0.content.0"]);
   deepStrictEqual(request, before);
   deepStrictEqual(cacheBreakpoints(toWireRequest(request)), cacheBreakpoints(wire));
+});
+
+Deno.test("parseRawEvent refuses a usage count that is not a whole number from 0 up, which a budget would trust", () => {
+  const delta = (usage: Record<string, unknown>) => ({
+    type: "message_delta",
+    delta: { stop_reason: "end_turn" },
+    usage,
+  });
+  for (const count of [-100_000_000, 1.5, 1e308, "12", Number.MAX_SAFE_INTEGER + 2]) {
+    throws(() => parseRawEvent(delta({ output_tokens: count })), StreamProtocolError, String(count));
+    throws(
+      () => parseRawEvent({ type: "message_start", message: { id: "m", usage: { input_tokens: count } } }),
+      StreamProtocolError,
+      String(count),
+    );
+  }
+  deepStrictEqual(parseRawEvent(delta({ output_tokens: 12, input_tokens: null })), {
+    type: "message_delta",
+    delta: { stop_reason: "end_turn" },
+    usage: { output_tokens: 12 },
+  });
 });

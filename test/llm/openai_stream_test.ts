@@ -336,3 +336,11 @@ Deno.test("assembleChatStream stops a response longer than MAX_RESPONSE_CHARACTE
     match(error.message, /is broken or not a model API/);
   }
 });
+
+Deno.test("parseChunk refuses a usage count past 2^53 or fractional, which a budget would trust", () => {
+  for (const count of [1e308, 2.5, Number.MAX_SAFE_INTEGER + 2]) {
+    throws(() => parseChunk(usage(count, 1)), StreamProtocolError, String(count));
+    throws(() => parseChunk(usage(1, count)), StreamProtocolError, String(count));
+  }
+  equal(parseChunk(usage(7, 3)).usage?.prompt_tokens, 7);
+});

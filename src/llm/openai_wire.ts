@@ -291,7 +291,9 @@ function readUsage(chunk: Record<string, unknown>, usage: unknown): WireUsage | 
   const count = (value: unknown, field: string): number => {
     if (value == null) return 0;
     // Whole numbers from 0 up: the run's cost and its budget are computed from them.
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) return malformed(chunk, field);
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+      return malformed(chunk, field);
+    }
     return value;
   };
   const details = isRecord(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};

@@ -40,7 +40,13 @@ import {
   unansweredApprovals,
   verdictOf,
 } from "./run_summary.ts";
-import { continuedSetup, requireModel, type SessionSetup, sessionSetup } from "./session_options.ts";
+import {
+  continuedSetup,
+  requireEndpoint,
+  requireModel,
+  type SessionSetup,
+  sessionSetup,
+} from "./session_options.ts";
 import { StatusLine } from "./status_line.ts";
 import { StderrReporter } from "./stderr_reporter.ts";
 import { sanitizeLines } from "./_terminal_text.ts";
@@ -301,6 +307,7 @@ async function prepareRun(
       assertNever(choice);
   }
   requireModel(setup);
+  requireEndpoint(setup, env);
   const model = setup.options.model;
   if (options.maxBudgetUsd !== null && priceOn(setup.provider.kind, model) === null) {
     throw new UsageError(

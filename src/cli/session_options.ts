@@ -41,6 +41,48 @@ export function requireModel(setup: SessionSetup): void {
 }
 
 /**
+ * Throws UsageError when the API address the run would use is not an http:// or https:// URL (the settings'
+ * `baseUrl`, or ANTHROPIC_BASE_URL / OPENAI_BASE_URL): every request would fail, and retrying it for
+ * seconds and exiting as "try again later" (75) tells the user nothing they can fix.
+ */
+export function requireEndpoint(setup: SessionSetup, env: Record<string, string>): void {
+  const { provider } = setup;
+  const variable = provider.kind === "anthropic" ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL";
+  const fromEnv = env[variable]?.trim() || null;
+  const [source, value] = provider.baseUrl !== null
+    ? ["the baseUrl setting", provider.baseUrl.trim()]
+    : [variable, fromEnv];
+  if (value === null || value === "") return;
+  const problem = urlProblem(value);
+  if (problem === null) return;
+  const example = provider.kind === "anthropic" ? "https://api.anthropic.com" : "http://127.0.0.1:11434/v1";
+  throw new UsageError(
+    `${source} is "${withoutPassword(value)}", which ${problem}: set it to the API's base URL, for example ` +
+      example,
+  );
+}
+
+/** Why `value` cannot be an API's base URL, or null. */
+function urlProblem(value: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "is not a URL (an http:// or https:// address, with a valid host and port)";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return `is not an http:// or https:// address (its scheme is "${url.protocol.slice(0, -1)}")`;
+  }
+  if (url.hostname === "") return "names no host";
+  return null;
+}
+
+/** A URL as shown in a message: a password in it (`https://user:secret@proxy`) masked. */
+function withoutPassword(value: string): string {
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, "$1:***@");
+}
+
+/**
  * The session options the flags and settings decide; commands add their approver and other specifics.
  * Throws UsageError for a malformed rule on the command line.
  */

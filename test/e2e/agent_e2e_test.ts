@@ -405,6 +405,21 @@ Deno.test("e2e: default mode denies WriteFile in -p with a reason the model sees
   });
 });
 
+Deno.test("e2e: an API address that is not an http(s) URL is a usage error naming it, before any request", async () => {
+  // A scheme left out, a port past 65535, a broken IPv6 address: each was retried for seconds, then exit 75.
+  await using box = await Sandbox.create();
+  for (const url of ["localhost:8080", "http://127.0.0.1:99999", "http://[::1"]) {
+    const started = Date.now();
+    const run = await runMewcode(["-p", "hello"], {
+      cwd: box.root,
+      env: { ANTHROPIC_API_KEY: "test", ANTHROPIC_BASE_URL: url, MEWCODE_HOME: box.home },
+    });
+    equal(run.code, 2, explain(run));
+    ok(run.stderr.includes(`ANTHROPIC_BASE_URL is "${url}"`), run.stderr);
+    ok(Date.now() - started < 5_000, "it was retried");
+  }
+});
+
 Deno.test("e2e: a missing ANTHROPIC_API_KEY is a clear error naming it, exit 41", async () => {
   await using box = await Sandbox.create();
   const run = await runMewcode(["-p", "hello"], {

@@ -22,7 +22,13 @@ import type { Workspace } from "../../session/workspace.ts";
 import { cut, sanitize } from "../_terminal_text.ts";
 import type { CliOptions, SessionChoice } from "../args.ts";
 import { EXIT, type InterruptSignal, interruptStatus } from "../exit_codes.ts";
-import { continuedSetup, requireModel, type SessionSetup, sessionSetup } from "../session_options.ts";
+import {
+  continuedSetup,
+  requireEndpoint,
+  requireModel,
+  type SessionSetup,
+  sessionSetup,
+} from "../session_options.ts";
 import { type ContinuedSession, loadContinued, sessionToContinue } from "../session_resume.ts";
 import { TerminalApprover } from "./approval.ts";
 import { runSlashCommand } from "./commands.ts";
@@ -125,6 +131,7 @@ export class InteractiveSession {
     let setup = await sessionSetup(workspace, options, env);
     setup = await askTrust(parts, setup);
     requireModel(setup);
+    requireEndpoint(setup, env);
     for (const notice of setup.notices) screen.print(`${style.yellow(`⚠ ${sanitize(notice)}`)}\n`);
     const home = resolveMewcodeHome(env);
     const history = await openHistory(home, workspace.root, {

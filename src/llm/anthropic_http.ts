@@ -32,7 +32,7 @@
  */
 import denoConfig from "../../deno.json" with { type: "json" };
 import { withDeadline } from "../common/deadline.ts";
-import { ApiError, ConnectionError, StreamProtocolError } from "./errors.ts";
+import { ApiError, ConnectionError, isWebPage, StreamProtocolError, webPageError } from "./errors.ts";
 import { redactError, redactSecrets } from "./redact_secrets.ts";
 import { parseSse, type SseEvent } from "./sse_decoder.ts";
 
@@ -142,7 +142,12 @@ export class AnthropicHttpClient {
       const reason = this.#withoutKey(describeCause(error));
       throw new ConnectionError(`Cannot reach the API at "${this.baseUrl}": ${reason}`, { cause: error });
     }
-    if (response.ok) return response;
+    if (response.ok) {
+      const contentType = response.headers.get("content-type");
+      if (!isWebPage(contentType)) return response;
+      await response.body?.cancel();
+      throw webPageError(this.baseUrl, contentType ?? "");
+    }
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel();
       throw this.#redirectError(response);

@@ -169,6 +169,25 @@ export function responseTooLong(): StreamProtocolError {
   );
 }
 
+/**
+ * The error of a 2xx answer that is a web page (`content-type: text/html`), not the API's: a captive portal,
+ * a login page of a proxy, or a base URL that points at a website. Not retried: the next answer is the same
+ * page.
+ */
+export function webPageError(baseUrl: string, contentType: string): ApiError {
+  return new ApiError(
+    `The API at "${baseUrl}" answered with a web page (${contentType.split(";")[0]?.trim()}), not the API: ` +
+      "a captive portal or a proxy's login page is in the way, or the base URL points at a website; check " +
+      "the network and the base URL (ANTHROPIC_BASE_URL, OPENAI_BASE_URL or the baseUrl setting)",
+    { status: null, errorType: null, isRetryable: false },
+  );
+}
+
+/** Whether a response's content type is a web page's (HTML). */
+export function isWebPage(contentType: string | null): boolean {
+  return contentType !== null && /^\s*(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
+}
+
 /** The variable that should hold the API key (ANTHROPIC_API_KEY by default) is not set, or empty. */
 export class MissingApiKeyError extends Error {
   /** The environment variable that is not set. */

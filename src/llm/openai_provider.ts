@@ -21,7 +21,14 @@
  * @module
  */
 import OpenAI from "openai";
-import { ApiError, ConnectionError, type HeaderLookup, StreamProtocolError } from "./errors.ts";
+import {
+  ApiError,
+  ConnectionError,
+  type HeaderLookup,
+  isWebPage,
+  StreamProtocolError,
+  webPageError,
+} from "./errors.ts";
 import { assembleChatStream } from "./openai_stream.ts";
 import { streamErrorFromWire, type TokenLimitField, toWireRequest } from "./openai_wire.ts";
 import type { ModelRequest, Provider, ProviderEvent, StreamOptions } from "./provider.ts";
@@ -82,7 +89,14 @@ export class OpenAiProvider implements Provider {
       logLevel: "off",
       // A redirect is not followed: it would resend the conversation (an https → http one in clear) to
       // another address. Its 3xx reaches #toOurError as an APIError.
-      fetch: (input, init) => fetchVia(input, { ...init, redirect: "manual" }),
+      fetch: async (input, init) => {
+        const response = await fetchVia(input, { ...init, redirect: "manual" });
+        const contentType = response.headers.get("content-type");
+        if (!response.ok || !isWebPage(contentType)) return response;
+        await response.body?.cancel();
+        // The SDK would read the page as an empty stream; thrown here, it reaches #classify as the cause.
+        throw webPageError(this.baseUrl, contentType ?? "");
+      },
     });
   }
 
@@ -128,6 +142,7 @@ export class OpenAiProvider implements Provider {
 
   #classify(error: unknown): unknown {
     if (error instanceof ApiError || error instanceof StreamProtocolError) return error;
+    if (error instanceof OpenAI.APIConnectionError && error.cause instanceof ApiError) return error.cause;
     if (error instanceof OpenAI.APIConnectionError) {
       const cause = error.cause instanceof Error ? error.cause.message : error.message;
       return new ConnectionError(`Cannot reach the API at "${this.baseUrl}": ${cause}`, { cause: error });

@@ -1,6 +1,7 @@
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { AnthropicProvider, deprecationWarning } from "../../src/llm/anthropic_provider.ts";
 import {
+  ApiError,
   AuthenticationError,
   ConnectionError,
   InvalidRequestError,
@@ -626,4 +627,24 @@ Deno.test("AnthropicProvider never shows the password of its base URL in an erro
     new RegExp(`^Cannot reach the API at "http://user:\\*\\*\\*@127\\.0\\.0\\.1:${port}": `),
   );
   equal(`${error.message}${error.stack}`.includes("PASSWORD"), false, error.message);
+});
+
+Deno.test("AnthropicProvider takes a web page answered with 200 (a captive portal) for what it is, once", async () => {
+  let requests = 0;
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    requests++;
+    await request.arrayBuffer();
+    return new Response("<html><body>Sign in to the hotel Wi-Fi</body></html>", {
+      headers: { "content-type": "text/html; charset=utf-8" },
+    });
+  });
+  const provider = new AnthropicProvider({
+    apiKey: "sk-ant-test",
+    baseUrl: `http://127.0.0.1:${server.addr.port}`,
+    retry: { random: () => 0 },
+  });
+  const { error } = await collect(provider.stream(REQUEST, { signal: signal() }));
+  ok(error instanceof ApiError && !error.isRetryable, String(error));
+  match(error.message, /answered with a web page \(text\/html\), not the API/);
+  equal(requests, 1);
 });

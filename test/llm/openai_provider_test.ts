@@ -408,3 +408,24 @@ Deno.test("OpenAiProvider does not follow a redirect, which would resend the con
   );
   equal(elsewhere.requests.length, 0);
 });
+
+Deno.test("OpenAiProvider takes a web page answered with 200 (a captive portal) for what it is, once", async () => {
+  let requests = 0;
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    requests++;
+    await request.arrayBuffer();
+    return new Response("<html><body>Log in to the proxy</body></html>", {
+      headers: { "content-type": "text/html" },
+    });
+  });
+  const provider = new OpenAiProvider({
+    name: "openai",
+    apiKey: "sk-test",
+    baseUrl: `http://127.0.0.1:${server.addr.port}/v1`,
+    retry: { random: () => 0 },
+  });
+  const { error } = await collect(provider.stream(REQUEST, { signal: signal() }));
+  ok(error instanceof ApiError && !error.isRetryable, String(error));
+  match(error.message, /answered with a web page \(text\/html\), not the API/);
+  equal(requests, 1);
+});

@@ -51,7 +51,8 @@ export interface RetryOptions extends Partial<RetryPolicy> {
 }
 
 /** Whether to retry, and after how long. */
-export type RetryDecision = { retry: true; delayMs: number } | { retry: false };
+/** A decision about a retry; `waitAskedMs` when the API's retry-after was longer than mewcode waits. */
+export type RetryDecision = { retry: true; delayMs: number } | { retry: false; waitAskedMs?: number };
 
 /**
  * Decides about retry number `attempt` (1-based) after `error`: only ApiErrors marked retryable, within
@@ -68,7 +69,7 @@ export function decideRetry(
     return { retry: false };
   }
   if (error.retryAfterMs !== null) {
-    if (error.retryAfterMs > policy.maxRetryAfterMs) return { retry: false };
+    if (error.retryAfterMs > policy.maxRetryAfterMs) return { retry: false, waitAskedMs: error.retryAfterMs };
     return { retry: true, delayMs: Math.ceil(error.retryAfterMs) };
   }
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
@@ -140,7 +141,14 @@ export async function* streamWithRetry(
         throw error instanceof StreamInterruptedError ? error : new StreamInterruptedError(error);
       }
       const decision = decideRetry(error, attemptNumber, random ? { policy, random } : { policy });
-      if (!decision.retry) throw error;
+      if (!decision.retry) {
+        if (decision.waitAskedMs !== undefined) {
+          const limit = policy.maxRetryAfterMs ?? DEFAULT_RETRY_POLICY.maxRetryAfterMs;
+          error.message += `; the API asked to wait ${describeWait(decision.waitAskedMs)} before the next ` +
+            `request (retry-after), longer than mewcode waits (${describeWait(limit)}): run again after that`;
+        }
+        throw error;
+      }
       yield {
         type: "retry",
         attempt: attemptNumber,
@@ -150,6 +158,13 @@ export async function* streamWithRetry(
       await sleep(decision.delayMs, signal);
     }
   }
+}
+
+/** A wait as a person reads it: "45 s", "60 min", "more than a day". */
+function describeWait(ms: number): string {
+  if (ms > 24 * 60 * 60 * 1000) return "more than a day";
+  if (ms >= 120_000) return `${Math.ceil(ms / 60_000)} min`;
+  return `${Math.ceil(ms / 1000)} s`;
 }
 
 /** A one-line description of an ApiError for logs and retry events: `Overloaded (529 overloaded_error)`. */

@@ -103,9 +103,13 @@ Deno.test("decideRetry keeps the jittered delay within [0, ceiling)", () => {
 Deno.test("decideRetry waits exactly the retry-after the API asked for, and gives up when it is too long", () => {
   deepStrictEqual(decideRetry(rateLimited(1_000), 1, { random: () => 0 }), { retry: true, delayMs: 1_000 });
   deepStrictEqual(decideRetry(rateLimited(250.4), 4), { retry: true, delayMs: 251 });
-  deepStrictEqual(decideRetry(rateLimited(DEFAULT_RETRY_POLICY.maxRetryAfterMs + 1), 1), { retry: false });
+  deepStrictEqual(decideRetry(rateLimited(DEFAULT_RETRY_POLICY.maxRetryAfterMs + 1), 1), {
+    retry: false,
+    waitAskedMs: DEFAULT_RETRY_POLICY.maxRetryAfterMs + 1,
+  });
   deepStrictEqual(decideRetry(rateLimited(5_000), 1, { policy: { maxRetryAfterMs: 4_000 } }), {
     retry: false,
+    waitAskedMs: 5_000,
   });
 });
 
@@ -160,6 +164,23 @@ Deno.test("streamWithRetry retries before content, reporting each retry, then yi
     TEXT,
     END,
   ]);
+});
+
+Deno.test("streamWithRetry says how long the API asked to wait when it will not wait that long", async () => {
+  for (const [asked, said] of [[3_600_000, "60 min"], [1e20, "more than a day"]] as const) {
+    const { attempt } = scriptedAttempts([{ error: rateLimited(asked) }]);
+    const { error } = await collect(
+      streamWithRetry(attempt, { signal: new AbortController().signal, sleep: recordingSleep().sleep }),
+    );
+    ok(error instanceof RateLimitError);
+    ok(
+      error.message.includes(
+        `the API asked to wait ${said} before the next request (retry-after), longer than ` +
+          "mewcode waits (60 s): run again after that",
+      ),
+      error.message,
+    );
+  }
 });
 
 Deno.test("streamWithRetry stops after maxRetries and throws the last error", async () => {

@@ -3,9 +3,9 @@
  * sure git ignores that file through `.mewcode/.gitignore` (the user's own .gitignore is never touched).
  *
  * The local file is part of the folder's trust fingerprint (a repository could ship one), so saving a rule
- * changes the fingerprint: when the folder was trusted for the content just read, the trust is recorded
- * again for the new content (mewcode wrote the change, at the user's request). In a folder that is not
- * trusted, a saved allow rule applies once the user trusts the folder.
+ * changes the fingerprint: when the folder was trusted for the content just read, and still is as the trust
+ * is written, the trust is recorded again for the new content (mewcode wrote the change, at the user's
+ * request). In a folder that is not trusted, a saved allow rule applies once the user trusts the folder.
  *
  * @module
  */
@@ -112,11 +112,13 @@ export async function saveLocalRules(
         ? { source: file.source, read: { status: "loaded" as const, path, settings, bytes } }
         : file
     );
+    // Only the trust found above is carried over to the new content: one revoked meanwhile (by `mewcode
+    // trust --revoke` elsewhere) stays revoked.
     const written = await writeTrustRecord(home, root, {
       fingerprint: await fingerprintRepositoryBytes(after, root),
       trustedAt: (options.now ?? new Date()).toISOString(),
-    });
-    trusted = written.ok;
+    }, { replacing: before.fingerprint });
+    trusted = written.ok && written.written;
   }
   return { ok: true, value: { path, added, removed, trusted, gitignoreNote } };
 }

@@ -71,5 +71,6 @@ export async function trustWorkspace(
 export async function revokeTrust(
   options: { home: string; root: string },
 ): Promise<{ ok: true; existed: boolean } | { ok: false; error: string }> {
-  return await writeTrustRecord(options.home, options.root, null);
+  const written = await writeTrustRecord(options.home, options.root, null);
+  return written.ok ? { ok: true, existed: written.existed } : written;
 }

@@ -15,12 +15,15 @@
  */
 import { join } from "node:path";
 import { z } from "zod";
-import { assertNever } from "../common/errors.ts";
+import { assertNever, describeError } from "../common/errors.ts";
 import { readBoundedFile } from "./_bounded_read.ts";
 import { writeFileAtomic } from "./_atomic_write.ts";
+import { withFileLock } from "./_file_lock.ts";
 import { TRUST_FILE } from "./settings_names.ts";
 
 export { TRUST_FILE };
+/** The lock file every change to the trust file holds (see `writeTrustRecord`). */
+export const TRUST_LOCK_FILE = `${TRUST_FILE}.lock`;
 const MAX_TRUST_BYTES = 4 * 1024 * 1024;
 
 /** When and for which settings content a folder was trusted. */
@@ -109,34 +112,66 @@ export function trustStatusOf(records: TrustRecords, root: string, fingerprint: 
   return record.fingerprint === fingerprint ? "trusted" : "changed";
 }
 
+/** What `writeTrustRecord` did: whether `root` had a record before, and whether the file was changed. */
+export type TrustWrite = { ok: true; existed: boolean; written: boolean } | { ok: false; error: string };
+
 /**
  * Records (or, with `record` null, removes) the trust of `root`. Refuses to replace a record file it
  * cannot read, so other folders' trust is never lost silently.
+ *
+ * The read, the change and the replace happen under an exclusive lock (`trust.json.lock` beside the file,
+ * see _file_lock.ts), waited for at most `waitMs`: without it, two processes writing at once (a `mewcode
+ * trust` here, a `--revoke` or a "don't ask again" elsewhere) each wrote back what they read, and one
+ * change was lost, a revoked trust coming back among them.
+ *
+ * With `replacing`, the record is only changed while it still holds that fingerprint: a session that
+ * updates the trust it found (after saving a rule, say) must not bring back a trust revoked meanwhile.
  */
 export async function writeTrustRecord(
   home: string,
   root: string,
   record: TrustRecord | null,
-): Promise<{ ok: true; existed: boolean } | { ok: false; error: string }> {
+  options: { replacing?: string; waitMs?: number } = {},
+): Promise<TrustWrite> {
+  const path = join(home, TRUST_FILE);
+  const cannot = (why: string): TrustWrite => ({
+    ok: false,
+    error: `Cannot record the trusted folders in "${path}": ${why}`,
+  });
+  try {
+    await Deno.mkdir(home, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    return cannot(describeError(error));
+  }
+  try {
+    return await withFileLock(
+      join(home, TRUST_LOCK_FILE),
+      () => changeTrustRecord(path, home, root, record, options.replacing),
+      { waitMs: options.waitMs },
+    );
+  } catch (error) {
+    return cannot(describeError(error));
+  }
+}
+
+/** The read-modify-write of `writeTrustRecord`, run under its lock; throws what writing throws. */
+async function changeTrustRecord(
+  path: string,
+  home: string,
+  root: string,
+  record: TrustRecord | null,
+  replacing: string | undefined,
+): Promise<TrustWrite> {
   const current = await readTrustRecords(home);
   if (!current.ok) return current;
   const records = current.records;
   const existed = records.has(root);
+  if (replacing !== undefined && records.get(root)?.fingerprint !== replacing) {
+    return { ok: true, existed, written: false };
+  }
   if (record === null) records.delete(root);
   else records.set(root, record);
   const workspaces = Object.fromEntries([...records].sort(([left], [right]) => left.localeCompare(right)));
-  try {
-    await Deno.mkdir(home, { recursive: true, mode: 0o700 });
-    await writeFileAtomic(
-      join(home, TRUST_FILE),
-      `${JSON.stringify({ version: 1, workspaces }, null, 2)}\n`,
-      { mode: 0o600 },
-    );
-  } catch (error) {
-    return {
-      ok: false,
-      error: `Cannot record the trusted folders in "${join(home, TRUST_FILE)}": ${(error as Error).message}`,
-    };
-  }
-  return { ok: true, existed };
+  await writeFileAtomic(path, `${JSON.stringify({ version: 1, workspaces }, null, 2)}\n`, { mode: 0o600 });
+  return { ok: true, existed, written: true };
 }

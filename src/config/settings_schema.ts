@@ -35,6 +35,49 @@ const RULE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*(\([\s\S]*\))?$/;
 /** An environment variable name. */
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/**
+ * The longest one variable of `env` may be, as the `NAME=value` string a program receives, in UTF-8 bytes.
+ * Linux refuses to start a program given one environment string (or argument) over 128 KiB
+ * (MAX_ARG_STRLEN): the error, E2BIG, came from bubblewrap's start-up, so every Bash call failed with advice
+ * to install bubblewrap or turn the sandbox off. A quarter of that leaves room for the rest.
+ */
+export const MAX_ENV_VARIABLE_BYTES = 32 * 1024;
+/**
+ * The most one file's `env` may hold in all, in bytes: every argument and variable of a program together
+ * must fit in a few MB (a quarter of the stack limit, 2 MiB by default), and the sandbox passes each
+ * variable twice (as bubblewrap's `--setenv` arguments, then to the shell); three settings files at this
+ * bound stay well within it.
+ */
+export const MAX_ENV_TOTAL_BYTES = 128 * 1024;
+
+/** Refuses an `env` a program could not be started with (see MAX_ENV_VARIABLE_BYTES), naming the variable. */
+function checkEnvSize(env: Record<string, string>, context: z.RefinementCtx): void {
+  const encoder = new TextEncoder();
+  let total = 0;
+  let refused = false;
+  for (const [name, value] of Object.entries(env)) {
+    const bytes = encoder.encode(`${name}=${value}`).length;
+    total += bytes;
+    if (bytes <= MAX_ENV_VARIABLE_BYTES) continue;
+    refused = true;
+    context.addIssue({
+      code: "custom",
+      path: [name],
+      message: `${bytes} bytes (as ${name}=…), over the ${MAX_ENV_VARIABLE_BYTES} one variable may have: ` +
+        "Linux refuses to start a command whose environment holds a string over 128 KiB, so every Bash " +
+        "call would fail; put the value in a file and set the variable to its path",
+    });
+  }
+  if (!refused && total > MAX_ENV_TOTAL_BYTES) {
+    context.addIssue({
+      code: "custom",
+      message: `${total} bytes in all (as NAME=value), over the ${MAX_ENV_TOTAL_BYTES} one file's env may ` +
+        "hold: Linux starts a command only with arguments and environment within a few MB together, and " +
+        "Bash calls would fail beyond; put long values in files and set the variables to their paths",
+    });
+  }
+}
+
 /** Whether a hook matcher compiles the way hooks use it: anchored at both ends. */
 function compiles(pattern: string): boolean {
   try {
@@ -126,7 +169,7 @@ export const SettingsFileSchema = z.object({
   env: z.record(
     z.string().regex(ENV_NAME_PATTERN, "Expected an environment variable name"),
     z.string(),
-  ).optional().describe("Environment variables for the tools"),
+  ).superRefine(checkEnvSize).optional().describe("Environment variables for the tools"),
 }).strict().meta({
   title: "mewcode settings",
   description: "Settings of mewcode, the terminal coding agent",

@@ -11,6 +11,7 @@
  */
 import { writeAndClose } from "../common/streams.ts";
 import type { ShellPlan } from "../tools/tool.ts";
+import { isTooLongToStart, TOO_LONG_HINT } from "./shell_startup.ts";
 
 /** How a sandboxed command ended. */
 export type CommandResult =
@@ -91,9 +92,10 @@ export async function runSandboxedCommand(
       detached: grouped,
     }).spawn();
   } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
     return {
       status: "failed",
-      message: `cannot start ${program}: ${error instanceof Error ? error.message : error}`,
+      message: `cannot start ${program}: ${reason}${isTooLongToStart(error) ? `: ${TOO_LONG_HINT}` : ""}`,
     };
   }
   const limit = request.maxOutputChars ?? DEFAULT_MAX_OUTPUT;

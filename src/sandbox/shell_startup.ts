@@ -15,6 +15,22 @@ export const INSTALL_HINT =
   "profile for bwrap); or choose --sandbox danger-full-access explicitly to run commands without a sandbox";
 
 /**
+ * What to say instead of INSTALL_HINT when Linux refused to start a program because its arguments and
+ * environment are too long (E2BIG): installing bubblewrap, a sysctl or running without the sandbox would not
+ * help (every program is started the same way), and the last two would only weaken the sandbox.
+ */
+export const TOO_LONG_HINT =
+  "the command line or environment is too long for Linux to start a program (at most 128 KiB per argument " +
+  'or variable, a few MB in all): most likely a long value in the "env" of a settings file, or a huge ' +
+  "command or input; shorten it (put a long value in a file and set the variable to its path)";
+
+/** Whether starting a program failed because its arguments and environment are too long (E2BIG). */
+export function isTooLongToStart(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return ("code" in error && error.code === "E2BIG") || /\(os error 7\)/.test(error.message);
+}
+
+/**
  * The shell line that closes every file descriptor above 2 the shell inherited: a descriptor mewcode's own
  * parent left open without close-on-exec (an editor's, a CI runner's, a `make` job server's) reaches
  * mewcode's children, and bubblewrap passes it into the sandbox, where a command could write to a file
@@ -67,7 +83,8 @@ export async function preflight(
       return `${prefix}: bubblewrap ("${bwrap}") is not installed: ${INSTALL_HINT}`;
     }
     const reason = error instanceof Error ? error.message : String(error);
-    return `${prefix}: cannot start bubblewrap ("${bwrap}"): ${reason}: ${INSTALL_HINT}`;
+    const hint = isTooLongToStart(error) ? TOO_LONG_HINT : INSTALL_HINT;
+    return `${prefix}: cannot start bubblewrap ("${bwrap}"): ${reason}: ${hint}`;
   }
   if (output.success) return null;
   const stderr = new TextDecoder().decode(output.stderr).trim().split("\n").slice(0, 3).join("; ");

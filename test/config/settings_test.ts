@@ -1,6 +1,7 @@
 import { deepEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { MAX_SETTINGS_BYTES } from "../../src/config/settings_file.ts";
+import { MAX_ENV_TOTAL_BYTES, MAX_ENV_VARIABLE_BYTES } from "../../src/config/settings_schema.ts";
 import { resolveSettings } from "../../src/config/settings.ts";
 import { createSettingsFixture } from "./_settings_fixture.ts";
 
@@ -230,4 +231,43 @@ Deno.test("resolveSettings ignores a user file whose baseUrl is not a URL or who
   equal(settings.warnings.length, 1);
   match(settings.warnings[0]?.message ?? "", /Expected an http:\/\/ or https:\/\/ URL/);
   match(settings.warnings[0]?.message ?? "", /Expected an environment variable name/);
+});
+
+Deno.test("resolveSettings ignores a file whose env holds a variable too long to start a command, naming its line", async () => {
+  await using fixture = await createSettingsFixture();
+  // Repro: 200,000 characters in one variable broke every Bash call with E2BIG.
+  await fixture.write(fixture.userPath, { model: "user-model", env: { OK: "1", BIG: "x".repeat(200_000) } });
+  await fixture.write(fixture.localPath, {
+    env: { FINE: "y".repeat(MAX_ENV_VARIABLE_BYTES - "FINE=".length) },
+  });
+  const settings = await resolveSettings({ home: fixture.home, root: fixture.root, trustOverride: true });
+  equal(settings.warnings.length, 1);
+  const warning = settings.warnings[0]!;
+  equal(warning.path, fixture.userPath);
+  equal(warning.line, 5);
+  match(
+    warning.message,
+    /^Ignoring settings file ".*settings\.json": line 5: "env\.BIG": 200004 bytes \(as BIG=…\)/,
+  );
+  match(warning.message, /over the 32768 one variable may have: Linux refuses to start a command/);
+  match(warning.message, /put the value in a file and set the variable to its path/);
+  equal(settings.model, null);
+  equal(settings.env.BIG, undefined);
+  // A variable at the bound still applies.
+  equal(settings.env.FINE?.length, MAX_ENV_VARIABLE_BYTES - "FINE=".length);
+});
+
+Deno.test("resolveSettings ignores a file whose env is too long in all, though each variable is within its bound", async () => {
+  await using fixture = await createSettingsFixture();
+  const many = Object.fromEntries(Array.from({ length: 6 }, (_, index) => [`V${index}`, "y".repeat(30_000)]));
+  await fixture.write(fixture.userPath, { env: many });
+  const settings = await resolveSettings({ home: fixture.home, root: fixture.root });
+  equal(settings.warnings.length, 1);
+  match(
+    settings.warnings[0]?.message ?? "",
+    new RegExp(
+      `line 2: "env": 180018 bytes in all \\(as NAME=value\\), over the ${MAX_ENV_TOTAL_BYTES} one file's`,
+    ),
+  );
+  deepEqual(settings.env, {});
 });

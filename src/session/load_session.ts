@@ -132,7 +132,8 @@ function rebuildSession(
   });
   const notices: string[] = [];
   if (options.torn) {
-    notices.push("its last line was cut off (the session ended while writing it) and was skipped");
+    // Continuing the session drops the torn bytes from the file too (Transcript.create), before it appends.
+    notices.push("its last line was cut off (the session ended while writing it) and was dropped");
   }
   notices.push(...answerUnfinished(conversation, { started, ended }));
   return {

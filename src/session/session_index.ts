@@ -50,7 +50,7 @@ export interface SessionInfo {
   costUsd: number | null;
   /**
    * Why the transcript cannot be resumed as is (a broken line before the last, a record type this version
-   * does not know); null when it can. A torn last line is no problem: it is skipped on resume.
+   * does not know); null when it can. A torn last line is no problem: resuming drops it, and goes on.
    */
   problem: string | null;
 }

@@ -1,7 +1,9 @@
 /**
  * The session transcript: one JSON line per thing that happened, appended and flushed to the OS as it
  * happens (one synchronous write per line), so a crash loses nothing already done. Lives at
- * `$MEWCODE_HOME/projects/<workspace slug>/<session id>.jsonl`; readers tolerate a torn last line.
+ * `$MEWCODE_HOME/projects/<workspace slug>/<session id>.jsonl`; readers tolerate a torn last line, and a
+ * session continued drops it before it appends (so it never ends up between two lines). One run at a time
+ * has a transcript open: it holds an exclusive lock on the file until it closes it.
  *
  * It is written from the run's AgentEvents (`recordEvent`), never by the loop itself. Messages are stored
  * in mewcode's provider-neutral types (src/llm/provider.ts: camelCase fields, kebab-case block types), so
@@ -141,7 +143,15 @@ export interface TranscriptOptions {
   clock?: () => number;
 }
 
-/** An open session transcript. Close it when the session ends. */
+/**
+ * Another mewcode run has the session's transcript open (it holds the file's lock), so this one may not
+ * write to it: their records would interleave into a conversation neither had. Nothing was written.
+ */
+export class SessionInUseError extends Error {
+  override name = "SessionInUseError";
+}
+
+/** An open session transcript, locked for this run. Close it when the session ends (that lets the lock go). */
 export class Transcript implements Disposable {
   readonly sessionId: string;
   /** The JSONL file. */
@@ -167,6 +177,11 @@ export class Transcript implements Disposable {
    * folder must be real folders of the current user (loose modes are tightened to 0700), and the file a
    * regular file of that user with no other hard links (tightened to 0600). Anything else is refused with
    * an Error that names the path and what to do about it.
+   *
+   * The file is then locked (an exclusive `flock`, held until `close`, and let go by the kernel when the
+   * process dies): a run that finds it locked gets a SessionInUseError. Only under the lock is a torn last
+   * line (a run killed while writing it) dropped, so the next record starts on a line of its own; a run
+   * still writing its last line holds the lock, so its line is never taken for torn.
    */
   static async create(options: TranscriptOptions): Promise<Transcript> {
     const sessionId = options.sessionId ?? crypto.randomUUID();
@@ -182,6 +197,8 @@ export class Transcript implements Disposable {
     const file = openFile(path, { sessionId, exclusive: options.exclusive ?? false, uid });
     try {
       checkOpened(file, { path, folders, uid });
+      lockForSession(file, { path, sessionId });
+      endWithLineFeed(file);
     } catch (error) {
       file.close();
       throw error;
@@ -309,14 +326,9 @@ export function parseTranscript(text: string): { records: TranscriptRecord[]; to
   const records: TranscriptRecord[] = [];
   let torn = false;
   lines.forEach((line, index) => {
-    let value: unknown;
+    let value: { type: string };
     try {
-      value = JSON.parse(line);
-      if (
-        typeof value !== "object" || value === null || typeof (value as { type?: unknown }).type !== "string"
-      ) {
-        throw new SyntaxError("not a transcript record");
-      }
+      value = recordOfLine(line);
     } catch (error) {
       if (index === lines.length - 1) {
         torn = true;
@@ -324,7 +336,7 @@ export function parseTranscript(text: string): { records: TranscriptRecord[]; to
       }
       throw new SyntaxError(`Cannot read transcript line ${index + 1}: ${(error as Error).message}`);
     }
-    const type = (value as { type: string }).type;
+    const type = value.type;
     if (!RECORD_TYPES.has(type)) {
       throw new SyntaxError(
         `Cannot read transcript line ${
@@ -335,6 +347,15 @@ export function parseTranscript(text: string): { records: TranscriptRecord[]; to
     records.push(value as TranscriptRecord);
   });
   return { records, torn };
+}
+
+/** The object a transcript line holds; a SyntaxError when it is not JSON, or not an object with a type. */
+function recordOfLine(line: string): { type: string } {
+  const value: unknown = JSON.parse(line);
+  if (typeof value !== "object" || value === null || typeof (value as { type?: unknown }).type !== "string") {
+    throw new SyntaxError("not a transcript record");
+  }
+  return value as { type: string };
 }
 
 function jsonSafe(_key: string, value: unknown): unknown {
@@ -408,7 +429,97 @@ function openFile(
         `--resume ${sessionId}, or choose another id`,
     );
   }
-  return Deno.openSync(path, { append: true });
+  // Readable too: a torn last line is found by reading the file's end (`endWithLineFeed`).
+  return Deno.openSync(path, { append: true, read: true });
+}
+
+/**
+ * Takes the exclusive lock on the open transcript, or throws SessionInUseError when another run holds it.
+ * The lock belongs to this open file (flock), so a second open in the same process is refused as well.
+ */
+function lockForSession(file: Deno.FsFile, { path, sessionId }: { path: string; sessionId: string }): void {
+  if (file.tryLockSync(true)) return;
+  throw new SessionInUseError(
+    `Session ${sessionId} is in use by another mewcode run (it holds the lock on "${path}"), and two runs ` +
+      "writing one session would mix up its conversation: wait for that run to end and continue the " +
+      "session then, or start a new session",
+  );
+}
+
+/** How much of the file's end is read at a time, looking for the last line feed. */
+const TAIL_CHUNK_BYTES = 64 * 1024;
+const LINE_FEED = 0x0a;
+
+/**
+ * Makes a transcript that does not end with a line feed (a run was killed while writing its last line) end
+ * with one, so the next record is a line of its own instead of being glued to the torn bytes (which would
+ * turn them into a broken line in the middle, and the transcript into one that cannot be read). Torn bytes
+ * that are not a record (what readers skip) are cut off; a last record complete but for its line feed
+ * (what readers keep) gets its line feed. Call it holding the lock: no other run is writing then.
+ */
+function endWithLineFeed(file: Deno.FsFile): void {
+  const tail = unterminatedTail(file);
+  if (tail === null) return;
+  if (isRecordLine(new TextDecoder().decode(tail.bytes))) {
+    file.writeSync(new Uint8Array([LINE_FEED]));
+    return;
+  }
+  file.truncateSync(tail.start);
+}
+
+/**
+ * The bytes after the file's last line feed and where they start; null when the file is empty or ends with
+ * a line feed. Reads backwards from the end a chunk at a time (a torn line may be long: a compaction record).
+ */
+function unterminatedTail(file: Deno.FsFile): { start: number; bytes: Uint8Array } | null {
+  let end = file.statSync().size;
+  const chunks: Uint8Array[] = [];
+  while (end > 0) {
+    const start = Math.max(0, end - TAIL_CHUNK_BYTES);
+    const chunk = readAt(file, start, end - start);
+    const feed = chunk.lastIndexOf(LINE_FEED);
+    if (feed === chunk.length - 1 && chunks.length === 0) return null;
+    if (feed >= 0) {
+      chunks.unshift(chunk.subarray(feed + 1));
+      return { start: start + feed + 1, bytes: concat(chunks) };
+    }
+    chunks.unshift(chunk);
+    end = start;
+  }
+  return chunks.length === 0 ? null : { start: 0, bytes: concat(chunks) };
+}
+
+/** `length` bytes of the file from `position` (the file's writes append, wherever reads left it). */
+function readAt(file: Deno.FsFile, position: number, length: number): Uint8Array {
+  file.seekSync(position, Deno.SeekMode.Start);
+  const buffer = new Uint8Array(length);
+  let filled = 0;
+  while (filled < length) {
+    const read = file.readSync(buffer.subarray(filled));
+    if (read === null) throw new Error(`the transcript ended at byte ${position + filled} while it was read`);
+    filled += read;
+  }
+  return buffer;
+}
+
+function concat(chunks: readonly Uint8Array[]): Uint8Array {
+  const joined = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    joined.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return joined;
+}
+
+/** Whether a line is a record the readers keep (`parseTranscript`), rather than torn bytes they skip. */
+function isRecordLine(line: string): boolean {
+  try {
+    recordOfLine(line);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -86,7 +86,7 @@ Deno.test("loadSession stops at the last complete line of a torn file and says s
     const loaded = await loadSession(path);
     equal(loaded.torn, true);
     ok(loaded.notice !== null);
-    match(loaded.notice, /last line was cut off/);
+    match(loaded.notice, /last line was cut off \(the session ended while writing it\) and was dropped/);
     match(loaded.notice, /1 tool call of its last turn never ran/);
     // The pending call is answered, so the conversation can be sent again.
     deepStrictEqual(loaded.messages.at(-1), {

@@ -1,6 +1,11 @@
 import { deepStrictEqual, equal, match, ok, rejects, throws } from "node:assert/strict";
 import { join } from "node:path";
-import { parseTranscript, readTranscript, Transcript } from "../../src/session/transcript.ts";
+import {
+  parseTranscript,
+  readTranscript,
+  SessionInUseError,
+  Transcript,
+} from "../../src/session/transcript.ts";
 import { startSwapper } from "../_fakes/swapper.ts";
 
 Deno.test("Transcript appends one JSON line per entry under projects/<slug>/<session>.jsonl", async () => {
@@ -41,6 +46,76 @@ Deno.test("Transcript reopened with the same session id appends instead of overw
     }
     const { records } = await readTranscript(join(home, "projects", "-w", "same.jsonl"));
     deepStrictEqual(records.map((record) => record.type === "warning" && record.message), ["one", "two"]);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("Transcript continued after a torn last line drops it, so the next record is a line of its own", async (t) => {
+  const good = JSON.stringify({ type: "warning", message: "kept", ts: 1 });
+  /** Continues a session whose file holds `text`, appends one record, and returns the file's text. */
+  async function continued(text: string): Promise<string> {
+    const home = await Deno.makeTempDir();
+    try {
+      const path = join(home, "projects", "-w", "torn.jsonl");
+      await Deno.mkdir(join(home, "projects", "-w"), { recursive: true, mode: 0o700 });
+      await Deno.writeTextFile(path, text, { mode: 0o600 });
+      using transcript = await Transcript.create({ home, root: "/w", sessionId: "torn", clock: () => 2 });
+      transcript.append({ type: "warning", message: "next" });
+      return await Deno.readTextFile(path);
+    } finally {
+      await Deno.remove(home, { recursive: true });
+    }
+  }
+  const next = JSON.stringify({ type: "warning", message: "next", ts: 2 });
+
+  await t.step("torn bytes after complete lines are cut off", async () => {
+    const text = await continued(`${good}\n{"type":"tool-call-end","id":"x","sta`);
+    equal(text, `${good}\n${next}\n`);
+    deepStrictEqual(parseTranscript(text).torn, false);
+  });
+  await t.step("a torn line longer than one read of the file's end is cut off whole", async () => {
+    const text = await continued(`${good}\n{"type":"compaction","summary":"${"s".repeat(200_000)}`);
+    equal(text, `${good}\n${next}\n`);
+  });
+  await t.step("a file of nothing but torn bytes is emptied", async () => {
+    equal(await continued(`{"type":"session-st`), `${next}\n`);
+  });
+  await t.step("a last record complete but for its line feed is kept, and gets it", async () => {
+    equal(await continued(`${good}\n${good}`), `${good}\n${good}\n${next}\n`);
+  });
+  await t.step("a file that ends with a line feed is left as it is", async () => {
+    equal(await continued(`${good}\n`), `${good}\n${next}\n`);
+  });
+});
+
+Deno.test("Transcript refuses a session another open transcript holds, writes nothing, and can take it once closed", async () => {
+  const home = await Deno.makeTempDir();
+  try {
+    // A new session's file is locked as well.
+    const first = await Transcript.create({ home, root: "/w", sessionId: "busy", exclusive: true });
+    first.append({ type: "warning", message: "first" });
+    // The first run is killed while writing a line, as far as a second run can tell: not torn, only unfinished.
+    await Deno.writeTextFile(first.path, '{"type":"warning","mess', { append: true });
+    const before = await Deno.readTextFile(first.path);
+    const error = await Transcript.create({ home, root: "/w", sessionId: "busy" }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    ok(error instanceof SessionInUseError, String(error));
+    match(error.message, /^Session busy is in use by another mewcode run/);
+    match(error.message, /wait for that run to end/);
+    match(error.message, /start a new session/);
+    equal(await Deno.readTextFile(first.path), before, "nothing written, nothing cut off");
+    first.close();
+    using second = await Transcript.create({ home, root: "/w", sessionId: "busy", clock: () => 3 });
+    second.append({ type: "warning", message: "second" });
+    deepStrictEqual(
+      (await readTranscript(second.path)).records.map((record) =>
+        record.type === "warning" && record.message
+      ),
+      ["first", "second"],
+    );
   } finally {
     await Deno.remove(home, { recursive: true });
   }

@@ -35,8 +35,16 @@ export function readBoundedFile(
   path: string,
   options: { within: string | null; maxBytes: number },
 ): Promise<BoundedRead> {
-  return Promise.resolve(readBoundedFileSync(path, options));
+  let read = readBoundedFileSync(path, options);
+  // Replaced between the look and the open (an atomic rewrite by another mewcode, as trust.json gets): the
+  // new file is whole, so it is read again rather than reported as unreadable.
+  for (let again = 0; again < 3 && read.status === "refused" && read.reason === CHANGED; again++) {
+    read = readBoundedFileSync(path, options);
+  }
+  return Promise.resolve(read);
 }
+
+const CHANGED = "it changed while it was being read";
 
 function readBoundedFileSync(
   path: string,
@@ -68,7 +76,7 @@ function readBoundedFileSync(
     // The file opened must be the one checked, not another swapped in since.
     const opened = fstatSync(fd);
     if (!opened.isFile() || opened.ino !== checked.ino || opened.dev !== checked.dev) {
-      return { status: "refused", reason: "it changed while it was being read" };
+      return { status: "refused", reason: CHANGED };
     }
     const buffer = new Uint8Array(options.maxBytes + 1);
     let length = 0;

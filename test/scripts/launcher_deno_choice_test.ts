@@ -19,10 +19,25 @@ async function plantDeno(directory: string): Promise<void> {
   await Deno.chmod(path, 0o755);
 }
 
+/**
+ * A copy of the launcher in a checkout of its own, without the npm Deno a developer's checkout may hold next
+ * to it (README's set-up), which the launcher prefers to anything on PATH. The caller removes the folder.
+ */
+async function launcherCopy(): Promise<{ launcher: string; folder: string }> {
+  const folder = await directoryOutsideTemporary();
+  await Deno.mkdir(join(folder, "scripts"));
+  for (const name of ["mewcode", "runtime_flags.txt"]) {
+    await Deno.copyFile(join(LAUNCHER, "..", name), join(folder, "scripts", name));
+  }
+  await Deno.chmod(join(folder, "scripts", "mewcode"), 0o755);
+  return { launcher: join(folder, "scripts", "mewcode"), folder };
+}
+
 /** The Deno the launcher would run, with `dirs` first on PATH, from `cwd`, given `args`. */
 async function chosenDeno(dirs: string[], cwd: string, args: string[] = ["--version"]): Promise<string> {
   const realDeno = await Deno.realPath(Deno.execPath());
-  const output = await new Deno.Command(LAUNCHER, {
+  const { launcher, folder } = await launcherCopy();
+  const output = await new Deno.Command(launcher, {
     args,
     cwd,
     clearEnv: true,
@@ -34,6 +49,7 @@ async function chosenDeno(dirs: string[], cwd: string, args: string[] = ["--vers
     stdout: "piped",
     stderr: "piped",
   }).output();
+  await Deno.remove(folder, { recursive: true });
   equal(output.code, 0, new TextDecoder().decode(output.stderr));
   return new TextDecoder().decode(output.stdout).split("\n")[0]!;
 }
@@ -142,5 +158,46 @@ Deno.test("the launcher refuses a MEWCODE_DENO that PATH would have to find", as
     match(new TextDecoder().decode(output.stderr), /MEWCODE_DENO is "deno": set it to the absolute path/);
   } finally {
     await Deno.remove(workspace, { recursive: true });
+  }
+});
+
+Deno.test("the launcher runs no program from the caller's PATH: a hostile readlink, find, head or cut in node_modules/.bin", async () => {
+  // npm's bin link (and ~/.local/bin/mewcode) is a symlink to the launcher, which then looked readlink up on
+  // PATH, and find, head and cut to choose a Deno: with ./node_modules/.bin first (direnv, npx), the
+  // workspace's programs ran before anything was sandboxed.
+  const realDeno = await Deno.realPath(Deno.execPath());
+  const workspace = await Deno.realPath(await Deno.makeTempDir({ prefix: "mewcode-launcher-ws-" }));
+  const { folder: checkout } = await launcherCopy();
+  try {
+    await Deno.mkdir(join(checkout, "bin"));
+    await Deno.symlink(join(checkout, "scripts", "mewcode"), join(checkout, "bin", "mewcode"));
+    const hostile = join(workspace, "node_modules", ".bin");
+    await Deno.mkdir(hostile, { recursive: true });
+    const marker = join(workspace, "ran");
+    for (const name of ["readlink", "find", "head", "cut", "dirname", "basename"]) {
+      await Deno.writeTextFile(join(hostile, name), `#!/bin/sh\necho ${name} >> '${marker}'\nexit 0\n`);
+      await Deno.chmod(join(hostile, name), 0o755);
+    }
+    for (const first of ["node_modules/.bin", hostile]) {
+      const output = await new Deno.Command(join(checkout, "bin", "mewcode"), {
+        args: ["--version"],
+        cwd: workspace,
+        clearEnv: true,
+        env: {
+          PATH: [first, join(realDeno, ".."), "/usr/bin", "/bin"].join(":"),
+          HOME: workspace,
+          MEWCODE_PRINT_COMMAND: "1",
+        },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const ran = await Deno.readTextFile(marker).catch(() => "");
+      equal(ran, "", `the workspace's programs ran: ${ran}`);
+      equal(output.code, 0, new TextDecoder().decode(output.stderr));
+      equal(new TextDecoder().decode(output.stdout).split("\n")[0], realDeno);
+    }
+  } finally {
+    await Deno.remove(workspace, { recursive: true });
+    await Deno.remove(checkout, { recursive: true });
   }
 });

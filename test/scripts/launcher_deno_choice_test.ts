@@ -201,3 +201,30 @@ Deno.test("the launcher runs no program from the caller's PATH: a hostile readli
     await Deno.remove(checkout, { recursive: true });
   }
 });
+
+Deno.test("run on its own checkout, the launcher says why it will not run the Deno next to it", async () => {
+  // README's set-up puts node_modules/deno in the checkout; run there, the checkout is the workspace.
+  const { launcher, folder } = await launcherCopy();
+  try {
+    await plantDeno(join(folder, "node_modules", "deno"));
+    await Deno.writeTextFile(
+      join(folder, "node_modules", "deno", "package.json"),
+      `{"version": "${PINNED}"}\n`,
+    );
+    const output = await new Deno.Command(launcher, {
+      args: ["--version"],
+      cwd: folder,
+      clearEnv: true,
+      env: { PATH: "/nonexistent", HOME: folder },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    equal(output.code, 127);
+    match(
+      new TextDecoder().decode(output.stderr),
+      /lies inside the workspace: you are running\nmewcode on its own checkout/,
+    );
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
+});

@@ -183,7 +183,7 @@ function runtimeOverride(env: Record<string, string>): string | null {
   const set = ["DENO_PERMISSION_BROKER_PATH", "DENO_AUDIT_PERMISSIONS"].filter((name) =>
     env[name] !== undefined
   );
-  const nodeOption = (env.NODE_OPTIONS ?? "").split(/\s+/).find((word) => NODE_CODE_OPTION.test(word));
+  const nodeOption = nodeOptionWords(env.NODE_OPTIONS ?? "").find((word) => NODE_CODE_OPTION.test(word));
   if (set.length === 0 && nodeOption !== undefined) {
     return `Refusing to start: NODE_OPTIONS holds ${nodeOption}, with which the runtime loads code or opens ` +
       "a debugger beside mewcode, with all of its permissions: unset NODE_OPTIONS (scripts/mewcode does) " +
@@ -194,6 +194,32 @@ function runtimeOverride(env: Record<string, string>): string | null {
     set.length === 1 ? "is" : "are"
   } set, which would override ` +
     "the permissions of every tool worker: unset it and run mewcode again";
+}
+
+/**
+ * The words of NODE_OPTIONS as the runtime reads them: split at whitespace, where a double-quoted part is one
+ * word (`"--require" x` is `--require` and `x`) and a backslash in it keeps the next character.
+ */
+function nodeOptionWords(value: string): string[] {
+  const words: string[] = [];
+  let word: string | null = null;
+  let quoted = false;
+  for (let index = 0; index < value.length; index++) {
+    const character = value[index]!;
+    if (quoted && character === "\\" && index + 1 < value.length) {
+      word = (word ?? "") + value[++index];
+    } else if (character === '"') {
+      quoted = !quoted;
+      word ??= "";
+    } else if (!quoted && /\s/.test(character)) {
+      if (word !== null) words.push(word);
+      word = null;
+    } else {
+      word = (word ?? "") + character;
+    }
+  }
+  if (word !== null) words.push(word);
+  return words;
 }
 
 /** A bad `--add-dir` (checked when the session opens): a usage error, without loading the session module. */

@@ -116,6 +116,17 @@ Deno.test("NODE_OPTIONS cannot preload the workspace's code beside mewcode", asy
   const stderr = new TextDecoder().decode(refused.stderr);
   equal(refused.code, 2, stderr);
   ok(stderr.includes("NODE_OPTIONS holds -r"), stderr);
+  // Quoted as the runtime's NODE_OPTIONS syntax allows (round 17: the session went on beside the preload).
+  for (
+    const quoted of [
+      '"--require" ./.pnp.cjs',
+      '"-r" "./.pnp.cjs"',
+      '--max-old-space-size=512 "--import=./x.mjs"',
+    ]
+  ) {
+    const result = await direct(quoted);
+    equal(result.code, 2, `${quoted}: ${new TextDecoder().decode(result.stderr)}`);
+  }
   const harmless = await direct("--max-old-space-size=512");
   equal(harmless.code, 0, new TextDecoder().decode(harmless.stderr));
 });

@@ -11,7 +11,8 @@
 #   MEWCODE_RELEASE_URL    the release to install from: the URL (https:// or file://) of the directory that
 #                          holds the binaries and SHA256SUMS. A release's own install.sh names its release.
 #   MEWCODE_INSTALL_OS     instead of `uname -s` (Linux, Darwin), and
-#   MEWCODE_INSTALL_ARCH   instead of `uname -m` (x86_64, aarch64, arm64): to fetch another machine's binary.
+#   MEWCODE_INSTALL_ARCH   instead of `uname -m` (x86_64, aarch64, arm64): another build for this machine (the
+#                          x86_64 one on an arm64 Mac, under Rosetta); a binary that does not run here is refused.
 #
 # Everything it does is in `main`, called on the last line: sh runs a script piped to it as it arrives, so a
 # download cut short must leave nothing that runs (a `set -eu` cut to `set` would print the environment).
@@ -27,15 +28,22 @@ fail() {
 # Downloads URL $1 to file $2.
 download() {
   case "$downloader:$1" in
-    # --proto: never follow a redirect to plain http.
-    curl:*) curl --fail --silent --show-error --location --proto '=https,file' --output "$2" "$1" ||
-      fail "cannot download $1" ;;
-    # wget cannot read file:// URLs.
-    wget:file://*) cp "${1#file://}" "$2" || fail "cannot download $1" ;;
+    # --proto: never follow a redirect to plain http. A download that stalls (under 1 KB/s for a minute)
+    # is given up rather than waited for without end.
+    curl:*) curl --fail --silent --show-error --location --proto '=https,file' --connect-timeout 30 \
+      --speed-limit 1024 --speed-time 60 --output "$2" "$1" || fail "cannot download $1" ;;
+    # wget cannot read file:// URLs. file:///path and file://localhost/path name the same file; the path must
+    # be absolute (a relative one would be read from the current folder).
+    wget:file://*)
+      path="${1#file://}"
+      path="${path#localhost}"
+      case "$path" in /*) ;; *) fail "cannot download $1: a file:// URL names an absolute path (file:///path)" ;; esac
+      cp "$path" "$2" || fail "cannot download $1"
+      ;;
     wget:*)
       # wget follows a redirect to plain http whatever it is told (--https-only is for recursive
       # downloads), so its log says where the file came from, and anything not over https is refused.
-      LC_ALL=C wget --no-verbose --output-file="$work/wget.log" --output-document="$2" "$1" ||
+      LC_ALL=C wget --no-verbose --tries=3 --timeout=60 --output-file="$work/wget.log" --output-document="$2" "$1" ||
         fail "cannot download $1: $(sed -n '$p' "$work/wget.log" 2>/dev/null)"
       source="$(sed -n 's/^.* URL: *\([^ ]*\) .*$/\1/p' "$work/wget.log")"
       case "$source" in
@@ -58,6 +66,7 @@ main() {
     *) fail "cannot download from \"$release_url\": use an https:// (or file://) URL" ;;
   esac
   [ -n "${HOME:-}" ] || fail "HOME is not set: cannot find ~/.local/bin"
+  case "$HOME" in /*) ;; *) fail "HOME is \"$HOME\", not an absolute path: cannot find ~/.local/bin" ;; esac
 
   os="${MEWCODE_INSTALL_OS:-$(uname -s)}"
   arch="${MEWCODE_INSTALL_ARCH:-$(uname -m)}"
@@ -97,13 +106,16 @@ main() {
   fi
 
   bin_dir="$HOME/.local/bin"
+  [ ! -e "$bin_dir" ] || [ -d "$bin_dir" ] ||
+    fail "$bin_dir is not a folder: move it away (mewcode installs into it), then run the installer again"
   # mv would put the binary inside a folder (or a link to one) of that name, and report nothing wrong.
   [ ! -d "$bin_dir/mewcode" ] ||
     fail "$bin_dir/mewcode is a folder (or a link to one): move it away, then run the installer again; nothing was installed"
   work="$(mktemp -d)"
   staged=""
   trap 'rm -rf "$work"; [ -z "$staged" ] || rm -f "$staged"' EXIT
-  trap 'exit 130' INT TERM
+  # A hang-up or a closed pipe (the output piped to `head`) ends the run the same way, leaving nothing behind.
+  trap 'exit 130' INT TERM HUP PIPE
 
   download "$release_url/SHA256SUMS" "$work/SHA256SUMS"
   download "$release_url/$file" "$work/$file"
@@ -115,7 +127,8 @@ main() {
 
   # Staged next to its final path, so the rename is atomic: a running mewcode keeps its old file.
   mkdir -p "$bin_dir"
-  staged="$bin_dir/.mewcode.install.$$"
+  # A new name (mktemp creates it), never a predictable one: cp would follow a symlink put there first.
+  staged="$(mktemp "$bin_dir/.mewcode.install.XXXXXX")" || fail "cannot write to $bin_dir"
   cp "$work/$file" "$staged"
   chmod 755 "$staged"
   version="$("$staged" --version 2>/dev/null)" ||
@@ -130,6 +143,7 @@ main() {
       printf '%s is not on your PATH: add this line to your shell profile (~/.profile, ~/.bashrc or ~/.zshrc):\n' "$bin_dir"
       # shellcheck disable=SC2016 # the line to add, printed as written
       printf '  export PATH="$HOME/.local/bin:$PATH"\n'
+      printf 'or for fish, run once: fish_add_path ~/.local/bin\n'
       ;;
   esac
   printf 'Next: mewcode doctor checks the set-up; mewcode completions bash|zsh|fish prints shell completions\n'

@@ -403,3 +403,41 @@ Deno.test("install.sh refuses to install when ~/.local/bin/mewcode is a folder o
     });
   }
 });
+
+Deno.test("install.sh with wget reads file://localhost/… from that absolute path, never from the current folder", async () => {
+  // Round 17: the wget branch took file://localhost/tmp/r as the relative path localhost/tmp/r, so a
+  // release planted under ./localhost/ in the current folder was installed instead.
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  await Deno.remove(join(machine.tools, "curl"));
+  const planted = join(machine.root, "cwd", "localhost", release.slice(1));
+  await Deno.mkdir(planted, { recursive: true });
+  for await (const entry of Deno.readDir(release)) {
+    await Deno.copyFile(join(release, entry.name), join(planted, entry.name));
+  }
+  await Deno.writeTextFile(join(planted, binaryName(Deno.build.target)), '#!/bin/sh\necho "planted"\n', {
+    mode: 0o755,
+  });
+  await writeChecksums(planted, releaseFiles(VERSION));
+  const run = await machine.run("sh", [], {
+    stdin: Deno.readTextFileSync(INSTALL_SH),
+    cwd: join(machine.root, "cwd"),
+    env: { MEWCODE_RELEASE_URL: `file://localhost${release}` },
+  });
+  equal(run.code, 0, explain(run));
+  equal((await machine.run(installed(machine), ["--version"])).stdout, `${fakeVersion(Deno.build.target)}\n`);
+});
+
+Deno.test("install.sh refuses a relative HOME and a ~/.local/bin that is a file, with what to do", async () => {
+  await using machine = await CleanMachine.create();
+  const release = await makeRelease(machine);
+  const relative = await install(machine, release, { HOME: "relative/home" });
+  equal(relative.code, 1, explain(relative));
+  match(relative.stderr, /HOME is "relative\/home", not an absolute path/);
+  await Deno.mkdir(join(machine.home, ".local"), { recursive: true });
+  await Deno.writeTextFile(join(machine.home, ".local", "bin"), "a file");
+  const file = await install(machine, release);
+  equal(file.code, 1, explain(file));
+  match(file.stderr, /\.local\/bin is not a folder: move it away/);
+  equal(await Deno.readTextFile(join(machine.home, ".local", "bin")), "a file");
+});

@@ -46,6 +46,8 @@ export type ReleaseStep =
   | { kind: "clean" }
   | { kind: "run"; program: "deno" | "npm" | "gh"; args: readonly string[] }
   | { kind: "install-script"; releaseUrl: string | null }
+  /** Runs the binary built for this machine (`--version`): a build that does not start is not published. */
+  | { kind: "smoke"; binary: string; version: string }
   | { kind: "checksums"; files: readonly string[] };
 
 /** What a release is made from. */
@@ -74,6 +76,13 @@ export function releasePlan(options: ReleaseOptions): ReleaseStep[] {
       program: "deno",
       args: compileArguments(options.flags, target, { outputDir: RELEASE_DIR }),
     })),
+    ...(TARGETS.some((target) => target === Deno.build.target)
+      ? [{
+        kind: "smoke" as const,
+        binary: `${RELEASE_DIR}/${binaryName(Deno.build.target)}`,
+        version: options.version,
+      }]
+      : []),
     { kind: "run", program: "npm", args: ["pack", "--pack-destination", RELEASE_DIR] },
     { kind: "install-script", releaseUrl: options.releaseUrl },
     { kind: "checksums", files },
@@ -118,6 +127,8 @@ export function describeStep(step: ReleaseStep): string {
       if (step.releaseUrl === null) return `cp ${INSTALL_SCRIPT} ${RELEASE_DIR}/install.sh`;
       return `sed ${shellWord(`s|^DEFAULT_RELEASE_URL=.*|DEFAULT_RELEASE_URL="${step.releaseUrl}"|`)} ` +
         `${INSTALL_SCRIPT} > ${RELEASE_DIR}/install.sh`;
+    case "smoke":
+      return `${step.binary} --version  # must print "mewcode ${step.version} "`;
     case "checksums":
       return `(cd ${RELEASE_DIR} && sha256sum ${
         [...step.files].sort().map(shellWord).join(" ")
@@ -179,6 +190,21 @@ async function runStep(step: ReleaseStep, root: string, spawn: Spawn): Promise<s
       const script = await Deno.readTextFile(at(INSTALL_SCRIPT));
       await Deno.writeTextFile(at(`${RELEASE_DIR}/install.sh`), installScriptFor(script, step.releaseUrl));
       return null;
+    }
+    case "smoke": {
+      const output = await new Deno.Command(at(step.binary), {
+        args: ["--version"],
+        stdout: "piped",
+        stderr: "piped",
+      })
+        .output().catch((error: unknown) => error);
+      if (output instanceof Error) return `${step.binary} does not start: ${output.message}`;
+      const printed = new TextDecoder().decode((output as Deno.CommandOutput).stdout).trim();
+      if ((output as Deno.CommandOutput).success && printed.startsWith(`mewcode ${step.version} `)) {
+        return null;
+      }
+      return `${step.binary} --version printed "${printed}" (exit ${(output as Deno.CommandOutput).code}), ` +
+        `not "mewcode ${step.version} …": the build does not run; nothing was published`;
     }
     case "checksums": {
       const missing = [];

@@ -1,7 +1,8 @@
 import { deepStrictEqual, equal, match, notEqual, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { writeChecksums } from "../../scripts/checksums.ts";
-import { releaseFiles } from "../../scripts/release.ts";
+import { releaseFiles, runRelease } from "../../scripts/release.ts";
+import { binaryName } from "../../scripts/compile.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const VERSION =
@@ -93,6 +94,8 @@ Deno.test("deno task release --dry-run prints every step, compiling exactly what
   deepStrictEqual(lines, [
     "rm -rf dist/release && mkdir -p dist/release",
     ...expectedCompiles,
+    // The build for this machine must start before anything is packed or published.
+    `dist/release/mewcode-${Deno.build.target} --version  # must print "mewcode ${VERSION} "`,
     "npm pack --pack-destination dist/release",
     "cp scripts/install.sh dist/release/install.sh",
     `(cd dist/release && sha256sum ${releaseFiles(VERSION).sort().join(" ")} > SHA256SUMS)`,
@@ -161,4 +164,38 @@ Deno.test("release.yml runs only deno task release, whose dry run points install
     `gh release create v${VERSION} --verify-tag --title 'mewcode v${VERSION}' --generate-notes ` +
       [...releaseFiles(VERSION), "SHA256SUMS"].map((file) => `dist/release/${file}`).join(" "),
   );
+});
+
+Deno.test("a release stops, publishing nothing, when the binary built for this machine does not start", async () => {
+  const root = await Deno.makeTempDir({ prefix: "mewcode-release-smoke-" });
+  try {
+    await Deno.mkdir(join(root, "dist", "release"), { recursive: true });
+    const binary = `dist/release/${binaryName(Deno.build.target)}`;
+    const published: string[] = [];
+    const spawn = (step: { program: string; args: readonly string[] }) => {
+      published.push([step.program, ...step.args].join(" "));
+      return Promise.resolve(0);
+    };
+    const plan = [
+      { kind: "smoke" as const, binary, version: VERSION },
+      { kind: "run" as const, program: "gh" as const, args: ["release", "create"] },
+    ];
+    await Deno.writeTextFile(join(root, binary), `#!/bin/sh\necho "mewcode ${VERSION} (deno 2.9.6)"\n`, {
+      mode: 0o755,
+    });
+    equal(await runRelease(plan, { root, spawn }), null);
+    deepStrictEqual(published, ["gh release create"]);
+    published.length = 0;
+    await Deno.writeTextFile(join(root, binary), "#!/bin/sh\necho 'Segmentation fault' >&2\nexit 139\n", {
+      mode: 0o755,
+    });
+    const failure = await runRelease(plan, { root, spawn });
+    ok(
+      failure !== null && failure.includes("the build does not run; nothing was published"),
+      String(failure),
+    );
+    deepStrictEqual(published, []);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });

@@ -112,7 +112,10 @@ export async function runDoctor(input: DoctorInput): Promise<number> {
   problems.push(...provider.problems);
 
   lines.push("");
-  if (problems.length === 0) {
+  if (problems.length === 0 && provider.missingKey !== null) {
+    // Not a fault of the machine (doctor checks that), but no prompt runs until it is set.
+    lines.push(`Everything else works: set ${provider.missingKey} to run a prompt.`);
+  } else if (problems.length === 0) {
     lines.push("Everything works.");
   } else {
     lines.push(`${problems.length} problem${problems.length === 1 ? "" : "s"} to fix:`);
@@ -127,7 +130,7 @@ async function checkProvider(
   setup: SessionSetup,
   env: Record<string, string>,
   timeoutMs: number,
-): Promise<{ lines: string[]; problems: string[] }> {
+): Promise<{ lines: string[]; problems: string[]; missingKey: string | null }> {
   const { kind, model } = setup.provider;
   const lines = [`Provider: ${kind} (model ${model ?? "none"})`];
   const missing = missingModelMessage(setup.provider);
@@ -139,7 +142,7 @@ async function checkProvider(
   } catch (error) {
     if (!(error instanceof MissingApiKeyError)) throw error;
     lines.push(`  key: ${error.variable} is not set, so a prompt cannot run: ${error.message}`);
-    return { lines, problems };
+    return { lines, problems, missingKey: error.variable };
   }
   const url = redactUrl(baseUrlOf(config));
   lines.push(`  base URL: ${url}`);
@@ -153,11 +156,15 @@ async function checkProvider(
     const models = await provider.listModels?.({ signal }) ?? null;
     const listed = models === null ? "" : `, ${models.length} model${models.length === 1 ? "" : "s"} listed`;
     lines.push(`  answers: ok (${Date.now() - started} ms${listed})`);
-    return { lines, problems };
+    return { lines, problems, missingKey: null };
   } catch (error) {
     const reason = signal.aborted ? `no answer within ${timeoutMs / 1000} s` : describeError(error);
     lines.push(`  answers: FAILED: ${reason}`);
-    return { lines, problems: [...problems, `the ${kind} provider at "${url}" does not answer: ${reason}`] };
+    return {
+      lines,
+      problems: [...problems, `the ${kind} provider at "${url}" does not answer: ${reason}`],
+      missingKey: null,
+    };
   }
 }
 

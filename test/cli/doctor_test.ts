@@ -1,4 +1,4 @@
-import { equal, match } from "node:assert/strict";
+import { equal, match, ok } from "node:assert/strict";
 import { parseCli } from "../../src/cli/args.ts";
 import { runDoctor } from "../../src/cli/doctor_command.ts";
 import { describeTrust, trustWorkspace } from "../../src/config/trust.ts";
@@ -60,7 +60,7 @@ Deno.test("mewcode doctor reports Deno, the workspace, the sandbox and enforced 
   // The kernel does not apply RLIMIT_NPROC to root: run as root, doctor must not claim it.
   if (Deno.uid() === 0) match(run.stdout, /^ {4}processes: (?!RLIMIT_NPROC)/m);
   match(run.stdout, /^ {4}memory: /m);
-  match(run.stdout, /^Everything works\.$/m);
+  match(run.stdout, /^Everything (works\.|else works: set ANTHROPIC_API_KEY to run a prompt\.)$/m);
 });
 
 Deno.test("mewcode doctor says whether the repository's settings wait for trust, and that they apply once trusted", async () => {
@@ -97,7 +97,7 @@ Deno.test("mewcode doctor --sandbox danger-full-access checks that the shell's w
   match(run.stdout, /backend: bubblewrap \(\/usr\/bin\/bwrap\), PID namespace only/);
   match(run.stdout, /note: danger-full-access: commands can read and write everything your user can/);
   match(run.stdout, /^ {2}shell: ok: spawning "\/usr\/bin\/bwrap" is allowed$/m);
-  match(run.stdout, /^Everything works\.$/m);
+  match(run.stdout, /^Everything (works\.|else works: set ANTHROPIC_API_KEY to run a prompt\.)$/m);
 });
 
 Deno.test("mewcode doctor exits 1 and says how to install bubblewrap when it is missing", async () => {
@@ -117,7 +117,7 @@ Deno.test("mewcode doctor --read-only does not count a missing shell sandbox as 
   equal(run.code, 0, run.stdout);
   match(run.stdout, /--read-only offers no Bash/);
   equal(/^ {2}(writer|shell): (ok|FAILED):/m.test(run.stdout), false, run.stdout);
-  match(run.stdout, /^Everything works\.$/m);
+  match(run.stdout, /^Everything (works\.|else works: set ANTHROPIC_API_KEY to run a prompt\.)$/m);
 });
 
 Deno.test("mewcode doctor shows the provider, its base URL and that it answers, never the key", async () => {
@@ -208,6 +208,9 @@ Deno.test("mewcode doctor says a missing key is needed to run a prompt, without 
   );
   equal(run.code, 0, run.stdout);
   match(run.stdout, /^ {2}key: OPENAI_API_KEY is not set, so a prompt cannot run: /m);
+  // Round 17: it ended "Everything works." though no prompt could run.
+  match(run.stdout, /^Everything else works: set OPENAI_API_KEY to run a prompt\.$/m);
+  ok(!run.stdout.includes("Everything works."), run.stdout);
 });
 
 Deno.test("mewcode doctor counts a provider without a model as a problem", async () => {

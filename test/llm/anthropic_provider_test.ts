@@ -1,4 +1,5 @@
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
+import { serveWebPage } from "../_fakes/web_page_server.ts";
 import { AnthropicProvider, deprecationWarning } from "../../src/llm/anthropic_provider.ts";
 import {
   ApiError,
@@ -630,21 +631,14 @@ Deno.test("AnthropicProvider never shows the password of its base URL in an erro
 });
 
 Deno.test("AnthropicProvider takes a web page answered with 200 (a captive portal) for what it is, once", async () => {
-  let requests = 0;
-  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
-    requests++;
-    await request.arrayBuffer();
-    return new Response("<html><body>Sign in to the hotel Wi-Fi</body></html>", {
-      headers: { "content-type": "text/html; charset=utf-8" },
-    });
-  });
+  await using server = serveWebPage();
   const provider = new AnthropicProvider({
     apiKey: "sk-ant-test",
-    baseUrl: `http://127.0.0.1:${server.addr.port}`,
+    baseUrl: server.url,
     retry: { random: () => 0 },
   });
   const { error } = await collect(provider.stream(REQUEST, { signal: signal() }));
   ok(error instanceof ApiError && !error.isRetryable, String(error));
   match(error.message, /answered with a web page \(text\/html\), not the API/);
-  equal(requests, 1);
+  equal(server.requests, 1);
 });

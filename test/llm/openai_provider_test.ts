@@ -1,4 +1,5 @@
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
+import { serveWebPage } from "../_fakes/web_page_server.ts";
 import { createProvider, providerConfigFromEnv } from "../../src/llm/create_provider.ts";
 import {
   ApiError,
@@ -410,22 +411,15 @@ Deno.test("OpenAiProvider does not follow a redirect, which would resend the con
 });
 
 Deno.test("OpenAiProvider takes a web page answered with 200 (a captive portal) for what it is, once", async () => {
-  let requests = 0;
-  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
-    requests++;
-    await request.arrayBuffer();
-    return new Response("<html><body>Log in to the proxy</body></html>", {
-      headers: { "content-type": "text/html" },
-    });
-  });
+  await using server = serveWebPage("text/html");
   const provider = new OpenAiProvider({
     name: "openai",
     apiKey: "sk-test",
-    baseUrl: `http://127.0.0.1:${server.addr.port}/v1`,
+    baseUrl: `${server.url}/v1`,
     retry: { random: () => 0 },
   });
   const { error } = await collect(provider.stream(REQUEST, { signal: signal() }));
   ok(error instanceof ApiError && !error.isRetryable, String(error));
   match(error.message, /answered with a web page \(text\/html\), not the API/);
-  equal(requests, 1);
+  equal(server.requests, 1);
 });

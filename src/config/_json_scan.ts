@@ -28,7 +28,16 @@ class ScanError extends Error {
   }
 }
 
-/** Scans `text` as strict JSON (RFC 8259), recording the line of every key and array element. */
+/** A path as a settings file's reader writes it: `permissions.allow[2]`. */
+function dottedPath(path: readonly JsonPathPart[]): string {
+  return path.map((part, index) => typeof part === "number" ? `[${part}]` : index === 0 ? part : `.${part}`)
+    .join("");
+}
+
+/**
+ * Scans `text` as strict JSON (RFC 8259), recording the line of every key and array element. A key given
+ * twice in one object is refused, as a syntax error is.
+ */
 export function scanJson(text: string): JsonScan {
   const lines = new Map<string, number>();
   const lineStarts = [0];
@@ -115,12 +124,25 @@ export function scanJson(text: string): JsonScan {
       at += 1;
       return;
     }
+    const keysSeen = new Map<string, number>();
     while (true) {
       skipSpace();
       if (text[at] !== '"') expect("a property name in double quotes");
+      const keyOffset = at;
       const keyLine = lineAt(at);
       const key = scanString();
       const childPath = [...path, key];
+      // JSON.parse keeps the last of two equal keys: someone reading the file (a reviewer of a repository's
+      // settings) may see only the first, which then does nothing.
+      const first = keysSeen.get(key);
+      if (first !== undefined) {
+        throw new ScanError(
+          keyOffset,
+          `"${dottedPath(childPath)}" appears twice in one object (first on line ${first}); only the last ` +
+            "would count, which someone reading the file may miss: keep one",
+        );
+      }
+      keysSeen.set(key, keyLine);
       const id = JSON.stringify(childPath);
       if (!lines.has(id)) lines.set(id, keyLine);
       skipSpace();

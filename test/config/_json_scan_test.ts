@@ -17,6 +17,16 @@ Deno.test("scanJson locates syntax errors by line and column", async (t) => {
     ["a comment", '{"a": 1 // no\n}', { line: 1, column: 9, message: /expected "," or "}"/ }],
     ["a leading zero", '{"a": 01}', { line: 1, column: 8, message: /expected "," or "}"/ }],
     ["an empty file", "", { line: 1, column: 1, message: /expected a value, the file ends/ }],
+    // JSON.parse keeps the last of two equal keys: a reader of the file may see only the first.
+    [
+      "a key given twice",
+      '{\n  "permissions": {\n    "deny": ["Bash"],\n    "allow": [],\n    "deny": []\n  }\n}',
+      {
+        line: 5,
+        column: 5,
+        message: /"permissions\.deny" appears twice in one object \(first on line 3\)/,
+      },
+    ],
   ];
   for (const [name, text, expected] of cases) {
     await t.step(name, () => {
@@ -46,4 +56,10 @@ Deno.test("scanJson refuses nesting deeper than 64 levels", () => {
   const scan = scanJson(`${"[".repeat(100)}${"]".repeat(100)}`);
   equal(scan.ok, false);
   equal(!scan.ok && /nested more than 64/.test(scan.message), true);
+});
+
+Deno.test("scanJson takes equal keys in different objects, and an escaped spelling of a key as the same key", () => {
+  equal(scanJson('{"a": {"x": 1}, "b": {"x": 2}}').ok, true);
+  const escaped = scanJson('{"deny": 1, "d\\u0065ny": 2}');
+  equal(escaped.ok, false);
 });

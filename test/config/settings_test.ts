@@ -74,6 +74,19 @@ Deno.test("resolveSettings takes single values from the highest layer and concat
   ]);
 });
 
+Deno.test("resolveSettings ignores a file that gives a key twice: a reader sees the first, JSON.parse keeps the last", async () => {
+  await using fixture = await createSettingsFixture();
+  await fixture.write(
+    fixture.projectPath,
+    '{\n  "permissions": {\n    "deny": ["Bash(curl *)"],\n    "allow": ["Bash(npm test)"],\n    "deny": []\n  }\n}\n',
+  );
+  const settings = await resolveSettings({ home: fixture.home, root: fixture.root });
+  equal(settings.warnings.length, 1);
+  equal(settings.warnings[0]!.line, 5);
+  match(settings.warnings[0]!.message, /line 5, column 5: "permissions\.deny" appears twice in one object/);
+  deepEqual(settings.files.map((file) => file.status), ["missing", "ignored", "missing"]);
+});
+
 Deno.test("resolveSettings ignores a file with an unknown key, naming the file and the key's line", async () => {
   await using fixture = await createSettingsFixture();
   await fixture.write(

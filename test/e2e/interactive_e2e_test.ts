@@ -435,3 +435,44 @@ Deno.test("interactive: Ctrl-Z at the session picker; after `fg` the list is dra
   const texts = messagesOf(server, 2).flatMap((message) => message.content).map((block) => block.text ?? "");
   ok(texts.includes("First answer."), JSON.stringify(texts));
 });
+
+Deno.test("interactive: /resume of a session another run holds says so, and the conversation goes on", async () => {
+  // It closed the session the user was in before it tried the other, which another run held: the user was
+  // left with no session until /clear.
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([
+    turn().text("Started.").stop("end_turn"),
+    turn().text("Slow").delay(60_000).stop("end_turn"),
+    turn().text("Still here.").stop("end_turn"),
+  ]);
+  const first = await box.exec(server, ["-p", "one"]);
+  equal(first.code, 0, first.stderr);
+  const start = (await box.transcript()).records[0];
+  ok(start?.type === "session-start", JSON.stringify(start));
+  const holder = new Deno.Command(LAUNCHER, {
+    args: ["-p", "two", "-r", start.sessionId],
+    cwd: box.root,
+    env: box.env(server),
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    const deadline = Date.now() + 30_000;
+    while (server.requests.length < 2) {
+      ok(Date.now() < deadline, "the holding run never sent its request");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await using tmux = await startSession(box, server);
+    await tmux.waitFor(/^›/m);
+    await tmux.type(`/resume ${start.sessionId}`);
+    await tmux.keys("Enter");
+    await tmux.waitFor(/\/resume: SessionInUseError: Session/);
+    await tmux.type("still there?");
+    await tmux.keys("Enter");
+    await tmux.waitFor(/Still here\./);
+  } finally {
+    Deno.kill(holder.pid, "SIGKILL");
+    await holder.status;
+  }
+});

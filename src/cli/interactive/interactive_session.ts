@@ -270,7 +270,9 @@ export class InteractiveSession {
 
   /** Replaces the session (/clear, /resume): the old one is closed, its transcript kept. */
   async replaceSession(resume: ContinuedSession | null): Promise<void> {
-    await this.session.close();
+    if (resume !== null && resume.id === this.session.id) {
+      throw new Error(`session ${resume.id.slice(0, 8)} is the one you are in`);
+    }
     let ui: InteractiveSession | null = null;
     let setup = this.setup;
     if (resume !== null) {
@@ -279,7 +281,11 @@ export class InteractiveSession {
       resume = { ...resume, messages: continued.messages };
       if (continued.notice !== null) this.print(this.parts.style.yellow(`⚠ ${sanitize(continued.notice)}`));
     }
-    this.session = await openInteractiveSession(this.parts, setup, resume, () => ui);
+    // Opened before this one closes: when it cannot open (another run holds it, a transcript that cannot be
+    // written), the conversation the user is in goes on instead of ending with nothing in its place.
+    const next = await openInteractiveSession(this.parts, setup, resume, () => ui);
+    await this.session.close();
+    this.session = next;
     ui = this;
     this.totals = { usage: emptyUsage(), costUsd: 0, contextTokens: resume?.contextTokens ?? null };
   }

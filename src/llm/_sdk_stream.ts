@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { ConnectionError } from "./errors.ts";
+import { StalledError } from "./errors.ts";
 
 /** A stream as the OpenAI SDK and anthropic_http.ts return it: its items, and what cancels its request. */
 export type SdkStream = AsyncIterable<unknown> & { controller: AbortController };
@@ -66,7 +66,7 @@ function nextWithinIdleTimeout(
     timer = setTimeout(() => {
       controller.abort();
       const seconds = options.idleTimeoutMs / 1000;
-      reject(new ConnectionError(`The API at "${options.baseUrl}" sent nothing for ${seconds} s`));
+      reject(new StalledError(`The API at "${options.baseUrl}" sent nothing for ${seconds} s`));
     }, options.idleTimeoutMs);
     onAbort = () => {
       controller.abort();

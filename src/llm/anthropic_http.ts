@@ -32,7 +32,14 @@
  */
 import denoConfig from "../../deno.json" with { type: "json" };
 import { withDeadline } from "../common/deadline.ts";
-import { ApiError, ConnectionError, isWebPage, StreamProtocolError, webPageError } from "./errors.ts";
+import {
+  ApiError,
+  ConnectionError,
+  isWebPage,
+  StalledError,
+  StreamProtocolError,
+  webPageError,
+} from "./errors.ts";
 import { redactError, redactSecrets } from "./redact_secrets.ts";
 import { parseSse, type SseEvent } from "./sse_decoder.ts";
 
@@ -177,8 +184,8 @@ export class AnthropicHttpClient {
    * a setTimeout: a process's first timer loads Deno's timer module (~9 ms), which would run between the
    * request's fetch and its leaving, on the path every prompt waits on.
    */
-  #silence(): ConnectionError {
-    return new ConnectionError(
+  #silence(): StalledError {
+    return new StalledError(
       `The API at "${this.baseUrl}" sent nothing for ${this.#idleTimeoutMs / 1000} s`,
     );
   }

@@ -125,6 +125,12 @@ export class ConnectionError extends ApiError {
 }
 
 /**
+ * The API sent nothing for the idle timeout (120 s by default): a stalled connection or server. Retried once
+ * only (`decideRetry`): five attempts of two minutes each kept a script waiting ten minutes for nothing.
+ */
+export class StalledError extends ConnectionError {}
+
+/**
  * The stream broke (an `error` event, a dropped connection) after content had arrived. Never retried:
  * the consumer keeps what it received and must not execute tool calls of the broken message.
  * `cause` is the underlying ApiError.

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { ApiError, StreamInterruptedError } from "./errors.ts";
+import { ApiError, StalledError, StreamInterruptedError } from "./errors.ts";
 import type { ProviderEvent } from "./provider.ts";
 
 /** The numbers of the retry policy. */
@@ -51,6 +51,9 @@ export interface RetryOptions extends Partial<RetryPolicy> {
 }
 
 /** Whether to retry, and after how long. */
+/** How many times a request that stalled (the API sent nothing for the idle timeout) is sent again. */
+export const MAX_STALL_RETRIES = 1;
+
 /** A decision about a retry; `waitAskedMs` when the API's retry-after was longer than mewcode waits. */
 export type RetryDecision = { retry: true; delayMs: number } | { retry: false; waitAskedMs?: number };
 
@@ -68,6 +71,8 @@ export function decideRetry(
   if (!(error instanceof ApiError) || !error.isRetryable || attempt > policy.maxRetries) {
     return { retry: false };
   }
+  // A stall is tried once more, not `maxRetries` times: each costs the whole idle timeout.
+  if (error instanceof StalledError && attempt > MAX_STALL_RETRIES) return { retry: false };
   if (error.retryAfterMs !== null) {
     if (error.retryAfterMs > policy.maxRetryAfterMs) return { retry: false, waitAskedMs: error.retryAfterMs };
     return { retry: true, delayMs: Math.ceil(error.retryAfterMs) };

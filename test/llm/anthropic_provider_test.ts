@@ -9,6 +9,7 @@ import {
   MissingApiKeyError,
   OverloadedError,
   ServerError,
+  StalledError,
   StreamInterruptedError,
   StreamProtocolError,
 } from "../../src/llm/errors.ts";
@@ -482,6 +483,19 @@ Deno.test("AnthropicProvider treats a silent stream as a dropped connection", as
       reason: `The API at "${server.url}" sent nothing for 0.1 s (connection)`,
     });
     deepStrictEqual(events[2], { type: "text-delta", index: 0, text: "On time" });
+  });
+  await t.step("sent again once only: each attempt costs the whole idle timeout", async () => {
+    await using server = await startFakeAnthropic([
+      turn().delay(5_000).text("late"),
+      turn().delay(5_000).text("late"),
+      turn().text("too late to be asked for"),
+    ]);
+    const { events, error } = await collect(
+      providerFor(server, { idleTimeoutMs: 100 }).stream(REQUEST, { signal: signal() }),
+    );
+    ok(error instanceof StalledError, String(error));
+    deepStrictEqual(events.map((event) => event.type), ["retry"]);
+    equal(server.requests.length, 2);
   });
   await t.step("interrupted after content", async () => {
     await using server = await startFakeAnthropic([turn().text("Early").delay(5_000).text("late")]);

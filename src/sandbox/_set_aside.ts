@@ -49,7 +49,7 @@ export const SESSION_SET_ASIDE_BYTES = 256 * 1024 * 1024;
  * The largest tree removed by the runtime's own recursive removal, which works on open folders (a swapped
  * folder is not followed) but recurses once per level: a tree 30,000 folders deep overflowed its stack and
  * aborted the process. A larger tree, or one whose paths grow too long to be measured, is removed by
- * `removeTree`'s flat walk.
+ * `removeTree` (the system's rm).
  */
 const RECURSIVE_REMOVAL_ENTRIES = 5_000;
 
@@ -224,13 +224,32 @@ export function measureTree(
 }
 
 /**
- * Removes the tree at `path` (not following symlinks) without recursion and without long paths: each folder
- * is moved up to `path` itself before it is emptied, so no path is longer than `path/<id>/<name>`, however
- * deep the tree.
+ * Removes the tree at `path`, however large or deep, never following a symlink. With the system's `rm`: it
+ * walks by open folders (as the runtime's recursive removal does), so a folder another process swaps for a
+ * symlink meanwhile is not followed, and it keeps its walk on the heap, not the stack. Without one, by a flat
+ * walk: each folder is moved up to `path` itself before it is emptied, so no path is longer than
+ * `path/<id>/<name>` (a walk by path names, which a swap under way could mislead). `options.rm`: tests
+ * choose the walk (null) or another program.
  */
-export async function removeTree(path: string): Promise<void> {
+export async function removeTree(path: string, options: { rm?: string | null } = {}): Promise<void> {
   const info = await Deno.lstat(path);
   if (!info.isDirectory) return await Deno.remove(path);
+  const rm = options.rm === undefined
+    ? SYSTEM_RM.find((candidate) => lstatSyncOrNull(candidate)?.isFile === true) ?? null
+    : options.rm;
+  if (rm !== null) {
+    const removed = await new Deno.Command(rm, {
+      args: ["-rf", "--", path],
+      clearEnv: true,
+      env: { LC_ALL: "C" },
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (lstatSyncOrNull(path) === null) return;
+    const said = new TextDecoder().decode(removed.stderr).trim().split("\n")[0] ?? "";
+    throw new Error(`rm could not remove "${path}" (exit ${removed.code}): ${said}`);
+  }
   const tag = crypto.randomUUID().slice(0, 8);
   let moved = 0;
   const pending = [path];
@@ -253,6 +272,9 @@ export async function removeTree(path: string): Promise<void> {
   }
   await Deno.remove(path);
 }
+
+/** Where the system's rm is, by absolute path: never looked up on PATH, which the workspace may lead. */
+const SYSTEM_RM = ["/usr/bin/rm", "/bin/rm"];
 
 /** The entry's path below the root holding it, or its name when it lies in none. */
 function relativeName(path: string, roots: readonly string[]): string {

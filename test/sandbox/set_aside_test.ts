@@ -205,16 +205,20 @@ Deno.test("setAside and removeTree handle a tree 30,000 folders deep without ove
   equal(await exists(planned), false);
 });
 
-Deno.test("removeTree removes files, symlinks (not what they lead to) and nested folders", async () => {
-  await using workspace = await createTempWorkspace();
-  await using outside = await createTempWorkspace("mewcode-outside-");
-  await Deno.writeTextFile(join(outside.root, "keep"), "x");
-  const tree = join(workspace.root, "tree");
-  await Deno.mkdir(join(tree, "a", "b", "c"), { recursive: true });
-  await Deno.writeTextFile(join(tree, "a", "b", "c", "f"), "x");
-  await Deno.writeTextFile(join(tree, "a", "g"), "x");
-  await Deno.symlink(outside.root, join(tree, "a", "b", "link"));
-  await removeTree(tree);
-  equal(await exists(tree), false);
-  equal(await Deno.readTextFile(join(outside.root, "keep")), "x");
+Deno.test("removeTree removes files, symlinks (not what they lead to) and nested folders, with rm or without", async (t) => {
+  for (const rm of [undefined, null]) {
+    await t.step(rm === null ? "the flat walk" : "the system's rm", async () => {
+      await using workspace = await createTempWorkspace();
+      await using outside = await createTempWorkspace("mewcode-outside-");
+      await Deno.writeTextFile(join(outside.root, "keep"), "x");
+      const tree = join(workspace.root, "tree");
+      await Deno.mkdir(join(tree, "a", "b", "c"), { recursive: true });
+      await Deno.writeTextFile(join(tree, "a", "b", "c", "f"), "x");
+      await Deno.writeTextFile(join(tree, "a", "g"), "x");
+      await Deno.symlink(outside.root, join(tree, "a", "b", "link"));
+      await removeTree(tree, rm === null ? { rm: null } : {});
+      equal(await exists(tree), false);
+      equal(await Deno.readTextFile(join(outside.root, "keep")), "x");
+    });
+  }
 });

@@ -13,6 +13,7 @@ import { ignoredNotice } from "../config/repository_screen.ts";
 import { type ResolvedSettings, resolveSettings, type SourcedRule } from "../config/settings.ts";
 import type { SettingsFile } from "../config/settings_schema.ts";
 import { portHistory } from "../llm/history_port.ts";
+import { redactUrl } from "../llm/redact_secrets.ts";
 import type { Message } from "../llm/provider.ts";
 import { missingModelMessage, type ProviderChoice, resolveProviderChoice } from "../llm/provider_choice.ts";
 import { parseRule, type Rule } from "../permissions/rules.ts";
@@ -57,7 +58,7 @@ export function requireEndpoint(setup: SessionSetup, env: Record<string, string>
   if (problem === null) return;
   const example = provider.kind === "anthropic" ? "https://api.anthropic.com" : "http://127.0.0.1:11434/v1";
   throw new UsageError(
-    `${source} is "${withoutPassword(value)}", which ${problem}: set it to the API's base URL, for example ` +
+    `${source} is "${redactUrl(value)}", which ${problem}: set it to the API's base URL, for example ` +
       example,
   );
 }
@@ -75,11 +76,6 @@ function urlProblem(value: string): string | null {
   }
   if (url.hostname === "") return "names no host";
   return null;
-}
-
-/** A URL as shown in a message: a password in it (`https://user:secret@proxy`) masked. */
-function withoutPassword(value: string): string {
-  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, "$1:***@");
 }
 
 /**

@@ -23,9 +23,9 @@
  */
 import { basename, dirname, join } from "../common/path.ts";
 import { describeError } from "../common/errors.ts";
-import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
+import { lstatSyncOrNull } from "../common/fs.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
-import type { MadeEntry } from "./_made_entries.ts";
+import { type MadeEntry, madeEntry } from "./_made_entries.ts";
 
 /** What became of an entry. */
 export type SetAsideOutcome =
@@ -166,22 +166,13 @@ async function moveAside(entry: MadeEntry, folder: string, roots: readonly strin
 }
 
 /**
- * Whether `entry` is still what was found at its path: every folder between its root and it a real folder
- * (not a symlink), and the entry the same file (device and inode).
+ * Whether `entry` is still what was found at its path: looked up the same way (`madeEntry`: every folder
+ * between its root and it a real folder, not a symlink), it is the same file (device and inode).
  */
 function stillThere(entry: MadeEntry, roots: readonly string[]): boolean {
-  const root = roots.find((folder) => isAtOrBelow(entry.path, folder) && entry.path !== folder);
-  if (root === undefined) {
-    const parent = dirname(entry.path);
-    if (realPathSyncOrNull(parent) !== parent) return false;
-  } else {
-    for (let folder = dirname(entry.path); folder !== root; folder = dirname(folder)) {
-      const info = lstatSyncOrNull(folder);
-      if (info === null || !info.isDirectory) return false;
-    }
-  }
-  const now = lstatSyncOrNull(entry.path);
-  return now !== null && now.dev === entry.info.dev && now.ino === entry.info.ino;
+  const now = madeEntry(entry.path, roots);
+  return now !== null && now.path === entry.path && now.info.dev === entry.info.dev &&
+    now.info.ino === entry.info.ino;
 }
 
 /** The name of an entry's folder: the time it was set aside (`20261203T104512Z`), then an id. */
@@ -278,7 +269,8 @@ const SYSTEM_RM = ["/usr/bin/rm", "/bin/rm"];
 
 /** The entry's path below the root holding it, or its name when it lies in none. */
 function relativeName(path: string, roots: readonly string[]): string {
-  const root = roots.find((folder) => path.startsWith(folder.endsWith("/") ? folder : `${folder}/`));
+  // The root that holds it, found as `madeEntry` finds it.
+  const root = roots.find((folder) => isAtOrBelow(path, folder) && path !== folder);
   if (root === undefined) return basename(path);
   return path.slice(root.length).replace(/^\/+/, "");
 }

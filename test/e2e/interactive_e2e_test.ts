@@ -9,6 +9,7 @@ import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
 import { TmuxSession } from "../_fakes/tmux.ts";
 import { processesWith } from "../_fakes/processes.ts";
+import { waitFor } from "../_fakes/wait_for.ts";
 
 /** Starts `mewcode ARGS` in tmux in the workspace, against the server. */
 async function startSession(box: E2eWorkspace, server: FakeAnthropic, args = ""): Promise<TmuxSession> {
@@ -458,11 +459,11 @@ Deno.test("interactive: /resume of a session another run holds says so, and the 
     stderr: "null",
   }).spawn();
   try {
-    const deadline = Date.now() + 30_000;
-    while (server.requests.length < 2) {
-      ok(Date.now() < deadline, "the holding run never sent its request");
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor(
+      "the holding run never sent its request",
+      () => Promise.resolve(server.requests.length >= 2),
+      30_000,
+    );
     await using tmux = await startSession(box, server);
     await tmux.waitFor(/^›/m);
     await tmux.type(`/resume ${start.sessionId}`);

@@ -8,15 +8,7 @@ import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
 import { processesWith } from "../_fakes/processes.ts";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
 import type { TranscriptRecord } from "../../src/session/transcript.ts";
-
-/** Waits until `ready` holds, polling; fails with `what` after 60 s. */
-async function waitFor(what: string, ready: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!(await ready())) {
-    ok(Date.now() < deadline, what);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { waitFor } from "../_fakes/wait_for.ts";
 
 /** The transcript's records, or none while it does not exist yet. */
 async function recordsSoFar(workspace: E2eWorkspace): Promise<TranscriptRecord[]> {

@@ -6,15 +6,7 @@ import { equal, match, ok } from "node:assert/strict";
 import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
-
-/** Waits until `ready` holds, polling; fails with `what` after 60 s. */
-async function waitFor(what: string, ready: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!(await ready())) {
-    ok(Date.now() < deadline, what);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { waitFor } from "../_fakes/wait_for.ts";
 
 Deno.test("mewcode -c twice after a run killed mid-line: the torn line is dropped, not buried", async () => {
   await using workspace = await E2eWorkspace.create();

@@ -40,6 +40,8 @@ export interface WalkLimits {
 /** What the walk found: `.git` entries, and folders whose entries name a git directory's files. */
 export interface Walk {
   dotGits: string[];
+  /** Entries of any type whose name is one of the walk's `named` (compared in lower case), in walk order. */
+  named: string[];
   /** Folders holding `HEAD` and `objects` and `refs`, or `HEAD` and `commondir` (not yet checked). */
   candidates: string[];
   /** Folders that could not be listed (see `GitScan.unlisted`). */
@@ -50,10 +52,16 @@ export interface Walk {
 
 /**
  * The `.git` entries under the root and the folders that may be git directories (the root included),
- * breadth first; synchronous reads, yielding every few milliseconds.
+ * breadth first; synchronous reads, yielding every few milliseconds. `named` (lower case) are other names
+ * to list wherever they are (`.vscode`: protected at any depth), on the same walk.
  */
-export async function findDotGits(root: string, limits: WalkLimits): Promise<Walk> {
+export async function findDotGits(
+  root: string,
+  limits: WalkLimits,
+  named: ReadonlySet<string> = new Set(),
+): Promise<Walk> {
   const dotGits: string[] = [];
+  const namedFound: string[] = [];
   const candidates: string[] = [];
   const unlisted: string[] = [];
   const queue = [root];
@@ -63,7 +71,7 @@ export async function findDotGits(root: string, limits: WalkLimits): Promise<Wal
     const directory = queue[next]!;
     const time = limits.now();
     if (time > limits.deadline || limits.signal?.aborted === true) {
-      return { dotGits, candidates, unlisted, complete: false, entries };
+      return { dotGits, named: namedFound, candidates, unlisted, complete: false, entries };
     }
     if (time > sliceEnd) {
       await nextTurn();
@@ -81,18 +89,19 @@ export async function findDotGits(root: string, limits: WalkLimits): Promise<Wal
     if (hasGitDirectoryNames(listing)) candidates.push(directory);
     for (const entry of listing) {
       if (++entries > limits.maxEntries) {
-        return { dotGits, candidates, unlisted, complete: false, entries: entries - 1 };
+        return { dotGits, named: namedFound, candidates, unlisted, complete: false, entries: entries - 1 };
       }
       const path = `${directory === "/" ? "" : directory}/${entry.name}`;
       // A name that is not UTF-8 comes back with U+FFFD in place of its bytes: the scan cannot open it, or
       // opens another entry whose name really is that (a folder named U+FFFD beside one named 0xFF), while
       // git reaches it. Never silently skipped.
       if (entry.name.includes("\uFFFD")) unlisted.push(path);
+      if (named.has(entry.name.toLowerCase())) namedFound.push(path);
       if (entry.name === ".git") dotGits.push(path);
       else if (entry.isDirectory) queue.push(path);
     }
   }
-  return { dotGits, candidates, unlisted, complete: true, entries };
+  return { dotGits, named: namedFound, candidates, unlisted, complete: true, entries };
 }
 
 /**

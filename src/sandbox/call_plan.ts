@@ -11,6 +11,8 @@ import { bubblewrapArguments, isAtOrBelow, scratchFolders, SUPERVISOR_PATH } fro
 import { planGitProtection, type UserGitConfig } from "./git_metadata.ts";
 import type { HelperPaths } from "./helpers.ts";
 import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
+import { dirname } from "../common/path.ts";
+import { madeEntry } from "./_made_entries.ts";
 import type { KeptSandboxFiles } from "./kept_sandbox.ts";
 import type { LimitPlan } from "./limits.ts";
 import { type MachineView, protectedTopLevel } from "./shell_policy.ts";
@@ -118,6 +120,11 @@ export async function protectionNow(
     roots: readonly string[];
     /** The `.git` entries found below the roots by the scan before the first call. */
     dotGits: readonly string[];
+    /**
+     * The entries of the protected paths that apply at any depth (`web/.vscode`) the same scan found below
+     * the roots: bound read-only where they still are. Default none.
+     */
+    nested?: readonly string[];
     protectedPaths: readonly ProtectedPath[];
     livePlaceholders: ReadonlySet<string>;
     /** The home's missing credentials, when a root holds the home (see `credentialPlaces`). */
@@ -147,6 +154,7 @@ export async function protectionNow(
     mustNotAppear.push(...git.mustNotAppear);
     mustNotBeMade.push(...topLevel.mustNotBeMade);
   }
+  readOnly.push(...nestedReadOnly(options.nested ?? [], options.roots));
   for (const { path, kind } of options.missingCredentials ?? []) {
     (kind === "directory" ? placeholders : mustNotAppear).push(path);
   }
@@ -241,6 +249,30 @@ function keptFolderShown(planning: CallPlanning): string[] {
   if (folder === null) return [];
   const shown = [planning.root, ...planning.additionalRoots, ...planning.view.exposed];
   return shown.some((path) => isAtOrBelow(folder, path)) ? [folder] : [];
+}
+
+/**
+ * What of the nested protected entries (`web/.vscode`) to bind read-only: each below a root but not at its
+ * top (`protectedTopLevel` plans those, as placeholders where missing), with only real folders on its way;
+ * a symlink by its real path where that lies in a root (an editor follows it, as the user's git does).
+ */
+function nestedReadOnly(paths: readonly string[], roots: readonly string[]): string[] {
+  const bound: string[] = [];
+  for (const path of paths) {
+    const root = roots.find((folder) => isAtOrBelow(path, folder) && dirname(path) !== folder);
+    if (root === undefined || roots.some((folder) => dirname(path) === folder)) continue;
+    const made = madeEntry(path, roots);
+    if (made === null || made.onTheWay) continue;
+    if (!made.info.isSymlink) {
+      bound.push(path);
+      continue;
+    }
+    const real = realPathSyncOrNull(path);
+    if (real !== null && roots.some((folder) => isAtOrBelow(real, folder) && real !== folder)) {
+      bound.push(real);
+    }
+  }
+  return bound;
 }
 
 /** Distinct paths, shallowest first (then by name): a later mount may only go below an earlier one. */

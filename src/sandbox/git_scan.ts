@@ -85,6 +85,8 @@ export interface GitScan {
   dotGits: string[];
   /** Absolute paths of the folders laid out as git directories (not `.git` entries; see _git_scan_walk.ts). */
   gitDirectories: string[];
+  /** Absolute paths of the entries named as `GitScanOptions.named` asks, anywhere the walk reached. */
+  named: string[];
   /**
    * Absolute paths (as Deno decodes them) of the folders the walk could not list: a name that is not valid
    * UTF-8 (Deno cannot open it), or a folder it may not read. Each is a finding: what it holds is unknown.
@@ -118,6 +120,11 @@ export interface GitScanOptions {
    * written there are reported like any other. Default: none (the repositories' own config only).
    */
   user?: UserGitConfig;
+  /**
+   * Other names the walk lists wherever it finds them, compared without regard to case: the protected
+   * paths that apply at any depth (`.vscode`), which no mount can cover before they are made. Default none.
+   */
+  named?: readonly string[];
 }
 
 /** Which loose objects a scan checks against their names, and how much work that may take. */
@@ -152,6 +159,7 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
       findings: [],
       dotGits: [],
       gitDirectories: [],
+      named: [],
       unlisted: [],
       complete: false,
       entries: 0,
@@ -165,7 +173,8 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
     now,
     signal: options.signal,
   };
-  const walk = await findDotGits(realRoot, limits);
+  const named = new Set((options.named ?? []).map((name) => name.toLowerCase()));
+  const walk = await findDotGits(realRoot, limits, named);
   const shaped = await confirmGitDirectories(walk.candidates, limits);
   const layout = await readGitLayout(
     walk.dotGits,
@@ -179,6 +188,7 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
     findings,
     dotGits: walk.dotGits,
     gitDirectories: shaped.gitDirectories,
+    named: walk.named,
     unlisted: walk.unlisted,
     complete: walk.complete && shaped.complete && !layout.truncated,
     entries: walk.entries,

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { lstatSyncOrNull } from "../common/fs.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
 import { diffGitFindings, type GitScan, scanGitMetadata } from "./git_metadata.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
@@ -13,26 +14,41 @@ import type { UserGitConfig } from "./_user_git_config.ts";
 export class GitWatch {
   #scans: readonly { root: string; scan: GitScan }[];
   #user: UserGitConfig;
+  #named: readonly string[];
+  /** Identity (`dev:ino`) of each named entry the first scans found, by path. */
+  #namedAtStart: ReadonlyMap<string, string>;
 
-  private constructor(scans: readonly { root: string; scan: GitScan }[], user: UserGitConfig) {
+  private constructor(
+    scans: readonly { root: string; scan: GitScan }[],
+    user: UserGitConfig,
+    named: readonly string[],
+  ) {
     this.#scans = scans;
     this.#user = user;
+    this.#named = named;
+    this.#namedAtStart = identities(scans.flatMap(({ scan }) => scan.named));
   }
 
   /**
    * Scans the outermost of `roots` (the workspace root first, then the added folders). `user` is the config
    * the user's git reads besides each repository's (`userGitConfig` of the session's environment, as the
-   * protection plan reads it): a global `core.hooksPath` says where hooks are looked for.
+   * protection plan reads it): a global `core.hooksPath` says where hooks are looked for. `named` are the
+   * names of protected paths that apply at any depth (`.vscode`), listed on the same walk.
    */
-  static async start(roots: readonly string[], user: UserGitConfig): Promise<GitWatch> {
+  static async start(
+    roots: readonly string[],
+    user: UserGitConfig,
+    named: readonly string[] = [],
+  ): Promise<GitWatch> {
     const outermost = roots.filter((root) =>
       !roots.some((other) => other !== root && isAtOrBelow(root, other))
     );
     return new GitWatch(
       await Promise.all(
-        outermost.map(async (root) => ({ root, scan: await scanGitMetadata(root, { user }) })),
+        outermost.map(async (root) => ({ root, scan: await scanGitMetadata(root, { user, named }) })),
       ),
       user,
+      named,
     );
   }
 
@@ -41,24 +57,52 @@ export class GitWatch {
     return this.#scans.flatMap(({ scan }) => scan.dotGits);
   }
 
+  /** The entries of the `named` names found below the roots by the first scans, for their mounts. */
+  get named(): string[] {
+    return this.#scans.flatMap(({ scan }) => scan.named);
+  }
+
   /**
    * What gained hooks or command-running configuration since the scan, or objects or replace refs that make
    * git write other content (only loose objects written since the scan are read), one line each for the
    * user; findings in an added folder say which (`root` is the workspace's).
    */
   async changes(root: string): Promise<string[]> {
+    return (await this.end(root)).lines;
+  }
+
+  /**
+   * `changes`, and the entries of the `named` names that the first scans did not find (made since), or found
+   * as another entry (a symlink replaced by a folder): what no mount could keep from being made.
+   */
+  async end(root: string): Promise<{ lines: string[]; madeNamed: string[] }> {
     const lines: string[] = [];
+    const madeNamed: string[] = [];
     for (const { root: scanned, scan } of this.#scans) {
       const after = await scanGitMetadata(scanned, {
         user: this.#user,
         looseObjects: { since: scan.startedAt },
+        named: this.#named,
       });
       const diff = diffGitFindings(scan, after);
       // Findings are relative to the folder scanned.
       const where = scanned === root ? "" : `In the added folder "${scanned}": `;
       for (const change of diff.changes) lines.push(`${where}${change.message}`);
       if (diff.notice !== null) lines.push(`${where}${diff.notice}`);
+      for (const [path, identity] of identities(after.named)) {
+        if (this.#namedAtStart.get(path) !== identity) madeNamed.push(path);
+      }
     }
-    return lines;
+    return { lines, madeNamed };
   }
+}
+
+/** Each entry's identity (`dev:ino`), by path; an entry gone meanwhile has none. */
+function identities(paths: readonly string[]): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const path of paths) {
+    const info = lstatSyncOrNull(path);
+    if (info !== null) found.set(path, `${info.dev}:${info.ino}`);
+  }
+  return found;
 }

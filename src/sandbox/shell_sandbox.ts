@@ -58,6 +58,7 @@ import {
   removeKeptSandboxFiles,
 } from "./kept_sandbox.ts";
 import { GitWatch } from "./git_watch.ts";
+import { dirname } from "../common/path.ts";
 import { sandboxFilter } from "./seccomp.ts";
 import type { ShellCall, ShellSandboxOptions } from "./shell_sandbox_options.ts";
 
@@ -421,16 +422,48 @@ export class ShellSandbox {
     this.#watchStart ??= GitWatch.start(
       [this.root, ...this.additionalRoots],
       userGitConfig(this.#options.env),
+      this.#nestedNames(),
     );
     this.#watch ??= await this.#watchStart;
   }
 
   /**
    * The end-of-session check: git metadata anywhere in the workspace that gained hooks or command-running
-   * configuration since the first shell call or file write. Lines for the user; empty when nothing changed.
+   * configuration since the first shell call or file write, and the protected entries of any depth made
+   * since in a subfolder (`api/.vscode`), which no mount could keep from being made: those are set aside.
+   * Lines for the user; empty when nothing changed.
    */
   async endOfSession(): Promise<string[]> {
-    return this.#watch === null ? [] : await this.#watch.changes(this.root);
+    if (this.#watch === null) return [];
+    const { lines, madeNamed } = await this.#watch.end(this.root);
+    const roots = [this.root, ...this.additionalRoots];
+    for (const path of madeNamed) {
+      // A root's own are planned as placeholders (empty folders on the host during the session).
+      if (roots.some((root) => dirname(path) === root)) continue;
+      const [made] = await setAsideMade(
+        [path],
+        roots,
+        this.#options.setAsideIn ?? null,
+        this.#setAsideBudget,
+      );
+      if (made === undefined) continue;
+      lines.push(
+        `"${made.path}" (a ${made.type}) appeared during the session and ${
+          describeSetAside(made.outcome)
+        }: ` +
+          "it is a protected path in a subfolder (editor settings run commands when that folder is opened on " +
+          "its own); look at what it holds before you put it back",
+      );
+    }
+    return lines;
+  }
+
+  /** The names of the protected paths that apply at any depth, but `.git` (git_metadata.ts covers it). */
+  #nestedNames(): string[] {
+    const names = this.#options.protectedPaths
+      .filter((entry) => entry.anyDepth && entry.path.toLowerCase() !== ".git")
+      .map((entry) => entry.path.toLowerCase());
+    return [...new Set(names)];
   }
 
   /**
@@ -543,6 +576,7 @@ export class ShellSandbox {
     const protection = await protectionNow({
       roots: [this.root, ...this.additionalRoots],
       dotGits: this.#watch?.dotGits ?? [],
+      nested: this.#watch?.named ?? [],
       protectedPaths: this.#options.protectedPaths,
       livePlaceholders: this.#livePlaceholders,
       // A missing credential folder is this session's placeholder on the host once a kept sandbox mounted it:

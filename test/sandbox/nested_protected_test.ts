@@ -1,0 +1,78 @@
+/**
+ * Protected paths that apply at any depth (`.vscode`: a subfolder opened on its own in the editor runs its
+ * tasks), in the shell sandbox: one found when the session starts is read-only to commands, and one a command
+ * makes in a subfolder, which no mount could cover before it existed, is set aside at the session's end.
+ */
+import { deepStrictEqual, equal, notEqual, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { exists, exitCodeOf, openSandbox, outputOf, runIn } from "./_sandbox.ts";
+
+const TASK = '{"version":"2.0.0","tasks":[{"label":"x","type":"shell","command":"touch /tmp/pwned",' +
+  '"runOptions":{"runOn":"folderOpen"}}]}';
+
+Deno.test("A nested .vscode found when the session starts is read-only to commands, and its folder stays in place", async () => {
+  await using workspace = await createTempWorkspace();
+  await Deno.mkdir(join(workspace.root, "web/.vscode"), { recursive: true });
+  await Deno.writeTextFile(join(workspace.root, "web/.vscode/settings.json"), "{}\n");
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  for (
+    const command of [
+      `echo '${TASK}' > web/.vscode/tasks.json`,
+      "echo '{\"x\": 1}' > web/.vscode/settings.json",
+      "rm -rf web/.vscode",
+      // Renamed away, the folder would leave room for a new web/.vscode.
+      "mv web web-moved",
+      "mv web/.vscode web/old",
+    ]
+  ) {
+    const { result } = await runIn(sandbox, command);
+    notEqual(exitCodeOf(result), 0, `${command}: ${result.content}`);
+  }
+  deepStrictEqual(
+    [...Deno.readDirSync(join(workspace.root, "web/.vscode"))].map((entry) => entry.name),
+    ["settings.json"],
+  );
+  equal(await Deno.readTextFile(join(workspace.root, "web/.vscode/settings.json")), "{}\n");
+  equal(await exists(join(workspace.root, "web-moved")), false);
+  const { result } = await runIn(sandbox, "echo 'export {}' > web/main.ts && echo ok");
+  equal(outputOf(result), "ok", "the rest of the subfolder stays writable");
+  deepStrictEqual(await sandbox.endOfSession(), []);
+});
+
+Deno.test("A .vscode a command makes in a subfolder is set aside at the session's end, a symlink as itself", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace();
+  const setAsideIn = join(state.root, "set-aside");
+  await Deno.mkdir(join(workspace.root, "api"));
+  await using sandbox = await openSandbox(workspace.root, "workspace-write", { setAsideIn });
+  const { result } = await runIn(
+    sandbox,
+    `mkdir -p api/.vscode deep/a/b tasks && echo '${TASK}' > api/.vscode/tasks.json && ` +
+      `echo '${TASK}' > tasks/tasks.json && ln -s ../../../tasks deep/a/b/.VSCode && echo ok`,
+  );
+  equal(outputOf(result), "ok");
+  // The workspace's own .vscode is a placeholder during the call: no command made it.
+  const { result: top } = await runIn(sandbox, "mkdir .vscode/x; echo $?");
+  notEqual(outputOf(top), "0");
+
+  const lines = await sandbox.endOfSession();
+  equal(lines.length, 2, lines.join("\n"));
+  ok(
+    lines[0]!.startsWith(
+      `"${
+        join(workspace.root, "api/.vscode")
+      }" (a directory) appeared during the session and was moved to "${setAsideIn}/`,
+    ),
+    lines[0],
+  );
+  ok(lines[0]!.includes("look at what it holds before you put it back"), lines[0]);
+  ok(lines[1]!.startsWith(`"${join(workspace.root, "deep/a/b/.VSCode")}" (a symlink) appeared`), lines[1]);
+  equal(await exists(join(workspace.root, "api/.vscode")), false);
+  equal(await exists(join(workspace.root, "deep/a/b/.VSCode")), false);
+  // Moved whole, the symlink as itself: what it led to stays where it is.
+  const moved = /was moved to "([^"]+)"/.exec(lines[0]!)![1]!;
+  equal(await Deno.readTextFile(join(moved, "tasks.json")), `${TASK}\n`);
+  equal(await Deno.readTextFile(join(workspace.root, "tasks/tasks.json")), `${TASK}\n`);
+  ok(await exists(join(workspace.root, "api")), "the subfolder itself stays");
+});

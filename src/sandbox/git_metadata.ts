@@ -83,6 +83,8 @@ const REPOSITORY_FILES = ["config", "config.worktree", "commondir"];
 const REPOSITORY_DIRECTORIES = ["hooks", "info"];
 /** Files a linked worktree's git directory must keep (its hooks and config are the common directory's). */
 const WORKTREE_FILES = ["config.worktree", "commondir", "gitdir"];
+/** The list of other object stores a repository's git directory reads objects from. */
+const ALTERNATES = "objects/info/alternates";
 /** Symlinks followed at most when a protected path is a chain of them. */
 const MAX_SYMLINK_HOPS = 8;
 
@@ -128,6 +130,10 @@ function protectDirectory(plan: PlanBuilder, directory: GitDirectory): void {
   }
   if (isRepository) {
     for (const name of REPOSITORY_DIRECTORIES) plan.protect(join(directory.path, name), "placeholder");
+    // The object stores git reads besides its own: an object missing from the repository's is read from a
+    // folder this names (a loose object the model wrote in `vendor/objs`), so `git checkout` writes content
+    // the history never held while `git status` stays clean. Only `git clone --reference` writes one.
+    plan.protect(join(directory.path, ALTERNATES), "must-not-appear");
     // Hooks taken from elsewhere (`core.hooksPath`, as husky sets it: `.husky/_`) run as the default ones do.
     const hooks = configuredHooks(directory);
     if (hooks !== null) {
@@ -215,7 +221,11 @@ class PlanBuilder {
   protect(path: string, whenMissing: WhenMissing, hops = 0): void {
     // Resolve the parent so that no symlink above the path is followed out of the workspace.
     const parent = realPathSyncOrNull(dirname(path));
-    if (parent === null || !isInside(this.#root, parent)) return;
+    if (parent === null) {
+      if (whenMissing === "must-not-appear") this.#mustNotAppearBelow(path);
+      return;
+    }
+    if (!isInside(this.#root, parent)) return;
     const canonical = join(parent, basename(path));
     if (canonical === this.#root) return;
     const info = lstatSyncOrNull(canonical);
@@ -241,6 +251,27 @@ class PlanBuilder {
     }
     this.#readOnly.add(canonical);
     this.keepInPlace(parent);
+  }
+
+  /**
+   * A missing file whose folder is missing too (`objects/info/alternates` without `objects/info`, a config
+   * include in a folder not made yet): a command could make both. Planned below the deepest folder on its way
+   * that exists, a real one (a symlink or a file there is left alone: a symlink on the way of a planned path
+   * is taken for one the call made, and set aside), pinned in place.
+   */
+  #mustNotAppearBelow(path: string): void {
+    let existing = dirname(path);
+    let rest = basename(path);
+    while (lstatSyncOrNull(existing) === null) {
+      if (existing === dirname(existing)) return;
+      rest = `${basename(existing)}/${rest}`;
+      existing = dirname(existing);
+    }
+    if (lstatSyncOrNull(existing)?.isDirectory !== true) return;
+    const real = realPathSyncOrNull(existing);
+    if (real === null || !isInside(this.#root, real)) return;
+    this.#mustNotAppear.add(join(real, rest));
+    this.keepInPlace(real);
   }
 
   build(): GitProtection {
@@ -330,10 +361,12 @@ export async function revertAppeared(
       outcome,
       message: `"${path}" (a ${type}), which appeared during the command` +
         (made.onTheWay ? ` on the way to "${planned}"` : "") +
-        `, ${describeSetAside(outcome)}: the user's git would read it as repository metadata and could run ` +
-        `commands it names${
-          outcome.kind === "failed" ? "; remove it before running git in this folder" : ""
-        }`,
+        `, ${describeSetAside(outcome)}: ${
+          planned.endsWith(`/${ALTERNATES}`)
+            ? "the user's git would read objects from the folders it names in place of the repository's, and " +
+              "write content the history never held"
+            : "the user's git would read it as repository metadata and could run commands it names"
+        }${outcome.kind === "failed" ? "; remove it before running git in this folder" : ""}`,
     });
   }
   return appeared;

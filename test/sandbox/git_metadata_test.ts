@@ -47,9 +47,13 @@ Deno.test("planGitProtection pins config, hooks and pointers of the repository, 
     "sub",
     "wt",
     ".git/modules",
+    ".git/objects",
     ".git/worktrees",
     ".git/modules/sub",
+    ".git/objects/info",
     ".git/worktrees/wt",
+    ".git/modules/sub/objects",
+    ".git/modules/sub/objects/info",
   ]);
   deepStrictEqual(plan.readOnly, [
     ".git/config",
@@ -69,7 +73,9 @@ Deno.test("planGitProtection pins config, hooks and pointers of the repository, 
     ".git/config.worktree",
     ".git/modules/sub/commondir",
     ".git/modules/sub/config.worktree",
+    ".git/objects/info/alternates",
     ".git/worktrees/wt/config.worktree",
+    ".git/modules/sub/objects/info/alternates",
   ]);
 });
 
@@ -179,7 +185,13 @@ Deno.test("planGitProtection protects nested repositories it is given, and an em
     workspace.root,
     await planGitProtection(workspace.root, { nestedDotGits: [join(workspace.root, "vendor/lib/.git")] }),
   );
-  deepStrictEqual(plan.keepInPlace, ["vendor", "vendor/lib", "vendor/lib/.git"]);
+  deepStrictEqual(plan.keepInPlace, [
+    "vendor",
+    "vendor/lib",
+    "vendor/lib/.git",
+    "vendor/lib/.git/objects",
+    "vendor/lib/.git/objects/info",
+  ]);
   ok(plan.readOnly.includes("vendor/lib/.git/config"));
   const missing = await planGitProtection(join(workspace.root, "does-not-exist"));
   equal(missing.readOnly.length, 0);
@@ -518,4 +530,25 @@ Deno.test({
       'other/.git points to "planted" (git uses the repository there when you use git in other)',
     ]);
   },
+});
+
+Deno.test("planGitProtection plans a file below a missing folder as one that must not appear, below real folders only", async () => {
+  await using workspace = await createTempWorkspace();
+  await createRepository(workspace.root);
+  await Deno.remove(join(workspace.root, ".git/objects/info"), { recursive: true });
+  await Deno.writeTextFile(
+    join(workspace.root, ".git/config"),
+    "[include]\n\tpath = ../conf/extra/git.conf\n",
+    {
+      append: true,
+    },
+  );
+  const plan = relativePlan(workspace.root, await planGitProtection(workspace.root));
+  ok(plan.mustNotAppear.includes(".git/objects/info/alternates"), plan.mustNotAppear.join(", "));
+  ok(plan.mustNotAppear.includes("conf/extra/git.conf"), plan.mustNotAppear.join(", "));
+  ok(plan.keepInPlace.includes(".git/objects"), plan.keepInPlace.join(", "));
+  // A dangling symlink on the way is the user's: planned below it, it would be taken for one a call made.
+  await Deno.symlink("nowhere", join(workspace.root, "conf"));
+  const linked = relativePlan(workspace.root, await planGitProtection(workspace.root));
+  ok(!linked.mustNotAppear.some((path) => path.startsWith("conf")), linked.mustNotAppear.join(", "));
 });

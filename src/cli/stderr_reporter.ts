@@ -98,12 +98,15 @@ export class StderrReporter {
       this.#say(`mewcode: warning: ${what} was not allowed: ${hint}`);
     }
     if (!this.#verbose) return;
-    const detail = event.result.isError ? `error: ${shorten(firstLine(event.result.content), 200)}` : "ok";
     // A command that ran but failed is not "ok": its exit code says so.
     const exit = event.result.metadata.exitCode;
-    const code = typeof exit === "number" && exit !== 0 ? ` (exit code ${exit})` : "";
+    const detail = event.result.isError
+      ? `error: ${shorten(firstLine(event.result.content), 200)}`
+      : typeof exit === "number" && exit !== 0
+      ? `exit code ${exit}`
+      : "ok";
     const ms = Math.round(event.durationMs);
-    this.#say(`[tool] ${event.name} ${event.outcome.status}${code} in ${ms} ms: ${detail}`);
+    this.#say(`[tool] ${event.name} ${event.outcome.status} in ${ms} ms: ${detail}`);
   }
 
   /** The text of a response that goes on to call tools: the model saying what it is doing. */

@@ -6,7 +6,7 @@
  *   stream-json  one JSON object per line: `system/init` first, then the run's events, `result` last
  *
  * Every JSON object carries `schema_version` and `session_id`. Field names are snake_case, as in the
- * Anthropic API. The README documents each line type with an example; test/cli/golden/ pins them.
+ * Anthropic API. The README documents each line type with an example; test/e2e/golden/ pins them.
  *
  * @module
  */
@@ -15,10 +15,33 @@ import type { AgentEvent, Denial } from "../agent/events.ts";
 import { assertNever } from "../common/errors.ts";
 import type { ContentBlock, Usage } from "../llm/provider.ts";
 import type { OutputFormat } from "./options.ts";
-import type { RunSummary, RunVerdict } from "./run_summary.ts";
+import { type RunSummary, type RunVerdict, unansweredApprovals } from "./run_summary.ts";
 
 /** The version of the output schema; raised only when a field changes meaning or disappears. */
 export const SCHEMA_VERSION = 1;
+
+/**
+ * The `type` of every line stream-json writes between `system` (first) and `result` (last); the README's
+ * table lists each (test/cli/readme_test.ts checks it).
+ */
+export const STREAM_EVENT_LINE_TYPES = [
+  "request",
+  "stream_event",
+  "retry",
+  "usage",
+  "assistant",
+  "tool_use",
+  "tool_result",
+  "compaction",
+  "warning",
+  "error",
+] as const;
+
+/** One line of stream-json for an event of the run. */
+interface StreamEventLine {
+  type: typeof STREAM_EVENT_LINE_TYPES[number];
+  [field: string]: unknown;
+}
 
 /** The first line of stream-json: what the run is about to do. */
 export interface InitInfo {
@@ -136,14 +159,14 @@ function textAnswer(info: ResultInfo): string {
 /** The result object (json, and the last line of stream-json), without schema_version and session_id. */
 export function resultObject(info: ResultInfo): Record<string, unknown> {
   const { summary, verdict } = info;
+  const error = summary.error?.message ?? summary.message ??
+    (verdict.subtype === "error_permission" ? unansweredMessage(unansweredApprovals(summary)) : null);
   return {
     type: "result",
     subtype: verdict.subtype,
     is_error: verdict.isError,
     result: summary.stop === "error" ? "" : summary.text,
-    ...(summary.error === null && summary.message === null ? {} : {
-      error: summary.error?.message ?? summary.message,
-    }),
+    ...(error === null ? {} : { error }),
     num_turns: summary.turns,
     duration_ms: Math.round(info.durationMs),
     duration_api_ms: Math.round(summary.apiMs),
@@ -160,8 +183,17 @@ export function resultObject(info: ResultInfo): Record<string, unknown> {
   };
 }
 
+/**
+ * Why a run that finished is still an error (exit 55): `error` is there whenever `is_error` is true, so a
+ * script that reads it never gets null for a run that left work undone.
+ */
+function unansweredMessage(count: number): string {
+  return `${count} action${count === 1 ? "" : "s"} needed an approval that no one could give, so the task ` +
+    "may be incomplete: each of permission_denials names the flag or rule that would allow it";
+}
+
 /** The stream-json line for one event, or null for events that have none. */
-function streamLine(event: AgentEvent, partial: boolean): Record<string, unknown> | null {
+function streamLine(event: AgentEvent, partial: boolean): StreamEventLine | null {
   switch (event.type) {
     case "request-start":
       return { type: "request", turn: event.turn, model: event.model, message_count: event.messageCount };

@@ -27,6 +27,7 @@ import {
   type Provider,
   type Session,
 } from "../session/session.ts";
+import { SessionExistsError } from "../session/transcript.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { type CliOptions, UsageError } from "./args.ts";
 import { EXIT, type InterruptSignal } from "./exit_codes.ts";
@@ -127,9 +128,10 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     promptInput.notices.push(stdinLeftNotice(stdinLeft.waitedMs));
   }
   // Settings warnings quote the repository's files: shown, never obeyed by the terminal.
-  for (const notice of [...promptInput.notices, ...prepared.notices]) {
-    err(`${sanitizeLines(`mewcode: warning: ${notice}`)}\n`);
-  }
+  const warn = (notices: readonly string[]) => {
+    for (const notice of notices) err(`${sanitizeLines(`mewcode: warning: ${notice}`)}\n`);
+  };
+  warn([...promptInput.notices, ...prepared.notices]);
 
   const writer = new OutputWriter(options.outputFormat, {
     includePartialMessages: options.includePartialMessages,
@@ -148,7 +150,8 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
       ...(input.executor === undefined ? {} : { executor: input.executor }),
     });
   } catch (error) {
-    if (error instanceof AdditionalDirectoryError) {
+    // A taken --session-id is the counterpart of an unknown --resume id: the command line is wrong.
+    if (error instanceof AdditionalDirectoryError || error instanceof SessionExistsError) {
       // The folder may come from the workspace's (trusted) settings: its name is shown, never obeyed.
       err(sanitizeLines(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`));
       return EXIT.usage;
@@ -156,6 +159,9 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     // The run never started (no API key, a session id in use): still a result a script can read.
     return finishFailedStart(error, { writer, err, startedAt, sessionId: prepared.session.resume?.id ?? "" });
   }
+  // Only now that this run holds the session: one that another run is using is refused instead, and what
+  // its load found (a call of the other run's turn still running) says nothing about it.
+  warn(prepared.resumeNotices);
   try {
     const status = options.verbose || options.quiet || !stderrIsTerminal
       ? null
@@ -253,8 +259,10 @@ interface PreparedRun {
     sessionId?: string;
     systemPrompt?: { replace?: string; append?: string };
   };
-  /** What the user should know before the run starts (a session restored with gaps). */
+  /** What the user should know before the run starts (a settings file that was ignored). */
   notices: string[];
+  /** What the user should know about the session continued (restored with gaps), once the run holds it. */
+  resumeNotices: string[];
   /** With `--json-schema`: the answer must be an object valid against it. */
   answer: AnswerContract | null;
 }
@@ -266,6 +274,7 @@ async function prepareRun(
 ): Promise<PreparedRun> {
   let setup = await sessionSetup(workspace, options, env);
   const notices: string[] = [...setup.notices];
+  const resumeNotices: string[] = [];
   const answer = options.jsonSchema === null ? null : await answerContract(options.jsonSchema);
   const session: PreparedRun["session"] = {};
   const replace = await promptText("--system-prompt", options.systemPrompt.replace);
@@ -295,8 +304,8 @@ async function prepareRun(
         messages: continued.messages,
         ...(resumed.contextTokens === null ? {} : { contextTokens: resumed.contextTokens }),
       };
-      if (resumed.notice !== null) notices.push(resumed.notice);
-      if (continued.notice !== null) notices.push(continued.notice);
+      if (resumed.notice !== null) resumeNotices.push(resumed.notice);
+      if (continued.notice !== null) resumeNotices.push(continued.notice);
       break;
     }
     case "pick":
@@ -315,7 +324,7 @@ async function prepareRun(
         `${setup.provider.kind} provider; use a model with a published price, or leave out --max-budget-usd`,
     );
   }
-  return { setup, model, session, notices, answer };
+  return { setup, model, session, notices, resumeNotices, answer };
 }
 
 /** The structured-output contract of `--json-schema`, checked before any request. */

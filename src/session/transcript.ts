@@ -137,7 +137,7 @@ export interface TranscriptOptions {
   root: string;
   /** Default: a random UUID. */
   sessionId?: string;
-  /** Fail (AlreadyExists) when the session's file exists, instead of appending to it. */
+  /** Fail (SessionExistsError) when the session's file exists, instead of appending to it. */
   exclusive?: boolean;
   /** Default `Date.now`. */
   clock?: () => number;
@@ -149,6 +149,24 @@ export interface TranscriptOptions {
  */
 export class SessionInUseError extends Error {
   override name = "SessionInUseError";
+
+  /** The message alone: it says what happened and what to do, and the class name adds nothing for people. */
+  describe(): string {
+    return this.message;
+  }
+}
+
+/**
+ * A new session's id (`--session-id`) names a session this workspace already has: nothing was written. A
+ * kind of AlreadyExists, which it is.
+ */
+export class SessionExistsError extends Deno.errors.AlreadyExists {
+  override name = "SessionExistsError";
+
+  /** The message alone, which names the session and how to continue it. */
+  describe(): string {
+    return this.message;
+  }
 }
 
 /** An open session transcript, locked for this run. Close it when the session ends (that lets the lock go). */
@@ -424,7 +442,7 @@ function openFile(
   }
   refuseOddFile(path, found, uid);
   if (exclusive) {
-    throw new Deno.errors.AlreadyExists(
+    throw new SessionExistsError(
       `A session with id ${sessionId} already exists for this workspace ("${path}"): continue it with ` +
         `--resume ${sessionId}, or choose another id`,
     );

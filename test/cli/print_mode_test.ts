@@ -21,10 +21,12 @@ async function print(
     stdoutError?: Error;
     stdoutIsTerminal?: boolean;
     stderrIsTerminal?: boolean;
+    /** A workspace and MEWCODE_HOME the caller made (and removes), for runs that continue a session. */
+    dirs?: { root: string; home: string };
   } = {},
 ): Promise<PrintRun> {
-  const root = await Deno.realPath(await Deno.makeTempDir());
-  const home = await Deno.makeTempDir();
+  const root = options.dirs?.root ?? await Deno.realPath(await Deno.makeTempDir());
+  const home = options.dirs?.home ?? await Deno.makeTempDir();
   let stdout = "";
   let stderr = "";
   const script = typeof turns === "function" ? turns(root) : turns;
@@ -62,9 +64,25 @@ async function print(
     });
     return { code, stdout, stderr, provider };
   } finally {
-    await Deno.remove(root, { recursive: true });
-    await Deno.remove(home, { recursive: true });
+    if (options.dirs === undefined) {
+      await Deno.remove(root, { recursive: true });
+      await Deno.remove(home, { recursive: true });
+    }
   }
+}
+
+/** A workspace and a MEWCODE_HOME for several runs, removed at the end of the scope. */
+async function sharedDirs(): Promise<{ root: string; home: string } & AsyncDisposable> {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  const home = await Deno.makeTempDir();
+  return {
+    root,
+    home,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(root, { recursive: true });
+      await Deno.remove(home, { recursive: true });
+    },
+  };
 }
 
 Deno.test("runPrintMode prints the final text and exits 0", async () => {
@@ -225,6 +243,12 @@ Deno.test("runPrintMode in default mode: a WriteFile is denied with its hint, wa
   equal(result.subtype, "error_permission");
   equal(result.is_error, true);
   equal(result.result, "I could not.");
+  equal(
+    result.error,
+    "1 action needed an approval that no one could give, so the task may be incomplete: each of " +
+      "permission_denials names the flag or rule that would allow it",
+    "is_error is true, so error says why",
+  );
   equal(result.permission_denials.length, 1);
   equal(result.permission_denials[0].tool, "WriteFile");
   deepStrictEqual(result.permission_denials[0].input, { path: target, content: "x" });
@@ -373,4 +397,62 @@ Deno.test("runPrintMode refuses an invalid --json-schema before any request (exi
   equal(run.code, 2);
   match(run.stderr, /Invalid --json-schema/);
   equal(run.provider.requests.length, 0);
+});
+
+Deno.test("runPrintMode refuses a session another run holds with its reason alone, not what its load found", async () => {
+  await using dirs = await sharedDirs();
+  const first = await print(
+    ["-p", "look", "--output-format", "json"],
+    [toolTurn([{ id: "g1", name: "Glob", input: { pattern: "*" } }]), textTurn("Nothing.")],
+    { dirs },
+  );
+  equal(first.code, 0, first.stderr);
+  const sessionId = JSON.parse(first.stdout).session_id;
+  const [project] = await Array.fromAsync(Deno.readDir(`${dirs.home}/projects`));
+  const path = `${dirs.home}/projects/${project!.name}/${sessionId}.jsonl`;
+  // The other run is in the middle of its Glob: its transcript ends at the call's start, and it holds the lock.
+  const lines = (await Deno.readTextFile(path)).split("\n");
+  const started = lines.findIndex((line) => line.includes('"type":"tool-call-start"'));
+  await Deno.writeTextFile(path, `${lines.slice(0, started + 1).join("\n")}\n`);
+  using other = await Deno.open(path, { read: true });
+  other.lockSync(true);
+
+  const second = await print(["-p", "more", "-c", "--output-format", "json"], [textTurn("Unused.")], {
+    dirs,
+  });
+  equal(second.code, 1, second.stderr);
+  equal(second.provider.requests.length, 0);
+  equal(
+    second.stderr,
+    `mewcode: Session ${sessionId} is in use by another mewcode run (it holds the lock on "${path}"), and two ` +
+      "runs writing one session would mix up its conversation: wait for that run to end and continue the " +
+      "session then, or start a new session\n",
+  );
+  const result = JSON.parse(second.stdout);
+  equal(result.session_id, sessionId);
+  equal(result.subtype, "error_during_execution");
+});
+
+Deno.test("runPrintMode exits 2 when --session-id names a session the workspace already has", async () => {
+  await using dirs = await sharedDirs();
+  const id = "0b7a3c52-8f14-4d6e-9a21-5c3e7f9d1b40";
+  const first = await print(["-p", "hello", "--session-id", id], [textTurn("Hi.")], { dirs });
+  equal(first.code, 0, first.stderr);
+  const again = await print(
+    ["-p", "hello", "--session-id", id, "--output-format", "json"],
+    [textTurn("Hi.")],
+    {
+      dirs,
+    },
+  );
+  equal(again.code, 2, again.stderr);
+  equal(again.stdout, "", "a usage error prints no result");
+  equal(again.provider.requests.length, 0);
+  match(
+    again.stderr,
+    new RegExp(
+      `^mewcode: A session with id ${id} already exists for this workspace \\(".*"\\): continue it with ` +
+        `--resume ${id}, or choose another id\nRun "mewcode --help" for usage\.\n$`,
+    ),
+  );
 });

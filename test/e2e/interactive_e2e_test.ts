@@ -468,7 +468,7 @@ Deno.test("interactive: /resume of a session another run holds says so, and the 
     await tmux.waitFor(/^›/m);
     await tmux.type(`/resume ${start.sessionId}`);
     await tmux.keys("Enter");
-    await tmux.waitFor(/\/resume: SessionInUseError: Session/);
+    await tmux.waitFor(/\/resume: Session \S+ is in use by another mewcode run/);
     await tmux.type("still there?");
     await tmux.keys("Enter");
     await tmux.waitFor(/Still here\./);

@@ -13,9 +13,9 @@
  * coarse clock that may lag behind `Date.now`). Only those files are read, so the check costs one `stat`
  * per loose object plus the objects the session wrote, within a budget of objects, bytes and time.
  *
- * Not checked: packs. Git looks an object up in its packs (newest first) before the loose objects, so a
- * pack written during the session could hold other content under a tracked file's name too; checking one
- * means resolving its deltas, which is `git fsck`'s work.
+ * Packs are not read here: git looks an object up in its packs (newest first) before the loose objects, so
+ * a pack written during the session could hold other content under a tracked file's name too; checking one
+ * means resolving its deltas, which git itself does at the end of the session (git_packs.ts).
  *
  * @module
  */

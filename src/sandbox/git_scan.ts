@@ -15,7 +15,9 @@
  *
  * @module
  */
-import { readGitLayout } from "./_git_layout.ts";
+import { type GitLayout, isInside, readGitLayout } from "./_git_layout.ts";
+import type { ObjectFolder } from "./git_packs.ts";
+import { join } from "../common/path.ts";
 import type { GitConfigEffect } from "./git_config.ts";
 import { collectFindings } from "./_git_scan_findings.ts";
 import { collectObjectFindings } from "./_git_scan_objects.ts";
@@ -87,6 +89,8 @@ export interface GitScan {
   gitDirectories: string[];
   /** Absolute paths of the entries named as `GitScanOptions.named` asks, anywhere the walk reached. */
   named: string[];
+  /** The `objects` folders of the repositories inside the root, with their git directories (real paths). */
+  objectFolders: ObjectFolder[];
   /**
    * Absolute paths (as Deno decodes them) of the folders the walk could not list: a name that is not valid
    * UTF-8 (Deno cannot open it), or a folder it may not read. Each is a finding: what it holds is unknown.
@@ -160,6 +164,7 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
       dotGits: [],
       gitDirectories: [],
       named: [],
+      objectFolders: [],
       unlisted: [],
       complete: false,
       entries: 0,
@@ -189,10 +194,25 @@ export async function scanGitMetadata(root: string, options: GitScanOptions = {}
     dotGits: walk.dotGits,
     gitDirectories: shaped.gitDirectories,
     named: walk.named,
+    objectFolders: await objectFolders(realRoot, layout),
     unlisted: walk.unlisted,
     complete: walk.complete && shaped.complete && !layout.truncated,
     entries: walk.entries,
     elapsedMs: now() - started,
     startedAt,
   };
+}
+
+/** The `objects` folders of the layout's repositories that lie inside the root (worktrees share them). */
+async function objectFolders(root: string, layout: GitLayout): Promise<ObjectFolder[]> {
+  const folders: ObjectFolder[] = [];
+  for (const directory of layout.directories) {
+    if (directory.kind !== "repository" || !isInside(root, directory.path)) continue;
+    const objects = await Deno.realPath(join(directory.path, "objects")).catch(() => null);
+    if (objects === null || !isInside(root, objects)) continue;
+    if (!folders.some((folder) => folder.objects === objects)) {
+      folders.push({ gitDir: directory.path, objects });
+    }
+  }
+  return folders;
 }

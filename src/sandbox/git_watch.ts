@@ -7,6 +7,7 @@
  */
 import { lstatSyncOrNull } from "../common/fs.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
+import { objectFilesWrittenSince, type WrittenObjectFile } from "./git_packs.ts";
 import { diffGitFindings, type GitScan, scanGitMetadata } from "./git_metadata.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
 
@@ -72,12 +73,16 @@ export class GitWatch {
   }
 
   /**
-   * `changes`, and the entries of the `named` names that the first scans did not find (made since), or found
-   * as another entry (a symlink replaced by a folder): what no mount could keep from being made.
+   * `changes`; the entries of the `named` names that the first scans did not find (made since), or found
+   * as another entry (a symlink replaced by a folder): what no mount could keep from being made; and the
+   * packs, multi-pack index and commit graph written since, which only git can check (git_packs.ts).
    */
-  async end(root: string): Promise<{ lines: string[]; madeNamed: string[] }> {
+  async end(
+    root: string,
+  ): Promise<{ lines: string[]; madeNamed: string[]; objectFiles: WrittenObjectFile[] }> {
     const lines: string[] = [];
     const madeNamed: string[] = [];
+    const objectFiles: WrittenObjectFile[] = [];
     for (const { root: scanned, scan } of this.#scans) {
       const after = await scanGitMetadata(scanned, {
         user: this.#user,
@@ -92,8 +97,9 @@ export class GitWatch {
       for (const [path, identity] of identities(after.named)) {
         if (this.#namedAtStart.get(path) !== identity) madeNamed.push(path);
       }
+      objectFiles.push(...objectFilesWrittenSince(after.objectFolders, scan.startedAt));
     }
-    return { lines, madeNamed };
+    return { lines, madeNamed, objectFiles };
   }
 }
 

@@ -58,6 +58,7 @@ import {
   removeKeptSandboxFiles,
 } from "./kept_sandbox.ts";
 import { GitWatch } from "./git_watch.ts";
+import { checkObjectFiles } from "./git_packs.ts";
 import { dirname } from "../common/path.ts";
 import { sandboxFilter } from "./seccomp.ts";
 import type { ShellCall, ShellSandboxOptions } from "./shell_sandbox_options.ts";
@@ -429,13 +430,24 @@ export class ShellSandbox {
 
   /**
    * The end-of-session check: git metadata anywhere in the workspace that gained hooks or command-running
-   * configuration since the first shell call or file write, and the protected entries of any depth made
-   * since in a subfolder (`api/.vscode`), which no mount could keep from being made: those are set aside.
+   * configuration since the first shell call or file write; packs and commit graphs written since that git
+   * finds do not match the objects; and the protected entries of any depth made since in a subfolder
+   * (`api/.vscode`), which no mount could keep from being made: those are set aside.
    * Lines for the user; empty when nothing changed.
    */
   async endOfSession(): Promise<string[]> {
     if (this.#watch === null) return [];
-    const { lines, madeNamed } = await this.#watch.end(this.root);
+    const { lines, madeNamed, objectFiles } = await this.#watch.end(this.root);
+    const git = this.helpers.git;
+    if (git !== null) {
+      lines.push(
+        ...await checkObjectFiles(objectFiles, {
+          git,
+          root: this.root,
+          run: (command, timeoutMs) => this.runCommand(command, { mode: "read-only", timeoutMs }),
+        }),
+      );
+    }
     const roots = [this.root, ...this.additionalRoots];
     for (const path of madeNamed) {
       // A root's own are planned as placeholders (empty folders on the host during the session).

@@ -2,6 +2,7 @@ import { equal, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { parseCli, UsageError } from "../../src/cli/args.ts";
 import { runPermissionsCommand } from "../../src/cli/permissions_command.ts";
+import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
 interface CommandRun {
@@ -161,4 +162,28 @@ Deno.test("mewcode trust shows what it would enable, records the trust for these
   match(revoked.stdout, /No longer trusted/);
   match((await run(["permissions"], dirs)).stdout, /not trusted/);
   match((await run(["trust", "--revoke"], dirs)).stdout, /was not trusted; nothing changed/);
+});
+
+Deno.test("mewcode permissions names every path the writers always ask about, in text and JSON", async () => {
+  await using dirs = await fixture();
+  const listed = await run(["permissions"], dirs);
+  equal(listed.code, 0);
+  const line = listed.stdout.split("\n").find((text) => text.startsWith("Always asked about")) ?? "";
+  const json = JSON.parse((await run(["permissions", "--json"], dirs)).stdout);
+  const listedPaths = json.protected_paths.map((entry: { path: string }) => entry.path.replace(/\/$/, ""));
+  for (const { path, anyDepth } of PROTECTED_PATHS) {
+    ok(
+      new RegExp(`[ (]${path.replaceAll(".", "\\.")}[/,) ]`).test(line),
+      `the listing names ${path}: ${line}`,
+    );
+    ok(listedPaths.includes(path), `--json names ${path}`);
+    if (anyDepth) {
+      ok(
+        json.protected_paths.some((entry: { path: string; any_depth: boolean }) =>
+          entry.path.replace(/\/$/, "") === path && entry.any_depth
+        ),
+        `--json says ${path} is protected at any depth`,
+      );
+    }
+  }
 });

@@ -351,14 +351,18 @@ async function promptText(
 ): Promise<string | null> {
   if (given === null) return null;
   if ("text" in given) return given.text;
+  const cannot = (reason: string) => new UsageError(`Cannot read ${flag}-file "${given.file}": ${reason}`);
   let bytes: Uint8Array;
   try {
     const info = await Deno.stat(given.file);
-    if (!info.isFile) throw new Error("not a regular file");
-    if (info.size > MAX_PROMPT_FILE_BYTES) throw new Error(`larger than ${MAX_PROMPT_FILE_BYTES} bytes`);
+    if (!info.isFile) throw cannot("it is not a regular file");
+    if (info.size > MAX_PROMPT_FILE_BYTES) throw cannot(`it is larger than ${MAX_PROMPT_FILE_BYTES} bytes`);
     bytes = await Deno.readFile(given.file);
   } catch (error) {
-    throw new UsageError(`Cannot read ${flag}-file "${given.file}": ${describeError(error)}`);
+    if (error instanceof UsageError) throw error;
+    if (error instanceof Deno.errors.NotFound) throw cannot("no such file");
+    if (error instanceof Deno.errors.PermissionDenied) throw cannot("permission denied");
+    throw cannot(describeError(error));
   }
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);

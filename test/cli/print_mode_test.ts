@@ -456,3 +456,20 @@ Deno.test("runPrintMode exits 2 when --session-id names a session the workspace 
     ),
   );
 });
+
+Deno.test("runPrintMode says in plain words why a --system-prompt-file cannot be read, and exits 2", async (t) => {
+  await using dirs = await sharedDirs();
+  const missing = `${dirs.root}/missing.md`;
+  const cases: [string, string, string][] = [
+    ["a missing file", missing, `Cannot read --system-prompt-file "${missing}": no such file`],
+    ["a folder", dirs.root, `Cannot read --system-prompt-file "${dirs.root}": it is not a regular file`],
+  ];
+  for (const [name, file, message] of cases) {
+    await t.step(name, async () => {
+      const run = await print(["-p", "hi", "--system-prompt-file", file], [textTurn("Unused.")], { dirs });
+      equal(run.code, 2, run.stderr);
+      equal(run.provider.requests.length, 0);
+      equal(run.stderr, `mewcode: ${message}\nRun "mewcode --help" for usage.\n`);
+    });
+  }
+});

@@ -439,7 +439,9 @@ function endMessage(
       return signal === null ? "Interrupted" : `Interrupted by ${signal}`;
     case "error_structured_output":
     case "error_during_execution":
-      return summary.error === null ? summary.message : null;
+      // An error, or a warning with the same words (a cut-off answer), was printed as it came.
+      if (summary.error !== null || summary.message === null) return null;
+      return summary.warnings.includes(summary.message) ? null : summary.message;
     default:
       return assertNever(verdict.subtype);
   }

@@ -473,3 +473,18 @@ Deno.test("runPrintMode says in plain words why a --system-prompt-file cannot be
     });
   }
 });
+
+Deno.test("runPrintMode says once on stderr why a cut-off or refused answer ended the run", async (t) => {
+  const cases: [string, "max_tokens" | "refusal", string][] = [
+    ["max_tokens", "max_tokens", "The response was cut off at the max_tokens limit"],
+    ["refusal", "refusal", "The model declined to continue this request"],
+  ];
+  for (const [name, stopReason, message] of cases) {
+    await t.step(name, async () => {
+      const run = await print(["-p", "hi"], [textTurn("Half an", stopReason)]);
+      equal(run.code, 1, run.stderr);
+      equal(run.stdout, "Half an\n");
+      equal(run.stderr.split(message).length - 1, 1, run.stderr);
+    });
+  }
+});

@@ -7,6 +7,7 @@
  */
 import { assertNever, describeError } from "../src/common/errors.ts";
 import type { ToolResult, ToolRunner } from "../src/tools/tool.ts";
+import type { PrewalkRequest } from "../src/tools/_prewalk.ts";
 import { ShellHost } from "../src/tools/_shell_host.ts";
 import {
   type CallProgress,
@@ -27,15 +28,26 @@ export interface WorkerScope {
 }
 
 /**
+ * What a worker does between calls; `busy` tells such work when a call has come. The entry points choose.
+ */
+export interface BetweenCalls {
+  /** Runs once a call's result is sent and no other call runs. */
+  idle?(busy: () => boolean): void;
+  /** Runs as a call arrives, before it starts: work between calls stops here. */
+  beforeCall?(): void;
+  /** Starts the walk ahead of the searches (`src/tools/_prewalk.ts`); without it the request is ignored. */
+  prewalk?(request: PrewalkRequest, busy: () => boolean): void;
+}
+
+/**
  * Serves tool calls on `scope`. Registers `onmessage` synchronously (messages that arrive while the
- * worker is still starting are not lost), then announces `ready` with the worker's permissions. `idle`
- * runs once a call's result is sent and no other call runs; `busy` tells its work when one has come.
+ * worker is still starting are not lost), then announces `ready` with the worker's permissions.
  */
 export function serveTools(
   scope: WorkerScope,
   // deno-lint-ignore no-explicit-any -- each runner takes its own tool's (validated) input
   tools: readonly ToolRunner<any>[],
-  idle?: (busy: () => boolean) => void,
+  between: BetweenCalls = {},
 ): void {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const running = new Map<string, AbortController>();
@@ -50,6 +62,9 @@ export function serveTools(
         return;
       case "cancel-request":
         running.get(message.callId)?.abort(new DOMException("the call was cancelled", "AbortError"));
+        return;
+      case "prewalk":
+        between.prewalk?.(message.request, busy);
         return;
       default:
         assertNever(message);
@@ -68,6 +83,7 @@ export function serveTools(
     }
     const controller = new AbortController();
     running.set(request.callId, controller);
+    between.beforeCall?.();
     const progress = (news: CallProgress): void => {
       if (running.has(request.callId)) {
         scope.postMessage({ type: "run-progress", callId: request.callId, progress: news });
@@ -87,7 +103,11 @@ export function serveTools(
       running.delete(request.callId);
     }
     post(scope, tool.name, request.callId, result);
-    if (running.size === 0) idle?.(() => running.size > 0);
+    if (running.size === 0) between.idle?.(busy);
+  }
+
+  function busy(): boolean {
+    return running.size > 0;
   }
 
   // A tool that throws from a timer or leaves a rejected promise behind has left the worker in an unknown

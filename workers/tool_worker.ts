@@ -9,7 +9,17 @@
 /// <reference lib="deno.worker" />
 import { TOOL_RUNNERS } from "../src/tools/runners.ts";
 import { recentWalks } from "../src/tools/_walk_memory.ts";
+import { Prewalk } from "../src/tools/_prewalk.ts";
 import { serveTools } from "./_runner.ts";
 
-// The walks' listings are stamped once the result is sent (see src/tools/_walk_memory.ts).
-serveTools(self, TOOL_RUNNERS, (busy) => recentWalks.stampWhileIdle(busy));
+const prewalk = new Prewalk();
+serveTools(self, TOOL_RUNNERS, {
+  // The walks' listings are stamped once the result is sent (see src/tools/_walk_memory.ts), and a walk
+  // ahead that a call paused goes on.
+  idle(busy) {
+    recentWalks.stampWhileIdle(busy);
+    prewalk.resume(busy);
+  },
+  beforeCall: () => prewalk.pause(),
+  prewalk: (request, busy) => prewalk.start(request, busy),
+});

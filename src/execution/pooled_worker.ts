@@ -6,6 +6,7 @@
  * @module
  */
 import { describeError } from "../common/errors.ts";
+import type { PrewalkRequest } from "../tools/_prewalk.ts";
 import type { ToolCallContext, ToolResult } from "../tools/tool.ts";
 import { broaderPermissions, type PermissionProfile } from "./profiles.ts";
 import { type CallProgress, type FromWorker, isFromWorker, type ToWorker } from "../tools/worker_protocol.ts";
@@ -135,6 +136,11 @@ export class PooledWorker {
     };
     this.#post({ type: "run-request", ...call });
     return promise;
+  }
+
+  /** Asks the worker to walk the workspace between calls (`src/tools/_prewalk.ts`); once per worker. */
+  prewalk(request: PrewalkRequest): void {
+    if (this.#worker !== null && this.state !== "closed") this.#post({ type: "prewalk", request });
   }
 
   /** Ends the current call with this outcome (the first outcome wins). */

@@ -24,10 +24,11 @@ import type { ProtectedPath } from "../tools/tool.ts";
 import { checkAdditionalRoots } from "./additional_roots.ts";
 import { FileRecordStore } from "./file_records.ts";
 import { type CallAccelerator, type PipelineOptions, type SearchedPolicy, ToolPipeline } from "./pipeline.ts";
-import { type ProfileKind, profileKind, profilesForTools } from "./profiles.ts";
+import { profileFor, type ProfileKind, profileKind, profilesForTools } from "./profiles.ts";
 import { usableTools, type UsableToolsOptions } from "./usable_tools.ts";
 import { WorkerExecutor, type WorkerExecutorOptions } from "./worker_executor.ts";
 import { type GrepInput, grepTool } from "../tools/grep.ts";
+import { globTool } from "../tools/glob.ts";
 import type { RipgrepGrep } from "../tools/grep_ripgrep.ts";
 import { lazyImport } from "../common/lazy_import.ts";
 
@@ -129,6 +130,12 @@ export interface ToolRuntime extends AsyncDisposable {
    * of them; resolves when they are ready (never rejects). Nothing with the direct executor.
    */
   prewarm(permissions: UsableToolsOptions, toolName?: string): Promise<void>;
+  /**
+   * When Glob or Grep can run: starts their worker (unless one runs already) and has it walk the workspace
+   * while no call runs, so that the first search lists only what changed since (`src/tools/_prewalk.ts`).
+   * `prewarm` without a tool's name does this too. Nothing with the direct executor.
+   */
+  walkAhead(permissions: UsableToolsOptions): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -187,16 +194,40 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
   const accelerator = options.ripgrep === false
     ? null
     : grepAccelerator(executor, sandbox, options.ripgrep, options.walkStore);
-  const prewarm = async (permissions: UsableToolsOptions, toolName?: string): Promise<void> => {
-    if (!(executor instanceof WorkerExecutor)) return;
+  const profileOptions = { root: options.root, additionalRoots, shell };
+  const usable = (permissions: UsableToolsOptions, toolName?: string): AnyTool[] => {
     const enabled = registry.listEnabled().filter((tool) => toolName === undefined || tool.name === toolName);
     // Reads come first in most sessions: their worker starts first.
-    const tools = usableTools(enabled, permissions)
+    return usableTools(enabled, permissions)
       .sort((a, b) => PREWARM_ORDER.indexOf(profileKind(a)) - PREWARM_ORDER.indexOf(profileKind(b)));
-    await Promise.all([
-      executor.prewarm(profilesForTools(tools, { root: options.root, additionalRoots, shell })),
-      tools.includes(grepTool) ? accelerator?.prepare?.() : undefined,
-    ]);
+  };
+  // The worker of the searches walks the workspace while the model writes, so that the first Glob or Grep
+  // lists only what changed since. Asked right after its start was (the message waits for it to be ready):
+  // the reads' worker starts first.
+  let walkedAhead = false;
+  const startWalkAhead = (tools: readonly AnyTool[]): void => {
+    const searchTool = tools.find((tool) => tool === globTool || tool === grepTool);
+    if (walkedAhead || searchTool === undefined || !(executor instanceof WorkerExecutor)) return;
+    walkedAhead = true;
+    executor.prewalk(profileFor(searchTool, profileOptions), {
+      root: options.root,
+      additionalRoots,
+      excludedPaths,
+    });
+  };
+  const prewarm = async (permissions: UsableToolsOptions, toolName?: string): Promise<void> => {
+    if (!(executor instanceof WorkerExecutor)) return;
+    const tools = usable(permissions, toolName);
+    const warming = executor.prewarm(profilesForTools(tools, profileOptions));
+    if (toolName === undefined) startWalkAhead(tools);
+    await Promise.all([warming, tools.includes(grepTool) ? accelerator?.prepare?.() : undefined]);
+  };
+  const walkAhead = async (permissions: UsableToolsOptions): Promise<void> => {
+    if (!(executor instanceof WorkerExecutor)) return;
+    const searches = usable(permissions).filter((tool) => tool === globTool || tool === grepTool);
+    const warming = executor.prewarm(profilesForTools(searches, profileOptions));
+    startWalkAhead(searches);
+    await warming;
   };
   const pipeline = new ToolPipeline({
     registry,
@@ -234,6 +265,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     files,
     finish: () => sandbox.endOfSession(),
     prewarm,
+    walkAhead,
     close,
     [Symbol.asyncDispose]: close,
   };

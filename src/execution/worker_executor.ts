@@ -19,6 +19,7 @@ import {
 } from "./executor.ts";
 import { type PermissionProfile, profileFor } from "./profiles.ts";
 import { type PoolStats, WorkerPool, type WorkerPoolOptions } from "./worker_pool.ts";
+import type { PrewalkRequest } from "../tools/_prewalk.ts";
 
 /** How the worker executor is set up: the pool's options. */
 export type WorkerExecutorOptions = WorkerPoolOptions;
@@ -34,6 +35,11 @@ export class WorkerExecutor implements ToolExecutor {
   /** Starts one worker per profile now, so the first calls find them warm; never rejects. */
   prewarm(profiles: readonly PermissionProfile[]): Promise<void> {
     return this.#pool.prewarm(profiles);
+  }
+
+  /** Has the worker the profile's next call gets walk the workspace meanwhile (`src/tools/_prewalk.ts`). */
+  prewalk(profile: PermissionProfile, request: PrewalkRequest): void {
+    this.#pool.prewalk(profile, request);
   }
 
   /** The pool's current counts. */

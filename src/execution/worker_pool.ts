@@ -19,6 +19,7 @@
  */
 import { type CallOptions, PooledWorker, type RunOutcome, type WorkerCall } from "./pooled_worker.ts";
 import type { PermissionProfile } from "./profiles.ts";
+import type { PrewalkRequest } from "../tools/_prewalk.ts";
 
 export type { RunOutcome, WorkerCall };
 
@@ -128,6 +129,19 @@ export class WorkerPool {
       const slot = this.#slot(profile);
       if (slot.workers.size > 0) continue;
       await this.#spawn(slot).ready;
+    }
+  }
+
+  /**
+   * Asks the profile's first worker that runs no call to walk the workspace between calls
+   * (`src/tools/_prewalk.ts`): the worker the next call of the profile gets. Nothing when there is none.
+   */
+  prewalk(profile: PermissionProfile, request: PrewalkRequest): void {
+    for (const worker of this.#slots.get(profile.key)?.workers ?? []) {
+      if (worker.state === "idle" || worker.state === "starting") {
+        worker.prewalk(request);
+        return;
+      }
     }
   }
 

@@ -204,15 +204,19 @@ export class OpenSession implements Session {
   /**
    * In a one-shot session: the model's response began (`name` undefined), or a call to the tool `name`
    * began. The runtime is built once the model's response begins (its request is long gone by then, and the
-   * model's time to its first token leaves time to load: `StreamOptions.onResponse`), without workers: each
-   * one starts when a call to its tool begins, while the call's input streams, so a text answer starts none.
-   * A failure to build is the first call's to report.
+   * model's time to its first token leaves time to load: `StreamOptions.onResponse`). Then only the worker of
+   * the searches starts, to walk the workspace while the model writes (`ToolRuntime.walkAhead`): a session's
+   * first search is most often its first call. Each other worker starts when a call to its tool begins, while
+   * the call's input streams. A failure to build is the first call's to report.
    */
   #expect(name: string | undefined): void {
     if (this.#closed) return;
     if (name !== undefined) this.permissions.preparePolicy();
     this.#runtime.load().then(
-      (runtime) => this.#closed || name === undefined ? undefined : runtime.prewarm(this.#usable(), name),
+      (runtime) => {
+        if (this.#closed) return;
+        return name === undefined ? runtime.walkAhead(this.#usable()) : runtime.prewarm(this.#usable(), name);
+      },
       () => undefined,
     );
   }

@@ -173,6 +173,11 @@ export class WalkRecorder {
     this.#filter = prepass.prefilter === null ? null : nameFilter(prepass.prefilter);
   }
 
+  /** Expects `files` files (`GrepPrepass.expectedFiles`) unless the request said how many. */
+  expect(files: number): void {
+    this.#expectedFiles ??= files;
+  }
+
   /** Compares the glob's verdict on a file with ripgrep's name filter. */
   checkName(relativePath: string, passes: boolean): void {
     if (this.#filter === null) return;
@@ -228,16 +233,13 @@ export class WalkRecorder {
   }
 
   /** The result that carries the finished walk. */
-  report(
-    walker: Walker,
-    places: {
-      start: string;
-      base: string;
-      roots: readonly string[];
-      excluded: readonly string[] | undefined;
-    },
-  ): ToolResult {
-    const report: GrepWalkReport = {
+  report(walker: Walker, places: WalkPlaces): ToolResult {
+    return walkResult(this.walkReport(walker, places));
+  }
+
+  /** The finished walk. */
+  walkReport(walker: Walker, places: WalkPlaces): GrepWalkReport {
+    return {
       start: places.start,
       base: places.base,
       files: this.#files,
@@ -261,8 +263,20 @@ export class WalkRecorder {
       denied: walker.deniedPaths,
       stamps: walker.stamps,
     };
-    return textResult("", { engine: "typescript", walk: report });
   }
+}
+
+/** Where a walk started, and the folders that bound it (for the ignore files above its start). */
+export interface WalkPlaces {
+  start: string;
+  base: string;
+  roots: readonly string[];
+  excluded: readonly string[] | undefined;
+}
+
+/** The result of a prepass that carries a finished walk. */
+export function walkResult(report: GrepWalkReport): ToolResult {
+  return textResult("", { engine: "typescript", walk: report });
 }
 
 /**
@@ -270,7 +284,7 @@ export class WalkRecorder {
  * `.gitignore` of every directory from that folder down to the start's parent (as `Walker` does).
  */
 function ancestorIgnoreFiles(
-  places: { start: string; base: string; roots: readonly string[]; excluded: readonly string[] | undefined },
+  places: WalkPlaces,
 ): Pick<GrepWalkReport, "ancestorRules" | "droppedRules" | "excludeRules"> {
   const { start, base, roots, excluded } = places;
   const read = (path: string): IgnoreRules | null => {

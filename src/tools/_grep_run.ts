@@ -25,7 +25,8 @@ import {
 } from "./_grep_collector.ts";
 import { countMatchingLines, findMatchingLines } from "./_grep_lines.ts";
 import { compileGrepMatcher } from "./_grep_matcher.ts";
-import { prepassOf, WalkRecorder } from "./_grep_prepass.ts";
+import { prepassOf, WalkRecorder, walkResult } from "./_grep_prepass.ts";
+import { readyWalkFiles, takeReadyWalk } from "./_prewalk.ts";
 import { DeniedFiles } from "./_read_denials.ts";
 import type { LineMatcher } from "./_line_search.ts";
 import { resolveSearchPath, rootContaining } from "./_paths.ts";
@@ -73,11 +74,12 @@ export const grepRunner: ToolRunner<GrepInput> = {
     if (resolved.info?.isDirectory) {
       const recorder = prepass === null ? null : new WalkRecorder(prepass, started);
       const matches = filter;
+      const denied = DeniedFiles.from(context.deniedReads, context.root);
       const walker = new Walker(resolved.path, {
         root: context.root,
         additionalRoots: context.additionalRoots,
         excludedPaths: context.excludedPaths,
-        denied: DeniedFiles.from(context.deniedReads, context.root),
+        denied,
         slicer,
         stamp: recorder?.walks ?? false,
         memory: recentWalks,
@@ -89,6 +91,13 @@ export const grepRunner: ToolRunner<GrepInput> = {
           },
         }),
       });
+      // A walk ahead of the calls (`_prewalk.ts`) may have walked this tree: a prepass that is to report the
+      // walk of the whole tree (no glob, no deny rules) takes its report past the budget instead of walking on,
+      // and expects as many files.
+      const ahead = recorder?.walks === true && matches === undefined && denied === null
+        ? readyWalkFiles(walker.memoryKey)
+        : null;
+      if (ahead !== null) recorder!.expect(ahead);
       // Files are searched as the walk finds them, in path order, so a reached limit ends the walk too. A
       // prepass past its budget only walks on.
       let searching = true;
@@ -105,6 +114,8 @@ export const grepRunner: ToolRunner<GrepInput> = {
           // The runtime starts ripgrep now, while this call checks the stamps of a recent walk or walks on.
           context.progress?.("budget-spent");
           if (!recorder.walks) return recorder.budgetSpent(search.collector.files > 0);
+          const ready = ahead === null ? null : takeReadyWalk(walker.memoryKey);
+          if (ready !== null) return walkResult(ready);
           searching = false;
           continue;
         }

@@ -39,7 +39,7 @@ import { TimeSlicer } from "./_time_slicer.ts";
 import type { DeniedFiles } from "./_read_denials.ts";
 import { readVerifiedSync } from "./_verified_read.ts";
 import { type Listing, ListingRecorder, type WalkMemory } from "./_walk_memory.ts";
-import { stampOf, type WalkStamps } from "./_walk_stamps.ts";
+import { stampOf, stampOfInfo, type WalkStamps } from "./_walk_stamps.ts";
 
 /** Options of `walkFiles`. */
 export interface WalkOptions {
@@ -196,6 +196,7 @@ export class Walker implements WalkCounts {
   /** `Date.now()` when the walk was prepared: the time of its stamps. */
   #takenAt: number;
   #memory: WalkMemory | undefined;
+  #ahead: boolean;
   /** This walk's side of the memory; null without one, or when the walk neither recalls nor records. */
   #recorder: ListingRecorder | null = null;
   /** Directories listed, and directories taken from the memory's listings instead (their stamps current). */
@@ -212,11 +213,14 @@ export class Walker implements WalkCounts {
       slicer?: TimeSlicer;
       /** Stamps what the walk sees (`stamps`), to tell later whether the tree changed. */
       stamp?: boolean;
+      /** A walk ahead of the calls (`_prewalk.ts`): records in the memory even as a first walk. */
+      ahead?: boolean;
     },
   ) {
     this.#start = start;
     this.#stampsWanted = options.stamp === true;
     this.#memory = options.memory;
+    this.#ahead = options.ahead === true;
     this.#takenAt = Date.now();
     if (this.#stampsWanted) this.#stamps = { takenAt: this.#takenAt, paths: [], values: [] };
     this.#roots = [options.root, ...options.additionalRoots ?? []];
@@ -247,15 +251,16 @@ export class Walker implements WalkCounts {
     return [this.#start, ...this.#roots, "", ...this.#excluded ?? []].join("\0");
   }
 
-  // Stamps a path before it is listed or read, for the caller and for the memory.
-  #stamp(path: string): void {
+  // Stamps a path before it is read, or a directory right after its listing with the lstat that checked it
+  // (`info`), for the caller and for the memory.
+  #stamp(path: string, info?: Deno.FileInfo): void {
     const stamps = this.#stamps;
     const recorder = this.#recorder?.reading === true ? this.#recorder : null;
     if (stamps === null && (recorder === null || recorder.stampsLater)) {
       recorder?.note(path, undefined);
       return;
     }
-    const stamp = stampOf(path);
+    const stamp = info === undefined ? stampOf(path) : stampOfInfo(info);
     if (stamp === null) {
       this.#stamps = null;
     } else {
@@ -295,7 +300,7 @@ export class Walker implements WalkCounts {
     const memory = this.#memory;
     const recorder = memory === undefined
       ? null
-      : ListingRecorder.open(memory, this.memoryKey, this.#takenAt);
+      : ListingRecorder.open(memory, this.memoryKey, this.#takenAt, { ahead: this.#ahead });
     if (recorder === null) return yield* this.#walk();
     this.#recorder = recorder;
     let finished = false;
@@ -431,7 +436,6 @@ export class Walker implements WalkCounts {
     this.listedDirectories++;
     if (real) this.#recorder?.begin();
     let entries: Deno.DirEntry[];
-    this.#stamp(directory.path);
     try {
       entries = Array.from(Deno.readDirSync(directory.path));
     } catch (error) {
@@ -441,11 +445,13 @@ export class Walker implements WalkCounts {
       return null;
     }
     try {
-      if (!this.#isStill(directory)) {
+      const still = this.#isStill(directory);
+      if (still === null) {
         this.changedDirectories++;
         this.#unstamp();
         return null;
       }
+      this.#stamp(directory.path, still);
     } catch {
       // Gone since it was listed.
       this.#unstamp();
@@ -474,22 +480,23 @@ export class Walker implements WalkCounts {
    * above swapped for a symlink to elsewhere would lead to another one; one that leads to the same directory
    * moved elsewhere shows only what was in the workspace). Two lstats, each linear in the depth. The start,
    * a directory under one whose identity is not known (taken from the memory) and one reached through a
-   * symlink: its real path.
+   * symlink: its real path. Returns the directory's own lstat (the walk stamps it with that), undefined for
+   * one reached through a symlink (not looked at itself), or null when it is no longer the one found.
    */
-  #isStill(directory: Directory): boolean {
+  #isStill(directory: Directory): Deno.FileInfo | undefined | null {
     const parent = directory.parent;
     if (directory.path !== directory.realPath || parent?.identity === undefined) {
-      if (Deno.realPathSync(directory.path) !== directory.realPath) return false;
-      if (directory.path === directory.realPath) {
-        directory.identity = identityOf(Deno.lstatSync(directory.path));
-      }
-      return true;
+      if (Deno.realPathSync(directory.path) !== directory.realPath) return null;
+      if (directory.path !== directory.realPath) return undefined;
+      const own = Deno.lstatSync(directory.path);
+      directory.identity = identityOf(own);
+      return own;
     }
     const own = Deno.lstatSync(directory.path);
-    if (!own.isDirectory) return false;
-    if (identityOf(Deno.lstatSync(parent.path)) !== parent.identity) return false;
+    if (!own.isDirectory) return null;
+    if (identityOf(Deno.lstatSync(parent.path)) !== parent.identity) return null;
     directory.identity = identityOf(own);
-    return true;
+    return own;
   }
 
   /**

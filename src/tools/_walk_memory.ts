@@ -81,26 +81,44 @@ export class ListingRecorder {
   readonly #takenAt: number;
   readonly #recalled: RecordedWalk | null;
   readonly #record: RecordedWalk = { above: null, listings: new Map(), entries: 0 };
+  readonly #stampsLater: boolean;
   /** The paths and stamps of the place being read; null between places, or when it cannot be recorded. */
   #place: { paths: string[]; values: number[] } | null = null;
 
-  private constructor(memory: WalkMemory, key: string, takenAt: number, recalled: RecordedWalk | null) {
+  private constructor(
+    memory: WalkMemory,
+    key: string,
+    takenAt: number,
+    recalled: RecordedWalk | null,
+    stampsLater: boolean,
+  ) {
     this.#memory = memory;
     this.#key = key;
     this.#takenAt = takenAt;
     this.#recalled = recalled;
+    this.#stampsLater = stampsLater;
   }
 
-  /** The recorder of a walk of `key` begun at `takenAt`; null when it neither recalls nor records. */
-  static open(memory: WalkMemory, key: string, takenAt: number): ListingRecorder | null {
+  /**
+   * The recorder of a walk of `key` begun at `takenAt`; null when it neither recalls nor records. A walk
+   * `ahead` of the calls (`_prewalk.ts`) always records, and stamps as it lists: a call that interrupts it
+   * finds what it listed so far usable at once.
+   */
+  static open(
+    memory: WalkMemory,
+    key: string,
+    takenAt: number,
+    options: { ahead?: boolean } = {},
+  ): ListingRecorder | null {
     const recalled = memory.recall(key);
-    if (recalled === null && !memory.records(key)) return null;
-    return new ListingRecorder(memory, key, takenAt, recalled);
+    const ahead = options.ahead === true;
+    if (recalled === null && !ahead && !memory.records(key)) return null;
+    return new ListingRecorder(memory, key, takenAt, recalled, memory.stampsLater && !ahead);
   }
 
   /** Whether the memory stamps what it is offered after the walk (`note` then takes paths only). */
   get stampsLater(): boolean {
-    return this.#memory.stampsLater;
+    return this.#stampsLater;
   }
 
   /** Whether a place is being read (and can still be recorded). */

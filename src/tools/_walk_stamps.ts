@@ -7,8 +7,10 @@
 
 /**
  * What a walk saw of the tree, to tell later whether a walk would see the same (`walkIsCurrent`): for each
- * directory it listed and each ignore file it read or looked for, an `lstat` taken before the listing or
- * the read. A change to a directory's entries changes its modification time; a change to an ignore file
+ * directory it listed and each ignore file it read or looked for, an `lstat` taken before the read or right
+ * after the listing (the one that checks the directory is still the one found). Stamps are used only when
+ * their times lie well before the walk began (`stampsUsable`), so a change made after the walk began, even
+ * between a listing and its stamp, always shows. A change to a directory's entries changes its modification time; a change to an ignore file
  * changes its own; a change of permissions or owner changes the mode, owner or status-change time (which
  * forging a modification time changes too).
  */
@@ -58,14 +60,18 @@ const MISSING: readonly number[] = new Array(STAMP_FIELDS).fill(NaN);
 /** A path's stamp; `MISSING` when it does not exist; null when it cannot be told (then nothing is current). */
 export function stampOf(path: string): readonly number[] | null {
   try {
-    const info = Deno.lstatSync(path);
-    const { ino, mtime, ctime, mode, uid, gid } = info;
-    if (ino === null || mtime === null || ctime === null || mode === null || uid === null || gid === null) {
-      return null;
-    }
-    return [info.dev, ino, mtime.getTime(), ctime.getTime(), mode, uid, gid, info.size];
+    return stampOfInfo(Deno.lstatSync(path));
   } catch (error) {
     const missing = error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory;
     return missing ? MISSING : null;
   }
+}
+
+/** The stamp of what an `lstat` returned; null when the system gives no inode or times (then nothing is current). */
+export function stampOfInfo(info: Deno.FileInfo): readonly number[] | null {
+  const { ino, mtime, ctime, mode, uid, gid } = info;
+  if (ino === null || mtime === null || ctime === null || mode === null || uid === null || gid === null) {
+    return null;
+  }
+  return [info.dev, ino, mtime.getTime(), ctime.getTime(), mode, uid, gid, info.size];
 }

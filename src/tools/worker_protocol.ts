@@ -5,7 +5,7 @@
  * crosses: the validated input, the plain call context (no AbortSignal: the worker builds its own) and
  * the result.
  *
- *   main → worker   run-request, cancel-request
+ *   main → worker   run-request, cancel-request, prewalk (once: the workspace to walk while idle)
  *   worker → main   ready (once, after the tools loaded), run-progress, run-result, run-error, worker-error
  *
  * A worker runs one call at a time; the executor never sends a second run-request before the first
@@ -15,6 +15,7 @@
  */
 import { describeError } from "../common/errors.ts";
 import { errorResult } from "./results.ts";
+import type { PrewalkRequest } from "./_prewalk.ts";
 import type { ToolCallContext, ToolResult } from "./tool.ts";
 
 /** The permission names a worker is checked for, in the order of a worker's permission options. */
@@ -36,7 +37,9 @@ export type CallProgress = typeof CALL_PROGRESS[number];
 /** What the main process sends to a tool worker. */
 export type ToWorker =
   | { type: "run-request"; callId: string; toolName: string; input: unknown; context: ToolCallContext }
-  | { type: "cancel-request"; callId: string };
+  | { type: "cancel-request"; callId: string }
+  /** Walk the workspace while no call runs, ahead of the session's searches (`_prewalk.ts`). */
+  | { type: "prewalk"; request: PrewalkRequest };
 
 /** What a tool worker sends to the main process. */
 export type FromWorker =

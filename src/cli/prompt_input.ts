@@ -33,6 +33,8 @@ export interface StdinText {
   text: string;
   /** Bytes dropped beyond the cap: at least this many (reading stops at the cap). 0 when none. */
   cutAfterBytes: number | null;
+  /** Set when the input was not valid UTF-8: `text` holds U+FFFD in place of the bytes that were not. */
+  notUtf8?: true;
 }
 
 /** The prompt and what the user should be told about it. */
@@ -81,6 +83,12 @@ export async function readPromptInput(
     );
   }
   const context = piped === null || piped.text.trim() === "" ? null : piped;
+  if (context?.notUtf8) {
+    notices.push(
+      "Standard input is not valid UTF-8 text: the model gets U+FFFD (\uFFFD) in place of each byte that is " +
+        "not; convert it first (for example iconv -f LATIN1 -t UTF-8), or name a text file in the prompt instead",
+    );
+  }
   if (argument === null || argument.trim() === "") {
     if (context === null) return null;
     return { prompt: context.text + cutNote(context), notices };
@@ -159,6 +167,11 @@ export async function readStdin(
     offset += chunk.length;
   }
   // `stream: true` drops a character cut in half at the cap instead of showing a replacement mark.
-  const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes, { stream: cut });
-  return { text, cutAfterBytes: cut ? size : null };
+  try {
+    const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes, { stream: cut });
+    return { text, cutAfterBytes: cut ? size : null };
+  } catch {
+    const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes, { stream: cut });
+    return { text, cutAfterBytes: cut ? size : null, notUtf8: true };
+  }
 }

@@ -149,5 +149,24 @@ Deno.test("invalid UTF-8 on stdin is replaced, not fatal", async () => {
     maxBytes: 100,
     firstByteMs: null,
   });
-  deepStrictEqual(text, { text: "a\ufffdb", cutAfterBytes: null });
+  deepStrictEqual(text, { text: "a\ufffdb", cutAfterBytes: null, notUtf8: true });
+});
+
+Deno.test("stdin that is not UTF-8 reaches the model with U+FFFD, and the user is told", async (t) => {
+  const latin1 = new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a]); // "café\n" in Latin-1
+  const notice =
+    "Standard input is not valid UTF-8 text: the model gets U+FFFD (\uFFFD) in place of each byte " +
+    "that is not; convert it first (for example iconv -f LATIN1 -t UTF-8), or name a text file in the " +
+    "prompt instead";
+  await t.step("as the prompt", async () => {
+    deepStrictEqual(await readPromptInput(null, piped(latin1)), { prompt: "caf\ufffd\n", notices: [notice] });
+  });
+  await t.step("as context", async () => {
+    const input = await readPromptInput("translate", piped(latin1));
+    deepStrictEqual(input?.notices, [notice]);
+    match(input?.prompt ?? "", /<stdin>\ncaf\ufffd\n<\/stdin>/);
+  });
+  await t.step("valid UTF-8 gets no notice", async () => {
+    deepStrictEqual(await readPromptInput(null, piped("café\n")), { prompt: "café\n", notices: [] });
+  });
 });

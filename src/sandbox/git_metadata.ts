@@ -35,6 +35,7 @@ import { entryType, madeEntry } from "./_made_entries.ts";
 import { describeSetAside, setAside, type SetAsideBudget, type SetAsideOutcome } from "./_set_aside.ts";
 import { type GitDirectory, isGitDirectory, isInside, readGitLayout } from "./_git_layout.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
+import { hookScripts } from "./_git_hook_scripts.ts";
 
 export {
   type GitFinding,
@@ -115,7 +116,19 @@ export async function planGitProtection(
     const layout = await readGitLayout(dotGits, [], options.user === undefined ? {} : { user: options.user });
     if (layout.truncated) plan.note("Too many git directories: only the first ones are protected");
     for (const dotGit of dotGits) plan.protectDotGit(dotGit);
-    for (const directory of layout.directories) protectDirectory(plan, directory);
+    for (const directory of layout.directories) {
+      protectDirectory(plan, directory);
+      if (directory.kind !== "repository") continue;
+      // The scripts its hooks run are code the user's git runs as surely as the hooks.
+      const folders = [
+        ...new Set([directory.hooks ?? join(directory.path, "hooks"), configuredHooks(directory)]),
+      ];
+      const worktree = directory.worktree;
+      const options = { root: realRoot, worktree };
+      for (const script of await hookScripts(folders.filter((folder) => folder !== null), options)) {
+        plan.protect(script, "ignore");
+      }
+    }
   } catch (error) {
     plan.note(`Cannot read the git metadata of "${realRoot}": ${describeError(error)}`);
   }

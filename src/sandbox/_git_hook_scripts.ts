@@ -1,0 +1,161 @@
+/**
+ * The workspace files a repository's git hooks run: `.git/hooks/pre-commit` holding `sh scripts/check.sh`,
+ * or husky's `.husky/pre-commit` holding `./scripts/lint.sh`. The hook itself is protected (git_metadata.ts),
+ * but a script it names is code the user's git runs just the same, outside any sandbox, at the next
+ * `git commit`: a command that rewrites it plants code as surely as one that rewrites the hook.
+ *
+ * A hook is read as simple commands, without running it: the program of each (`./scripts/check.sh`, a word
+ * with a `/` or a script's extension) or the script an interpreter or `.`/`source` is given (`sh x.sh`,
+ * `node tools/lint.js`, `python3 -m` is not a file), relative to the working tree (where git runs hooks) or
+ * to the hook's folder, or absolute, when it is an existing file inside the root. A word the shell computes
+ * (`$x/check.sh`) is not followed, nor what a script calls in turn; a task runner's file (`npm test` reads
+ * `package.json`) is not a script here: protecting it would make every dependency change ask. Private to
+ * src/sandbox/.
+ *
+ * @module
+ */
+import { lstatSyncOrNull, readFileHead } from "../common/fs.ts";
+import { isAbsolute, join, resolve } from "../common/path.ts";
+import { isInside } from "./_git_layout.ts";
+
+/** Hook files read per folder at most. */
+const MAX_HOOKS = 64;
+/** Bytes of a hook read at most. */
+const MAX_HOOK_BYTES = 64 * 1024;
+/** Extensions that make a word without a `/` a script's name. */
+const SCRIPT_EXTENSION = /\.(?:sh|bash|zsh|js|mjs|cjs|ts|mts|py|rb|pl|php)$/;
+/** What ends a simple command in a hook. */
+const COMMAND_SEPARATORS = /[\n;&|()`{}]+/;
+/** Programs whose first word that is not an option is the script they run. */
+const INTERPRETERS: ReadonlySet<string> = new Set([
+  "sh",
+  "bash",
+  "dash",
+  "zsh",
+  "ksh",
+  "node",
+  "nodejs",
+  "bun",
+  "deno",
+  "tsx",
+  "ts-node",
+  "python",
+  "python3",
+  "ruby",
+  "perl",
+  "php",
+  ".",
+  "source",
+]);
+/** Words before the program that leave it as it is (`exec ./x.sh`, `env A=1 ./x.sh`). */
+const PREFIXES: ReadonlySet<string> = new Set([
+  "exec",
+  "command",
+  "env",
+  "nohup",
+  "time",
+  "then",
+  "do",
+  "else",
+]);
+/** Subcommands an interpreter takes before the script (`deno run x.ts`, `bun run x.ts`). */
+const SUBCOMMANDS: ReadonlySet<string> = new Set(["run"]);
+
+/**
+ * The existing files inside `root` that the hooks in `folders` run (absolute paths, in order, each once).
+ * `worktree` is where git runs the hooks (null for a bare repository). Never throws.
+ */
+export async function hookScripts(
+  folders: readonly string[],
+  options: { root: string; worktree: string | null },
+): Promise<string[]> {
+  const scripts = new Set<string>();
+  for (const folder of folders) {
+    for (const hook of hookFiles(folder)) {
+      let text: string;
+      try {
+        text = new TextDecoder().decode((await readFileHead(hook, MAX_HOOK_BYTES)).bytes);
+      } catch {
+        continue;
+      }
+      for (const word of scriptWords(text)) {
+        const bases = isAbsolute(word) ? [word] : [
+          ...(options.worktree === null ? [] : [resolve(options.worktree, word)]),
+          resolve(folder, word),
+        ];
+        for (const path of bases) {
+          if (path === options.root || !isInside(options.root, path)) continue;
+          if (lstatSyncOrNull(path)?.isFile === true || isFileLink(path)) scripts.add(path);
+        }
+      }
+    }
+  }
+  return [...scripts];
+}
+
+/** The words of a hook's simple commands that name the script each runs (see the module doc). */
+function scriptWords(text: string): string[] {
+  const words: string[] = [];
+  const lines = text.split("\n").filter((line) => !line.trimStart().startsWith("#")).join("\n");
+  for (const command of lines.split(COMMAND_SEPARATORS)) {
+    const parts = command.split(/\s+/).map(unquote).filter((word) => word !== "");
+    let index = 0;
+    while (
+      index < parts.length && (PREFIXES.has(parts[index]!) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(parts[index]!))
+    ) {
+      index++;
+    }
+    const program = parts[index];
+    if (program === undefined || program.includes("$")) continue;
+    if (!INTERPRETERS.has(basenameOf(program))) {
+      if (program.includes("/") || SCRIPT_EXTENSION.test(program)) words.push(program);
+      continue;
+    }
+    // The script: the first word after the interpreter that is not an option (nor `run`).
+    for (index++; index < parts.length; index++) {
+      const word = parts[index]!;
+      if (word.startsWith("-")) {
+        // `python3 -m module` and `node -e code` run no file of their own.
+        if (word === "-m" || word === "-e" || word === "-c" || word === "--eval") break;
+        continue;
+      }
+      if (SUBCOMMANDS.has(word) && index === parts.findIndex((part) => part === word)) continue;
+      if (!word.includes("$")) words.push(word);
+      break;
+    }
+  }
+  return words;
+}
+
+/** A word without the quotes around it (`"scripts/check.sh"`). */
+function unquote(word: string): string {
+  return word.replace(/^["']+|["']+$/g, "");
+}
+
+function basenameOf(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+/** The files of a hooks folder git or husky may run (not git's `*.sample`), sorted, at most `MAX_HOOKS`. */
+function hookFiles(folder: string): string[] {
+  try {
+    return [...Deno.readDirSync(folder)]
+      .filter((entry) => (entry.isFile || entry.isSymlink) && !entry.name.endsWith(".sample"))
+      .map((entry) => entry.name)
+      .sort()
+      .slice(0, MAX_HOOKS)
+      .map((name) => join(folder, name));
+  } catch {
+    return [];
+  }
+}
+
+/** Whether `path` is a symlink to a file (its target is protected as the hook's script). */
+function isFileLink(path: string): boolean {
+  if (lstatSyncOrNull(path)?.isSymlink !== true) return false;
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}

@@ -8,9 +8,10 @@
  * with a `/` or a script's extension) or the script an interpreter or `.`/`source` is given (`sh x.sh`,
  * `node tools/lint.js`, `python3 -m` is not a file), relative to the working tree (where git runs hooks) or
  * to the hook's folder, or absolute, when it is an existing file inside the root. A word the shell computes
- * (`$x/check.sh`) is not followed, nor what a script calls in turn; a task runner's file (`npm test` reads
- * `package.json`) is not a script here: protecting it would make every dependency change ask. Private to
- * src/sandbox/.
+ * (`$x/check.sh`) is not followed, nor what a script calls in turn. The config files of the hook managers
+ * a hook names (`pre-commit`, `lint-staged`, `lefthook`, `overcommit`) and a `--config=FILE` are the hook's
+ * commands too, existing or not. A task runner's file (`npm test` reads `package.json`) is not: protecting
+ * it would make every dependency change ask. Private to src/sandbox/.
  *
  * @module
  */
@@ -62,14 +63,64 @@ const PREFIXES: ReadonlySet<string> = new Set([
 const SUBCOMMANDS: ReadonlySet<string> = new Set(["run"]);
 
 /**
- * The existing files inside `root` that the hooks in `folders` run (absolute paths, in order, each once).
- * `worktree` is where git runs the hooks (null for a bare repository). Never throws.
+ * Hook managers whose hook reads its commands from a file of the working tree, by a word of the hook that
+ * names the manager, and those files: what they name runs at the next commit as the hook's own lines do. A
+ * missing one counts too (a command could make one that takes precedence, or `lefthook-local.yml`, which
+ * lefthook merges over its config).
+ */
+const HOOK_MANAGER_CONFIGS: Readonly<Record<string, readonly string[]>> = {
+  "pre-commit": [".pre-commit-config.yaml"],
+  "lint-staged": [
+    ".lintstagedrc",
+    ".lintstagedrc.json",
+    ".lintstagedrc.yaml",
+    ".lintstagedrc.yml",
+    ".lintstagedrc.mjs",
+    ".lintstagedrc.cjs",
+    ".lintstagedrc.js",
+    "lint-staged.config.js",
+    "lint-staged.config.mjs",
+    "lint-staged.config.cjs",
+  ],
+  lefthook: [
+    "lefthook.yml",
+    ".lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yaml",
+    "lefthook.toml",
+    ".lefthook.toml",
+    "lefthook.json",
+    ".lefthook.json",
+    "lefthook-local.yml",
+    ".lefthook-local.yml",
+    "lefthook-local.yaml",
+    ".lefthook-local.yaml",
+  ],
+  overcommit: [".overcommit.yml"],
+};
+
+/** What the hooks of a repository run from its working tree (absolute paths inside the root, each once). */
+export interface HookFiles {
+  /** Existing scripts the hooks' commands run. */
+  scripts: string[];
+  /**
+   * The hook managers' config files, existing or not (see `HOOK_MANAGER_CONFIGS`), and the file a hook's
+   * `--config=FILE` names.
+   */
+  configs: string[];
+}
+
+/**
+ * What the hooks in `folders` run from the working tree: scripts and hook managers' configs. `worktree` is
+ * where git runs the hooks (null for a bare repository). Never throws.
  */
 export async function hookScripts(
   folders: readonly string[],
   options: { root: string; worktree: string | null },
-): Promise<string[]> {
+): Promise<HookFiles> {
   const scripts = new Set<string>();
+  const configs = new Set<string>();
+  const inRoot = (path: string): boolean => path !== options.root && isInside(options.root, path);
   for (const folder of folders) {
     for (const hook of hookFiles(folder)) {
       let text: string;
@@ -84,13 +135,31 @@ export async function hookScripts(
           resolve(folder, word),
         ];
         for (const path of bases) {
-          if (path === options.root || !isInside(options.root, path)) continue;
-          if (lstatSyncOrNull(path)?.isFile === true || isFileLink(path)) scripts.add(path);
+          if (inRoot(path) && (lstatSyncOrNull(path)?.isFile === true || isFileLink(path))) scripts.add(path);
         }
+      }
+      if (options.worktree === null) continue;
+      for (const name of configWords(text)) {
+        const path = resolve(options.worktree, name);
+        if (inRoot(path)) configs.add(path);
       }
     }
   }
-  return [...scripts];
+  return { scripts: [...scripts], configs: [...configs] };
+}
+
+/** The hook managers' config files a hook reads (`HOOK_MANAGER_CONFIGS`) and its `--config=FILE` words. */
+function configWords(text: string): string[] {
+  const names: string[] = [];
+  const code = text.split("\n").filter((line) => !line.trimStart().startsWith("#")).join("\n");
+  const words = code.split(/[\s;&|()<>`"']+/).filter((word) => word !== "" && !word.includes("$"));
+  for (const [index, word] of words.entries()) {
+    const manager = word.replace(/^-m/, "").replaceAll("_", "-");
+    names.push(...HOOK_MANAGER_CONFIGS[basenameOf(manager)] ?? []);
+    if (word.startsWith("--config=")) names.push(word.slice("--config=".length));
+    else if (word === "--config" && words[index + 1] !== undefined) names.push(words[index + 1]!);
+  }
+  return names.filter((name) => name !== "" && !name.startsWith("-"));
 }
 
 /** The words of a hook's simple commands that name the script each runs (see the module doc). */

@@ -119,15 +119,16 @@ export async function planGitProtection(
     for (const directory of layout.directories) {
       protectDirectory(plan, directory);
       if (directory.kind !== "repository") continue;
-      // The scripts its hooks run are code the user's git runs as surely as the hooks.
+      // The scripts its hooks run, and the hook managers' configs they read, are code the user's git runs as
+      // surely as the hooks.
       const folders = [
         ...new Set([directory.hooks ?? join(directory.path, "hooks"), configuredHooks(directory)]),
       ];
       const worktree = directory.worktree;
       const options = { root: realRoot, worktree };
-      for (const script of await hookScripts(folders.filter((folder) => folder !== null), options)) {
-        plan.protect(script, "ignore");
-      }
+      const run = await hookScripts(folders.filter((folder) => folder !== null), options);
+      for (const script of run.scripts) plan.protect(script, "ignore");
+      for (const config of run.configs) plan.protect(config, "must-not-appear");
     }
   } catch (error) {
     plan.note(`Cannot read the git metadata of "${realRoot}": ${describeError(error)}`);

@@ -255,7 +255,7 @@ interface PreparedRun {
   model: string;
   /** The session options the flags add: the session to continue, the system prompt. */
   session: {
-    resume?: { id: string; messages: Message[]; contextTokens?: number };
+    resume?: { id: string; messages: Message[]; contextTokens?: number; bytes: number };
     sessionId?: string;
     systemPrompt?: { replace?: string; append?: string };
   };
@@ -303,6 +303,7 @@ async function prepareRun(
         id: resumed.id,
         messages: continued.messages,
         ...(resumed.contextTokens === null ? {} : { contextTokens: resumed.contextTokens }),
+        bytes: resumed.bytes,
       };
       if (resumed.notice !== null) resumeNotices.push(resumed.notice);
       if (continued.notice !== null) resumeNotices.push(continued.notice);

@@ -27,6 +27,8 @@ export interface ContinuedSession {
   model: string | null;
   /** What the user should know about the load (a torn last line), or null. */
   notice: string | null;
+  /** The transcript's size when it was read (the run that continues it checks it is unchanged). */
+  bytes: number;
 }
 
 /**
@@ -68,6 +70,7 @@ export async function loadContinued(info: SessionInfo): Promise<ContinuedSession
       provider: loaded.provider,
       model: loaded.model,
       notice: loaded.notice,
+      bytes: loaded.bytes,
     };
   } catch (error) {
     if (error instanceof SessionLoadError) {

@@ -26,6 +26,8 @@ export interface LoadedSession {
   contextTokens: number | null;
   /** Whether the last line was torn (a crash while writing) and skipped. */
   torn: boolean;
+  /** The transcript's size in bytes as read: a run continuing it checks it has not grown since. */
+  bytes: number;
   /** What a person should know about the load (a torn line, calls answered for a crashed run); null if none. */
   notice: string | null;
 }
@@ -41,7 +43,7 @@ export class SessionLoadError extends Error {
  * form a valid conversation.
  */
 export async function loadSession(path: string): Promise<LoadedSession> {
-  let read: { records: TranscriptRecord[]; torn: boolean };
+  let read: { records: TranscriptRecord[]; torn: boolean; bytes: number };
   try {
     read = await readTranscript(path);
   } catch (error) {
@@ -49,19 +51,19 @@ export async function loadSession(path: string): Promise<LoadedSession> {
       cause: error,
     });
   }
-  return rebuildSession(read.records, { torn: read.torn, path });
+  return { ...rebuildSession(read.records, { torn: read.torn, path }), bytes: read.bytes };
 }
 
 /** Rebuilds the conversation from records already read (`path` only names the file in messages). */
 function rebuildSession(
   records: readonly TranscriptRecord[],
   options: { torn: boolean; path: string },
-): LoadedSession {
+): Omit<LoadedSession, "bytes"> {
   if (records.length === 0) {
     throw new SessionLoadError(`Cannot load the session "${options.path}": the transcript holds no records`);
   }
   const conversation = new Conversation();
-  const loaded: Omit<LoadedSession, "messages" | "notice"> = {
+  const loaded: Omit<LoadedSession, "messages" | "notice" | "bytes"> = {
     sessionId: null,
     root: null,
     model: null,

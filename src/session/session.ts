@@ -131,7 +131,13 @@ export interface SessionOptions {
    * Continue a session: its id and its conversation (see load_session.ts; `contextTokens` as it reports,
    * so the first run knows whether to compact); its transcript is appended to.
    */
-  resume?: { id: string; messages: readonly Message[]; contextTokens?: number | null };
+  resume?: {
+    id: string;
+    messages: readonly Message[];
+    contextTokens?: number | null;
+    /** The transcript's size when `messages` were read from it: opening fails if another run grew it. */
+    bytes?: number;
+  };
   /** When runs compact the conversation; the defaults of CompactionOptions when absent. */
   compaction?: CompactionOptions;
   /** Replace mewcode's system prompt, and add text to its end. */
@@ -280,8 +286,9 @@ export async function openSession(options: SessionOptions): Promise<Session> {
         home: resolveMewcodeHome(env),
         root: workspace.root,
         ...(id === undefined ? {} : { sessionId: id }),
-        // A new session's id must be new; a continued one appends to its own file.
+        // A new session's id must be new; a continued one appends to its own file, as it was read.
         exclusive: options.resume === undefined,
+        ...(options.resume?.bytes === undefined ? {} : { expectedBytes: options.resume.bytes }),
       });
     }
   } catch (error) {

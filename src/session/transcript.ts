@@ -139,6 +139,12 @@ export interface TranscriptOptions {
   sessionId?: string;
   /** Fail (SessionExistsError) when the session's file exists, instead of appending to it. */
   exclusive?: boolean;
+  /**
+   * The size in bytes the session's file had when its conversation was read to continue it: another run
+   * that wrote to it since (while this one waited for its standard input, say) fails the open with a
+   * SessionInUseError, since continuing would leave out what that run added.
+   */
+  expectedBytes?: number;
   /** Default `Date.now`. */
   clock?: () => number;
 }
@@ -216,6 +222,9 @@ export class Transcript implements Disposable {
     try {
       checkOpened(file, { path, folders, uid });
       lockForSession(file, { path, sessionId });
+      if (options.expectedBytes !== undefined) {
+        checkUnchanged(file, { path, sessionId }, options.expectedBytes);
+      }
       endWithLineFeed(file);
     } catch (error) {
       file.close();
@@ -329,9 +338,15 @@ function entryOf(event: AgentEvent, loggedSystem: string | null = null): Transcr
   }
 }
 
-/** The records of a transcript file, skipping a torn (unparsable) last line; `torn` says whether it had one. */
-export async function readTranscript(path: string): Promise<{ records: TranscriptRecord[]; torn: boolean }> {
-  return parseTranscript(await Deno.readTextFile(path));
+/**
+ * The records of a transcript file, skipping a torn (unparsable) last line; `torn` says whether it had one,
+ * `bytes` how many bytes were read.
+ */
+export async function readTranscript(
+  path: string,
+): Promise<{ records: TranscriptRecord[]; torn: boolean; bytes: number }> {
+  const bytes = await Deno.readFile(path);
+  return { ...parseTranscript(new TextDecoder().decode(bytes)), bytes: bytes.length };
 }
 
 /**
@@ -461,6 +476,24 @@ function lockForSession(file: Deno.FsFile, { path, sessionId }: { path: string; 
     `Session ${sessionId} is in use by another mewcode run (it holds the lock on "${path}"), and two runs ` +
       "writing one session would mix up its conversation: wait for that run to end and continue the " +
       "session then, or start a new session",
+  );
+}
+
+/**
+ * Refuses a transcript whose size is no longer the one its conversation was read at: another run wrote to
+ * it between that read and this run's lock, and this run's conversation does not hold what it added.
+ */
+function checkUnchanged(
+  file: Deno.FsFile,
+  { path, sessionId }: { path: string; sessionId: string },
+  expectedBytes: number,
+): void {
+  const size = file.statSync().size;
+  if (size === expectedBytes) return;
+  throw new SessionInUseError(
+    `Session ${sessionId} changed after this run read it ("${path}" was ${expectedBytes} bytes, now ${size}): ` +
+      "another mewcode run continued it meanwhile, and going on would leave out what it added: continue " +
+      "the session again",
   );
 }
 

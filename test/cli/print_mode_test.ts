@@ -488,3 +488,35 @@ Deno.test("runPrintMode says once on stderr why a cut-off or refused answer ende
     });
   }
 });
+
+Deno.test("runPrintMode refuses to continue a session another run continued while it waited for stdin", async () => {
+  await using dirs = await sharedDirs();
+  const first = await print(["-p", "first"], [textTurn("One.")], { dirs });
+  equal(first.code, 0, first.stderr);
+  // The slow command piped into this run (--wait-for-stdin) finishes only after another run continued the
+  // session: the conversation this run read lacks that run's turn.
+  let other: PrintRun | null = null;
+  let sent = false;
+  const slowPipe: PromptSource = {
+    isTerminal: () => false,
+    read: async (buffer) => {
+      if (sent) return null;
+      other = await print(["-p", "-c", "meanwhile"], [textTurn("Two.")], { dirs });
+      sent = true;
+      return new TextEncoder().encodeInto("make: *** [all] Error 2\n", buffer).written;
+    },
+  };
+  const run = await print(
+    ["-p", "-c", "--wait-for-stdin", "why did it fail", "--output-format", "json"],
+    [textTurn("Unused.")],
+    { dirs, stdin: slowPipe },
+  );
+  equal(other!.code, 0, other!.stderr);
+  equal(run.code, 1, run.stderr);
+  equal(run.provider.requests.length, 0, "nothing is sent from a conversation that misses a turn");
+  match(
+    run.stderr,
+    /^mewcode: Session \S+ changed after this run read it .*: another mewcode run continued it/,
+  );
+  equal(JSON.parse(run.stdout).subtype, "error_during_execution");
+});

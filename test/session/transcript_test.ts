@@ -340,3 +340,41 @@ Deno.test({
     ok(opened > 0, "the transcript was never opened");
   },
 });
+
+Deno.test("Transcript refuses to continue a session another run wrote to after it was read, and takes one unchanged", async () => {
+  const home = await Deno.makeTempDir();
+  try {
+    const first = await Transcript.create({ home, root: "/w", sessionId: "grown", exclusive: true });
+    first.append({ type: "user-message", content: "first" });
+    first.close();
+    const { bytes } = await readTranscript(first.path);
+    equal(bytes, (await Deno.stat(first.path)).size);
+    // Another run continues the session while this one waits (for its standard input, say).
+    const other = await Transcript.create({ home, root: "/w", sessionId: "grown" });
+    other.append({ type: "user-message", content: "the other run's turn" });
+    other.close();
+    const grown = await Deno.readTextFile(first.path);
+    const error = await Transcript.create({ home, root: "/w", sessionId: "grown", expectedBytes: bytes })
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    ok(error instanceof SessionInUseError, String(error));
+    match(
+      error.message,
+      /^Session grown changed after this run read it \(".*grown\.jsonl" was \d+ bytes, now \d+\)/,
+    );
+    match(error.message, /continue the session again$/);
+    equal(await Deno.readTextFile(first.path), grown, "nothing written");
+    const reread = await readTranscript(first.path);
+    using again = await Transcript.create({
+      home,
+      root: "/w",
+      sessionId: "grown",
+      expectedBytes: reread.bytes,
+    });
+    again.append({ type: "user-message", content: "this run's turn" });
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});

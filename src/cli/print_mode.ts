@@ -110,10 +110,33 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     err(sanitizeLines(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`));
     return EXIT.usage;
   }
-  const promptInput = await readPromptInput(command.prompt, input.stdin ?? Deno.stdin, {
-    ...input.stdinLimits,
-    wait: options.waitForStdin,
+  const writer = new OutputWriter(options.outputFormat, {
+    includePartialMessages: options.includePartialMessages,
+    write: out,
+    terminal: input.stdoutIsTerminal ?? Deno.stdout.isTerminal(),
   });
+  // Reading stdin may take long (a slow command piped in, --wait-for-stdin): a signal stops it there too,
+  // or `timeout 60 mewcode -p …` would wait for the pipe's end rather than end at its SIGTERM.
+  const promptInput = await untilAborted(
+    readPromptInput(command.prompt, input.stdin ?? Deno.stdin, {
+      ...input.stdinLimits,
+      wait: options.waitForStdin,
+    }),
+    input.signal,
+  );
+  if (promptInput === "aborted") {
+    const signal = input.interruption?.received ?? null;
+    err(
+      `mewcode: ${
+        signal === null ? "Interrupted" : `Interrupted by ${signal}`
+      } while reading standard input\n`,
+    );
+    return finishBeforeStart({ writer, startedAt, sessionId: prepared.session.resume?.id ?? "" }, {
+      reason: "aborted",
+      message: "The run was interrupted while it read its prompt from standard input",
+      signal,
+    });
+  }
   if (promptInput === null) {
     err(
       'mewcode: Missing the prompt: pass it after -p or on standard input\nRun "mewcode --help" for usage.\n',
@@ -133,11 +156,6 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
   };
   warn([...promptInput.notices, ...prepared.notices]);
 
-  const writer = new OutputWriter(options.outputFormat, {
-    includePartialMessages: options.includePartialMessages,
-    write: out,
-    terminal: input.stdoutIsTerminal ?? Deno.stdout.isTerminal(),
-  });
   let session: Session;
   try {
     session = await openSession({
@@ -378,17 +396,30 @@ function finishFailedStart(
   context: { writer: OutputWriter; err: (text: string) => void; startedAt: number; sessionId: string },
 ): number {
   context.err(sanitizeLines(`mewcode: ${describeError(error)}\n`));
-  const summary = foldRun(foldRun(emptyRunSummary(), internalError(error)), {
+  return finishBeforeStart(context, { reason: "error", message: describeError(error), error });
+}
+
+/** The result of a run that ended before its first request (its reason on stderr already); its exit status. */
+function finishBeforeStart(
+  context: { writer: OutputWriter; startedAt: number; sessionId: string },
+  end:
+    | { reason: "error"; message: string; error: unknown }
+    | { reason: "aborted"; message: string; signal: InterruptSignal | null },
+): number {
+  const start = end.reason === "error"
+    ? foldRun(emptyRunSummary(), internalError(end.error))
+    : emptyRunSummary();
+  const summary = foldRun(start, {
     type: "turn-end",
-    reason: "error",
+    reason: end.reason,
     turns: 0,
     text: "",
-    message: describeError(error),
+    message: end.message,
     totals: emptyRunSummary().usage,
     costUsd: null,
     durationMs: 0,
   });
-  const verdict = verdictOf(summary);
+  const verdict = verdictOf(summary, { signal: end.reason === "aborted" ? end.signal : null });
   context.writer.finish({
     sessionId: context.sessionId,
     summary,
@@ -397,6 +428,24 @@ function finishFailedStart(
     costUsd: null,
   });
   return verdict.exitStatus;
+}
+
+/**
+ * The promise's value, or "aborted" once `signal` aborts first (the promise itself runs on: a read of
+ * standard input cannot be cancelled, and the process ends with `Deno.exit`).
+ */
+async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | "aborted"> {
+  if (signal.aborted) return "aborted";
+  let listener = () => {};
+  const aborted = new Promise<"aborted">((resolve) => {
+    listener = () => resolve("aborted");
+    signal.addEventListener("abort", listener, { once: true });
+  });
+  try {
+    return await Promise.race([promise, aborted]);
+  } finally {
+    signal.removeEventListener("abort", listener);
+  }
 }
 
 function internalError(error: unknown): Extract<AgentEvent, { type: "error" }> {

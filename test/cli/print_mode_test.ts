@@ -23,6 +23,8 @@ async function print(
     stderrIsTerminal?: boolean;
     /** A workspace and MEWCODE_HOME the caller made (and removes), for runs that continue a session. */
     dirs?: { root: string; home: string };
+    /** Aborted as a signal would abort the run, with the signal it names. */
+    interrupt?: { signal: AbortSignal; received: () => "SIGINT" | "SIGTERM" | null };
   } = {},
 ): Promise<PrintRun> {
   const root = options.dirs?.root ?? await Deno.realPath(await Deno.makeTempDir());
@@ -47,7 +49,14 @@ async function print(
     const code = await runPrintMode({
       workspace: { root, aliases: [] },
       options: parseCli(argv),
-      signal: new AbortController().signal,
+      signal: options.interrupt?.signal ?? new AbortController().signal,
+      ...(options.interrupt === undefined ? {} : {
+        interruption: {
+          get received() {
+            return options.interrupt!.received();
+          },
+        },
+      }),
       provider,
       // In-process tools: worker startup is covered by the e2e tests, which run what ships.
       executor: "direct",
@@ -519,4 +528,28 @@ Deno.test("runPrintMode refuses to continue a session another run continued whil
     /^mewcode: Session \S+ changed after this run read it .*: another mewcode run continued it/,
   );
   equal(JSON.parse(run.stdout).subtype, "error_during_execution");
+});
+
+Deno.test("runPrintMode ends at a signal while it waits for standard input, with the interrupted result", async () => {
+  const controller = new AbortController();
+  // `make | mewcode -p --wait-for-stdin "why"` under `timeout`: make is still running when SIGTERM comes.
+  const neverSends: PromptSource = {
+    isTerminal: () => false,
+    read: () => {
+      queueMicrotask(() => controller.abort());
+      return new Promise(() => {});
+    },
+  };
+  const run = await print(
+    ["-p", "--wait-for-stdin", "why did it fail", "--output-format", "json"],
+    [textTurn("Unused.")],
+    { stdin: neverSends, interrupt: { signal: controller.signal, received: () => "SIGTERM" } },
+  );
+  equal(run.code, 143, run.stderr);
+  equal(run.provider.requests.length, 0);
+  equal(run.stderr, "mewcode: Interrupted by SIGTERM while reading standard input\n");
+  const result = JSON.parse(run.stdout);
+  equal(result.subtype, "interrupted");
+  equal(result.is_error, true);
+  equal(result.error, "The run was interrupted while it read its prompt from standard input");
 });

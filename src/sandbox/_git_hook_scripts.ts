@@ -109,10 +109,37 @@ export interface HookFiles {
    * `--config=FILE` names.
    */
   configs: string[];
+  /** The task runners' files the hooks' commands read (`npm test`: `package.json`), existing ones. */
+  tasks: HookTask[];
 }
 
+/** A task runner's file a hook's command reads, which is not protected (see git_hook_tasks.ts). */
+export interface HookTask {
+  /** Absolute path of the file (`package.json` of the working tree). */
+  path: string;
+  /** Absolute path of the hook. */
+  hook: string;
+  /** The command, as the hook says it (`npm test`). */
+  command: string;
+}
+
+/** Programs that run what a file of the working tree says: the file is their script. */
+const TASK_FILES: Readonly<Record<string, readonly string[]>> = {
+  npm: ["package.json"],
+  npx: ["package.json"],
+  yarn: ["package.json"],
+  pnpm: ["package.json"],
+  bun: ["package.json"],
+  deno: ["deno.json", "deno.jsonc"],
+  make: ["Makefile", "makefile", "GNUmakefile"],
+  just: ["justfile", "Justfile", ".justfile"],
+  rake: ["Rakefile"],
+  composer: ["composer.json"],
+};
+
 /**
- * What the hooks in `folders` run from the working tree: scripts and hook managers' configs. `worktree` is
+ * What the hooks in `folders` run from the working tree: scripts, hook managers' configs and task runners'
+ * files. `worktree` is
  * where git runs the hooks (null for a bare repository). Never throws.
  */
 export async function hookScripts(
@@ -121,6 +148,7 @@ export async function hookScripts(
 ): Promise<HookFiles> {
   const scripts = new Set<string>();
   const configs = new Set<string>();
+  const tasks = new Map<string, HookTask>();
   const inRoot = (path: string): boolean => path !== options.root && isInside(options.root, path);
   for (const folder of folders) {
     for (const hook of hookFiles(folder)) {
@@ -148,9 +176,17 @@ export async function hookScripts(
         const path = resolve(options.worktree, name);
         if (inRoot(path)) configs.add(path);
       }
+      for (const parts of simpleCommands(text)) {
+        const program = parts[programIndex(parts)];
+        for (const name of program === undefined ? [] : TASK_FILES[basenameOf(program)] ?? []) {
+          const path = resolve(options.worktree, name);
+          if (tasks.has(path) || !inRoot(path) || lstatSyncOrNull(path)?.isFile !== true) continue;
+          tasks.set(path, { path, hook, command: parts.slice(programIndex(parts)).join(" ") });
+        }
+      }
     }
   }
-  return { scripts: [...scripts], configs: [...configs] };
+  return { scripts: [...scripts], configs: [...configs], tasks: [...tasks.values()] };
 }
 
 /** The hook managers' config files a hook reads (`HOOK_MANAGER_CONFIGS`) and its `--config=FILE` words. */
@@ -167,18 +203,30 @@ function configWords(text: string): string[] {
   return names.filter((name) => name !== "" && !name.startsWith("-"));
 }
 
+/** The words of each simple command of a hook (comments left out, quotes around words removed). */
+export function simpleCommands(text: string): string[][] {
+  const lines = text.split("\n").filter((line) => !line.trimStart().startsWith("#")).join("\n");
+  return lines.split(COMMAND_SEPARATORS)
+    .map((command) => command.split(/\s+/).map(unquote).filter((word) => word !== ""))
+    .filter((parts) => parts.length > 0);
+}
+
+/** The index of a simple command's program: past `exec`, `env` and the like, and assignments. */
+export function programIndex(parts: readonly string[]): number {
+  let index = 0;
+  while (
+    index < parts.length && (PREFIXES.has(parts[index]!) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(parts[index]!))
+  ) {
+    index++;
+  }
+  return index;
+}
+
 /** The words of a hook's simple commands that name the script each runs (see the module doc). */
 function scriptWords(text: string): string[] {
   const words: string[] = [];
-  const lines = text.split("\n").filter((line) => !line.trimStart().startsWith("#")).join("\n");
-  for (const command of lines.split(COMMAND_SEPARATORS)) {
-    const parts = command.split(/\s+/).map(unquote).filter((word) => word !== "");
-    let index = 0;
-    while (
-      index < parts.length && (PREFIXES.has(parts[index]!) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(parts[index]!))
-    ) {
-      index++;
-    }
+  for (const parts of simpleCommands(text)) {
+    let index = programIndex(parts);
     const program = parts[index];
     if (program === undefined || program.includes("$")) continue;
     if (!INTERPRETERS.has(basenameOf(program))) {
@@ -206,12 +254,13 @@ function unquote(word: string): string {
   return word.replace(/^["']+|["']+$/g, "");
 }
 
-function basenameOf(path: string): string {
+/** The last part of a path. */
+export function basenameOf(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1);
 }
 
 /** The files of a hooks folder git or husky may run (not git's `*.sample`), sorted, at most `MAX_HOOKS`. */
-function hookFiles(folder: string): string[] {
+export function hookFiles(folder: string): string[] {
   try {
     return [...Deno.readDirSync(folder)]
       .filter((entry) => (entry.isFile || entry.isSymlink) && !entry.name.endsWith(".sample"))

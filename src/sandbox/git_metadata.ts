@@ -35,7 +35,7 @@ import { entryType, madeEntry } from "./_made_entries.ts";
 import { describeSetAside, setAside, type SetAsideBudget, type SetAsideOutcome } from "./_set_aside.ts";
 import { type GitDirectory, isGitDirectory, isInside, readGitLayout } from "./_git_layout.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
-import { hookScripts } from "./_git_hook_scripts.ts";
+import { hookScripts, type HookTask } from "./_git_hook_scripts.ts";
 
 export {
   type GitFinding,
@@ -65,6 +65,11 @@ export interface GitProtection {
    * and `.husky` for husky's `.husky/_`), real paths as far as they exist, whether or not they do.
    */
   hooksFolders: string[];
+  /**
+   * Task runners' files the hooks run (`npm test` reads `package.json`): not mounted, since every dependency
+   * change writes them; the end of the session says when one changed (git_hook_tasks.ts).
+   */
+  hookTasks: HookTask[];
 }
 
 /** Options of `planGitProtection`. */
@@ -108,6 +113,7 @@ export async function planGitProtection(
       mustNotAppear: [],
       notes: [`Cannot read "${root}"`],
       hooksFolders: [],
+      hookTasks: [],
     };
   }
   const plan = new PlanBuilder(realRoot);
@@ -129,6 +135,7 @@ export async function planGitProtection(
       const run = await hookScripts(folders.filter((folder) => folder !== null), options);
       for (const script of run.scripts) plan.protect(script, "ignore");
       for (const config of run.configs) plan.protect(config, "must-not-appear");
+      plan.hookTasks(run.tasks);
     }
   } catch (error) {
     plan.note(`Cannot read the git metadata of "${realRoot}": ${describeError(error)}`);
@@ -184,6 +191,7 @@ class PlanBuilder {
   #mustNotAppear = new Set<string>();
   #notes: string[] = [];
   #hooksFolders = new Set<string>();
+  #hookTasks: HookTask[] = [];
 
   constructor(root: string) {
     this.#root = root;
@@ -191,6 +199,13 @@ class PlanBuilder {
 
   note(message: string): void {
     this.#notes.push(message);
+  }
+
+  /** Records task runners' files the hooks run (`GitProtection.hookTasks`). */
+  hookTasks(tasks: readonly HookTask[]): void {
+    for (const task of tasks) {
+      if (!this.#hookTasks.some((known) => known.path === task.path)) this.#hookTasks.push(task);
+    }
   }
 
   /** Pins a directory inside the workspace and every directory between it and the root. */
@@ -300,6 +315,7 @@ class PlanBuilder {
       mustNotAppear: byDepth(this.#mustNotAppear).filter((path) => !isCovered(path)),
       notes: this.#notes,
       hooksFolders: byDepth(this.#hooksFolders),
+      hookTasks: this.#hookTasks,
     };
   }
 }

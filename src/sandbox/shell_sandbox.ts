@@ -59,6 +59,7 @@ import {
 } from "./kept_sandbox.ts";
 import { GitWatch } from "./git_watch.ts";
 import { checkObjectFiles } from "./git_packs.ts";
+import { changedHookTasks, type HookTaskRecord, recordHookTasks } from "./git_hook_tasks.ts";
 import { dirname } from "../common/path.ts";
 import { sandboxFilter } from "./seccomp.ts";
 import type { ShellCall, ShellSandboxOptions } from "./shell_sandbox_options.ts";
@@ -85,6 +86,8 @@ export class ShellSandbox {
   /** The git metadata of the session's folders before the first shell call; null until then. */
   #watch: GitWatch | null = null;
   #watchStart: Promise<GitWatch> | null = null;
+  /** The task runners' files the git hooks run (`package.json` for `npm test`), as of the watch's start. */
+  #hookTasks: Promise<HookTaskRecord[]> | null = null;
   /**
    * The deferred start-up check: null when `open` ran it. `outcome` once it started, `verdict` once it
    * ended (null: bubblewrap works; else why not).
@@ -426,12 +429,19 @@ export class ShellSandbox {
       this.#nestedNames(),
     );
     this.#watch ??= await this.#watchStart;
+    const watch = this.#watch;
+    this.#hookTasks ??= recordHookTasks([this.root, ...this.additionalRoots], {
+      nestedDotGits: watch.dotGits,
+      user: userGitConfig(this.#options.env),
+    });
+    await this.#hookTasks;
   }
 
   /**
    * The end-of-session check: git metadata anywhere in the workspace that gained hooks or command-running
-   * configuration since the first shell call or file write; packs and commit graphs written since that git
-   * finds do not match the objects; and the protected entries of any depth made since in a subfolder
+   * configuration since the first shell call or file write; task runners' files a git hook runs that changed
+   * (`package.json` for husky's `npm test`); packs and commit graphs written since that git finds do not
+   * match the objects; and the protected entries of any depth made since in a subfolder
    * (`api/.vscode`), which no mount could keep from being made: those are set aside.
    * Lines for the user; empty when nothing changed.
    */
@@ -439,6 +449,7 @@ export class ShellSandbox {
     if (this.#watch === null) return [];
     const { lines, madeNamed, objectFiles } = await this.#watch.end(this.root);
     const git = this.helpers.git;
+    lines.push(...await changedHookTasks(await this.#hookTasks ?? [], this.root));
     if (git !== null) {
       lines.push(
         ...await checkObjectFiles(objectFiles, {

@@ -18,7 +18,7 @@ const canSandbox = await bubblewrapWorks();
 function relativePlan(
   root: string,
   protection: GitProtection,
-): Omit<GitProtection, "notes" | "hooksFolders"> {
+): Omit<GitProtection, "notes" | "hooksFolders" | "hookTasks"> {
   const strip = (paths: string[]): string[] => paths.map((path) => path.slice(root.length + 1));
   return {
     readOnly: strip(protection.readOnly),
@@ -119,6 +119,7 @@ Deno.test("planGitProtection pins a .git file whose git directory is outside the
     mustNotAppear: [],
     notes: [],
     hooksFolders: [],
+    hookTasks: [],
   });
 });
 

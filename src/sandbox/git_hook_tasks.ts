@@ -1,0 +1,78 @@
+/**
+ * The task runners' files a repository's git hooks run: husky's `.husky/pre-commit` holding `npm test`, or
+ * `npx lint-staged` (whose config may live in `package.json`), or `make lint`. What they say runs at the
+ * user's next `git commit`, outside any sandbox, yet they cannot be protected like the hooks' own scripts:
+ * every dependency change writes `package.json`. So the session notes them, with a digest of each, before
+ * its first shell call or write, and at its end tells the user which one changed and which hook runs it.
+ *
+ * @module
+ */
+import { readFileHead } from "../common/fs.ts";
+import { relative } from "../common/path.ts";
+import type { HookTask } from "./_git_hook_scripts.ts";
+import { planGitProtection, type UserGitConfig } from "./git_metadata.ts";
+
+export type { HookTask };
+
+/** Bytes of a task file hashed at most (a larger one counts as changed when its first bytes or size do). */
+const MAX_TASK_FILE_BYTES = 4 * 1024 * 1024;
+
+/** The task files of the hooks of the roots' repositories, with what each held (see `taskDigest`). */
+export interface HookTaskRecord {
+  task: HookTask;
+  digest: string | null;
+}
+
+/**
+ * The task runners' files the hooks of each root's repositories (the nested ones given too) run now, with
+ * their digests. Never throws.
+ */
+export async function recordHookTasks(
+  roots: readonly string[],
+  options: { nestedDotGits: readonly string[]; user: UserGitConfig },
+): Promise<HookTaskRecord[]> {
+  const records: HookTaskRecord[] = [];
+  for (const root of roots) {
+    const nestedDotGits = options.nestedDotGits.filter((path) => path.startsWith(`${root}/`));
+    const protection = await planGitProtection(root, { nestedDotGits, user: options.user });
+    for (const task of protection.hookTasks) {
+      if (records.some((record) => record.task.path === task.path)) continue;
+      records.push({ task, digest: await taskDigest(task.path) });
+    }
+  }
+  return records;
+}
+
+/**
+ * One line for the user per recorded task file whose content is not what it was: the hook that runs it and
+ * the command, since the next commit runs what the file says now. Paths are shown relative to `root`.
+ */
+export async function changedHookTasks(records: readonly HookTaskRecord[], root: string): Promise<string[]> {
+  const lines: string[] = [];
+  for (const { task, digest } of records) {
+    if ((await taskDigest(task.path)) === digest) continue;
+    const file = show(root, task.path);
+    lines.push(
+      `${file} changed during the session, and the git hook ${show(root, task.hook)} runs it ` +
+        `(\`${task.command}\`): your next git commit runs what it says now, outside any sandbox; ` +
+        `look at git diff -- ${file} before you commit`,
+    );
+  }
+  return lines;
+}
+
+/** SHA-256 (hex) of the file's first bytes and its size; null when it cannot be read (gone). */
+async function taskDigest(path: string): Promise<string | null> {
+  try {
+    const { bytes, size } = await readFileHead(path, MAX_TASK_FILE_BYTES);
+    const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes.slice()));
+    return `${size}:${[...hash].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+  } catch {
+    return null;
+  }
+}
+
+function show(root: string, path: string): string {
+  const inRoot = relative(root, path);
+  return inRoot === "" || inRoot.startsWith("..") ? path : inRoot;
+}

@@ -8,7 +8,7 @@
 import { lstatSyncOrNull } from "../common/fs.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
 import { objectFilesWrittenSince, type WrittenObjectFile } from "./git_packs.ts";
-import { diffGitFindings, type GitScan, scanGitMetadata } from "./git_metadata.ts";
+import { diffGitFindings, type GitScan, type GitScanOptions, scanGitMetadata } from "./git_metadata.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
 
 /** The scans of the root and of each added folder that no other of them contains. */
@@ -16,6 +16,7 @@ export class GitWatch {
   #scans: readonly { root: string; scan: GitScan }[];
   #user: UserGitConfig;
   #named: readonly string[];
+  #limits: Pick<GitScanOptions, "maxEntries">;
   /** Identity (`dev:ino`) of each named entry the first scans found, by path. */
   #namedAtStart: ReadonlyMap<string, string>;
 
@@ -23,7 +24,9 @@ export class GitWatch {
     scans: readonly { root: string; scan: GitScan }[],
     user: UserGitConfig,
     named: readonly string[],
+    limits: Pick<GitScanOptions, "maxEntries">,
   ) {
+    this.#limits = limits;
     this.#scans = scans;
     this.#user = user;
     this.#named = named;
@@ -34,22 +37,28 @@ export class GitWatch {
    * Scans the outermost of `roots` (the workspace root first, then the added folders). `user` is the config
    * the user's git reads besides each repository's (`userGitConfig` of the session's environment, as the
    * protection plan reads it): a global `core.hooksPath` says where hooks are looked for. `named` are the
-   * names of protected paths that apply at any depth (`.vscode`), listed on the same walk.
+   * names of protected paths that apply at any depth (`.vscode`), listed on the same walk. `limits` bound
+   * every scan's walk (default: the scan's own).
    */
   static async start(
     roots: readonly string[],
     user: UserGitConfig,
     named: readonly string[] = [],
+    limits: Pick<GitScanOptions, "maxEntries"> = {},
   ): Promise<GitWatch> {
     const outermost = roots.filter((root) =>
       !roots.some((other) => other !== root && isAtOrBelow(root, other))
     );
     return new GitWatch(
       await Promise.all(
-        outermost.map(async (root) => ({ root, scan: await scanGitMetadata(root, { user, named }) })),
+        outermost.map(async (root) => ({
+          root,
+          scan: await scanGitMetadata(root, { ...limits, user, named }),
+        })),
       ),
       user,
       named,
+      limits,
     );
   }
 
@@ -85,6 +94,7 @@ export class GitWatch {
     const objectFiles: WrittenObjectFile[] = [];
     for (const { root: scanned, scan } of this.#scans) {
       const after = await scanGitMetadata(scanned, {
+        ...this.#limits,
         user: this.#user,
         looseObjects: { since: scan.startedAt },
         named: this.#named,
@@ -94,6 +104,16 @@ export class GitWatch {
       const where = scanned === root ? "" : `In the added folder "${scanned}": `;
       for (const change of diff.changes) lines.push(`${where}${change.message}`);
       if (diff.notice !== null) lines.push(`${where}${diff.notice}`);
+      if (!after.complete && this.#named.length > 0) {
+        // A command can make the walk stop short (200,000 files) to keep what it made below from being found.
+        const names = this.#named.join(", ");
+        lines.push(
+          `${where}Nor for ${names} made in a subfolder beyond them (editor settings that run commands when ` +
+            `that folder is opened): look for them before you open a subfolder (find . -name ${
+              this.#named[0]
+            })`,
+        );
+      }
       for (const [path, identity] of identities(after.named)) {
         if (this.#namedAtStart.get(path) !== identity) madeNamed.push(path);
       }

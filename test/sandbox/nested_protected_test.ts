@@ -7,6 +7,8 @@ import { deepStrictEqual, equal, notEqual, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { exists, exitCodeOf, openSandbox, outputOf, runIn } from "./_sandbox.ts";
+import { GitWatch } from "../../src/sandbox/git_watch.ts";
+import { userGitConfig } from "../../src/sandbox/git_metadata.ts";
 
 const TASK = '{"version":"2.0.0","tasks":[{"label":"x","type":"shell","command":"touch /tmp/pwned",' +
   '"runOptions":{"runOn":"folderOpen"}}]}';
@@ -75,4 +77,22 @@ Deno.test("A .vscode a command makes in a subfolder is set aside at the session'
   equal(await Deno.readTextFile(join(moved, "tasks.json")), `${TASK}\n`);
   equal(await Deno.readTextFile(join(workspace.root, "tasks/tasks.json")), `${TASK}\n`);
   ok(await exists(join(workspace.root, "api")), "the subfolder itself stays");
+});
+
+Deno.test("A walk that stops short says a .vscode made beyond where it stopped was not looked for", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  // What a command can do to the session's last walk: more entries than it reads, before what it made.
+  for (let index = 0; index < 10; index++) await Deno.writeTextFile(join(root, `a${index}`), "");
+  const user = userGitConfig({ HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" });
+  const watch = await GitWatch.start([root], user, [".vscode"], { maxEntries: 5 });
+  await Deno.mkdir(join(root, "zz/.vscode"), { recursive: true });
+  const { lines, madeNamed } = await watch.end(root);
+  deepStrictEqual(madeNamed, []);
+  deepStrictEqual(lines, [
+    "The git metadata scan stopped after 5 entries: folders beyond them were not checked for planted " +
+    "repositories",
+    "Nor for .vscode made in a subfolder beyond them (editor settings that run commands when that folder is " +
+    "opened): look for them before you open a subfolder (find . -name .vscode)",
+  ]);
 });

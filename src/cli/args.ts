@@ -168,6 +168,7 @@ export function parseCli(argv: readonly string[], environment: CliEnvironment = 
   const command = parseCommand(positionals, flag, environment);
   requireCommand(flag, command, "json", ["tools", "sessions", "permissions"]);
   requireCommand(flag, command, "revoke", ["trust"]);
+  requirePrompt(flag, command);
   const sessionId = text("session-id");
   if (sessionId !== null && !UUID.test(sessionId)) {
     throw new UsageError(
@@ -322,6 +323,21 @@ function requireCommand(
   if (!flag(option) || commands.includes(command.kind)) return;
   throw new UsageError(
     `--${option} only applies to: ${commands.map((name) => `mewcode ${name}`).join(", ")}`,
+  );
+}
+
+/** Options of a prompt's run only: with a command they would do nothing (`mewcode sessions --output-format json`). */
+const PROMPT_ONLY_OPTIONS = ["output-format", "include-partial-messages", "json-schema", "wait-for-stdin"];
+
+function requirePrompt(flag: (name: string) => boolean, command: CliCommand): void {
+  // `--help` and `--version` answer whatever else the line holds.
+  if (command.kind === "prompt" || command.kind === "help" || command.kind === "version") return;
+  const given = PROMPT_ONLY_OPTIONS.find((name) => flag(name));
+  if (given === undefined) return;
+  const listing = command.kind === "tools" || command.kind === "sessions" || command.kind === "permissions";
+  throw new UsageError(
+    `--${given} only applies to a prompt (mewcode -p "…")` +
+      (listing ? `; for JSON, use mewcode ${command.kind} --json` : ""),
   );
 }
 

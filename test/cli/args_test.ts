@@ -232,6 +232,16 @@ Deno.test("parseCli throws UsageError, with a suggestion where one is close, for
     [["--include-partial-messages", "-p", "q"], /needs --output-format stream-json/],
     [["--json", "-p", "q"], /--json only applies to: mewcode tools, mewcode sessions/],
     [["--revoke", "tools"], /--revoke only applies to: mewcode trust/],
+    [
+      ["sessions", "--output-format", "json"],
+      /^--output-format only applies to a prompt \(mewcode -p "…"\); for JSON, use mewcode sessions --json$/,
+    ],
+    [
+      ["doctor", "--output-format", "stream-json"],
+      /^--output-format only applies to a prompt \(mewcode -p "…"\)$/,
+    ],
+    [["tool", "ReadFile", "{}", "--json-schema", "{}"], /--json-schema only applies to a prompt/],
+    [["permissions", "--wait-for-stdin"], /--wait-for-stdin only applies to a prompt/],
     [["--allowedTools", "Bash(npm test", "-p", "q"], /a "\(" is never closed/],
     [["permissions", "frob"], /Unknown permissions command "frob"/],
     [["completions", "tcsh"], /Unknown shell "tcsh": use mewcode completions bash, zsh or fish/],

@@ -321,8 +321,11 @@ function requireCommand(
   commands: readonly CliCommand["kind"][],
 ): void {
   if (!flag(option) || commands.includes(command.kind)) return;
+  const only = `--${option} only applies to: ${commands.map((name) => `mewcode ${name}`).join(", ")}`;
   throw new UsageError(
-    `--${option} only applies to: ${commands.map((name) => `mewcode ${name}`).join(", ")}`,
+    command.kind === "permissions-test"
+      ? `${only}; mewcode permissions test prints text, whose "Decision:" line says allow, ask or deny`
+      : only,
   );
 }
 

@@ -233,6 +233,10 @@ Deno.test("parseCli throws UsageError, with a suggestion where one is close, for
     [["--json", "-p", "q"], /--json only applies to: mewcode tools, mewcode sessions/],
     [["--revoke", "tools"], /--revoke only applies to: mewcode trust/],
     [
+      ["permissions", "test", "Bash(ls)", "--json"],
+      /mewcode permissions; mewcode permissions test prints text, whose "Decision:" line says allow, ask or deny$/,
+    ],
+    [
       ["sessions", "--output-format", "json"],
       /^--output-format only applies to a prompt \(mewcode -p "…"\); for JSON, use mewcode sessions --json$/,
     ],

@@ -9,7 +9,8 @@
  * with a `/` or a script's extension) or the script an interpreter or `.`/`source` is given (`sh x.sh`,
  * `node tools/lint.js`, `python3 -m` is not a file), relative to the working tree (where git runs hooks) or
  * to the hook's folder, or absolute, when it is an existing file inside the root. A word the shell computes
- * (`$x/check.sh`) is not followed, nor what a script calls in turn. The config files of the hook managers
+ * (`$x/check.sh`) is not followed. The scripts found are read the same way, a few levels deep (`check.sh`
+ * running `. scripts/lib.sh`). The config files of the hook managers
  * a hook names (`pre-commit`, `lint-staged`, `lefthook`, `overcommit`) and a `--config=FILE` are the hook's
  * commands too, existing or not. A task runner's file (`npm test` reads `package.json`) is not: protecting
  * it would make every dependency change ask. Private to src/sandbox/.
@@ -17,11 +18,15 @@
  * @module
  */
 import { lstatSyncOrNull, readFileHead, realPathSyncOrNull } from "../common/fs.ts";
-import { isAbsolute, join, resolve } from "../common/path.ts";
+import { dirname, isAbsolute, join, resolve } from "../common/path.ts";
 import { isInside } from "./_git_layout.ts";
 
 /** Hook files read per folder at most. */
 const MAX_HOOKS = 64;
+/** Scripts followed from a hook (a script the hook runs is 1, one that script runs is 2). */
+const MAX_SCRIPT_DEPTH = 3;
+/** Hooks and scripts read at most, all hooks folders of a repository together. */
+const MAX_FILES_READ = 256;
 /** Bytes of a hook read at most. */
 const MAX_HOOK_BYTES = 64 * 1024;
 /** Extensions that make a word without a `/` a script's name. */
@@ -109,7 +114,7 @@ export interface HookFiles {
    * `--config=FILE` names.
    */
   configs: string[];
-  /** The task runners' files the hooks' commands read (`npm test`: `package.json`), existing ones. */
+  /** The task runners' files the hooks' commands read (`npm test`: `package.json`), existing or not. */
   tasks: HookTask[];
 }
 
@@ -125,11 +130,13 @@ export interface HookTask {
 
 /** Programs that run what a file of the working tree says: the file is their script. */
 const TASK_FILES: Readonly<Record<string, readonly string[]>> = {
-  npm: ["package.json"],
-  npx: ["package.json"],
-  yarn: ["package.json"],
-  pnpm: ["package.json"],
-  bun: ["package.json"],
+  // With the runner's own config, which changes how it runs them (`.npmrc`'s `script-shell` and
+  // `node-options`, `.yarnrc.yml`'s `yarnPath`, which yarn runs for any command).
+  npm: ["package.json", ".npmrc"],
+  npx: ["package.json", ".npmrc"],
+  yarn: ["package.json", ".yarnrc", ".yarnrc.yml", ".npmrc"],
+  pnpm: ["package.json", ".npmrc", ".pnpmfile.cjs"],
+  bun: ["package.json", "bunfig.toml"],
   deno: ["deno.json", "deno.jsonc"],
   make: ["Makefile", "makefile", "GNUmakefile"],
   just: ["justfile", "Justfile", ".justfile"],
@@ -150,39 +157,49 @@ export async function hookScripts(
   const configs = new Set<string>();
   const tasks = new Map<string, HookTask>();
   const inRoot = (path: string): boolean => path !== options.root && isInside(options.root, path);
+  // The hooks, then the scripts they run (what those run in turn, `. scripts/lib.sh`), a few levels deep.
+  const queue: { file: string; folder: string; depth: number }[] = [];
   for (const folder of folders) {
     for (const hook of hookFiles(folder)) {
       // A hook linked to a file of the working tree (`ln -s ../../scripts/pre-commit .git/hooks/`) is that
       // file: binding the hooks folder pins the link, not what it leads to.
       const target = isFileLink(hook) ? realPathSyncOrNull(hook) : null;
       if (target !== null && inRoot(target)) scripts.add(target);
-      let text: string;
-      try {
-        text = new TextDecoder().decode((await readFileHead(hook, MAX_HOOK_BYTES)).bytes);
-      } catch {
-        continue;
+      queue.push({ file: hook, folder, depth: 0 });
+    }
+  }
+  for (let next = 0; next < queue.length && next < MAX_FILES_READ; next++) {
+    const { file, folder, depth } = queue[next]!;
+    let text: string;
+    try {
+      text = new TextDecoder().decode((await readFileHead(file, MAX_HOOK_BYTES)).bytes);
+    } catch {
+      continue;
+    }
+    for (const word of scriptWords(text)) {
+      const bases = isAbsolute(word) ? [word] : [
+        ...(options.worktree === null ? [] : [resolve(options.worktree, word)]),
+        resolve(folder, word),
+      ];
+      for (const path of bases) {
+        if (scripts.has(path) || !inRoot(path)) continue;
+        if (lstatSyncOrNull(path)?.isFile !== true && !isFileLink(path)) continue;
+        scripts.add(path);
+        if (depth < MAX_SCRIPT_DEPTH) queue.push({ file: path, folder: dirname(path), depth: depth + 1 });
       }
-      for (const word of scriptWords(text)) {
-        const bases = isAbsolute(word) ? [word] : [
-          ...(options.worktree === null ? [] : [resolve(options.worktree, word)]),
-          resolve(folder, word),
-        ];
-        for (const path of bases) {
-          if (inRoot(path) && (lstatSyncOrNull(path)?.isFile === true || isFileLink(path))) scripts.add(path);
-        }
-      }
-      if (options.worktree === null) continue;
-      for (const name of configWords(text)) {
+    }
+    if (options.worktree === null) continue;
+    for (const name of configWords(text)) {
+      const path = resolve(options.worktree, name);
+      if (inRoot(path)) configs.add(path);
+    }
+    for (const parts of simpleCommands(text)) {
+      const program = parts[programIndex(parts)];
+      for (const name of program === undefined ? [] : TASK_FILES[basenameOf(program)] ?? []) {
         const path = resolve(options.worktree, name);
-        if (inRoot(path)) configs.add(path);
-      }
-      for (const parts of simpleCommands(text)) {
-        const program = parts[programIndex(parts)];
-        for (const name of program === undefined ? [] : TASK_FILES[basenameOf(program)] ?? []) {
-          const path = resolve(options.worktree, name);
-          if (tasks.has(path) || !inRoot(path) || lstatSyncOrNull(path)?.isFile !== true) continue;
-          tasks.set(path, { path, hook, command: parts.slice(programIndex(parts)).join(" ") });
-        }
+        // Missing too: one a command makes (`.yarnrc.yml`) changes what the hook runs as much.
+        if (tasks.has(path) || !inRoot(path)) continue;
+        tasks.set(path, { path, hook: file, command: parts.slice(programIndex(parts)).join(" ") });
       }
     }
   }

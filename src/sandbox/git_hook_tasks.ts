@@ -52,9 +52,10 @@ export async function changedHookTasks(records: readonly HookTaskRecord[], root:
   for (const { task, digest } of records) {
     if ((await taskDigest(task.path)) === digest) continue;
     const file = show(root, task.path);
+    const what = digest === null ? "appeared" : "changed";
     lines.push(
-      `${file} changed during the session, and the git hook ${show(root, task.hook)} runs it ` +
-        `(\`${task.command}\`): your next git commit runs what it says now, outside any sandbox; ` +
+      `${file} ${what} during the session, and \`${task.command}\` in ${show(root, task.hook)}, which ` +
+        "your git runs as a hook, reads it: your next git commit runs what it says now, outside any sandbox; " +
         `look at git diff -- ${file} before you commit`,
     );
   }

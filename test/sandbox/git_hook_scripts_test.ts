@@ -160,3 +160,19 @@ Deno.test("A hook that is a symlink to a file of the working tree makes that fil
   notEqual(exitCodeOf(result), 0, result.content);
   equal(await Deno.readTextFile(join(root, "scripts/pre-commit.sh")), "echo ok\n");
 });
+
+Deno.test("A script that a hook's script sources is read-only too, a few levels deep", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await createRepository(root);
+  await writeFiles(root, ["scripts/lib.sh", "scripts/deeper.sh"]);
+  await Deno.writeTextFile(join(root, "scripts/check.sh"), ". scripts/lib.sh\ncheck_all\n");
+  await Deno.writeTextFile(join(root, "scripts/lib.sh"), "check_all() { sh scripts/deeper.sh; }\n");
+  await Deno.writeTextFile(join(root, ".git/hooks/pre-commit"), "#!/bin/sh\nsh scripts/check.sh\n", {
+    mode: 0o755,
+  });
+  const plan = await planGitProtection(root);
+  for (const name of ["scripts/check.sh", "scripts/lib.sh", "scripts/deeper.sh"]) {
+    equal(plan.readOnly.includes(join(root, name)), true, `${name}: ${plan.readOnly.join(", ")}`);
+  }
+});

@@ -37,9 +37,9 @@ Deno.test("The end of the session names a package.json changed in the sandbox th
   equal(outputOf(result), "ok", "package.json stays writable");
   const lines = await sandbox.endOfSession();
   deepStrictEqual(lines, [
-    "package.json changed during the session, and the git hook .husky/pre-commit runs it (`npm test`): your " +
-    "next git commit runs what it says now, outside any sandbox; look at git diff -- package.json before you " +
-    "commit",
+    "package.json changed during the session, and `npm test` in .husky/pre-commit, which your git runs as a " +
+    "hook, reads it: your next git commit runs what it says now, outside any sandbox; look at git diff -- " +
+    "package.json before you commit",
   ]);
   // What the line warns of: the user's commit runs the new script.
   await gitOk(root, "commit", "-q", "--allow-empty", "-m", "next");
@@ -56,4 +56,20 @@ Deno.test("The end of the session says nothing of a package.json no hook runs, o
     await runIn(sandbox, `${edit} && echo 'export {}' > main.js`);
     deepStrictEqual(await sandbox.endOfSession(), [], hook);
   }
+});
+
+Deno.test("The end of the session names a runner's config that appeared, which changes what a hook's yarn runs", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await huskyRepository(root, "yarn lint-staged\n");
+  await using sandbox = await openSandbox(root, "workspace-write");
+  await runIn(sandbox, "echo 'yarnPath: ./.yarn/evil.cjs' > .yarnrc.yml");
+  const lines = await sandbox.endOfSession();
+  equal(lines.length, 1, lines.join("\n"));
+  equal(
+    lines[0]!.startsWith(
+      ".yarnrc.yml appeared during the session, and `yarn lint-staged` in .husky/pre-commit",
+    ),
+    true,
+  );
 });

@@ -85,7 +85,7 @@ export function objectFilesWrittenSince(
 export type ReadOnlyRunner = (command: string, timeoutMs: number) => Promise<CommandResult>;
 
 /**
- * Checks `files` with `git` (an absolute path) in the read-only sandbox, in their order until `maxBytes`;
+ * Checks `files` with `git` (an absolute path) in the read-only sandbox, smallest first until `maxBytes`;
  * one line for the user per file git finds wrong, and one for what was not checked (over the budget, past
  * the time limit, a sandbox that cannot run). `root` shortens the paths shown. Never throws.
  */
@@ -97,7 +97,8 @@ export async function checkObjectFiles(
   const maxBytes = options.maxBytes ?? MAX_CHECKED_PACK_BYTES;
   const checked: WrittenObjectFile[] = [];
   let bytes = 0;
-  for (const file of files) {
+  // Smallest first: a command cannot keep a small forged index from being checked by writing a large pack.
+  for (const file of [...files].sort((a, b) => a.bytes - b.bytes)) {
     if (bytes + file.bytes > maxBytes) continue;
     bytes += file.bytes;
     checked.push(file);

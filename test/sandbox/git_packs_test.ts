@@ -127,9 +127,10 @@ Deno.test("the end of the session reports a commit graph written in the sandbox 
 
 Deno.test("checkObjectFiles says what it did not check: over the budget, or where the sandbox cannot run", async () => {
   const folder = { gitDir: "/w/.git", objects: "/w/.git/objects" };
+  // The large one first: within the budget alone, it must not keep the small one from being checked.
   const files: WrittenObjectFile[] = [
-    { kind: "pack", folder, path: "/w/.git/objects/pack/pack-a.idx", bytes: 10 },
-    { kind: "pack", folder, path: "/w/.git/objects/pack/pack-b.idx", bytes: 2 * 1024 * 1024 },
+    { kind: "pack", folder, path: "/w/.git/objects/pack/pack-b.idx", bytes: 1000 * 1024 },
+    { kind: "pack", folder, path: "/w/.git/objects/pack/pack-a.idx", bytes: 100 * 1024 },
   ];
   const scripts: string[] = [];
   const over = await checkObjectFiles(files, {
@@ -154,8 +155,9 @@ Deno.test("checkObjectFiles says what it did not check: over the budget, or wher
   ]);
   equal(scripts.length, 1);
   ok(scripts[0]!.includes("GIT_DIR='/w/.git' '/usr/bin/git'"), scripts[0]);
+  ok(scripts[0]!.includes("pack-a.idx"), scripts[0]);
   ok(!scripts[0]!.includes("pack-b"), "what is over the budget is not run");
-  const failed = await checkObjectFiles(files.slice(0, 1), {
+  const failed = await checkObjectFiles(files.slice(1), {
     git: "/usr/bin/git",
     root: "/w",
     run: () =>

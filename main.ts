@@ -17,7 +17,7 @@ async function main(argv: string[]): Promise<number> {
     options = parseCli(argv, {
       stdinIsTerminal: Deno.stdin.isTerminal(),
       stdoutIsTerminal: Deno.stdout.isTerminal(),
-      ci: Deno.env.get("CI"),
+      ci: environmentValue("CI"),
     });
   } catch (error) {
     return await usageFailure(error);
@@ -52,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
   );
   let workspace: Workspace;
   try {
-    workspace = await resolveWorkspace(options.cd, { pwd: Deno.env.get("PWD") });
+    workspace = await resolveWorkspace(options.cd, { pwd: environmentValue("PWD") });
   } catch (error) {
     if (error instanceof WorkspaceError) return await usageFailure(new UsageError(error.message));
     throw error;
@@ -167,6 +167,18 @@ class Interruption {
     if (this.#received !== null) Deno.exit(interruptStatus(name));
     this.#received = name;
     this.#controller.abort(new DOMException(`interrupted by ${name}`, "AbortError"));
+  }
+}
+
+/**
+ * A variable's value, or undefined when it is unset or not UTF-8, which the runtime cannot give as text
+ * (it throws): a shell started in a folder whose name is not UTF-8 sets PWD to that name.
+ */
+function environmentValue(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
   }
 }
 

@@ -38,7 +38,7 @@ export function resolveWorkspace(
 // Synchronous: it runs before the first request, where each asynchronous file operation waited for a thread
 // of Deno's pool and back (0.3 to 4 ms each on a 2-core machine, against microseconds).
 function resolveWorkspaceSync(cd: string | null, options: { pwd?: string | undefined }): Workspace {
-  const wanted = cd ?? Deno.cwd();
+  const wanted = cd ?? currentDirectory();
   let root: string;
   try {
     root = Deno.realPathSync(wanted);
@@ -66,4 +66,17 @@ function resolveWorkspaceSync(cd: string | null, options: { pwd?: string | undef
     if (real === root) names.push(resolve(logical));
   }
   return { root, aliases: [...new Set(names)].filter((name) => name !== root) };
+}
+
+/** The current directory; a WorkspaceError when its path is not UTF-8, which the runtime cannot name. */
+function currentDirectory(): string {
+  try {
+    return Deno.cwd();
+  } catch (error) {
+    if (!(error instanceof Deno.errors.InvalidData)) throw error;
+    throw new WorkspaceError(
+      `Cannot use the current directory as the workspace: ${error.message}, and the runtime names files ` +
+        "only by UTF-8 paths: rename the folder (or a folder above it), or run mewcode from another one",
+    );
+  }
 }

@@ -430,3 +430,31 @@ async function* walk(dir: string): AsyncGenerator<string> {
     if (entry.isFile) yield path;
   }
 }
+
+Deno.test("e2e: a current folder whose path is not UTF-8 is refused with its reason, not a stack trace", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([turn().text("unused").stop("end_turn")]);
+  // The runtime takes names only as text, so the shell makes the folder (byte 0xFF in its name) and enters it;
+  // the shell's cd also sets PWD to that name.
+  for (const args of [["-p", "hi"], ["tools"]]) {
+    const child = await new Deno.Command("/bin/sh", {
+      args: [
+        "-c",
+        'folder=$(printf "latin\\377") && mkdir -p "$folder" && cd "$folder" && exec "$0" "$@"',
+        LAUNCHER,
+        ...args,
+      ],
+      cwd: box.root,
+      env: box.env(server),
+      stdin: "null",
+    }).output();
+    const stderr = new TextDecoder().decode(child.stderr);
+    equal(child.code, 2, stderr);
+    match(
+      stderr,
+      /^mewcode: Cannot use the current directory as the workspace: File name or path ".*latin\\xFF" is not valid UTF-8, and the runtime names files only by UTF-8 paths: rename the folder/,
+    );
+    ok(!stderr.includes("Uncaught"), stderr);
+  }
+  equal(server.requests.length, 0);
+});

@@ -40,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
     default:
       break;
   }
-  const override = runtimeOverride(Deno.env.toObject());
+  const override = runtimeOverride(Deno.env.toObject()) ?? unreadableVariable();
   if (override !== null) {
     console.error(`mewcode: ${override}`);
     return EXIT.usage;
@@ -168,6 +168,39 @@ class Interruption {
     this.#received = name;
     this.#controller.abort(new DOMException(`interrupted by ${name}`, "AbortError"));
   }
+}
+
+/**
+ * Variables whose value decides where mewcode keeps its state, which settings apply, what the home's
+ * protections cover or where the conversation goes. The runtime leaves a variable that is not UTF-8 out of
+ * the environment it gives (`Deno.env.toObject()`), as if unset.
+ */
+const READ_VARIABLES = [
+  "HOME",
+  "MEWCODE_HOME",
+  "MEWCODE_TRUST_WORKSPACE",
+  "XDG_CONFIG_HOME",
+  "GIT_CONFIG_GLOBAL",
+  "GIT_CONFIG_SYSTEM",
+  "TMPDIR",
+  "ANTHROPIC_API_KEY",
+  "ANTHROPIC_AUTH_TOKEN",
+  "ANTHROPIC_BASE_URL",
+  "OPENAI_API_KEY",
+  "OPENAI_BASE_URL",
+];
+
+/** Why mewcode refuses to start when one of READ_VARIABLES is set but not UTF-8, or null. */
+function unreadableVariable(): string | null {
+  for (const name of READ_VARIABLES) {
+    try {
+      Deno.env.get(name);
+    } catch {
+      return `Refusing to start: ${name} is set but is not UTF-8, which the runtime cannot read, so mewcode ` +
+        `would run as if it were unset: set ${name} to UTF-8 text, or unset it`;
+    }
+  }
+  return null;
 }
 
 /**

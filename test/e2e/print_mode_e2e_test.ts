@@ -458,3 +458,25 @@ Deno.test("e2e: a current folder whose path is not UTF-8 is refused with its rea
   }
   equal(server.requests.length, 0);
 });
+
+Deno.test("e2e: MEWCODE_HOME or HOME that is not UTF-8 refuses to start instead of counting as unset", async () => {
+  await using box = await E2eWorkspace.create();
+  await using server = await startFakeAnthropic([turn().text("unused").stop("end_turn")]);
+  for (const name of ["MEWCODE_HOME", "HOME"]) {
+    const child = await new Deno.Command("/bin/sh", {
+      // The shell sets the variable to a path with byte 0xFF: the runtime cannot give it as text.
+      args: ["-c", `${name}=$(printf "/tmp/latin\\377") exec "$0" "$@"`, LAUNCHER, "-p", "hi"],
+      cwd: box.root,
+      env: box.env(server),
+      stdin: "null",
+    }).output();
+    const stderr = new TextDecoder().decode(child.stderr);
+    equal(child.code, 2, stderr);
+    equal(
+      stderr,
+      `mewcode: Refusing to start: ${name} is set but is not UTF-8, which the runtime cannot read, so mewcode ` +
+        `would run as if it were unset: set ${name} to UTF-8 text, or unset it\n`,
+    );
+  }
+  equal(server.requests.length, 0);
+});

@@ -11,6 +11,7 @@
  * @module
  */
 import { formatBytes } from "../common/size.ts";
+import { PIPED_INPUT_LEAD } from "../session/piped_prompt.ts";
 import { withDeadline } from "../common/deadline.ts";
 
 /**
@@ -105,9 +106,7 @@ export function composePrompt(instruction: string, context: StdinText): string {
   let tag = "stdin";
   for (let n = 2; context.text.includes(`</${tag}>`); n++) tag = `stdin-${n}`;
   const text = context.text.endsWith("\n") ? context.text : `${context.text}\n`;
-  return `The user piped this into mewcode on standard input:\n<${tag}>\n${text}</${tag}>${
-    cutNote(context)
-  }\n\n` +
+  return `${PIPED_INPUT_LEAD}\n<${tag}>\n${text}</${tag}>${cutNote(context)}\n\n` +
     `${instruction}`;
 }
 

@@ -8,6 +8,7 @@
 import { blankHidden } from "../common/hidden_chars.ts";
 import { concatBytes } from "../common/bytes.ts";
 import { emptyUsage, type Usage } from "../llm/provider.ts";
+import { pipedInstruction } from "./piped_prompt.ts";
 import { RECORD_TYPES } from "./transcript.ts";
 import type { CostFunction } from "./session_index.ts";
 
@@ -147,7 +148,7 @@ function addRecord(tally: Tally, record: DecodedLine, costOf: CostFunction): voi
     case "user-message": {
       if (tally.firstPrompt !== null) return;
       const content = value === null ? contentPrefix(record.prefix) : value.content;
-      if (typeof content === "string") tally.firstPrompt = oneLine(content);
+      if (typeof content === "string") tally.firstPrompt = oneLine(promptLabel(content));
       return;
     }
     case "request": {
@@ -226,6 +227,13 @@ function modelPrefix(text: string): string | null {
 }
 
 /** One line, without control characters, shortened to MAX_PROMPT_LENGTH characters. */
+/** What a list shows for a first prompt: for one with piped input, its instruction, not the input. */
+function promptLabel(prompt: string): string {
+  const instruction = pipedInstruction(prompt);
+  if (instruction === null) return prompt;
+  return instruction.trim() === "" ? "(standard input)" : `${instruction} (with standard input)`;
+}
+
 function oneLine(text: string): string {
   const flat = printable(text).replace(/\s+/g, " ").trim();
   const characters = Array.from(flat);

@@ -231,7 +231,7 @@ function modelPrefix(text: string): string | null {
 function promptLabel(prompt: string): string {
   const instruction = pipedInstruction(prompt);
   if (instruction === null) return prompt;
-  return instruction.trim() === "" ? "(standard input)" : `${instruction} (with standard input)`;
+  return instruction.trim() === "" ? "(stdin)" : `${instruction} (+ stdin)`;
 }
 
 function oneLine(text: string): string {

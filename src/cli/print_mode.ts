@@ -28,7 +28,7 @@ import type { Workspace } from "../session/workspace.ts";
 import { type CliOptions, UsageError } from "./args.ts";
 import { EXIT, type InterruptSignal } from "./exit_codes.ts";
 import { OutputWriter } from "./output_format.ts";
-import { type PromptSource, readPromptInput, type StdinLimits } from "./prompt_input.ts";
+import { type PromptInput, type PromptSource, readPromptInput, type StdinLimits } from "./prompt_input.ts";
 import {
   emptyRunSummary,
   foldRun,
@@ -104,13 +104,20 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
   });
   // Reading stdin may take long (a slow command piped in, --wait-for-stdin): a signal stops it there too,
   // or `timeout 60 mewcode -p …` would wait for the pipe's end rather than end at its SIGTERM.
-  const promptInput = await untilAborted(
-    readPromptInput(command.prompt, input.stdin ?? Deno.stdin, {
-      ...input.stdinLimits,
-      wait: options.waitForStdin,
-    }),
-    input.signal,
-  );
+  let promptInput: PromptInput | null | "aborted";
+  try {
+    promptInput = await untilAborted(
+      readPromptInput(command.prompt, input.stdin ?? Deno.stdin, {
+        ...input.stdinLimits,
+        wait: options.waitForStdin,
+      }),
+      input.signal,
+    );
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    err(sanitizeLines(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`));
+    return EXIT.usage;
+  }
   if (promptInput === "aborted") {
     const signal = input.interruption?.received ?? null;
     err(

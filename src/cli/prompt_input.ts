@@ -13,6 +13,7 @@
 import { formatBytes } from "../common/size.ts";
 import { PIPED_INPUT_LEAD } from "../session/piped_prompt.ts";
 import { withDeadline } from "../common/deadline.ts";
+import { UsageError } from "./_arg_tokens.ts";
 
 /**
  * Where the prompt may come from: `Deno.stdin` fits. Read through `read`, not a `ReadableStream`: Deno
@@ -129,6 +130,25 @@ export interface StdinLeft {
 }
 
 /**
+ * One read of standard input; what it was redirected from cannot be read (`< folder`) is the command
+ * line's mistake, a UsageError, not a crash.
+ */
+async function readChunk(source: Pick<PromptSource, "read">, buffer: Uint8Array): Promise<number | null> {
+  try {
+    return await source.read(buffer);
+  } catch (error) {
+    const reason = error instanceof Deno.errors.IsADirectory
+      ? "it is a directory"
+      : error instanceof Error
+      ? error.message
+      : String(error);
+    throw new UsageError(
+      `Cannot read standard input: ${reason}; give it a file, a command's output or nothing`,
+    );
+  }
+}
+
+/**
  * Reads a source to its end, at most `maxBytes`. With `firstByteMs`, gives up when no byte arrives in
  * time (StdinLeft). The read still pending then (an open pipe that sends nothing) is left behind: it
  * cannot be cancelled, and it does not keep the process alive (mewcode ends with `Deno.exit`).
@@ -144,7 +164,7 @@ export async function readStdin(
     // One byte more than the cap allows tells a cut from an input of exactly the cap.
     const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, options.maxBytes - size + 1));
     const waiting = size === 0 && options.firstByteMs !== null;
-    const reading = source.read(buffer);
+    const reading = readChunk(source, buffer);
     const read = waiting ? await withDeadline(reading, options.firstByteMs!) : await reading;
     if (read === "timeout") {
       const sent = reading.then((count) => count !== null && count > 0, () => false);

@@ -553,3 +553,22 @@ Deno.test("runPrintMode ends at a signal while it waits for standard input, with
   equal(result.is_error, true);
   equal(result.error, "The run was interrupted while it read its prompt from standard input");
 });
+
+Deno.test("runPrintMode exits 2 with the reason when standard input cannot be read (mewcode -p < folder)", async (t) => {
+  const folder: PromptSource = {
+    isTerminal: () => false,
+    read: () => Promise.reject(new Deno.errors.IsADirectory("Is a directory (os error 21)")),
+  };
+  for (const argv of [["-p"], ["-p", "q"]]) {
+    await t.step(argv.join(" "), async () => {
+      const run = await print(argv, [textTurn("Unused.")], { stdin: folder });
+      equal(run.code, 2, run.stderr);
+      equal(run.provider.requests.length, 0);
+      equal(
+        run.stderr,
+        "mewcode: Cannot read standard input: it is a directory; give it a file, a command's output or " +
+          'nothing\nRun "mewcode --help" for usage.\n',
+      );
+    });
+  }
+});

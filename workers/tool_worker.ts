@@ -15,7 +15,7 @@ import { serveTools } from "./_runner.ts";
 const prewalk = new Prewalk();
 serveTools(self, TOOL_RUNNERS, {
   // The walks' listings are stamped once the result is sent (see src/tools/_walk_memory.ts), and a walk
-  // ahead that a call paused goes on.
+  // ahead that a call suspended goes on.
   idle(busy) {
     recentWalks.stampWhileIdle(busy);
     prewalk.resume(busy);

@@ -4,7 +4,8 @@
  * and node:os, whose compatibility layer mewcode's main process never loads (~10 MB): a child importing it
  * would measure more memory, and slower calls, than a session has.
  *
- *   deno run … _search_session.ts --deployed-child ROOT [WALK_STORE]   each request line on stdin, answered
+ *   deno run … _search_session.ts --deployed-child ROOT [WALK_STORE] [HEAD_START_MS]
+ *                                                                      each request line on stdin, answered
  *   deno run … _search_session.ts --rss-child ROOT                     one turn of four parallel Greps
  *
  * @module
@@ -34,6 +35,13 @@ export const DEPLOYED_CHILD_FLAG = "--deployed-child";
 const PREWARM_PERMISSIONS = { mode: "default", rules: [], canAsk: false, hooksMayDecide: false } as const;
 
 export const RSS_CHILD_FLAG = "--rss-child";
+
+/**
+ * How long before its first call a one-shot session's search worker starts and walks the workspace ahead: when
+ * the model's response begins, the model has still to write its call (a Grep call and a sentence before it
+ * are some 30 to 60 tokens, half a second to a second at 50 to 80 tokens a second).
+ */
+export const HEAD_START_MS = 500;
 
 /** The Grep calls of one turn in the memory measurement: four searches of the whole tree at once. */
 export const PARALLEL_GREPS: readonly Record<string, unknown>[] = [
@@ -72,12 +80,23 @@ async function runDeployed(runtime: ToolRuntime, request: BenchRequest): Promise
  * The deployed-call process: opens the runtime, starts its read-only worker with a Glob of a missing
  * directory (which walks nothing), answers one line, then runs each request line it reads, after the
  * runtime's prewarm for the call's tool (as a session prewarms while a call's input streams: for Grep, its
- * ripgrep modules load).
+ * ripgrep modules load). With a head start, the worker starts as a one-shot session's does when the model's
+ * response begins (`ToolRuntime.walkAhead`: it walks the workspace meanwhile), and the first line is answered
+ * `headStartMs` later, as the model's call comes once the model has written it.
  */
-async function serveDeployedCalls(root: string, walkStore: string | undefined): Promise<void> {
+async function serveDeployedCalls(
+  root: string,
+  walkStore: string | undefined,
+  headStartMs: number | undefined,
+): Promise<void> {
   const runtime = await openRuntime(root, walkStore);
   try {
-    await runDeployed(runtime, { tool: "Glob", root, input: { pattern: "no-such-directory/*" } });
+    if (headStartMs === undefined) {
+      await runDeployed(runtime, { tool: "Glob", root, input: { pattern: "no-such-directory/*" } });
+    } else {
+      void runtime.walkAhead(PREWARM_PERMISSIONS);
+      await new Promise((resolve) => setTimeout(resolve, headStartMs));
+    }
     console.log(JSON.stringify({ ms: 0, engine: null, content: "" }));
     const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter());
     for await (const line of lines) {
@@ -95,11 +114,14 @@ async function serveDeployedCalls(root: string, walkStore: string | undefined): 
   }
 }
 
-/** The child's side: one session, one warm-up call, then the turn; prints its own timing as JSON. */
+/** The child's side: one session, its head start, then the turn; prints its own timing as JSON. */
 async function runRssChild(root: string): Promise<void> {
   const runtime = await openRuntime(root);
   try {
-    await runDeployed(runtime, { tool: "Glob", root, input: { pattern: "no-such-directory/*" } });
+    // As a one-shot session: its search worker starts, and walks the workspace, when the model's response
+    // begins; the calls come once the model has written them.
+    void runtime.walkAhead(PREWARM_PERMISSIONS);
+    await new Promise((resolve) => setTimeout(resolve, HEAD_START_MS));
     const started = performance.now();
     const results = await Promise.all(
       PARALLEL_GREPS.map((input) => runDeployed(runtime, { tool: "Grep", root, input })),
@@ -113,7 +135,8 @@ async function runRssChild(root: string): Promise<void> {
 }
 
 if (import.meta.main && Deno.args[0] === DEPLOYED_CHILD_FLAG) {
-  await serveDeployedCalls(Deno.args[1]!, Deno.args[2]);
+  const [root, walkStore, headStart] = Deno.args.slice(1);
+  await serveDeployedCalls(root!, walkStore || undefined, headStart ? Number(headStart) : undefined);
 } else if (import.meta.main && Deno.args[0] === RSS_CHILD_FLAG) {
   await runRssChild(Deno.args[1]!);
 }

@@ -27,7 +27,13 @@ import { grepRunner } from "../../src/tools/_grep_run.ts";
 import { recentWalks } from "../../src/tools/_walk_memory.ts";
 import { profileFor } from "../../src/execution/profiles.ts";
 import { readRuntimeFlags } from "../compile.ts";
-import { BENCH_LITERAL, BENCH_REGEX, type BenchRequest, DEPLOYED_CHILD_FLAG } from "./_search_session.ts";
+import {
+  BENCH_LITERAL,
+  BENCH_REGEX,
+  type BenchRequest,
+  DEPLOYED_CHILD_FLAG,
+  HEAD_START_MS,
+} from "./_search_session.ts";
 import type { ShellPlan, ToolContext, ToolResult } from "../../src/tools/tool.ts";
 import { type BenchOptions, type BenchSection, LineSplitter, loadAverage, median } from "./_report.ts";
 import { ensureSearchTree } from "./_search_tree.ts";
@@ -259,8 +265,14 @@ class DeployedProcess {
       .getReader();
   }
 
-  /** Starts the process and waits until its runtime is open and its read-only worker has started. */
-  static async start(root: string, walkStore?: string): Promise<DeployedProcess> {
+  /**
+   * Starts the process and waits until its runtime is open and its read-only worker has started; or, with a
+   * head start, until that long after the worker was asked to start and walk the workspace ahead.
+   */
+  static async start(
+    root: string,
+    options: { walkStore?: string; headStartMs?: number } = {},
+  ): Promise<DeployedProcess> {
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         "run",
@@ -268,7 +280,8 @@ class DeployedProcess {
         SESSION_CHILD,
         DEPLOYED_CHILD_FLAG,
         root,
-        ...(walkStore === undefined ? [] : [walkStore]),
+        options.walkStore ?? "",
+        options.headStartMs === undefined ? "" : String(options.headStartMs),
       ],
       stdin: "piped",
       stdout: "piped",
@@ -308,8 +321,12 @@ interface DeployedReply {
 }
 
 /** The first call of a fresh session: a new process, its runtime opened and its worker started (not timed). */
-async function timeFirstCall(root: string, request: BenchRequest, walkStore?: string): Promise<number> {
-  const session = await DeployedProcess.start(root, walkStore);
+async function timeFirstCall(
+  root: string,
+  request: BenchRequest,
+  options: { walkStore?: string; headStartMs?: number } = {},
+): Promise<number> {
+  const session = await DeployedProcess.start(root, options);
   try {
     return (await session.run(request)).ms;
   } finally {
@@ -351,6 +368,7 @@ export async function benchSearch(options: BenchOptions): Promise<BenchSection> 
     generateMs,
     repetitions,
     firstCalls,
+    headStartMs: HEAD_START_MS,
     rg: await rgVersion(),
     loadBefore,
     loadAfter: loadAverage(),
@@ -400,18 +418,20 @@ async function measureCase(
     times.rg.push(await timed(() => runRg(root, rgArgs, benchCase.pipe)));
   }
   const firstCall: number[] = [];
+  const firstCallAhead: number[] = [];
   for (let repetition = 0; repetition < setup.firstCalls; repetition++) {
     firstCall.push(await timeFirstCall(root, request));
+    firstCallAhead.push(await timeFirstCall(root, request, { headStartMs: HEAD_START_MS }));
   }
   // The first call of a process that finds the walk an earlier process kept (the earlier one not timed).
   let firstCallKept: number[] | null = null;
   if (benchCase.tool === "Grep") {
     const walkStore = await Deno.makeTempDir({ prefix: "mewcode-bench-walks-" });
     try {
-      await timeFirstCall(root, request, walkStore);
+      await timeFirstCall(root, request, { walkStore });
       firstCallKept = [];
       for (let repetition = 0; repetition < setup.firstCalls; repetition++) {
-        firstCallKept.push(await timeFirstCall(root, request, walkStore));
+        firstCallKept.push(await timeFirstCall(root, request, { walkStore }));
       }
     } finally {
       await Deno.remove(walkStore, { recursive: true });
@@ -423,6 +443,7 @@ async function measureCase(
     inWorker: timing(times.inWorker),
     deployed: timing(times.deployed),
     firstCall: timing(firstCall),
+    firstCallAhead: timing(firstCallAhead),
     firstCallKept: firstCallKept === null ? null : timing(firstCallKept),
     rg: timing(times.rg),
     oursCount,

@@ -11,7 +11,8 @@ import { isExcludedPath, resolveSearchPath, safePath } from "./_paths.ts";
 import { MAX_GLOB_RESULTS } from "./_shared.ts";
 import { DeniedFiles } from "./_read_denials.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
-import { compareStrings, walkFiles, type WalkResult } from "./_walk.ts";
+import { compareStrings, type WalkedFile, walkFiles, walkMemoryKey, type WalkResult } from "./_walk.ts";
+import { type ReadyWalk, readyWalk } from "./_prewalk.ts";
 import { skippedNotice } from "./_walk_notice.ts";
 import { recentWalks } from "./_walk_memory.ts";
 import type { GlobInput } from "./glob.ts";
@@ -76,11 +77,18 @@ export const globRunner: ToolRunner<GlobInput> = {
     }
     const prefix = base === "" ? "" : `${base}/`;
     const deadline = started + context.timeoutMs;
-    const walk = await walkFiles(start, {
+    const denied = DeniedFiles.from(context.deniedReads, context.root);
+    // The workspace walked ahead of the calls (`_prewalk.ts`): a pattern from its root without deny rules
+    // takes the files of that walk that match.
+    const roots = [context.root, ...context.additionalRoots ?? []];
+    const ahead = base === "" && denied === null
+      ? readyWalk(walkMemoryKey(start, roots, context.excludedPaths ?? []))
+      : null;
+    const walk = ahead !== null ? matchingAhead(ahead, start, matches) : await walkFiles(start, {
       root: context.root,
       additionalRoots: context.additionalRoots,
       excludedPaths: context.excludedPaths,
-      denied: DeniedFiles.from(context.deniedReads, context.root),
+      denied,
       signal: context.signal,
       deadline,
       filter: (relativePath) => matches(prefix + relativePath),
@@ -188,6 +196,33 @@ function noMatch(
   });
 }
 
+/**
+ * What a walk of `start` filtered by `matches` finds, from the walk of it ahead of the calls without a filter:
+ * the files that pass, in the same order; as ignored, the ignored files that pass; the rest as that walk.
+ */
+function matchingAhead(
+  ahead: ReadyWalk,
+  start: string,
+  matches: (path: string) => boolean,
+): WalkResult & { walkedAhead: true } {
+  const files: WalkedFile[] = [];
+  for (const relativePath of ahead.report.files) {
+    if (matches(relativePath)) files.push({ path: `${start}/${relativePath}`, relativePath });
+  }
+  const counts = ahead.report.counts;
+  return {
+    ...emptyWalk(),
+    files,
+    ignoredFiles: ahead.ignored.filter(matches).length,
+    ignoredDirectories: counts.ignoredDirectories,
+    skippedSymlinks: counts.skippedSymlinks,
+    changedDirectories: counts.changedDirectories,
+    ignoreProblems: counts.ignoreProblems,
+    unreadable: counts.unreadable,
+    walkedAhead: true,
+  };
+}
+
 function emptyWalk(): WalkResult {
   return {
     files: [],
@@ -203,8 +238,10 @@ function emptyWalk(): WalkResult {
   };
 }
 
-function walkMetadata(walk: WalkResult, started: number): Record<string, unknown> {
+function walkMetadata(walk: WalkResult & { walkedAhead?: true }, started: number): Record<string, unknown> {
   return {
+    // Whether the files came from the walk ahead of the calls (`_prewalk.ts`): no directory was listed.
+    ...(walk.walkedAhead ? { walkedAhead: true } : {}),
     ignoredFiles: walk.ignoredFiles,
     ignoredDirectories: walk.ignoredDirectories,
     skippedSymlinks: walk.skippedSymlinks,

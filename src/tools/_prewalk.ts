@@ -1,30 +1,34 @@
 /**
  * A walk of the workspace ahead of its first Glob or Grep call, in the read-only tool worker, while the model
- * thinks: it fills the worker's memory of walks (`_walk_memory.ts`), so the first search of the session lists
- * nothing that has not changed since and costs what a repeated one does.
+ * writes: the session's first search of the whole workspace then walks nothing.
  *
  * Why: a session's first search walks the tree from scratch, and on a 20,000-file tree the listings and their
- * checks cost ~150 ms, more than ripgrep's whole search. A session's first request takes the model a second
- * or more to answer, time in which the worker has nothing else to do.
+ * checks cost ~200 ms, more than ripgrep's whole search. While the model answers the session's request, the
+ * worker has nothing else to do.
  *
- * How: the session's runtime sends the worker its workspace once the first request is on its way
- * (`ToolRuntime.prewarm`). The walk lists the workspace root as Glob and Grep would (the same ignore files,
- * exclusions and symlink rules, no deny rules: those apply to each call's files), stamping each directory as it
- * lists it, and runs a few milliseconds at a time between messages. A call that comes meanwhile stops it at
- * once (`pause`): what it listed so far is kept, usable at once, and the call lists the rest itself. Once the
- * worker is idle again the walk goes on (`resume`) from what is kept. It lists at most `PREWALK_MAX_FILES`
- * files: a larger tree keeps a partial walk, which later walks of the root still use directory by directory.
+ * How: the session's runtime asks the worker once it starts it for the session (`ToolRuntime.walkAhead`). The
+ * worker walks the workspace root as Glob and Grep walk it (the same ignore files, exclusions and symlink
+ * rules; no deny rules, which each call applies to its own files), a few milliseconds at a time between
+ * messages. It keeps what a Grep call of the whole workspace asks its worker for (`GrepWalkReport`: the files
+ * in path order, what was skipped, the stamps of every directory listed and ignore file read), and the paths of
+ * the files ignore files left out. A call that comes meanwhile suspends it (`pause`) and it goes on once the
+ * worker is idle (`resume`); a walk that takes more than `PREWALK_MAX_FILES` files gives up.
  *
- * A walk that went through the whole tree in one go is also kept as the report a Grep call of the whole
- * workspace asks its worker for (the files in path order and what was skipped, `GrepWalkReport`): such a call
- * without a glob or deny rules takes it (`takeReadyWalk`) instead of walking on past its search budget, once
- * its stamps show the tree unchanged, so ripgrep searches alone.
+ * Such a walk is used while its stamps show the tree as it was (`readyWalk`: an lstat of each stamped path, a
+ * few milliseconds), and only when their times lie well before the walk began (`stampsUsable`), so that any
+ * change during or after it shows, even one made while it was suspended:
+ * - Grep of the whole workspace without a glob or deny rules, helped by ripgrep, takes the report past its
+ *   search budget instead of walking on (`_grep_run.ts`), so ripgrep searches alone;
+ * - Glob of a pattern from the workspace root without deny rules takes the files matching it (`_glob_run.ts`):
+ *   a walk with a filter finds exactly the files the walk without it finds that pass the filter, and counts
+ *   as ignored the ignored ones that pass it.
+ * A tree with a symlink gives no report: stamps cannot show where a link leads later.
  *
  * @module
  */
 import { type GrepWalkReport, WalkRecorder } from "./_grep_prepass.ts";
 import { Walker } from "./_walk.ts";
-import { MEMORY_STAMP_MARGIN_MS, recentWalks, type WalkMemory } from "./_walk_memory.ts";
+import { MEMORY_STAMP_MARGIN_MS } from "./_walk_memory.ts";
 import { stampsUsable, walkIsCurrent } from "./_walk_stamps.ts";
 
 /** What the runtime sends a worker to walk: the workspace as each call's context names it. */
@@ -37,154 +41,158 @@ export interface PrewalkRequest {
   excludedPaths: readonly string[];
 }
 
-/** Files a walk ahead lists at most (about a second of walking); a larger tree is walked in part. */
+/** A finished walk ahead of the calls. */
+export interface ReadyWalk {
+  /** What Grep's worker reports of a walk of the whole workspace. */
+  report: GrepWalkReport;
+  /** The paths (relative to the root) of the files that ignore files left out, in walk order. */
+  ignored: readonly string[];
+}
+
+/** Files a walk ahead lists at most (about a second of walking): a larger tree is left to the calls. */
 export const PREWALK_MAX_FILES = 100_000;
 /** How long the walk runs before it lets a message in. */
 const SLICE_MS = 6;
 
-/** The report of the last walk ahead that went through its whole tree, under its walk's memory key. */
-let readyWalk: { key: string; report: GrepWalkReport } | null = null;
+/** The last walk ahead that finished, under its walk's memory key (`Walker.memoryKey`). */
+let finished: { key: string; walk: ReadyWalk } | null = null;
 
 /**
- * The report of a walk ahead of `key` (`Walker.memoryKey`) when its stamps show the tree as it was then; it
- * is given once (the runtime keeps it from then on).
+ * The walk ahead of `key` (`Walker.memoryKey`) when its stamps show the tree as it was then, or null. One that
+ * no longer holds is dropped: a tree that changed never turns back into the one stamped.
  */
-export function takeReadyWalk(key: string): GrepWalkReport | null {
-  const ready = readyWalk;
-  if (ready === null || ready.key !== key) return null;
-  readyWalk = null;
-  const stamps = ready.report.stamps;
+export function readyWalk(key: string): ReadyWalk | null {
+  if (finished === null || finished.key !== key) return null;
+  const stamps = finished.walk.report.stamps;
   // Stamps whose times lie close to the walk's start cannot show a change made since (`stampsUsable`).
-  return stamps !== null && stampsUsable(stamps, MEMORY_STAMP_MARGIN_MS) && walkIsCurrent(stamps)
-    ? ready.report
-    : null;
+  if (stamps !== null && stampsUsable(stamps, MEMORY_STAMP_MARGIN_MS) && walkIsCurrent(stamps)) {
+    return finished.walk;
+  }
+  finished = null;
+  return null;
 }
 
-/** How many files the report of a walk ahead of `key` lists, or null when there is none. */
+/** How many files the walk ahead of `key` found, if it finished (its stamps not checked). */
 export function readyWalkFiles(key: string): number | null {
-  return readyWalk?.key === key ? readyWalk.report.files.length : null;
+  return finished?.key === key ? finished.walk.report.files.length : null;
 }
 
-/** The walk ahead of one worker's calls (at most one at a time). */
+/** The walk ahead of one worker's calls (at most one per worker). */
 export class Prewalk {
-  readonly #memory: WalkMemory;
   readonly #maxFiles: number;
   #request: PrewalkRequest | null = null;
-  /** The walk under way; null when none runs (not begun, paused, finished). */
+  /** The walk; null before it begins and once it ended. */
   #files: Generator<unknown, void, undefined> | null = null;
   #listed = 0;
-  #finished = false;
+  /** Whether the walk goes on now (not suspended by a call). */
   #running: Promise<void> | null = null;
+  #suspended = false;
 
-  constructor(options: { memory?: WalkMemory; maxFiles?: number } = {}) {
-    this.#memory = options.memory ?? recentWalks;
+  constructor(options: { maxFiles?: number } = {}) {
     this.#maxFiles = options.maxFiles ?? PREWALK_MAX_FILES;
   }
 
-  /** Begins walking `request.root` (once per worker: a second request is ignored) unless `busy`. */
+  /** Begins walking `request.root` (once per worker: a second request is ignored). */
   start(request: PrewalkRequest, busy: () => boolean): void {
     if (this.#request !== null) return;
     this.#request = request;
+    this.#files = reporting(request);
     this.resume(busy);
   }
 
-  /** Goes on with a walk that a call paused, unless it ended or a call runs. */
+  /** Goes on with a walk a call suspended, unless it ended or a call runs. */
   resume(busy: () => boolean): void {
-    if (this.#request === null || this.#finished || this.#files !== null || busy()) return;
-    const request = this.#request;
-    const walker = new Walker(request.root, {
-      root: request.root,
-      additionalRoots: request.additionalRoots,
-      excludedPaths: request.excludedPaths,
-      memory: this.#memory,
-      ahead: true,
-      stamp: true,
-    });
-    const files = this.#reporting(walker, request);
-    this.#files = files;
-    const running = this.#run(files, busy).finally(() => {
+    if (this.#files === null || busy()) return;
+    this.#suspended = false;
+    // A run that a call suspended may not have seen it yet: it goes on.
+    if (this.#running !== null) return;
+    const running = this.#run(this.#files, busy).finally(() => {
       if (this.#running === running) this.#running = null;
     });
     this.#running = running;
   }
 
-  /**
-   * Stops the walk at once, keeping what it listed (a call is about to run: its walk takes those listings,
-   * and the two never list at the same time).
-   */
+  /** Suspends the walk at once (a call is about to run); `resume` goes on from there. */
   pause(): void {
-    const files = this.#files;
-    this.#files = null;
-    try {
-      // Closing the walk offers its listings to the memory (`Walker.files` ends its recording then).
-      files?.return();
-    } catch {
-      // What it listed is lost; the call lists it itself.
-    }
+    this.#suspended = true;
   }
 
-  /** Resolves when no part of the walk runs (finished, paused or failed). */
+  /** Resolves when no part of the walk runs (ended, or suspended). */
   async settled(): Promise<void> {
     while (this.#running !== null) await this.#running;
   }
 
-  /** Whether the walk went through the whole tree, or as far as it may. */
-  get finished(): boolean {
-    return this.#finished;
-  }
-
-  // The walk's files, recorded as a Grep call's walk is; once it ends, its report is kept for such a call.
-  *#reporting(walker: Walker, request: PrewalkRequest): Generator<unknown, void, undefined> {
-    const recorder = new WalkRecorder({ budgetMs: 0, prefilter: null, walk: true }, performance.now());
-    for (const file of walker.files()) {
-      if (file === null) continue;
-      recorder.record(file.relativePath, walker);
-      yield file;
-    }
-    const roots = [request.root, ...request.additionalRoots];
-    const places = { start: request.root, base: request.root, roots, excluded: request.excludedPaths };
-    const report = recorder.walkReport(walker, places);
-    readyWalk = report.stamps === null ? null : { key: walker.memoryKey, report };
-  }
-
-  // Lets the messages that came in run (a call's request first of all). A timer would do, but each costs a
-  // millisecond of idling (timers wait at least that long): a fifth of a walk's time in slices of 6 ms.
-  #yield(): Promise<void> {
-    const { port1, port2 } = new MessageChannel();
-    const { promise, resolve } = Promise.withResolvers<void>();
-    port1.onmessage = () => {
-      port1.close();
-      resolve();
-    };
-    port2.postMessage(null);
-    port2.close();
-    return promise;
+  /** Whether the walk has ended: finished, or given up. */
+  get ended(): boolean {
+    return this.#request !== null && this.#files === null;
   }
 
   async #run(files: Generator<unknown, void, undefined>, busy: () => boolean): Promise<void> {
     try {
-      while (this.#files === files) {
+      while (!this.#suspended) {
         const until = performance.now() + SLICE_MS;
-        for (let step = 1; this.#files === files; step++) {
-          if (files.next().done === true) {
-            this.#files = null;
-            this.#finished = true;
-            return;
-          }
-          if (++this.#listed >= this.#maxFiles) {
-            this.#finished = true;
-            this.pause();
+        for (let step = 1; !this.#suspended; step++) {
+          if (files.next().done === true || ++this.#listed >= this.#maxFiles) {
+            this.#end();
             return;
           }
           if (step % 64 === 0 && performance.now() >= until) break;
         }
-        await this.#yield();
-        if (busy() && this.#files === files) this.pause();
+        await nextMessage();
+        if (busy()) this.#suspended = true;
       }
     } catch {
       // A walk ahead is only a head start: whatever stopped it, each call walks as it always does.
-      this.#finished = true;
-      if (this.#files === files) this.pause();
+      this.#end();
     }
   }
+
+  #end(): void {
+    const files = this.#files;
+    this.#files = null;
+    this.#suspended = true;
+    try {
+      files?.return();
+    } catch {
+      // Nothing is kept.
+    }
+  }
+}
+
+/** The files of a walk of the workspace, recorded as Grep's walk is; once it ends, it is kept for the calls. */
+function* reporting(request: PrewalkRequest): Generator<unknown, void, undefined> {
+  const ignored: string[] = [];
+  const recorder = new WalkRecorder({ budgetMs: 0, prefilter: null, walk: true }, performance.now());
+  const walker = new Walker(request.root, {
+    root: request.root,
+    additionalRoots: request.additionalRoots,
+    excludedPaths: request.excludedPaths,
+    stamp: true,
+    ignoredPaths: ignored,
+  });
+  for (const file of walker.files()) {
+    if (file === null) continue;
+    recorder.record(file.relativePath, walker);
+    yield file;
+  }
+  const roots = [request.root, ...request.additionalRoots];
+  const places = { start: request.root, base: request.root, roots, excluded: request.excludedPaths };
+  const report = recorder.walkReport(walker, places);
+  finished = report.stamps === null ? null : { key: walker.memoryKey, walk: { report, ignored } };
+}
+
+/**
+ * Resolves once the messages that came in have run (a call's request first of all). A timer would do, but
+ * each costs a millisecond of idling (timers wait at least that long): a fifth of a walk in slices of 6 ms.
+ */
+function nextMessage(): Promise<void> {
+  const { port1, port2 } = new MessageChannel();
+  const { promise, resolve } = Promise.withResolvers<void>();
+  port1.onmessage = () => {
+    port1.close();
+    resolve();
+  };
+  port2.postMessage(null);
+  port2.close();
+  return promise;
 }

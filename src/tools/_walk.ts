@@ -38,7 +38,7 @@ import { isExcludedPath, isWithinRoot, normalizedExcluded, resolveLink, rootCont
 import { TimeSlicer } from "./_time_slicer.ts";
 import type { DeniedFiles } from "./_read_denials.ts";
 import { readVerifiedSync } from "./_verified_read.ts";
-import { type Listing, ListingRecorder, type WalkMemory } from "./_walk_memory.ts";
+import { type Listing, ListingRecorder, unpackEntries, type WalkMemory } from "./_walk_memory.ts";
 import { stampOf, stampOfInfo, type WalkStamps } from "./_walk_stamps.ts";
 
 /** Options of `walkFiles`. */
@@ -196,7 +196,7 @@ export class Walker implements WalkCounts {
   /** `Date.now()` when the walk was prepared: the time of its stamps. */
   #takenAt: number;
   #memory: WalkMemory | undefined;
-  #ahead: boolean;
+  #ignoredPaths: string[] | null;
   /** This walk's side of the memory; null without one, or when the walk neither recalls nor records. */
   #recorder: ListingRecorder | null = null;
   /** Directories listed, and directories taken from the memory's listings instead (their stamps current). */
@@ -213,14 +213,14 @@ export class Walker implements WalkCounts {
       slicer?: TimeSlicer;
       /** Stamps what the walk sees (`stamps`), to tell later whether the tree changed. */
       stamp?: boolean;
-      /** A walk ahead of the calls (`_prewalk.ts`): records in the memory even as a first walk. */
-      ahead?: boolean;
+      /** Collects the paths (relative to the start) of the files ignore files left out, in walk order. */
+      ignoredPaths?: string[];
     },
   ) {
     this.#start = start;
     this.#stampsWanted = options.stamp === true;
     this.#memory = options.memory;
-    this.#ahead = options.ahead === true;
+    this.#ignoredPaths = options.ignoredPaths ?? null;
     this.#takenAt = Date.now();
     if (this.#stampsWanted) this.#stamps = { takenAt: this.#takenAt, paths: [], values: [] };
     this.#roots = [options.root, ...options.additionalRoots ?? []];
@@ -248,7 +248,7 @@ export class Walker implements WalkCounts {
 
   /** What a walk's record is kept under: the start, the roots and the excluded folders. */
   get memoryKey(): string {
-    return [this.#start, ...this.#roots, "", ...this.#excluded ?? []].join("\0");
+    return walkMemoryKey(this.#start, this.#roots, this.#excluded ?? []);
   }
 
   // Stamps a path before it is read, or a directory right after its listing with the lstat that checked it
@@ -300,7 +300,7 @@ export class Walker implements WalkCounts {
     const memory = this.#memory;
     const recorder = memory === undefined
       ? null
-      : ListingRecorder.open(memory, this.memoryKey, this.#takenAt, { ahead: this.#ahead });
+      : ListingRecorder.open(memory, this.memoryKey, this.#takenAt);
     if (recorder === null) return yield* this.#walk();
     this.#recorder = recorder;
     let finished = false;
@@ -403,6 +403,7 @@ export class Walker implements WalkCounts {
       if (filter !== undefined && !filter(relativePath)) continue;
       if (ruleSets.length > 0 && isIgnored(ruleSets, relativePath, name, false)) {
         this.ignoredFiles++;
+        this.#ignoredPaths?.push(relativePath);
         continue;
       }
       if (denied !== null) {
@@ -431,7 +432,7 @@ export class Walker implements WalkCounts {
       const ruleSets = recalled.ruleSets.length === 0
         ? directory.ruleSets
         : [...directory.ruleSets, ...recalled.ruleSets];
-      return { directory: { ...directory, ruleSets }, entries: recalled.entries, next: 0 };
+      return { directory: { ...directory, ruleSets }, entries: unpackEntries(recalled.entries), next: 0 };
     }
     this.listedDirectories++;
     if (real) this.#recorder?.begin();
@@ -601,6 +602,11 @@ export async function walkFiles(start: string, options: WalkOptions): Promise<Wa
     recalledDirectories: walker.recalledDirectories,
     aborted,
   };
+}
+
+/** The key of a walk of `start` in a workspace of `roots` (the root first) without `excluded` (`Walker.memoryKey`). */
+export function walkMemoryKey(start: string, roots: readonly string[], excluded: readonly string[]): string {
+  return [start, ...roots, "", ...excluded].join("\0");
 }
 
 /** Orders strings by UTF-16 code units: fast, and the same on every machine (unlike localeCompare). */

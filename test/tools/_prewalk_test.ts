@@ -1,10 +1,11 @@
 import { deepStrictEqual, equal, notEqual, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import type { GrepWalkReport } from "../../src/tools/_grep_prepass.ts";
-import { Prewalk, type PrewalkRequest, readyWalkFiles, takeReadyWalk } from "../../src/tools/_prewalk.ts";
+import { Prewalk, type PrewalkRequest, readyWalk, readyWalkFiles } from "../../src/tools/_prewalk.ts";
 import { GREP_PREPASS } from "../../src/tools/_shared.ts";
 import { Walker } from "../../src/tools/_walk.ts";
-import { MEMORY_STAMP_MARGIN_MS, RecentWalks } from "../../src/tools/_walk_memory.ts";
+import { MEMORY_STAMP_MARGIN_MS } from "../../src/tools/_walk_memory.ts";
+import { globTool } from "../../src/tools/glob.ts";
 import { grepTool } from "../../src/tools/grep.ts";
 import { testRuntime } from "../_fakes/runtime.ts";
 import { createTempWorkspace, settleTree, toolContext } from "../_fakes/tool_context.ts";
@@ -35,9 +36,6 @@ const FILES = [
   "src/lib/util.ts",
 ];
 
-/** The directories of TREE a walk of its root lists: itself, docs, src, src/lib. */
-const LISTED = 4;
-
 async function writeTree(root: string, files: Record<string, string>): Promise<void> {
   for (const [path, content] of Object.entries(files)) {
     await Deno.mkdir(dirname(join(root, path)), { recursive: true });
@@ -58,80 +56,98 @@ function request(root: string): PrewalkRequest {
   return { root, additionalRoots: [], excludedPaths: [] };
 }
 
-/** Walks `root` to its end with `memory`: the files, and the directories listed and taken from the memory. */
-function walkWith(root: string, memory: RecentWalks) {
-  const walker = new Walker(root, { root, memory });
-  const files: string[] = [];
-  for (const file of walker.files()) if (file !== null) files.push(file.relativePath);
-  return { files, listed: walker.listedDirectories, recalled: walker.recalledDirectories };
-}
-
 const idle = () => false;
 
-Deno.test("a walk ahead fills the memory: the next walk of the workspace lists nothing and finds the same", async () => {
+/** Waits until the tree's status-change times lie 3 s in the past (settleTree set them now; see `stampsUsable`). */
+function pastMargin(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, MEMORY_STAMP_MARGIN_MS + 100));
+}
+
+async function walkAhead(root: string, options: { maxFiles?: number } = {}): Promise<Prewalk> {
+  const ahead = new Prewalk(options);
+  ahead.start(request(root), idle);
+  await ahead.settled();
+  return ahead;
+}
+
+Deno.test("Glob of a pattern from the root takes the files of the walk ahead: what a walk finds and skips", async () => {
   await using workspace = await createTempWorkspace();
   const root = workspace.root;
   await writeTree(root, TREE);
   await settleTree(root);
-  const memory = new RecentWalks({ marginMs: 0, stampsLater: true });
-  const ahead = new Prewalk({ memory });
-  ahead.start(request(root), idle);
-  await ahead.settled();
-  ok(ahead.finished);
-  const fresh = walkWith(root, new RecentWalks({ marginMs: 0 }));
-  const recalled = walkWith(root, memory);
-  deepStrictEqual([recalled.listed, recalled.recalled], [0, LISTED]);
-  deepStrictEqual(recalled.files, fresh.files);
-  deepStrictEqual(fresh.files, FILES);
+  await pastMargin();
+  const context = toolContext(root);
+  const patterns = ["**/*.ts", "**/*.log", "*", "**", "src/**/*.ts", "**/nothing-like-this"];
+  const walked = [];
+  for (const pattern of patterns) walked.push(await globTool.execute(context, { pattern }));
+  const ahead = await walkAhead(root);
+  ok(ahead.ended);
+  for (const [index, pattern] of patterns.entries()) {
+    const taken = await globTool.execute(context, { pattern });
+    equal(taken.content, walked[index]!.content, pattern);
+    equal(taken.metadata.ignoredFiles, walked[index]!.metadata.ignoredFiles, pattern);
+    equal(taken.metadata.ignoredDirectories, walked[index]!.metadata.ignoredDirectories, pattern);
+    // A pattern below the root ("src/…") walks from there.
+    equal(taken.metadata.walkedAhead, pattern.startsWith("src/") ? undefined : true, pattern);
+  }
+  ok(walked[1]!.content.includes("1 file was ignored"), walked[1]!.content);
+  // Deny rules apply to each call's files: such a call walks.
+  const denying = toolContext(root, {
+    deniedReads: {
+      rules: [{ rule: "Read(docs/**)", origin: "a test", specifier: "docs/**" }],
+      home: "/nonexistent",
+    },
+  });
+  const denied = await globTool.execute(denying, { pattern: "**" });
+  equal(denied.metadata.walkedAhead, undefined);
+  ok(!denied.content.includes("docs/readme.md"), denied.content);
+  // A changed tree: the walk ahead no longer holds, and Glob walks.
+  await Deno.writeTextFile(join(root, "src/lib/new.ts"), "");
+  const changed = await globTool.execute(context, { pattern: "**/*.ts" });
+  equal(changed.metadata.walkedAhead, undefined);
+  ok(changed.content.startsWith("src/lib/new.ts\n"), changed.content);
 });
 
-Deno.test("a call stops the walk ahead at once; what it listed is kept, and it goes on once the worker is idle", async () => {
+Deno.test("a call suspends the walk ahead, which goes on from where it was once the worker is idle", async () => {
   await using workspace = await createTempWorkspace();
   const root = workspace.root;
-  // Enough directories that the walk cannot end within its first slice of a few milliseconds.
+  // Enough files that the walk cannot end within its first slice of a few milliseconds.
   await writeTree(root, wideTree(300, 20));
-  await settleTree(root);
-  const memory = new RecentWalks({ marginMs: 0, stampsLater: true });
-  const ahead = new Prewalk({ memory });
+  const key = new Walker(root, { root }).memoryKey;
+  const ahead = new Prewalk();
   let busy = false;
   ahead.start(request(root), () => busy);
-  // A call arrives (the worker runs `pause` before it starts the call).
+  // A call arrives (the worker suspends the walk before it starts the call).
   busy = true;
   ahead.pause();
   await ahead.settled();
-  equal(ahead.finished, false);
-  const partial = walkWith(root, memory);
-  ok(partial.recalled > 0 && partial.listed > 0, JSON.stringify(partial));
-  equal(partial.listed + partial.recalled, 302);
+  equal(ahead.ended, false);
   // While a call runs, the walk does not go on.
   ahead.resume(() => busy);
   await ahead.settled();
-  equal(ahead.finished, false);
+  equal(ahead.ended, false);
+  equal(readyWalkFiles(key), null);
   busy = false;
   ahead.resume(() => busy);
   await ahead.settled();
-  ok(ahead.finished);
-  deepStrictEqual([walkWith(root, memory).listed, walkWith(root, memory).recalled], [0, 302]);
+  ok(ahead.ended);
+  equal(readyWalkFiles(key), 6_000);
 });
 
-Deno.test("a walk ahead stops at its file limit and keeps what it listed, without a report for Grep", async () => {
+Deno.test("a walk ahead gives up past its file limit, and a tree with a symlink gives none", async () => {
   await using workspace = await createTempWorkspace();
   const root = workspace.root;
   await writeTree(root, wideTree(50, 10));
-  await settleTree(root);
-  const memory = new RecentWalks({ marginMs: 0, stampsLater: true });
-  const ahead = new Prewalk({ memory, maxFiles: 100 });
-  ahead.start(request(root), idle);
-  await ahead.settled();
-  ok(ahead.finished);
-  const after = walkWith(root, memory);
-  ok(after.recalled >= 10 && after.recalled < 52, JSON.stringify(after));
-  equal(after.files.length, 500);
   const key = new Walker(root, { root }).memoryKey;
+  const limited = await walkAhead(root, { maxFiles: 100 });
+  ok(limited.ended);
   equal(readyWalkFiles(key), null);
-  // Resuming a walk that reached its limit does nothing.
-  ahead.resume(idle);
+  await Deno.symlink("many/d1", join(root, "link"));
+  await walkAhead(root);
   equal(readyWalkFiles(key), null);
+  await Deno.remove(join(root, "link"));
+  await walkAhead(root);
+  equal(readyWalkFiles(key), 500);
 });
 
 /** A Grep call's prepass that reports its walk: what the worker does for a Grep call helped by ripgrep. */
@@ -151,40 +167,32 @@ function withoutTime(report: GrepWalkReport): unknown {
   return { ...report, stamps: report.stamps === null ? null : { ...report.stamps, takenAt: 0 } };
 }
 
-Deno.test("Grep's walk takes the report of a walk ahead once, and only while the tree is as it was", async () => {
+Deno.test("Grep's walk takes the report of a walk ahead while the tree is as it was", async () => {
   await using workspace = await createTempWorkspace();
   const root = workspace.root;
   await writeTree(root, TREE);
   await settleTree(root);
   const key = new Walker(root, { root }).memoryKey;
-  // The report's stamps must lie 3 s before the walk ahead began (see `stampsUsable`).
-  await new Promise((resolve) => setTimeout(resolve, MEMORY_STAMP_MARGIN_MS + 100));
+  await pastMargin();
   const walked = await prepassWalk(root);
-  const ahead = new Prewalk({ memory: new RecentWalks({ stampsLater: true }) });
-  ahead.start(request(root), idle);
-  await ahead.settled();
+  await walkAhead(root);
   equal(readyWalkFiles(key), walked.files.length);
-  // The call takes the report instead of walking: it is the report a walk gives, and it is given once.
+  // The call takes the report instead of walking: it is the report a walk gives.
   const taken = await prepassWalk(root);
-  equal(readyWalkFiles(key), null);
   deepStrictEqual(withoutTime(taken), withoutTime(walked));
   notEqual(taken.stamps?.takenAt, walked.stamps?.takenAt);
   deepStrictEqual(taken.files, FILES);
 
   // A tree changed since the walk ahead: its report is not taken, and the call walks.
-  const again = new Prewalk({ memory: new RecentWalks({ stampsLater: true }) });
-  again.start(request(root), idle);
-  await again.settled();
   await Deno.writeTextFile(join(root, "src/lib/new.ts"), "");
-  equal(takeReadyWalk(key), null);
+  equal(readyWalk(key), null);
   ok((await prepassWalk(root)).files.includes("src/lib/new.ts"));
 
-  // A walk ahead of a tree changed less than 3 s before it began gives no report (its stamps could miss a
-  // change in the same tick of the clock).
-  const early = new Prewalk({ memory: new RecentWalks({ stampsLater: true }) });
-  early.start(request(root), idle);
-  await early.settled();
-  equal(takeReadyWalk(key), null);
+  // A walk ahead of a tree changed less than 3 s before it began gives no report to use (its stamps could
+  // miss a change in the same tick of the clock).
+  await walkAhead(root);
+  notEqual(readyWalkFiles(key), null);
+  equal(readyWalk(key), null);
 });
 
 Deno.test("a session's first Glob finds the workspace walked ahead by its worker", async () => {
@@ -192,8 +200,7 @@ Deno.test("a session's first Glob finds the workspace walked ahead by its worker
   const root = workspace.root;
   await writeTree(root, TREE);
   await settleTree(root);
-  // The worker keeps listings whose status-change times lie 3 s before the walk (settleTree just set them).
-  await new Promise((resolve) => setTimeout(resolve, MEMORY_STAMP_MARGIN_MS + 100));
+  await pastMargin();
   const permissions = { mode: "default", rules: [], canAsk: false, hooksMayDecide: false } as const;
   const glob = async (runtime: Awaited<ReturnType<typeof testRuntime>>) => {
     const call = { id: crypto.randomUUID(), name: "Glob", input: { pattern: "**/*.ts" } };
@@ -201,14 +208,14 @@ Deno.test("a session's first Glob finds the workspace walked ahead by its worker
     equal(result.isError, false, result.content);
     return result;
   };
+  await using plain = await testRuntime(root, { readOnly: true, sandbox: "read-only" });
+  const unaided = await glob(plain);
+  equal(unaided.metadata.walkedAhead, undefined);
   await using ahead = await testRuntime(root, { readOnly: true, sandbox: "read-only" });
   await ahead.walkAhead(permissions);
   // The walk of a few directories ends within milliseconds of the worker's start.
   await new Promise((resolve) => setTimeout(resolve, 300));
   const first = await glob(ahead);
-  deepStrictEqual([first.metadata.listedDirectories, first.metadata.recalledDirectories], [0, LISTED]);
-  await using plain = await testRuntime(root, { readOnly: true, sandbox: "read-only" });
-  const unaided = await glob(plain);
-  deepStrictEqual([unaided.metadata.listedDirectories, unaided.metadata.recalledDirectories], [LISTED, 0]);
+  equal(first.metadata.walkedAhead, true);
   equal(first.content, unaided.content);
 });

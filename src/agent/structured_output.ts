@@ -24,6 +24,7 @@ import { Ajv } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { resolve } from "node:path";
+import { readUpTo } from "../common/read_up_to.ts";
 import { isRecord } from "../common/values.ts";
 import type { ToolSpec } from "../llm/provider.ts";
 
@@ -89,12 +90,13 @@ async function readSchemaFile(
   const absolute = resolve(cwd, path);
   const cannot = (reason: string) => failure(`Cannot read the output schema file "${path}": ${reason}`);
   try {
-    const info = await Deno.stat(absolute);
-    if (!info.isFile) return cannot("it is not a file");
-    if (info.size > MAX_SCHEMA_FILE_BYTES) {
-      return cannot(`it is ${info.size} bytes, above the limit of ${MAX_SCHEMA_FILE_BYTES}`);
+    const read = await readUpTo(absolute, MAX_SCHEMA_FILE_BYTES);
+    if (read.status === "not-a-file") return cannot("it is not a file or a pipe");
+    if (read.status === "too-large") {
+      const size = read.size === null ? "it holds more than" : `it is ${read.size} bytes, above`;
+      return cannot(`${size} the limit of ${MAX_SCHEMA_FILE_BYTES}`);
     }
-    return { ok: true, text: await Deno.readTextFile(absolute) };
+    return { ok: true, text: new TextDecoder().decode(read.bytes) };
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return cannot("no such file");
     if (error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.NotCapable) {

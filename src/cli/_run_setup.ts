@@ -8,6 +8,7 @@
 import type { AnswerContract } from "../agent/loop.ts";
 import { assertNever, describeError } from "../common/errors.ts";
 import { lazyImport } from "../common/lazy_import.ts";
+import { type ReadUpTo, readUpTo } from "../common/read_up_to.ts";
 import type { Message } from "../llm/provider.ts";
 import { priceOn } from "../llm/prices.ts";
 import type { Workspace } from "../session/workspace.ts";
@@ -128,20 +129,18 @@ async function promptText(
   if (given === null) return null;
   if ("text" in given) return given.text;
   const cannot = (reason: string) => new UsageError(`Cannot read ${flag}-file "${given.file}": ${reason}`);
-  let bytes: Uint8Array;
+  let read: ReadUpTo;
   try {
-    const info = await Deno.stat(given.file);
-    if (!info.isFile) throw cannot("it is not a regular file");
-    if (info.size > MAX_PROMPT_FILE_BYTES) throw cannot(`it is larger than ${MAX_PROMPT_FILE_BYTES} bytes`);
-    bytes = await Deno.readFile(given.file);
+    read = await readUpTo(given.file, MAX_PROMPT_FILE_BYTES);
   } catch (error) {
-    if (error instanceof UsageError) throw error;
     if (error instanceof Deno.errors.NotFound) throw cannot("no such file");
     if (error instanceof Deno.errors.PermissionDenied) throw cannot("permission denied");
     throw cannot(describeError(error));
   }
+  if (read.status === "not-a-file") throw cannot("it is not a regular file or a pipe");
+  if (read.status === "too-large") throw cannot(`it is larger than ${MAX_PROMPT_FILE_BYTES} bytes`);
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return new TextDecoder("utf-8", { fatal: true }).decode(read.bytes);
   } catch {
     throw new UsageError(`Cannot use ${flag}-file "${given.file}": it is not UTF-8 text`);
   }

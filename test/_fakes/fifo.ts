@@ -19,6 +19,18 @@ export async function releasePipes(...paths: string[]): Promise<void> {
   }
 }
 
+/** Opens and closes the read end of every named pipe among `paths`, which lets a writer blocked in `open` go on. */
+export async function releaseWriters(...paths: string[]): Promise<void> {
+  for (const path of paths) {
+    try {
+      const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+      await handle.close();
+    } catch {
+      // Not a pipe: nothing to release.
+    }
+  }
+}
+
 /** Makes a named pipe at `path` (mkfifo). */
 export async function makeFifo(path: string): Promise<void> {
   const output = await new Deno.Command("mkfifo", { args: [path] }).output();

@@ -9,6 +9,7 @@ import {
   structuredOutputTool,
   validateOutput,
 } from "../../src/agent/structured_output.ts";
+import { makeFifo, releaseWriters } from "../_fakes/fifo.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
 const SCHEMA = {
@@ -71,7 +72,7 @@ Deno.test("compileOutputSchema explains why a schema file cannot be read", async
   await Deno.writeTextFile(`${cwd}/huge.json`, " ".repeat(MAX_SCHEMA_FILE_BYTES + 1));
   const cases: [string, string | RegExp][] = [
     ["@missing.json", 'Cannot read the output schema file "missing.json": no such file'],
-    ["@.", 'Cannot read the output schema file ".": it is not a file'],
+    ["@.", 'Cannot read the output schema file ".": it is not a file or a pipe'],
     [
       "@huge.json",
       `Cannot read the output schema file "huge.json": it is ${
@@ -271,4 +272,20 @@ Deno.test("repairPrompt lists the violations and asks for one complete corrected
     equal(lines[20], "- items.19: must be string");
     equal(lines[21], "- …and 5 more");
   });
+});
+
+Deno.test("compileOutputSchema reads a schema from a pipe, as --json-schema @<(jq …) gives it", async () => {
+  await using workspace = await createTempWorkspace();
+  const pipe = `${workspace.root}/schema.pipe`;
+  await makeFifo(pipe);
+  const writing = (async () => {
+    using writer = await Deno.open(pipe, { write: true });
+    await writer.write(new TextEncoder().encode(JSON.stringify(SCHEMA)));
+  })();
+  const compiled = await compileOutputSchema(`@${pipe}`);
+  // One that never read the pipe leaves the writer waiting for a reader: let it go.
+  await releaseWriters(pipe);
+  await writing.catch(() => {});
+  ok(compiled.ok, compiled.ok ? "" : compiled.message);
+  deepStrictEqual(compiled.schema, SCHEMA);
 });

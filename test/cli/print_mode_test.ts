@@ -2,6 +2,7 @@ import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { parseCli } from "../../src/cli/args.ts";
 import { type PromptSource, runPrintMode } from "../../src/cli/print_mode.ts";
 import { ApiError } from "../../src/llm/errors.ts";
+import { makeFifo, releaseWriters } from "../_fakes/fifo.ts";
 import { ScriptedProvider, type ScriptedTurn, textTurn, toolTurn } from "../_fakes/scripted_provider.ts";
 
 interface PrintRun {
@@ -471,7 +472,11 @@ Deno.test("runPrintMode says in plain words why a --system-prompt-file cannot be
   const missing = `${dirs.root}/missing.md`;
   const cases: [string, string, string][] = [
     ["a missing file", missing, `Cannot read --system-prompt-file "${missing}": no such file`],
-    ["a folder", dirs.root, `Cannot read --system-prompt-file "${dirs.root}": it is not a regular file`],
+    [
+      "a folder",
+      dirs.root,
+      `Cannot read --system-prompt-file "${dirs.root}": it is not a regular file or a pipe`,
+    ],
   ];
   for (const [name, file, message] of cases) {
     await t.step(name, async () => {
@@ -571,4 +576,25 @@ Deno.test("runPrintMode exits 2 with the reason when standard input cannot be re
       );
     });
   }
+});
+
+Deno.test("runPrintMode reads --append-system-prompt-file from a pipe, as <(command) gives it", async () => {
+  await using dirs = await sharedDirs();
+  const pipe = `${dirs.root}/rules.pipe`;
+  await makeFifo(pipe);
+  const writing = (async () => {
+    using writer = await Deno.open(pipe, { write: true });
+    await writer.write(new TextEncoder().encode("Answer in French."));
+  })();
+  const run = await print(["-p", "hi", "--append-system-prompt-file", pipe], [textTurn("Bonjour.")], {
+    dirs,
+  });
+  // A run that never read the pipe leaves the writer waiting for a reader: let it go.
+  await releaseWriters(pipe);
+  await writing.catch(() => {});
+  equal(run.code, 0, run.stderr);
+  ok(
+    run.provider.requests[0]!.system.endsWith("Answer in French."),
+    run.provider.requests[0]!.system.slice(-200),
+  );
 });

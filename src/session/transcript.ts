@@ -214,7 +214,7 @@ export class Transcript implements Disposable {
     // The home itself may be a link the user made (a dotfiles checkout); from projects/ down, nothing is.
     // Every step is synchronous: the transcript is opened before the first request, where each
     // asynchronous file operation waited for a thread of Deno's pool and back (0.3 to 4 ms each).
-    Deno.mkdirSync(options.home, { recursive: true, mode: DIRECTORY_MODE });
+    makeHome(options.home);
     const uid = currentUid();
     const folders = [ownFolder(dirname(dir), uid), ownFolder(dir, uid)];
     const path = join(dir, `${sessionId}.jsonl`);
@@ -620,6 +620,23 @@ function refuseOtherOwner(path: string, info: Deno.FileInfo, uid: number | null)
     path,
     `it belongs to another user (uid ${info.uid}); remove it, or set MEWCODE_HOME to a folder of your own`,
   );
+}
+
+/** Makes `$MEWCODE_HOME` when missing; an Error that says what to do when something else holds its name. */
+function makeHome(home: string): void {
+  try {
+    Deno.mkdirSync(home, { recursive: true, mode: DIRECTORY_MODE });
+  } catch (error) {
+    // mkdir says "File exists" of a file at the name (or above it), which does not say which or why.
+    if (!(error instanceof Deno.errors.AlreadyExists) && !(error instanceof Deno.errors.NotADirectory)) {
+      throw error;
+    }
+    throw new Error(
+      `Cannot keep sessions in the state folder "${home}" (MEWCODE_HOME, default ~/.mewcode): it, or a ` +
+        "folder on its path, is not a folder (a file, or a link to nothing): point MEWCODE_HOME at a " +
+        "folder, or move that entry away",
+    );
+  }
 }
 
 function refusal(path: string, state: string): Error {

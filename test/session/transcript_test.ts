@@ -378,3 +378,25 @@ Deno.test("Transcript refuses to continue a session another run wrote to after i
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("Transcript says what to do when MEWCODE_HOME, or a folder above it, is a file", async (t) => {
+  const parent = await Deno.makeTempDir();
+  try {
+    const file = join(parent, "home-is-a-file");
+    await Deno.writeTextFile(file, "");
+    for (const home of [file, join(file, "below")]) {
+      await t.step(home.slice(parent.length), async () => {
+        await rejects(
+          Transcript.create({ home, root: "/w", sessionId: "s" }),
+          new RegExp(
+            `^Error: Cannot keep sessions in the state folder "${home}" \\(MEWCODE_HOME, default ~/\\.mewcode\\): ` +
+              "it, or a folder on its path, is not a folder \\(a file, or a link to nothing\\): point " +
+              "MEWCODE_HOME at a folder, or move that entry away$",
+          ),
+        );
+      });
+    }
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
+});

@@ -5,7 +5,7 @@
  */
 import type { SessionInfo, SkippedFile } from "../session/session_index.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
-import { scanSessions } from "../session/session_index.ts";
+import { scanSessions, type SessionListing, SessionLookupError } from "../session/session_index.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { cut, sanitizeLines, terminalSafeJson } from "./_terminal_text.ts";
 
@@ -50,12 +50,23 @@ export interface SessionsCommandInput {
   stderr?: (text: string) => void;
 }
 
-/** Lists the workspace's sessions on stdout (files that are not sessions on stderr); returns 0. */
+/**
+ * Lists the workspace's sessions on stdout (files that are not sessions on stderr); returns 0, or 1 when
+ * the sessions folder cannot be listed.
+ */
 export async function runSessionsCommand(input: SessionsCommandInput): Promise<number> {
   const env = input.env ?? Deno.env.toObject();
   const stdout = input.stdout ?? ((text: string) => console.log(text));
   const stderr = input.stderr ?? ((text: string) => console.error(text));
-  const { sessions, skipped } = await scanSessions(resolveMewcodeHome(env), input.workspace.root);
+  let listing: SessionListing;
+  try {
+    listing = await scanSessions(resolveMewcodeHome(env), input.workspace.root);
+  } catch (error) {
+    if (!(error instanceof SessionLookupError)) throw error;
+    stderr(sanitizeLines(`mewcode: ${error.message}`));
+    return 1;
+  }
+  const { sessions, skipped } = listing;
   stdout(renderSessions(sessions, { json: input.json, root: input.workspace.root }));
   for (const line of describeSkipped(skipped)) stderr(sanitizeLines(`mewcode: warning: ${line}`));
   return 0;

@@ -73,7 +73,10 @@ export interface SessionIndexOptions {
   costOf?: CostFunction;
 }
 
-/** Why a session named by the user cannot be used: an invalid id, no such session, or an ambiguous prefix. */
+/**
+ * Why a session named by the user cannot be used: an invalid id, no such session, an ambiguous prefix, or a
+ * sessions folder that cannot be listed.
+ */
 export class SessionLookupError extends Error {
   override name = "SessionLookupError";
 }
@@ -251,7 +254,13 @@ async function listCandidates(dir: string): Promise<{ files: Candidate[]; skippe
     }
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return { files, skipped };
-    throw new Error(`Cannot list the sessions in "${dir}": ${describeError(error)}`, { cause: error });
+    throw new SessionLookupError(
+      `Cannot list the sessions in "${dir}": ${
+        describeError(error)
+      }: MEWCODE_HOME (default ~/.mewcode) must ` +
+        "be a folder you can read",
+      { cause: error },
+    );
   }
   files.sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
   return { files, skipped };

@@ -1,7 +1,8 @@
-import { deepStrictEqual, equal } from "node:assert/strict";
+import { deepStrictEqual, equal, match } from "node:assert/strict";
 import {
   describeSkipped,
   renderSessions,
+  runSessionsCommand,
   SESSIONS_SCHEMA_VERSION,
   TABLE_WIDTH,
 } from "../../src/cli/sessions_command.ts";
@@ -121,4 +122,29 @@ Deno.test("describeSkipped gives one line per skipped file", () => {
     describeSkipped([{ path: "/s/passwd.jsonl", reason: "it is a symbolic link, which is not followed" }]),
     ['Skipped "/s/passwd.jsonl": it is a symbolic link, which is not followed'],
   );
+});
+
+Deno.test("runSessionsCommand exits 1 with the reason when the sessions folder cannot be listed", async () => {
+  const parent = await Deno.makeTempDir();
+  try {
+    const home = `${parent}/state-is-a-file`;
+    await Deno.writeTextFile(home, "");
+    let stdout = "";
+    let stderr = "";
+    const code = await runSessionsCommand({
+      workspace: { root: "/ws", aliases: [] },
+      json: false,
+      env: { MEWCODE_HOME: home },
+      stdout: (text) => (stdout += text),
+      stderr: (text) => (stderr += text),
+    });
+    equal(code, 1);
+    equal(stdout, "");
+    match(
+      stderr,
+      /^mewcode: Cannot list the sessions in ".*\/state-is-a-file\/projects\/-ws": NotADirectory: .*: MEWCODE_HOME \(default ~\/\.mewcode\) must be a folder you can read$/,
+    );
+  } finally {
+    await Deno.remove(parent, { recursive: true });
+  }
 });

@@ -11,6 +11,7 @@
  * @module
  */
 import { describeError } from "../common/errors.ts";
+import { statOrNull } from "../common/fs.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
 import { describeTrust, type TrustDescription } from "../config/trust.ts";
 import {
@@ -67,6 +68,15 @@ export async function runDoctor(input: DoctorInput): Promise<number> {
   const state = stateFolders(env);
   if (state.length > 0) {
     lines.push(`  mewcode's state (outside the workspace for every tool): ${state.join(", ")}`);
+  }
+  const home = resolveMewcodeHome(env);
+  const homeInfo = await statOrNull(home);
+  if (homeInfo !== null && !homeInfo.isDirectory) {
+    // No session could be kept, listed or continued there (the transcript makes the folder when missing).
+    const problem = `the state folder "${home}" (MEWCODE_HOME, default ~/.mewcode) is not a folder: no ` +
+      "session can be kept in it; point MEWCODE_HOME at a folder, or move the entry away";
+    lines.push(`  state folder: FAILED: ${problem}`);
+    problems.push(problem);
   }
 
   // Paths and settings warnings come from the workspace: shown on the terminal, never obeyed.

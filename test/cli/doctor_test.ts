@@ -227,3 +227,17 @@ Deno.test("mewcode doctor counts a provider without a model as a problem", async
   );
   match(run.stdout, /^ {2}answers: ok /m);
 });
+
+Deno.test("mewcode doctor counts a state folder that is not a folder as a problem", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace();
+  const home = `${state.root}/state-is-a-file`;
+  await Deno.writeTextFile(home, "");
+  const run = await doctorWith(workspace.root, ["--read-only"], WITHOUT_BUBBLEWRAP, { MEWCODE_HOME: home });
+  equal(run.code, 1, run.stdout);
+  const problem =
+    `the state folder "${home}" (MEWCODE_HOME, default ~/.mewcode) is not a folder: no session ` +
+    "can be kept in it; point MEWCODE_HOME at a folder, or move the entry away";
+  ok(run.stdout.includes(`  state folder: FAILED: ${problem}\n`), run.stdout);
+  ok(run.stdout.includes(`  - ${problem}`), run.stdout);
+});

@@ -24,6 +24,7 @@ import { ended } from "../execution/call_outcome.ts";
 import type { ToolCall } from "../execution/pipeline.ts";
 import { type ContentBlock, emptyUsage, type ModelRequest, type Usage } from "../llm/provider.ts";
 import { errorCategory, StreamInterruptedError } from "../llm/errors.ts";
+import { formatUsd } from "../llm/prices.ts";
 import { abortableSleep, brokenStreamReason, decideStreamRetry } from "../llm/retry.ts";
 import { runTurn, type TurnResult } from "./_turn.ts";
 import { compactionCut, conversationTokens, runCompaction } from "./compaction.ts";
@@ -134,7 +135,7 @@ class AgentRun {
       };
     }
     if (maxBudgetUsd !== null && (this.#costUsd === null || this.#costUsd >= maxBudgetUsd)) {
-      const spent = this.#costUsd === null ? "an unknown amount" : `$${this.#costUsd.toFixed(4)}`;
+      const spent = this.#costUsd === null ? "an unknown amount" : formatUsd(this.#costUsd);
       return {
         kind: "end",
         reason: "max_budget",

@@ -16,6 +16,7 @@ import denoConfig from "../../deno.json" with { type: "json" };
 import type { AgentEvent } from "../agent/events.ts";
 import { assertNever, describeError } from "../common/errors.ts";
 import { errorCategory } from "../llm/errors.ts";
+import { formatUsd } from "../llm/prices.ts";
 import {
   AdditionalDirectoryError,
   type ExecutorKind,
@@ -346,7 +347,7 @@ function endMessage(
       return `Stopped after ${requests}: --max-turns ${options.maxTurns} was reached before the model ` +
         "finished; the task may be incomplete";
     case "error_max_budget":
-      return `Stopped after ${requests}: the run cost $${(summary.costUsd ?? 0).toFixed(4)}, reaching ` +
+      return `Stopped after ${requests}: the run cost ${formatUsd(summary.costUsd ?? 0)}, reaching ` +
         `--max-budget-usd ${options.maxBudgetUsd} before the model finished; the task may be incomplete`;
     case "error_permission": {
       const count = unansweredApprovals(summary);

@@ -5,6 +5,7 @@
  */
 import type { SessionInfo, SkippedFile } from "../session/session_index.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
+import { formatUsd } from "../llm/prices.ts";
 import { scanSessions, type SessionListing, SessionLookupError } from "../session/session_index.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { cut, sanitizeLines, terminalSafeJson } from "./_terminal_text.ts";
@@ -94,7 +95,7 @@ export function renderSessions(list: readonly SessionInfo[], options: RenderSess
     info.id,
     localMinute(info.startedAt),
     String(info.turns),
-    info.costUsd === null ? "-" : `$${info.costUsd.toFixed(4)}`,
+    info.costUsd === null ? "-" : formatUsd(info.costUsd),
     info.firstPrompt ?? "-",
   ]);
   const widths = header.slice(0, -1).map((title, column) =>

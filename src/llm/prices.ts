@@ -108,6 +108,14 @@ export function costOf(usage: Usage, model: string): number | null {
     1_000_000;
 }
 
+/**
+ * An amount of US dollars for people: four decimals ("$0.0123"), or two significant digits below a
+ * hundredth of a cent, which four decimals would show as "$0.0000" or round up ("$0.00007", not "$0.0001").
+ */
+export function formatUsd(amount: number): string {
+  return amount === 0 || Math.abs(amount) >= 0.0001 ? `$${amount.toFixed(4)}` : `$${amount.toPrecision(2)}`;
+}
+
 /** Providers whose requests have no price here: an OpenAI-compatible server bills by its own rates, or not at all. */
 const UNPRICED_PROVIDERS: readonly string[] = ["openai", "ollama"];
 

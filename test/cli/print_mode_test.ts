@@ -336,6 +336,13 @@ Deno.test("runPrintMode --max-budget-usd stops before the next request once the 
   equal(result.subtype, "error_max_budget");
   ok(result.total_cost_usd > 0.000001);
   match(run.stderr, /reaching --max-budget-usd 0\.000001/);
+  // The amounts said are the amount spent, not rounded to four decimals ("$0.0001" for $0.00007).
+  for (
+    const said of [run.stderr.match(/the run cost \$([0-9.]+)/), result.error.match(/has cost \$([0-9.]+)/)]
+  ) {
+    ok(said !== null, run.stderr);
+    ok(Math.abs(Number(said[1]) - result.total_cost_usd) <= result.total_cost_usd * 0.05, said[0]);
+  }
 });
 
 Deno.test("runPrintMode refuses --max-budget-usd for a model without a known price (exit 2)", async () => {

@@ -1,5 +1,5 @@
 import { deepStrictEqual, equal, ok } from "node:assert/strict";
-import { costOf, priceOf, priceOn } from "../../src/llm/prices.ts";
+import { costOf, formatUsd, priceOf, priceOn } from "../../src/llm/prices.ts";
 import type { Usage } from "../../src/llm/provider.ts";
 
 const MILLION = 1_000_000;
@@ -127,4 +127,18 @@ Deno.test("priceOn knows no price on an OpenAI-compatible provider, whatever the
   equal(priceOn("openai", "gpt-5"), null);
   deepStrictEqual(priceOn("anthropic", "claude-sonnet-5-5"), priceOf("claude-sonnet-5-5"));
   ok(priceOn("anthropic", "claude-sonnet-5-5") !== null);
+});
+
+Deno.test("formatUsd shows four decimals, and two significant digits for less than a hundredth of a cent", async (t) => {
+  const cases: [number, string][] = [
+    [0, "$0.0000"],
+    [0.0123, "$0.0123"],
+    [1.5, "$1.5000"],
+    [0.0001, "$0.0001"],
+    [0.00007, "$0.000070"],
+    [0.0000123, "$0.000012"],
+  ];
+  for (const [amount, shown] of cases) {
+    await t.step(String(amount), () => equal(formatUsd(amount), shown));
+  }
 });

@@ -5,6 +5,7 @@
  * @module
  */
 import { describeError } from "../../common/errors.ts";
+import { formatUsd } from "../../llm/prices.ts";
 import { saveLocalRules } from "../../config/local_settings.ts";
 import { describeRules } from "../../permissions/explain.ts";
 import { PERMISSION_MODES, type PermissionMode } from "../../permissions/modes.ts";
@@ -95,7 +96,7 @@ function costText(ui: InteractiveSession): string {
     `  input:  ${tokens(usage.inputTokens)} tokens, cache reads ${tokens(usage.cacheReadInputTokens)}, ` +
     `cache writes ${tokens(usage.cacheCreationInputTokens)}`,
     `  output: ${tokens(usage.outputTokens)} tokens`,
-    `  cost:   ${costUsd === null ? "unknown (no price for this model)" : `$${costUsd.toFixed(4)}`}`,
+    `  cost:   ${costUsd === null ? "unknown (no price for this model)" : formatUsd(costUsd)}`,
   ].join("\n");
 }
 

@@ -12,6 +12,7 @@ import {
   latestSession,
   type SessionInfo,
   SessionLookupError,
+  SessionNotFoundError,
 } from "../session/session_index.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { UsageError } from "./args.ts";
@@ -45,7 +46,7 @@ export async function sessionToContinue(
   try {
     found = choice.kind === "continue"
       ? await latestSession(home, workspace.root)
-      : await findSession(home, workspace.root, choice.id);
+      : await findSessionAnyCase(home, workspace.root, choice.id);
   } catch (error) {
     if (error instanceof SessionLookupError) throw new UsageError(error.message);
     throw error;
@@ -57,6 +58,20 @@ export async function sessionToContinue(
     );
   }
   return await loadContinued(found);
+}
+
+/**
+ * The session with this id or prefix, in any case: mewcode names sessions in lower case (`--session-id`
+ * included), while `uuidgen` on macOS prints upper case, so `-r "$ID"` must find what `--session-id "$ID"`
+ * made.
+ */
+async function findSessionAnyCase(home: string, root: string, id: string): Promise<SessionInfo> {
+  try {
+    return await findSession(home, root, id);
+  } catch (error) {
+    if (!(error instanceof SessionNotFoundError) || id.toLowerCase() === id) throw error;
+    return await findSession(home, root, id.toLowerCase());
+  }
 }
 
 /** Loads a listed session to continue it; a usage error when its transcript cannot be used. */

@@ -605,3 +605,26 @@ Deno.test("runPrintMode reads --append-system-prompt-file from a pipe, as <(comm
     run.provider.requests[0]!.system.slice(-200),
   );
 });
+
+Deno.test("runPrintMode continues with -r the session --session-id named, whatever the id's case", async (t) => {
+  await using dirs = await sharedDirs();
+  // What macOS's uuidgen prints: upper case.
+  const id = "3F2A9C1E-7B4D-4E8A-9C21-5D3E7F9A1B40";
+  const first = await print(["-p", "first", "--session-id", id, "--output-format", "json"], [
+    textTurn("One."),
+  ], {
+    dirs,
+  });
+  equal(first.code, 0, first.stderr);
+  equal(JSON.parse(first.stdout).session_id, id.toLowerCase());
+  for (const given of [id, id.slice(0, 8)]) {
+    await t.step(given, async () => {
+      const run = await print(["-p", "more", "-r", given, "--output-format", "json"], [textTurn("Two.")], {
+        dirs,
+      });
+      equal(run.code, 0, run.stderr);
+      equal(JSON.parse(run.stdout).session_id, id.toLowerCase());
+      ok(run.provider.requests[0]!.messages.length >= 3, "the conversation so far was sent");
+    });
+  }
+});

@@ -10,6 +10,7 @@ import { isAtOrBelow } from "./bubblewrap.ts";
 import { objectFilesWrittenSince, type WrittenObjectFile } from "./git_packs.ts";
 import { diffGitFindings, type GitScan, type GitScanOptions, scanGitMetadata } from "./git_metadata.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
+import { nestedNotLookedFor } from "./_nested_protected.ts";
 
 /** The scans of the root and of each added folder that no other of them contains. */
 export class GitWatch {
@@ -106,13 +107,7 @@ export class GitWatch {
       if (diff.notice !== null) lines.push(`${where}${diff.notice}`);
       if (!after.complete && this.#named.length > 0) {
         // A command can make the walk stop short (200,000 files) to keep what it made below from being found.
-        const names = this.#named.join(", ");
-        lines.push(
-          `${where}Nor for ${names} made in a subfolder beyond them (editor settings that run commands when ` +
-            `that folder is opened): look for them before you open a subfolder (find . -name ${
-              this.#named[0]
-            })`,
-        );
+        lines.push(`${where}${nestedNotLookedFor(this.#named)}`);
       }
       for (const [path, identity] of identities(after.named)) {
         if (this.#namedAtStart.get(path) !== identity) madeNamed.push(path);

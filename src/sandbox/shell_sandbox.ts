@@ -58,6 +58,7 @@ import {
   removeKeptSandboxFiles,
 } from "./kept_sandbox.ts";
 import { GitWatch } from "./git_watch.ts";
+import { whyNestedMatters } from "./_nested_protected.ts";
 import { checkObjectFiles } from "./git_packs.ts";
 import { changedHookTasks, type HookTaskRecord, recordHookTasks } from "./git_hook_tasks.ts";
 import { dirname } from "../common/path.ts";
@@ -471,11 +472,9 @@ export class ShellSandbox {
       );
       if (made === undefined) continue;
       lines.push(
-        `"${made.path}" (a ${made.type}) appeared during the session and ${
-          describeSetAside(made.outcome)
-        }: ` +
-          "it is a protected path in a subfolder (editor settings run commands when that folder is opened on " +
-          "its own); look at what it holds before you put it back",
+        `"${made.path}" (a ${made.type}) appeared during the session and ${describeSetAside(made.outcome)}: ${
+          whyNestedMatters(made.path)
+        }; look at what it holds before you put it back`,
       );
     }
     return lines;

@@ -42,8 +42,6 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   },
   { path: ".vscode", anyDepth: false, folder: true, reason: EDITOR_REASON },
   { path: ".idea", anyDepth: false, folder: true, reason: EDITOR_REASON },
-  // A subfolder opened on its own in the editor runs its tasks too.
-  { path: ".vscode", anyDepth: true, reason: EDITOR_REASON },
   ...[".claude", ".gemini", ".codex", ".cursor"].map((path) => ({
     path,
     anyDepth: false,
@@ -53,6 +51,21 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: ".mcp.json", anyDepth: false, reason: AGENT_REASON },
   { path: ".devcontainer", anyDepth: false, folder: true, reason: DEV_CONTAINER_REASON },
   { path: ".devcontainer.json", anyDepth: false, reason: DEV_CONTAINER_REASON },
+  // Each is read from the folder the tool is opened or started in, and a monorepo's subfolder is often
+  // that folder: an editor opened on "api/" (trusted with its parent) runs api/.vscode's tasks, an agent
+  // started in "api/" its api/.claude hooks, the dev container CLI api/.devcontainer's initializeCommand.
+  // The entries above plan the top level (placeholders); these cover every depth.
+  ...[".vscode", ".idea"].map((path) => ({ path, anyDepth: true, reason: EDITOR_REASON })),
+  ...[".claude", ".gemini", ".codex", ".cursor", ".mcp.json"].map((path) => ({
+    path,
+    anyDepth: true,
+    reason: AGENT_REASON,
+  })),
+  ...[".devcontainer", ".devcontainer.json"].map((path) => ({
+    path,
+    anyDepth: true,
+    reason: DEV_CONTAINER_REASON,
+  })),
   ...[...SHELL_STARTUP_FILES, ".config/fish"].map((path) => ({
     path,
     anyDepth: false,

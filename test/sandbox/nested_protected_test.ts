@@ -1,10 +1,10 @@
 /**
  * Protected paths that apply at any depth (`.vscode`: a subfolder opened on its own in the editor runs its
- * tasks), in the shell sandbox: one found when the session starts is read-only to commands, and one a command
+ * tasks; `.claude`: an agent started in a subfolder runs its hooks), in the shell sandbox: one found when the session starts is read-only to commands, and one a command
  * makes in a subfolder, which no mount could cover before it existed, is set aside at the session's end.
  */
 import { deepStrictEqual, equal, notEqual, ok } from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { exists, exitCodeOf, openSandbox, outputOf, runIn } from "./_sandbox.ts";
 import { GitWatch } from "../../src/sandbox/git_watch.ts";
@@ -92,7 +92,68 @@ Deno.test("A walk that stops short says a .vscode made beyond where it stopped w
   deepStrictEqual(lines, [
     "The git metadata scan stopped after 5 entries: folders beyond them were not checked for planted " +
     "repositories",
-    "Nor for .vscode made in a subfolder beyond them (editor settings that run commands when that folder is " +
-    "opened): look for them before you open a subfolder (find . -name .vscode)",
+    "Nor for .vscode made in a subfolder beyond them (settings an editor, a coding agent or a dev container " +
+    "runs commands from when that folder is opened): look for them before you open a subfolder " +
+    "(find . -name .vscode)",
   ]);
+});
+
+// Each name a tool reads from the folder it is opened or started in, with what a command would plant there.
+const NESTED: readonly { path: string; content: string; runs: string }[] = [
+  { path: ".idea/workspace.xml", content: "<project/>", runs: "editor settings run commands" },
+  { path: ".claude/settings.json", content: '{"hooks":{}}', runs: "another coding agent runs the hooks" },
+  { path: ".gemini/settings.json", content: "{}", runs: "another coding agent runs the hooks" },
+  { path: ".codex/config.toml", content: "", runs: "another coding agent runs the hooks" },
+  { path: ".cursor/mcp.json", content: "{}", runs: "another coding agent runs the hooks" },
+  { path: ".mcp.json", content: '{"mcpServers":{}}', runs: "another coding agent runs the hooks" },
+  {
+    path: ".devcontainer/devcontainer.json",
+    content: '{"initializeCommand":"touch /tmp/pwned"}',
+    runs: "a dev container's initializeCommand",
+  },
+  { path: ".devcontainer.json", content: "{}", runs: "a dev container's initializeCommand" },
+];
+
+Deno.test("Agent, JetBrains and dev container settings a command makes in a subfolder are set aside at the session's end", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace();
+  const setAsideIn = join(state.root, "set-aside");
+  await Deno.mkdir(join(workspace.root, "api"));
+  await using sandbox = await openSandbox(workspace.root, "workspace-write", { setAsideIn });
+  const command = NESTED.map(({ path, content }) =>
+    `mkdir -p "$(dirname api/${path})" && printf '%s' '${content}' > api/${path}`
+  ).join(" && ");
+  const { result } = await runIn(sandbox, `${command} && echo ok`);
+  equal(outputOf(result), "ok", result.content);
+
+  const lines = await sandbox.endOfSession();
+  for (const { path, runs } of NESTED) {
+    const made = join(workspace.root, "api", path.split("/")[0]!);
+    const line = lines.find((text) => text.startsWith(`"${made}" (a `));
+    ok(line !== undefined, `${made} is reported: ${lines.join("\n")}`);
+    ok(line.includes(runs), line);
+    equal(await exists(made), false, `${made} was set aside`);
+  }
+  equal(lines.length, NESTED.length, lines.join("\n"));
+  ok(await exists(join(workspace.root, "api")), "the subfolder itself stays");
+});
+
+Deno.test("Agent, JetBrains and dev container settings found in a subfolder when the session starts are read-only to commands", async () => {
+  await using workspace = await createTempWorkspace();
+  for (const { path, content } of NESTED) {
+    await Deno.mkdir(join(workspace.root, "web", dirname(path)), { recursive: true });
+    await Deno.writeTextFile(join(workspace.root, "web", path), content);
+  }
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  for (const { path, content } of NESTED) {
+    const top = path.split("/")[0]!;
+    for (const command of [`echo changed > web/${path}`, `rm -rf web/${top}`, `mv web/${top} web/old`]) {
+      const { result } = await runIn(sandbox, command);
+      notEqual(exitCodeOf(result), 0, `${command}: ${result.content}`);
+    }
+    equal(await Deno.readTextFile(join(workspace.root, "web", path)), content);
+  }
+  const { result } = await runIn(sandbox, "echo 'export {}' > web/main.ts && echo ok");
+  equal(outputOf(result), "ok", "the rest of the subfolder stays writable");
+  deepStrictEqual(await sandbox.endOfSession(), []);
 });

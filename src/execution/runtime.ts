@@ -29,6 +29,7 @@ import { usableTools, type UsableToolsOptions } from "./usable_tools.ts";
 import { WorkerExecutor, type WorkerExecutorOptions } from "./worker_executor.ts";
 import { type GrepInput, grepTool } from "../tools/grep.ts";
 import { globTool } from "../tools/glob.ts";
+import { mountPointsSync } from "../common/mounts.ts";
 import type { RipgrepGrep } from "../tools/grep_ripgrep.ts";
 import { lazyImport } from "../common/lazy_import.ts";
 
@@ -103,6 +104,8 @@ export interface RuntimeOptions {
    * none (each process walks again).
    */
   walkStore?: string;
+  /** The mount table `walkAhead` reads (see there); default "/proc/self/mountinfo". */
+  mountInfoFile?: string;
 }
 
 /** The running tool side of a session. */
@@ -209,6 +212,12 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     const searchTool = tools.find((tool) => tool === globTool || tool === grepTool);
     if (walkedAhead || searchTool === undefined || !(executor instanceof WorkerExecutor)) return;
     walkedAhead = true;
+    // A file system mounted inside the workspace may be a network one whose listing stalls: a walk nobody
+    // asked for must not hold the worker the first call needs. The calls walk it when asked.
+    const mounts = mountPointsSync(options.mountInfoFile) ?? [];
+    const inside = (root: string, point: string) =>
+      point !== root && point.startsWith(root === "/" ? "/" : `${root}/`);
+    if (roots.some((root) => mounts.some((point) => inside(root, point)))) return;
     executor.prewalk(profileFor(searchTool, profileOptions), {
       root: options.root,
       additionalRoots,

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { unescapeMountPath } from "../common/mounts.ts";
 import { join } from "../common/path.ts";
 import { shellQuote } from "../common/shell_quote.ts";
 import { formatBytes } from "../common/size.ts";
@@ -369,10 +370,6 @@ function relativeTo(root: string, path: string): string {
   if (root === "/" || root === "") return path.replace(/^\/+/, "");
   if (path === root) return "";
   return path.startsWith(`${root}/`) ? path.slice(root.length + 1) : path.replace(/^\/+/, "");
-}
-
-function unescapeMountPath(path: string): string {
-  return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
 }
 
 /**

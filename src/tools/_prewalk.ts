@@ -12,7 +12,9 @@
  * messages. It keeps what a Grep call of the whole workspace asks its worker for (`GrepWalkReport`: the files
  * in path order, what was skipped, the stamps of every directory listed and ignore file read), and the paths of
  * the files ignore files left out. A call that comes meanwhile suspends it (`pause`) and it goes on once the
- * worker is idle (`resume`); a walk that takes more than `PREWALK_MAX_FILES` files gives up.
+ * worker is idle (`resume`); a walk past `PREWALK_MAX_FILES` files or `PREWALK_MAX_MS` of walking gives up, and
+ * none starts in a workspace with another file system mounted inside it (`ToolRuntime.walkAhead`: a network
+ * share's listing can stall, and would hold the worker the first call needs).
  *
  * Such a walk is used while its stamps show the tree as it was (`readyWalk`: an lstat of each stamped path, a
  * few milliseconds), and only when their times lie well before the walk began (`stampsUsable`), so that any
@@ -51,6 +53,11 @@ export interface ReadyWalk {
 
 /** Files a walk ahead lists at most (about a second of walking): a larger tree is left to the calls. */
 export const PREWALK_MAX_FILES = 100_000;
+/**
+ * Milliseconds a walk ahead spends walking at most: a slow file system (a network share, a FUSE mount) is
+ * left to the calls, whose walks have their own time limits.
+ */
+export const PREWALK_MAX_MS = 3_000;
 /** How long the walk runs before it lets a message in. */
 const SLICE_MS = 6;
 
@@ -80,6 +87,9 @@ export function readyWalkFiles(key: string): number | null {
 /** The walk ahead of one worker's calls (at most one per worker). */
 export class Prewalk {
   readonly #maxFiles: number;
+  readonly #maxMs: number;
+  /** Milliseconds spent walking so far. */
+  #walkedMs = 0;
   #request: PrewalkRequest | null = null;
   /** The walk; null before it begins and once it ended. */
   #files: Generator<unknown, void, undefined> | null = null;
@@ -88,8 +98,9 @@ export class Prewalk {
   #running: Promise<void> | null = null;
   #suspended = false;
 
-  constructor(options: { maxFiles?: number } = {}) {
+  constructor(options: { maxFiles?: number; maxMs?: number } = {}) {
     this.#maxFiles = options.maxFiles ?? PREWALK_MAX_FILES;
+    this.#maxMs = options.maxMs ?? PREWALK_MAX_MS;
   }
 
   /** Begins walking `request.root` (once per worker: a second request is ignored). */
@@ -130,13 +141,19 @@ export class Prewalk {
   async #run(files: Generator<unknown, void, undefined>, busy: () => boolean): Promise<void> {
     try {
       while (!this.#suspended) {
-        const until = performance.now() + SLICE_MS;
+        const began = performance.now();
+        const until = began + SLICE_MS;
         for (let step = 1; !this.#suspended; step++) {
           if (files.next().done === true || ++this.#listed >= this.#maxFiles) {
             this.#end();
             return;
           }
           if (step % 64 === 0 && performance.now() >= until) break;
+        }
+        this.#walkedMs += performance.now() - began;
+        if (this.#walkedMs > this.#maxMs) {
+          this.#end();
+          return;
         }
         await nextMessage();
         if (busy()) this.#suspended = true;

@@ -1,6 +1,7 @@
 import { deepStrictEqual, equal, notEqual, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import type { GrepWalkReport } from "../../src/tools/_grep_prepass.ts";
+import { mountPointsSync } from "../../src/common/mounts.ts";
 import { Prewalk, type PrewalkRequest, readyWalk, readyWalkFiles } from "../../src/tools/_prewalk.ts";
 import { GREP_PREPASS } from "../../src/tools/_shared.ts";
 import { Walker } from "../../src/tools/_walk.ts";
@@ -63,7 +64,10 @@ function pastMargin(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, MEMORY_STAMP_MARGIN_MS + 100));
 }
 
-async function walkAhead(root: string, options: { maxFiles?: number } = {}): Promise<Prewalk> {
+async function walkAhead(
+  root: string,
+  options: { maxFiles?: number; maxMs?: number } = {},
+): Promise<Prewalk> {
   const ahead = new Prewalk(options);
   ahead.start(request(root), idle);
   await ahead.settled();
@@ -148,6 +152,60 @@ Deno.test("a walk ahead gives up past its file limit, and a tree with a symlink 
   await Deno.remove(join(root, "link"));
   await walkAhead(root);
   equal(readyWalkFiles(key), 500);
+});
+
+Deno.test("a walk ahead gives up past its time limit", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  // More than one slice of a few milliseconds can walk.
+  await writeTree(root, wideTree(300, 20));
+  const key = new Walker(root, { root }).memoryKey;
+  const limited = await walkAhead(root, { maxMs: 0 });
+  ok(limited.ended);
+  equal(readyWalkFiles(key), null);
+});
+
+Deno.test("the mount table's points are read with their escapes decoded", async () => {
+  await using workspace = await createTempWorkspace();
+  const table = join(workspace.root, "mountinfo");
+  await Deno.writeTextFile(
+    table,
+    "21 26 0:20 / /proc rw,relatime - proc proc rw\n" +
+      "90 26 0:50 / /home/a\\040b/net\\134share rw - fuse.sshfs host: rw\n",
+  );
+  deepStrictEqual(mountPointsSync(table), ["/proc", "/home/a b/net\\share"]);
+  equal(mountPointsSync(join(workspace.root, "missing")), null);
+});
+
+Deno.test("a workspace with another file system mounted inside is not walked ahead", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await writeTree(root, TREE);
+  await settleTree(root);
+  await pastMargin();
+  const table = join(await Deno.makeTempDir(), "mountinfo");
+  const permissions = { mode: "default", rules: [], canAsk: false, hooksMayDecide: false } as const;
+  const firstGlob = async (mounts: string[]) => {
+    await Deno.writeTextFile(
+      table,
+      mounts.map((point, id) => `${id} 1 0:${id} / ${point} rw - ext4 x rw\n`).join(""),
+    );
+    await using runtime = await testRuntime(root, {
+      readOnly: true,
+      sandbox: "read-only",
+      mountInfoFile: table,
+    });
+    await runtime.walkAhead(permissions);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const call = { id: crypto.randomUUID(), name: "Glob", input: { pattern: "**/*.ts" } };
+    const { result } = await runtime.pipeline.run(call, { signal: new AbortController().signal });
+    equal(result.isError, false, result.content);
+    return result.metadata.walkedAhead;
+  };
+  // The workspace itself on a mount of its own, and mounts elsewhere, do not matter.
+  equal(await firstGlob(["/", root, `${root}-other`]), true);
+  equal(await firstGlob(["/", `${root}/docs`]), undefined);
+  await Deno.remove(dirname(table), { recursive: true });
 });
 
 /** A Grep call's prepass that reports its walk: what the worker does for a Grep call helped by ripgrep. */

@@ -192,7 +192,8 @@ export function report(rows: Row[], memory: TurnMemoryRuns, facts: ReportFacts):
     "",
     `Tree${facts.quick ? " (quick, small)" : ""}: ${stats.files} searchable files, ` +
     `${(stats.bytes / 1e6).toFixed(0)} MB of generated source-like text (seeded PRNG), plus node_modules, ` +
-    ".gitignore'd directories (nested .gitignore files too) and binary files that both sides skip; " +
+    ".gitignore'd directories (nested .gitignore files too) and binary files that both sides skip; a git " +
+    "repository whose index lists the files (added with --intent-to-add: no objects); " +
     `${facts.generateMs > 1000 ? `generated in ${(facts.generateMs / 1000).toFixed(1)} s` : "cached"} ` +
     "under the work directory.",
     `Machine: ${navigator.hardwareConcurrency} logical CPUs, Deno ${Deno.version.deno}, ${facts.rg}. ` +
@@ -222,7 +223,8 @@ export function report(rows: Row[], memory: TurnMemoryRuns, facts: ReportFacts):
     "calls would share the main heap with the in-process runs and collect their garbage.",
     "- first call: the call as deployed in a fresh session (a new process per call, as a shell alias runs " +
     "one; its runtime opened), as a one-shot session runs it: when the model's response begins, the session " +
-    "starts the read-only worker, which walks the workspace while the model writes " +
+    "starts the read-only worker (in a repository whose index lists some 2,000 files or more), which walks " +
+    "the workspace while the model writes " +
     "(`src/tools/_prewalk.ts`: it keeps the listings, and the report of the walk that Grep's worker gives " +
     `ripgrep's answer); the call comes ${facts.headStartMs} ms later (a Grep call and a sentence before it ` +
     "are 30 to 60 tokens, half a second to a second for a model writing 50 to 80 tokens a second; an " +

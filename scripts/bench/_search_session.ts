@@ -31,6 +31,9 @@ export interface BenchRequest {
 
 export const DEPLOYED_CHILD_FLAG = "--deployed-child";
 
+/** How a one-shot session walks ahead (`ToolRuntime.walkAhead`). */
+const ONE_SHOT = { onlyLargeRepository: true } as const;
+
 /** The permissions the deployed session prewarms for: every read-only tool may run. */
 const PREWARM_PERMISSIONS = { mode: "default", rules: [], canAsk: false, hooksMayDecide: false } as const;
 
@@ -94,7 +97,7 @@ async function serveDeployedCalls(
     if (headStartMs === undefined) {
       await runDeployed(runtime, { tool: "Glob", root, input: { pattern: "no-such-directory/*" } });
     } else {
-      void runtime.walkAhead(PREWARM_PERMISSIONS);
+      void runtime.walkAhead(PREWARM_PERMISSIONS, ONE_SHOT);
       await new Promise((resolve) => setTimeout(resolve, headStartMs));
     }
     console.log(JSON.stringify({ ms: 0, engine: null, content: "" }));
@@ -120,7 +123,7 @@ async function runRssChild(root: string): Promise<void> {
   try {
     // As a one-shot session: its search worker starts, and walks the workspace, when the model's response
     // begins; the calls come once the model has written them.
-    void runtime.walkAhead(PREWARM_PERMISSIONS);
+    void runtime.walkAhead(PREWARM_PERMISSIONS, ONE_SHOT);
     await new Promise((resolve) => setTimeout(resolve, HEAD_START_MS));
     const started = performance.now();
     const results = await Promise.all(

@@ -248,18 +248,35 @@ async function generateTree(directory: string, shape: TreeShape): Promise<void> 
 }
 
 /** Returns the cached tree for `quick` under `workDir`, generating it on first use. */
-export async function ensureSearchTree(workDir: string, quick: boolean): Promise<string> {
+export async function ensureSearchTree(
+  workDir: string,
+  quick: boolean,
+): Promise<{ directory: string; changed: boolean }> {
   const shape = quick ? QUICK_SHAPE : FULL_SHAPE;
   const directory = join(workDir, `search-tree-v${TREE_VERSION}-${shape.name}`);
   const marker = `${directory}.complete`;
+  let complete = true;
   try {
     await Deno.stat(marker);
-    return directory;
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
+    complete = false;
   }
-  await Deno.remove(directory, { recursive: true }).catch(() => {});
-  await generateTree(directory, shape);
-  await Deno.writeTextFile(marker, new Date().toISOString());
-  return directory;
+  if (!complete) {
+    await Deno.remove(directory, { recursive: true }).catch(() => {});
+    await generateTree(directory, shape);
+  }
+  // A git repository, as a project is: a one-shot session walks a workspace ahead only in one whose index
+  // shows it large (see `WALK_AHEAD_MIN_INDEX_BYTES`). The files are added with --intent-to-add: the index
+  // lists them, and no object is written.
+  const indexed = await Deno.stat(join(directory, ".git", "index")).then(() => true, () => false);
+  if (!indexed) {
+    for (const args of [["init", "-q"], ["add", "--intent-to-add", "--all"]]) {
+      const { success, stderr } = await new Deno.Command("git", { args, cwd: directory, stderr: "piped" })
+        .output();
+      if (!success) throw new Error(`git ${args.join(" ")} failed: ${new TextDecoder().decode(stderr)}`);
+    }
+  }
+  if (!complete) await Deno.writeTextFile(marker, new Date().toISOString());
+  return { directory, changed: !complete || !indexed };
 }

@@ -136,10 +136,34 @@ export interface ToolRuntime extends AsyncDisposable {
   /**
    * When Glob or Grep can run: starts their worker (unless one runs already) and has it walk the workspace
    * while no call runs, so that the first search lists only what changed since (`src/tools/_prewalk.ts`).
-   * `prewarm` without a tool's name does this too. Nothing with the direct executor.
+   * `prewarm` without a tool's name does this too. Nothing with the direct executor, nor when another file
+   * system is mounted inside the workspace; with `onlyLargeRepository` (a one-shot session, which starts no
+   * worker for a text answer otherwise), nothing unless the workspace root is a git repository whose index
+   * holds some 2,000 files or more (`WALK_AHEAD_MIN_INDEX_BYTES`).
    */
-  walkAhead(permissions: UsableToolsOptions): Promise<void>;
+  walkAhead(permissions: UsableToolsOptions, options?: { onlyLargeRepository?: boolean }): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * The size of a git index from which a one-shot session walks its workspace ahead: an entry takes 62 bytes
+ * and its path, so some 2,000 tracked files. A smaller tree is walked in tens of milliseconds, less than the
+ * walk ahead's worker costs to start (and ~15 MB of memory for a run that may answer with text only).
+ */
+export const WALK_AHEAD_MIN_INDEX_BYTES = 200_000;
+
+/**
+ * The size of the git index of a repository whose `.git` folder is at `root`, or 0 (none; a `.git` file of a
+ * linked worktree or a submodule is not followed).
+ */
+function gitIndexBytes(root: string): number {
+  try {
+    if (!Deno.lstatSync(`${root}/.git`).isDirectory) return 0;
+    const index = Deno.lstatSync(`${root}/.git/index`);
+    return index.isFile ? index.size : 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** mewcode's own program folder: the checkout or the installed package. */
@@ -208,16 +232,22 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
   // lists only what changed since. Asked right after its start was (the message waits for it to be ready):
   // the reads' worker starts first.
   let walkedAhead = false;
+  // Whether a walk ahead can help and cannot stall. A file system mounted inside the workspace may be a
+  // network one whose listing stalls: a walk nobody asked for must not hold the worker the first call needs
+  // (the calls walk it when asked). A small repository is walked in milliseconds: starting a worker for that
+  // is not worth its memory (see `walkAhead`).
+  const mayWalkAhead = (onlyLargeRepository: boolean): boolean => {
+    if (walkedAhead) return false;
+    const mounts = mountPointsSync(options.mountInfoFile) ?? [];
+    const inside = (root: string, point: string) =>
+      point !== root && point.startsWith(root === "/" ? "/" : `${root}/`);
+    if (roots.some((root) => mounts.some((point) => inside(root, point)))) return false;
+    return !onlyLargeRepository || gitIndexBytes(options.root) >= WALK_AHEAD_MIN_INDEX_BYTES;
+  };
   const startWalkAhead = (tools: readonly AnyTool[]): void => {
     const searchTool = tools.find((tool) => tool === globTool || tool === grepTool);
     if (walkedAhead || searchTool === undefined || !(executor instanceof WorkerExecutor)) return;
     walkedAhead = true;
-    // A file system mounted inside the workspace may be a network one whose listing stalls: a walk nobody
-    // asked for must not hold the worker the first call needs. The calls walk it when asked.
-    const mounts = mountPointsSync(options.mountInfoFile) ?? [];
-    const inside = (root: string, point: string) =>
-      point !== root && point.startsWith(root === "/" ? "/" : `${root}/`);
-    if (roots.some((root) => mounts.some((point) => inside(root, point)))) return;
     executor.prewalk(profileFor(searchTool, profileOptions), {
       root: options.root,
       additionalRoots,
@@ -228,11 +258,16 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     if (!(executor instanceof WorkerExecutor)) return;
     const tools = usable(permissions, toolName);
     const warming = executor.prewarm(profilesForTools(tools, profileOptions));
-    if (toolName === undefined) startWalkAhead(tools);
+    if (toolName === undefined && mayWalkAhead(false)) startWalkAhead(tools);
     await Promise.all([warming, tools.includes(grepTool) ? accelerator?.prepare?.() : undefined]);
   };
-  const walkAhead = async (permissions: UsableToolsOptions): Promise<void> => {
-    if (!(executor instanceof WorkerExecutor)) return;
+  const walkAhead = async (
+    permissions: UsableToolsOptions,
+    walkOptions: { onlyLargeRepository?: boolean } = {},
+  ): Promise<void> => {
+    if (!(executor instanceof WorkerExecutor) || !mayWalkAhead(walkOptions.onlyLargeRepository === true)) {
+      return;
+    }
     const searches = usable(permissions).filter((tool) => tool === globTool || tool === grepTool);
     const warming = executor.prewarm(profilesForTools(searches, profileOptions));
     startWalkAhead(searches);

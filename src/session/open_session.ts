@@ -204,10 +204,11 @@ export class OpenSession implements Session {
   /**
    * In a one-shot session: the model's response began (`name` undefined), or a call to the tool `name`
    * began. The runtime is built once the model's response begins (its request is long gone by then, and the
-   * model's time to its first token leaves time to load: `StreamOptions.onResponse`). Then only the worker of
-   * the searches starts, to walk the workspace while the model writes (`ToolRuntime.walkAhead`): a session's
-   * first search is most often its first call. Each other worker starts when a call to its tool begins, while
-   * the call's input streams. A failure to build is the first call's to report.
+   * model's time to its first token leaves time to load: `StreamOptions.onResponse`). Then, in a repository
+   * large enough to be worth it, only the worker of the searches starts, to walk the workspace while the model
+   * writes (`ToolRuntime.walkAhead`): a session's first search is most often its first call. Each other
+   * worker starts when a call to its tool begins, while the call's input streams, so a text answer in a small
+   * repository starts none. A failure to build is the first call's to report.
    */
   #expect(name: string | undefined): void {
     if (this.#closed) return;
@@ -215,7 +216,9 @@ export class OpenSession implements Session {
     this.#runtime.load().then(
       (runtime) => {
         if (this.#closed) return;
-        return name === undefined ? runtime.walkAhead(this.#usable()) : runtime.prewarm(this.#usable(), name);
+        return name === undefined
+          ? runtime.walkAhead(this.#usable(), { onlyLargeRepository: true })
+          : runtime.prewarm(this.#usable(), name);
       },
       () => undefined,
     );

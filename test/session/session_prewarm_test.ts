@@ -204,3 +204,37 @@ Deno.test("a one-shot session whose tools cannot start ends each call with why, 
   ok(JSON.stringify(server.requests[1]?.body).includes("could not start"));
   deepEqual(await session.finish(), []);
 });
+
+Deno.test("a one-shot session walks a large repository ahead when the response begins, a small one not", async (t) => {
+  const textAnswer = async (root: string) => {
+    await using server = await startFakeAnthropic([turn().text("Hello.").stop("end_turn")]);
+    await using session = await open(root, server, { headless: true, approver: APPROVE_ALL });
+    const events = await Array.fromAsync(session.run("hello", { signal: NO_SIGNAL }));
+    equal(events.at(-1)?.type, "turn-end");
+    const executor = await executorOf(session);
+    // The worker the walk ahead asked for starts after the answer's first event; give it its time.
+    await eventually(() => executor.stats().started > 0, 1_000).catch(() => undefined);
+    return executor.stats().started;
+  };
+  await t.step("a git repository whose index lists some 2,000 files: the read-only worker", async () => {
+    await using workspace = await createTempWorkspace();
+    await git(workspace.root, ["init", "-q"]);
+    for (let index = 0; index < 2_500; index++) {
+      await Deno.writeTextFile(join(workspace.root, `file-${index}-of-a-large-repository.txt`), "");
+    }
+    await git(workspace.root, ["add", "--intent-to-add", "--all"]);
+    equal(await textAnswer(workspace.root), 1);
+  });
+  await t.step("a small git repository: no worker", async () => {
+    await using workspace = await createTempWorkspace();
+    await git(workspace.root, ["init", "-q"]);
+    await Deno.writeTextFile(join(workspace.root, "notes.txt"), "one\n");
+    await git(workspace.root, ["add", "--intent-to-add", "--all"]);
+    equal(await textAnswer(workspace.root), 0);
+  });
+});
+
+async function git(root: string, args: string[]): Promise<void> {
+  const { success, stderr } = await new Deno.Command("git", { args, cwd: root, stderr: "piped" }).output();
+  ok(success, new TextDecoder().decode(stderr));
+}

@@ -107,15 +107,31 @@ const HOOK_MANAGER_CONFIGS: Readonly<Record<string, readonly string[]>> = {
 
 /** What the hooks of a repository run from its working tree (absolute paths inside the root, each once). */
 export interface HookFiles {
-  /** Existing scripts the hooks' commands run. */
-  scripts: string[];
+  /** Existing scripts the hooks' commands run, and files a hook is a symlink to. */
+  scripts: HookFile[];
   /**
    * The hook managers' config files, existing or not (see `HOOK_MANAGER_CONFIGS`), and the file a hook's
    * `--config=FILE` names.
    */
-  configs: string[];
+  configs: HookFile[];
   /** The task runners' files the hooks' commands read (`npm test`: `package.json`), existing or not. */
   tasks: HookTask[];
+}
+
+/**
+ * A file of the working tree a hook runs, and which hook: the hook itself for a script that a script it runs
+ * runs in turn (`. scripts/lib.sh` in `scripts/check.sh`).
+ */
+export interface HookFile {
+  /** Absolute path of the file, as the hook names it (`<worktree>/scripts/check.sh`). */
+  path: string;
+  /** Absolute path of the hook (`<gitdir>/hooks/pre-commit`, `.husky/pre-commit`). */
+  hook: string;
+  /**
+   * `script`: the hook's commands run it; `hook-target`: the hook is a symlink to it; `config`: a hook
+   * manager the hook starts reads the commands it runs from it (`.pre-commit-config.yaml`).
+   */
+  kind: "script" | "hook-target" | "config";
 }
 
 /** A task runner's file a hook's command reads, which is not protected (see git_hook_tasks.ts). */
@@ -153,23 +169,23 @@ export async function hookScripts(
   folders: readonly string[],
   options: { root: string; worktree: string | null },
 ): Promise<HookFiles> {
-  const scripts = new Set<string>();
-  const configs = new Set<string>();
+  const scripts = new Map<string, HookFile>();
+  const configs = new Map<string, HookFile>();
   const tasks = new Map<string, HookTask>();
   const inRoot = (path: string): boolean => path !== options.root && isInside(options.root, path);
   // The hooks, then the scripts they run (what those run in turn, `. scripts/lib.sh`), a few levels deep.
-  const queue: { file: string; folder: string; depth: number }[] = [];
+  const queue: { file: string; folder: string; depth: number; hook: string }[] = [];
   for (const folder of folders) {
     for (const hook of hookFiles(folder)) {
       // A hook linked to a file of the working tree (`ln -s ../../scripts/pre-commit .git/hooks/`) is that
       // file: binding the hooks folder pins the link, not what it leads to.
       const target = isFileLink(hook) ? realPathSyncOrNull(hook) : null;
-      if (target !== null && inRoot(target)) scripts.add(target);
-      queue.push({ file: hook, folder, depth: 0 });
+      if (target !== null && inRoot(target)) scripts.set(target, { path: target, hook, kind: "hook-target" });
+      queue.push({ file: hook, folder, depth: 0, hook });
     }
   }
   for (let next = 0; next < queue.length && next < MAX_FILES_READ; next++) {
-    const { file, folder, depth } = queue[next]!;
+    const { file, folder, depth, hook } = queue[next]!;
     let text: string;
     try {
       text = new TextDecoder().decode((await readFileHead(file, MAX_HOOK_BYTES)).bytes);
@@ -184,14 +200,16 @@ export async function hookScripts(
       for (const path of bases) {
         if (scripts.has(path) || !inRoot(path)) continue;
         if (lstatSyncOrNull(path)?.isFile !== true && !isFileLink(path)) continue;
-        scripts.add(path);
-        if (depth < MAX_SCRIPT_DEPTH) queue.push({ file: path, folder: dirname(path), depth: depth + 1 });
+        scripts.set(path, { path, hook, kind: "script" });
+        if (depth < MAX_SCRIPT_DEPTH) {
+          queue.push({ file: path, folder: dirname(path), depth: depth + 1, hook });
+        }
       }
     }
     if (options.worktree === null) continue;
     for (const name of configWords(text)) {
       const path = resolve(options.worktree, name);
-      if (inRoot(path)) configs.add(path);
+      if (inRoot(path) && !configs.has(path)) configs.set(path, { path, hook, kind: "config" });
     }
     for (const parts of simpleCommands(text)) {
       const program = parts[programIndex(parts)];
@@ -203,7 +221,7 @@ export async function hookScripts(
       }
     }
   }
-  return { scripts: [...scripts], configs: [...configs], tasks: [...tasks.values()] };
+  return { scripts: [...scripts.values()], configs: [...configs.values()], tasks: [...tasks.values()] };
 }
 
 /** The hook managers' config files a hook reads (`HOOK_MANAGER_CONFIGS`) and its `--config=FILE` words. */

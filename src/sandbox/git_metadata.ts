@@ -35,7 +35,7 @@ import { entryType, madeEntry } from "./_made_entries.ts";
 import { describeSetAside, setAside, type SetAsideBudget, type SetAsideOutcome } from "./_set_aside.ts";
 import { type GitDirectory, isGitDirectory, isInside, readGitLayout } from "./_git_layout.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
-import { hookScripts, type HookTask } from "./_git_hook_scripts.ts";
+import { type HookFile, hookScripts, type HookTask } from "./_git_hook_scripts.ts";
 
 export {
   type GitFinding,
@@ -47,6 +47,7 @@ export {
 export { diffGitFindings, type GitMetadataChange, type GitMetadataDiff } from "./git_scan_diff.ts";
 export type { GitConfigEffect } from "./git_config.ts";
 export { type UserGitConfig, userGitConfig } from "./_user_git_config.ts";
+export type { HookFile } from "./_git_hook_scripts.ts";
 
 /** What the sandbox mounts so that one shell call cannot change the workspace's git metadata. */
 export interface GitProtection {
@@ -70,6 +71,12 @@ export interface GitProtection {
    * change writes them; the end of the session says when one changed (git_hook_tasks.ts).
    */
   hookTasks: HookTask[];
+  /**
+   * The files of the workspace the hooks run (scripts, what a hook links to, hook managers' configs), as
+   * protected among `readOnly` and `mustNotAppear` (real paths), with the hook that runs each: writers name
+   * it when they refuse one.
+   */
+  hookFiles: HookFile[];
 }
 
 /** Options of `planGitProtection`. */
@@ -114,6 +121,7 @@ export async function planGitProtection(
       notes: [`Cannot read "${root}"`],
       hooksFolders: [],
       hookTasks: [],
+      hookFiles: [],
     };
   }
   const plan = new PlanBuilder(realRoot);
@@ -133,8 +141,8 @@ export async function planGitProtection(
       const worktree = directory.worktree;
       const options = { root: realRoot, worktree };
       const run = await hookScripts(folders.filter((folder) => folder !== null), options);
-      for (const script of run.scripts) plan.protect(script, "ignore");
-      for (const config of run.configs) plan.protect(config, "must-not-appear");
+      for (const script of run.scripts) plan.hookFile(script, "ignore");
+      for (const config of run.configs) plan.hookFile(config, "must-not-appear");
       plan.hookTasks(run.tasks);
     }
   } catch (error) {
@@ -192,6 +200,7 @@ class PlanBuilder {
   #notes: string[] = [];
   #hooksFolders = new Set<string>();
   #hookTasks: HookTask[] = [];
+  #hookFiles = new Map<string, HookFile>();
 
   constructor(root: string) {
     this.#root = root;
@@ -205,6 +214,14 @@ class PlanBuilder {
   hookTasks(tasks: readonly HookTask[]): void {
     for (const task of tasks) {
       if (!this.#hookTasks.some((known) => known.path === task.path)) this.#hookTasks.push(task);
+    }
+  }
+
+  /** Protects a file a hook runs, and records it under the path protected (`GitProtection.hookFiles`). */
+  hookFile(file: HookFile, whenMissing: WhenMissing): void {
+    const planned = this.protect(file.path, whenMissing);
+    if (planned !== null && !this.#hookFiles.has(planned)) {
+      this.#hookFiles.set(planned, { ...file, path: planned });
     }
   }
 
@@ -241,45 +258,51 @@ class PlanBuilder {
       this.note(`"${path}" is a symlink: it can be replaced by one pointing elsewhere (the scan reports it)`);
       return;
     }
-    if (!info.isDirectory) return this.protect(path, "ignore");
+    if (!info.isDirectory) {
+      this.protect(path, "ignore");
+      return;
+    }
     const real = realPathSyncOrNull(path);
     if (real !== null) this.keepInPlace(real);
   }
 
-  /** Protects one path as its kind requires; a symlink's target is protected instead when it is inside. */
-  protect(path: string, whenMissing: WhenMissing, hops = 0): void {
+  /**
+   * Protects one path as its kind requires; a symlink's target is protected instead when it is inside.
+   * Returns the path planned (read-only, placeholder or must-not-appear), or null when none is.
+   */
+  protect(path: string, whenMissing: WhenMissing, hops = 0): string | null {
     // Resolve the parent so that no symlink above the path is followed out of the workspace.
     const parent = realPathSyncOrNull(dirname(path));
     if (parent === null) {
-      if (whenMissing === "must-not-appear") this.#mustNotAppearBelow(path);
-      return;
+      return whenMissing === "must-not-appear" ? this.#mustNotAppearBelow(path) : null;
     }
-    if (!isInside(this.#root, parent)) return;
+    if (!isInside(this.#root, parent)) return null;
     const canonical = join(parent, basename(path));
-    if (canonical === this.#root) return;
+    if (canonical === this.#root) return null;
     const info = lstatSyncOrNull(canonical);
     if (info === null) {
-      if (whenMissing === "ignore") return;
+      if (whenMissing === "ignore") return null;
       (whenMissing === "placeholder" ? this.#placeholders : this.#mustNotAppear).add(canonical);
       this.keepInPlace(parent);
-      return;
+      return canonical;
     }
     if (whenMissing === "placeholder" && info.isDirectory && isEmptyDirectory(canonical)) {
       // Empty: maybe another session's placeholder, which may be gone by the time the sandbox starts.
       this.#placeholders.add(canonical);
       this.keepInPlace(parent);
-      return;
+      return canonical;
     }
     if (info.isSymlink) {
       this.note(
         `"${canonical}" is a symlink: its target is protected when inside the workspace, the link is not`,
       );
       const target = readLinkSyncOrNull(canonical);
-      if (target === null || hops >= MAX_SYMLINK_HOPS) return;
+      if (target === null || hops >= MAX_SYMLINK_HOPS) return null;
       return this.protect(resolve(parent, target), whenMissing, hops + 1);
     }
     this.#readOnly.add(canonical);
     this.keepInPlace(parent);
+    return canonical;
   }
 
   /**
@@ -288,19 +311,21 @@ class PlanBuilder {
    * that exists, a real one (a symlink or a file there is left alone: a symlink on the way of a planned path
    * is taken for one the call made, and set aside), pinned in place.
    */
-  #mustNotAppearBelow(path: string): void {
+  #mustNotAppearBelow(path: string): string | null {
     let existing = dirname(path);
     let rest = basename(path);
     while (lstatSyncOrNull(existing) === null) {
-      if (existing === dirname(existing)) return;
+      if (existing === dirname(existing)) return null;
       rest = `${basename(existing)}/${rest}`;
       existing = dirname(existing);
     }
-    if (lstatSyncOrNull(existing)?.isDirectory !== true) return;
+    if (lstatSyncOrNull(existing)?.isDirectory !== true) return null;
     const real = realPathSyncOrNull(existing);
-    if (real === null || !isInside(this.#root, real)) return;
-    this.#mustNotAppear.add(join(real, rest));
+    if (real === null || !isInside(this.#root, real)) return null;
+    const planned = join(real, rest);
+    this.#mustNotAppear.add(planned);
     this.keepInPlace(real);
+    return planned;
   }
 
   build(): GitProtection {
@@ -316,6 +341,7 @@ class PlanBuilder {
       notes: this.#notes,
       hooksFolders: byDepth(this.#hooksFolders),
       hookTasks: this.#hookTasks,
+      hookFiles: [...this.#hookFiles.values()],
     };
   }
 }

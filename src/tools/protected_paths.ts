@@ -99,6 +99,21 @@ export interface GitLayoutPaths {
   paths: readonly string[];
   /** Absolute paths of the folders of hooks taken from elsewhere (`core.hooksPath`, `.husky`). */
   hooksFolders: readonly string[];
+  /**
+   * Which of `paths` are files of the working tree a hook runs, not git metadata, and the hook that runs
+   * each (`GitProtection.hookFiles`): their protection says so. Default none.
+   */
+  hookFiles?: readonly GitHookFile[];
+}
+
+/** A file a git hook runs (src/sandbox/_git_hook_scripts.ts `HookFile`). */
+export interface GitHookFile {
+  /** Absolute path of the file. */
+  path: string;
+  /** Absolute path of the hook. */
+  hook: string;
+  /** The hook's commands run it, the hook is a symlink to it, or a hook manager reads its commands from it. */
+  kind: "script" | "hook-target" | "config";
 }
 
 /**
@@ -123,14 +138,31 @@ export function gitLayoutProtections(
     if (inRoot === null || protectionOf(inRoot, entriesIn(layout.root, [...base, ...protections])) !== null) {
       continue;
     }
+    const hookFile = layout.hookFiles?.find((file) => file.path === path);
     protections.push({
       path: inRoot.toLowerCase(),
       anyDepth: false,
       within: layout.root,
-      reason: GIT_REASON,
+      reason: hookFile === undefined ? GIT_REASON : hookFileReason(hookFile, layout.root),
     });
   }
   return protections;
+}
+
+/** How a git hook runs each kind of file it names, after "the git hook "<hook>"". */
+const HOOK_RUNS: Readonly<Record<GitHookFile["kind"], string>> = {
+  script: "runs it",
+  "hook-target": "is a symlink to it",
+  config: "runs the commands a hook manager reads from it",
+};
+
+/** Why a file a git hook runs is protected, naming the hook (relative to the root when inside it). */
+function hookFileReason(file: GitHookFile, root: string): string {
+  const hook = file.hook !== root && isWithinRoot(root, file.hook)
+    ? relativeToRoot(root, file.hook)
+    : file.hook;
+  return `the git hook "${hook}" ${HOOK_RUNS[file.kind]}, and the user's own git runs hooks outside any ` +
+    "sandbox; writing it is refused. Ask the user to make this change";
 }
 
 /**

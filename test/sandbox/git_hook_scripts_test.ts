@@ -176,3 +176,29 @@ Deno.test("A script that a hook's script sources is read-only too, a few levels 
     equal(plan.readOnly.includes(join(root, name)), true, `${name}: ${plan.readOnly.join(", ")}`);
   }
 });
+
+Deno.test("planGitProtection names the hook that runs each file of the working tree it protects", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await createRepository(root);
+  await writeFiles(root, ["scripts/lib.sh", "scripts/push.sh", ".pre-commit-config.yaml"]);
+  await Deno.writeTextFile(join(root, "scripts/check.sh"), ". scripts/lib.sh\n");
+  await Deno.writeTextFile(
+    join(root, ".git/hooks/pre-commit"),
+    "#!/bin/sh\nsh scripts/check.sh\npython3 -mpre_commit hook-impl --config=.pre-commit-config.yaml\n",
+    { mode: 0o755 },
+  );
+  await Deno.symlink("../../scripts/push.sh", join(root, ".git/hooks/pre-push"));
+  const plan = await planGitProtection(root);
+  const preCommit = join(root, ".git/hooks/pre-commit");
+  deepStrictEqual(
+    plan.hookFiles.map(({ path, hook, kind }) => [path.slice(root.length + 1), hook, kind]).sort(),
+    [
+      [".pre-commit-config.yaml", preCommit, "config"],
+      ["scripts/check.sh", preCommit, "script"],
+      // Sourced by a script the hook runs: the hook's all the same.
+      ["scripts/lib.sh", preCommit, "script"],
+      ["scripts/push.sh", join(root, ".git/hooks/pre-push"), "hook-target"],
+    ],
+  );
+});

@@ -18,7 +18,7 @@ const canSandbox = await bubblewrapWorks();
 function relativePlan(
   root: string,
   protection: GitProtection,
-): Omit<GitProtection, "notes" | "hooksFolders" | "hookTasks"> {
+): Omit<GitProtection, "notes" | "hooksFolders" | "hookTasks" | "hookFiles"> {
   const strip = (paths: string[]): string[] => paths.map((path) => path.slice(root.length + 1));
   return {
     readOnly: strip(protection.readOnly),
@@ -120,6 +120,7 @@ Deno.test("planGitProtection pins a .git file whose git directory is outside the
     notes: [],
     hooksFolders: [],
     hookTasks: [],
+    hookFiles: [],
   });
 });
 

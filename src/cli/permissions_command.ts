@@ -6,7 +6,6 @@
  * @module
  */
 import { realPathOrNull } from "../common/fs.ts";
-import { SHELL_STARTUP_FILES } from "../common/home_credentials.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
 import type { IgnoredItem } from "../config/repository_screen.ts";
 import type { SourcedDirectory } from "../config/settings.ts";
@@ -14,7 +13,7 @@ import { describeTrust, revokeTrust, trustWorkspace } from "../config/trust.ts";
 import { describeRules } from "../permissions/explain.ts";
 import { formatRule } from "../permissions/rules.ts";
 import { explainPermission, type PermissionQuery } from "../session/permission_report.ts";
-import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
+import { describeProtectedPaths, listProtectedPaths } from "../tools/protected_paths_text.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { type CliCommand, type CliOptions, UsageError } from "./args.ts";
 import { sanitizeLines, terminalSafeJson } from "./_terminal_text.ts";
@@ -88,7 +87,7 @@ async function listPermissions(
         trust_status: settings.trustStatus,
         not_applied: settings.ignored.map(ignoredJson),
         warnings: notices,
-        protected_paths: protectedPaths().map(({ path, anyDepth }) => ({ path, any_depth: anyDepth })),
+        protected_paths: listProtectedPaths().map(({ path, anyDepth }) => ({ path, any_depth: anyDepth })),
       },
       null,
       2,
@@ -110,7 +109,7 @@ async function listPermissions(
     lines.push("Added directories:", ...await Promise.all(directories.map(directoryLine)));
   }
   lines.push(
-    `Always asked about, in every mode, unless a rule names them: writes to ${protectedPathsText()}, and ` +
+    `Always asked about, in every mode, unless a rule names them: writes to ${describeProtectedPaths()}, and ` +
       "the git metadata and hook folders this workspace's layout names (mewcode permissions test shows " +
       "the decision for one)",
   );
@@ -199,29 +198,6 @@ async function trust(
       "needs trust again; mewcode trust --revoke withdraws it.",
   );
   return EXIT.ok;
-}
-
-/** The shell's start-up files, which the listing names as one group. */
-const SHELL_FILES: ReadonlySet<string> = new Set([...SHELL_STARTUP_FILES, ".config/fish"]);
-
-/** Every session's protected paths, one entry per path (a folder's ends in "/"). */
-function protectedPaths(): { path: string; anyDepth: boolean }[] {
-  const merged = new Map<string, { folder: boolean; anyDepth: boolean }>();
-  for (const entry of PROTECTED_PATHS) {
-    const seen = merged.get(entry.path) ?? { folder: false, anyDepth: false };
-    merged.set(entry.path, {
-      folder: seen.folder || entry.folder === true,
-      anyDepth: seen.anyDepth || entry.anyDepth,
-    });
-  }
-  return [...merged].map(([path, { folder, anyDepth }]) => ({ path: folder ? `${path}/` : path, anyDepth }));
-}
-
-/** The protected paths for people: `.git (at any depth), .mewcode/, …, shell start-up files (…)`. */
-function protectedPathsText(): string {
-  const paths = protectedPaths().filter(({ path }) => !SHELL_FILES.has(path))
-    .map(({ path, anyDepth }) => anyDepth ? `${path} (at any depth)` : path);
-  return `${paths.join(", ")}, shell start-up files (${[...SHELL_FILES].join(", ")})`;
 }
 
 /**

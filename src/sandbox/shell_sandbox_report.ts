@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { describeProtectedPaths } from "../tools/protected_paths_text.ts";
 import type { SandboxMode, ShellPlan } from "../tools/tool.ts";
 import { describeHelpers, type HelperPaths } from "./helpers.ts";
 import { describeLimits, type LimitPlan } from "./limits.ts";
@@ -84,7 +85,8 @@ export function shellSandboxReport(facts: SandboxReportFacts): string[] {
     }
     lines.push(
       `  protected in the workspace${additionalRoots.length > 0 ? " and the added folders" : ""}: ` +
-        "git metadata (config, hooks, gitdir pointers), .mewcode, editor folders",
+        `${describeProtectedPaths()}, and the git metadata (config, hooks, gitdir pointers) and hook ` +
+        "folders this workspace's layout names",
     );
     if (facts.limits !== null) {
       lines.push(

@@ -3,6 +3,7 @@ import { parseCli } from "../../src/cli/args.ts";
 import { runDoctor } from "../../src/cli/doctor_command.ts";
 import { describeTrust, trustWorkspace } from "../../src/config/trust.ts";
 import type { HelperPaths } from "../../src/sandbox/helpers.ts";
+import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import { runMewcode } from "../_fakes/run_cli.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { startFakeOpenAi } from "../fake_anthropic/openai_server.ts";
@@ -240,4 +241,15 @@ Deno.test("mewcode doctor counts a state folder that is not a folder as a proble
     "can be kept in it; point MEWCODE_HOME at a folder, or move the entry away";
   ok(run.stdout.includes(`  state folder: FAILED: ${problem}\n`), run.stdout);
   ok(run.stdout.includes(`  - ${problem}`), run.stdout);
+});
+
+Deno.test("mewcode doctor's protected-paths line names every path the writers protect", async () => {
+  await using workspace = await createTempWorkspace();
+  const run = await runMewcode(["doctor"], { cwd: workspace.root });
+  const line = run.stdout.split("\n").find((text) => text.startsWith("  protected in the workspace")) ?? "";
+  for (const { path } of PROTECTED_PATHS) {
+    ok(line.includes(path), `the line names ${path}: ${line}`);
+  }
+  match(line, /\.git \(at any depth\)/);
+  match(line, /\.claude\/ \(at any depth\)/);
 });

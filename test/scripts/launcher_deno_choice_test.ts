@@ -228,3 +228,34 @@ Deno.test("run on its own checkout, the launcher says why it will not run the De
     await Deno.remove(folder, { recursive: true });
   }
 });
+
+Deno.test("the launcher says MEWCODE_DENO names no executable file, and exits 127 like a missing command", async (t) => {
+  const folder = await Deno.realPath(await Deno.makeTempDir({ prefix: "mewcode-launcher-deno-" }));
+  try {
+    await Deno.writeTextFile(join(folder, "plain"), "not a program\n");
+    const cases: [string, string, RegExp][] = [
+      ["a path that does not exist", join(folder, "missing"), /"[^"]*missing" does not exist/],
+      ["a directory", folder, /is a directory/],
+      ["a file that is not executable", join(folder, "plain"), /"[^"]*plain" is not executable/],
+    ];
+    for (const [name, path, problem] of cases) {
+      await t.step(name, async () => {
+        const output = await new Deno.Command(LAUNCHER, {
+          args: ["--version"],
+          cwd: folder,
+          clearEnv: true,
+          env: { PATH: "/usr/bin:/bin", HOME: folder, MEWCODE_DENO: path },
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        const stderr = new TextDecoder().decode(output.stderr);
+        equal(output.code, 127, stderr);
+        match(stderr, /^mewcode: MEWCODE_DENO names no executable file \(/);
+        match(stderr, problem);
+        match(stderr, new RegExp(`set it to the absolute path of a deno ${PINNED} binary, or unset it\\n$`));
+      });
+    }
+  } finally {
+    await Deno.remove(folder, { recursive: true });
+  }
+});

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { isProtectedName } from "../tools/protected_paths.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { literalPrefix, type PathPattern, type PatternBases } from "./path_pattern.ts";
 
@@ -16,7 +17,10 @@ export function protectionAt(relative: string, entries: readonly ProtectedPath[]
   const segments = folded.split("/");
   for (const entry of entries) {
     const path = entry.path.toLowerCase();
-    if (entry.anyDepth ? segments.includes(path) : isAtOrBelow(folded, path)) return entry;
+    const matches = entry.anyDepth
+      ? segments.some((segment) => isProtectedName(segment, path))
+      : isAtOrBelow(folded, path);
+    if (matches) return entry;
   }
   return null;
 }
@@ -31,7 +35,9 @@ export function namesProtection(
   options: { root: string; bases: PatternBases },
 ): boolean {
   const name = entry.path.replace(/^\.\/+/, "").replace(/\/+$/, "").toLowerCase();
-  if (entry.anyDepth) return pattern.literals.some((literal) => literal?.toLowerCase() === name);
+  if (entry.anyDepth) {
+    return pattern.literals.some((literal) => literal !== null && isProtectedName(literal, name));
+  }
   if (pattern.anchor === "anywhere") return pattern.literals[0]?.toLowerCase() === name;
   const expected = [...options.root.split("/").filter((segment) => segment !== ""), ...name.split("/")];
   const prefix = literalPrefix(pattern, options.bases);

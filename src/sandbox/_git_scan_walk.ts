@@ -40,7 +40,10 @@ export interface WalkLimits {
 /** What the walk found: `.git` entries, and folders whose entries name a git directory's files. */
 export interface Walk {
   dotGits: string[];
-  /** Entries of any type whose name is one of the walk's `named` (compared in lower case), in walk order. */
+  /**
+   * Entries of any type whose name is one of the walk's `named` (compared in lower case; `*<suffix>`: any
+   * longer name ending so), in walk order.
+   */
   named: string[];
   /** Folders holding `HEAD` and `objects` and `refs`, or `HEAD` and `commondir` (not yet checked). */
   candidates: string[];
@@ -53,7 +56,8 @@ export interface Walk {
 /**
  * The `.git` entries under the root and the folders that may be git directories (the root included),
  * breadth first; synchronous reads, yielding every few milliseconds. `named` (lower case) are other names
- * to list wherever they are (`.vscode`: protected at any depth), on the same walk.
+ * to list wherever they are (`.vscode`: protected at any depth; `*.code-workspace`: any name ending so), on
+ * the same walk.
  */
 export async function findDotGits(
   root: string,
@@ -62,6 +66,11 @@ export async function findDotGits(
 ): Promise<Walk> {
   const dotGits: string[] = [];
   const namedFound: string[] = [];
+  // src/tools/protected_paths.ts `isProtectedName`, kept to a set lookup and a few suffixes per entry: the
+  // walk reads up to 200,000 of them.
+  const suffixes = [...named].filter((name) => name.startsWith("*")).map((name) => name.slice(1));
+  const isNamed = (name: string): boolean =>
+    named.has(name) || suffixes.some((suffix) => name.length > suffix.length && name.endsWith(suffix));
   const candidates: string[] = [];
   const unlisted: string[] = [];
   const queue = [root];
@@ -96,7 +105,7 @@ export async function findDotGits(
       // opens another entry whose name really is that (a folder named U+FFFD beside one named 0xFF), while
       // git reaches it. Never silently skipped.
       if (entry.name.includes("\uFFFD")) unlisted.push(path);
-      if (named.has(entry.name.toLowerCase())) namedFound.push(path);
+      if (isNamed(entry.name.toLowerCase())) namedFound.push(path);
       if (entry.name === ".git") dotGits.push(path);
       else if (entry.isDirectory) queue.push(path);
     }

@@ -11,8 +11,8 @@ import { bubblewrapArguments, isAtOrBelow, scratchFolders, SUPERVISOR_PATH } fro
 import { planGitProtection, type UserGitConfig } from "./git_metadata.ts";
 import type { HelperPaths } from "./helpers.ts";
 import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
-import { dirname } from "../common/path.ts";
 import { madeEntry } from "./_made_entries.ts";
+import { plannedAtTop } from "./_nested_protected.ts";
 import type { KeptSandboxFiles } from "./kept_sandbox.ts";
 import type { LimitPlan } from "./limits.ts";
 import { type MachineView, protectedTopLevel } from "./shell_policy.ts";
@@ -154,7 +154,7 @@ export async function protectionNow(
     mustNotAppear.push(...git.mustNotAppear);
     mustNotBeMade.push(...topLevel.mustNotBeMade);
   }
-  readOnly.push(...nestedReadOnly(options.nested ?? [], options.roots));
+  readOnly.push(...nestedReadOnly(options.nested ?? [], options));
   for (const { path, kind } of options.missingCredentials ?? []) {
     (kind === "directory" ? placeholders : mustNotAppear).push(path);
   }
@@ -252,15 +252,20 @@ function keptFolderShown(planning: CallPlanning): string[] {
 }
 
 /**
- * What of the nested protected entries (`web/.vscode`) to bind read-only: each below a root but not at its
- * top (`protectedTopLevel` plans those, as placeholders where missing), with only real folders on its way;
- * a symlink by its real path where that lies in a root (an editor follows it, as the user's git does).
+ * What of the nested protected entries (`web/.vscode`) to bind read-only: each below a root but not one at
+ * its top that `protectedTopLevel` plans (as a placeholder where missing; `app.code-workspace` it does not),
+ * with only real folders on its way; a symlink by its real path where that lies in a root (an editor follows
+ * it, as the user's git does).
  */
-function nestedReadOnly(paths: readonly string[], roots: readonly string[]): string[] {
+function nestedReadOnly(
+  paths: readonly string[],
+  options: { roots: readonly string[]; protectedPaths: readonly ProtectedPath[] },
+): string[] {
+  const { roots } = options;
   const bound: string[] = [];
   for (const path of paths) {
-    const root = roots.find((folder) => isAtOrBelow(path, folder) && dirname(path) !== folder);
-    if (root === undefined || roots.some((folder) => dirname(path) === folder)) continue;
+    const root = roots.find((folder) => isAtOrBelow(path, folder) && path !== folder);
+    if (root === undefined || plannedAtTop(path, options)) continue;
     const made = madeEntry(path, roots);
     if (made === null || made.onTheWay) continue;
     if (!made.info.isSymlink) {

@@ -126,7 +126,8 @@ export interface GitScanOptions {
   user?: UserGitConfig;
   /**
    * Other names the walk lists wherever it finds them, compared without regard to case: the protected
-   * paths that apply at any depth (`.vscode`), which no mount can cover before they are made. Default none.
+   * paths that apply at any depth (`.vscode`; `*.code-workspace`, any name ending so), which no mount can
+   * cover before they are made. Default none.
    */
   named?: readonly string[];
 }

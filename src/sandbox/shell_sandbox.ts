@@ -58,7 +58,7 @@ import {
   removeKeptSandboxFiles,
 } from "./kept_sandbox.ts";
 import { GitWatch } from "./git_watch.ts";
-import { whyNestedMatters } from "./_nested_protected.ts";
+import { plannedAtTop, whyNestedMatters } from "./_nested_protected.ts";
 import { checkObjectFiles } from "./git_packs.ts";
 import { changedHookTasks, type HookTaskRecord, recordHookTasks } from "./git_hook_tasks.ts";
 import { dirname } from "../common/path.ts";
@@ -462,8 +462,8 @@ export class ShellSandbox {
     }
     const roots = [this.root, ...this.additionalRoots];
     for (const path of madeNamed) {
-      // A root's own are planned as placeholders (empty folders on the host during the session).
-      if (roots.some((root) => dirname(path) === root)) continue;
+      // A root's own `.vscode` is planned as a placeholder (an empty folder on the host during the session).
+      if (plannedAtTop(path, { roots, protectedPaths: this.#options.protectedPaths })) continue;
       const [made] = await setAsideMade(
         [path],
         roots,
@@ -473,7 +473,7 @@ export class ShellSandbox {
       if (made === undefined) continue;
       lines.push(
         `"${made.path}" (a ${made.type}) appeared during the session and ${describeSetAside(made.outcome)}: ${
-          whyNestedMatters(made.path)
+          whyNestedMatters(made.path, { atTop: roots.includes(dirname(made.path)) })
         }; look at what it holds before you put it back`,
       );
     }

@@ -19,6 +19,8 @@ const AGENT_REASON = "it holds another coding agent's project settings (hooks, M
 const DEV_CONTAINER_REASON = "a dev container's settings run commands on the user's machine " +
   "(initializeCommand) when the folder is opened in one; writing them is refused. Ask the user to make " +
   "this change";
+const WORKSPACE_FILE_REASON = "it is a VS Code workspace file, whose tasks and settings can run commands " +
+  "when the user opens it; writing it is refused. Ask the user to make this change";
 const SHELL_REASON =
   "it is a shell start-up file that runs in the user's next shell; writing it is refused. " +
   "Ask the user to make this change";
@@ -66,6 +68,8 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
     anyDepth: true,
     reason: DEV_CONTAINER_REASON,
   })),
+  // Opened by name (`code api.code-workspace`), anywhere: its "tasks" run as a .vscode's do.
+  { path: "*.code-workspace", anyDepth: true, reason: WORKSPACE_FILE_REASON },
   ...[...SHELL_STARTUP_FILES, ".config/fish"].map((path) => ({
     path,
     anyDepth: false,
@@ -181,11 +185,23 @@ export function protectionOf(
   const segments = folded.split("/");
   for (const entry of protectedPaths) {
     const matches = entry.anyDepth
-      ? segments.includes(entry.path.toLowerCase())
+      ? segments.some((segment) => isProtectedName(segment, entry.path))
       : isAtOrBelow(folded, entry.path.toLowerCase());
     if (matches) return entry;
   }
   return null;
+}
+
+/**
+ * Whether one name (a path segment) is the name of an entry matched at any depth (`ProtectedPath.anyDepth`):
+ * the same name, or for a name pattern `*<suffix>` (`*.code-workspace`) any longer name ending so, compared
+ * without regard to case.
+ */
+export function isProtectedName(name: string, entryPath: string): boolean {
+  const folded = name.toLowerCase();
+  const pattern = entryPath.toLowerCase();
+  if (!pattern.startsWith("*")) return folded === pattern;
+  return folded.length > pattern.length - 1 && folded.endsWith(pattern.slice(1));
 }
 
 /**

@@ -96,7 +96,8 @@ export interface PersistentShell {
 
 /**
  * A path writers refuse: `path` relative to the workspace root, or with `anyDepth` a single name matched at
- * any depth (".git"). `reason` completes "Cannot write \"x\": " for the model.
+ * any depth (".git"), or a name pattern `*<suffix>` ("*.code-workspace": any name ending so; see
+ * `isProtectedName`). `reason` completes "Cannot write \"x\": " for the model.
  */
 export interface ProtectedPath {
   path: string;

@@ -20,6 +20,9 @@ Deno.test("protectionAt gives the writers' own answer (protectionOf) for every p
     "sub/.claude/settings.json",
     "sub/.mcp.json",
     "sub/.devcontainer.json",
+    "app.code-workspace",
+    "sub/App.Code-Workspace",
+    ".code-workspace",
     ".bashrc",
     ".config/fish/config.fish",
     ".config/other",
@@ -41,6 +44,7 @@ Deno.test("namesProtection accepts rules that name a protected path, never catch
   const git = PROTECTED_PATHS.find((entry) => entry.path === ".git")!;
   const mewcode = PROTECTED_PATHS.find((entry) => entry.path === ".mewcode")!;
   const fish = PROTECTED_PATHS.find((entry) => entry.path === ".config/fish")!;
+  const workspaceFile = PROTECTED_PATHS.find((entry) => entry.path === "*.code-workspace")!;
   const cases: [string, typeof git, boolean][] = [
     [".git/info/exclude", git, true],
     [".git", git, true],
@@ -58,6 +62,10 @@ Deno.test("namesProtection accepts rules that name a protected path, never catch
     ["{.mewcode,src}/**", mewcode, false],
     [".config/fish/**", fish, true],
     [".config/**", fish, false],
+    ["app.code-workspace", workspaceFile, true],
+    ["api/Web.code-workspace", workspaceFile, true],
+    ["*.code-workspace", workspaceFile, false],
+    ["**/*.code-workspace", workspaceFile, false],
   ];
   for (const [specifier, entry, expected] of cases) {
     await t.step(`${specifier} ${expected ? "names" : "does not name"} ${entry.path}`, () => {

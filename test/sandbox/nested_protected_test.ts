@@ -157,3 +157,47 @@ Deno.test("Agent, JetBrains and dev container settings found in a subfolder when
   equal(outputOf(result), "ok", "the rest of the subfolder stays writable");
   deepStrictEqual(await sandbox.endOfSession(), []);
 });
+
+Deno.test("VS Code workspace files are read-only to commands where they are, and one a command makes is set aside, at the top too", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace();
+  const setAsideIn = join(state.root, "set-aside");
+  const content = '{"folders":[{"path":"."}]}\n';
+  await Deno.mkdir(join(workspace.root, "web"));
+  await Deno.writeTextFile(join(workspace.root, "app.code-workspace"), content);
+  await Deno.writeTextFile(join(workspace.root, "web/Web.Code-Workspace"), content);
+  await using sandbox = await openSandbox(workspace.root, "workspace-write", { setAsideIn });
+  for (const path of ["app.code-workspace", "web/Web.Code-Workspace"]) {
+    for (const command of [`echo '${TASK}' > ${path}`, `rm -f ${path}`, `mv ${path} ${path}.old`]) {
+      const { result } = await runIn(sandbox, command);
+      notEqual(exitCodeOf(result), 0, `${command}: ${result.content}`);
+    }
+    equal(await Deno.readTextFile(join(workspace.root, path)), content);
+  }
+  const { result } = await runIn(
+    sandbox,
+    `mkdir -p api && echo '${TASK}' > new.code-workspace && echo '${TASK}' > api/api.code-workspace && ` +
+      "echo '{}' > notes.code-workspace.md && echo ok",
+  );
+  equal(outputOf(result), "ok", result.content);
+
+  const lines = await sandbox.endOfSession();
+  equal(lines.length, 2, lines.join("\n"));
+  for (const [path, where] of [["new.code-workspace", ""], ["api/api.code-workspace", " in a subfolder"]]) {
+    const line = lines.find((text) => text.startsWith(`"${join(workspace.root, path!)}" (a file) appeared`));
+    ok(line !== undefined, `${path} is reported: ${lines.join("\n")}`);
+    ok(line.includes(`: it is a protected path${where} (VS Code runs the tasks of a workspace file`), line);
+    equal(await exists(join(workspace.root, path!)), false, `${path} was set aside`);
+  }
+  ok(await exists(join(workspace.root, "notes.code-workspace.md")), "another name stays");
+});
+
+Deno.test("A walk that stops short names a workspace file pattern so that find can look for it", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  for (let index = 0; index < 10; index++) await Deno.writeTextFile(join(root, `a${index}`), "");
+  const user = userGitConfig({ HOME: "/nonexistent", GIT_CONFIG_NOSYSTEM: "1" });
+  const watch = await GitWatch.start([root], user, [".vscode", "*.code-workspace"], { maxEntries: 5 });
+  const { lines } = await watch.end(root);
+  ok(lines[1]?.endsWith("(find . -name .vscode -o -name '*.code-workspace')"), lines.join("\n"));
+});

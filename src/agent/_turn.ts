@@ -6,7 +6,7 @@
  * @module
  */
 import { assertNever, describeError } from "../common/errors.ts";
-import { type CallOutcome, type CallResult, ended } from "../execution/call_outcome.ts";
+import { type CallOutcome, type CallResult, cancelReason, ended } from "../execution/call_outcome.ts";
 import type { ToolCall, ToolPipeline } from "../execution/pipeline.ts";
 import type { ToolSource } from "../execution/tool_source.ts";
 import { type ExecutionMode, type ScheduledOutcome, ToolScheduler } from "../execution/scheduler.ts";
@@ -294,7 +294,7 @@ class Turn {
     this.#broken = { error };
     this.#scheduler.cancel(
       this.#options.signal.aborted
-        ? "the user interrupted the turn"
+        ? cancelReason(this.#options.signal.reason) ?? "the run was interrupted"
         : "the model's response broke off before it was complete",
     );
     yield* this.#startUsageReport();

@@ -26,7 +26,7 @@ export type PipelineGate =
  *   denied      a hook, a rule, the mode or the user refused it
  *   invalid     its input could not be used (unknown tool, schema, semantics, malformed JSON)
  *   cancelled   it never ran, or was stopped, because the turn ended (stop reason, guard, broken stream)
- *   aborted     the user interrupted it
+ *   aborted     the run was stopped: the user interrupted it (a signal, Esc) or standard output closed
  *   timed-out   it ran past its time limit and was stopped
  */
 export type CallStatus =
@@ -65,4 +65,19 @@ export interface CallResult {
 /** A call that a gate ended, with its message for the model. */
 export function ended(status: CallStatus, gate: PipelineGate, message: string): CallResult {
   return { result: errorResult(message), outcome: { status, gate } };
+}
+
+/**
+ * Why a call was stopped, from its signal's reason: the message of the AbortError the CLI, the loop or the
+ * scheduler aborted with ("interrupted by SIGINT", "standard output was closed", "the model's response broke
+ * off before it was complete"); null for an abort that gave none (`controller.abort()`).
+ */
+export function cancelReason(reason: unknown): string | null {
+  if (!(reason instanceof DOMException) || reason.name !== "AbortError") return null;
+  const message = reason.message.trim();
+  // The runtime's default message for an abort without a reason.
+  if (message === "" || /^(the|this) (signal|operation) (has been|was) aborted\.?$/i.test(message)) {
+    return null;
+  }
+  return message;
 }

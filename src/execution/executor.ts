@@ -6,6 +6,7 @@
  */
 import { type AnyTool, errorResult, type ToolCallContext, type ToolResult } from "../tools/tool.ts";
 import { type CallProgress, checkResult, thrownResult } from "../tools/worker_protocol.ts";
+import { cancelReason } from "./call_outcome.ts";
 
 /** One validated, permitted call, ready to run. */
 export interface ExecutionRequest {
@@ -87,11 +88,34 @@ export function finished(result: ToolResult): Execution {
   return { result, status: result.isError ? "failed" : "completed" };
 }
 
-/** A call the user or the loop stopped before it finished. */
+/**
+ * A call stopped before it finished, by an abort: the user (a signal, Esc), the loop (a broken response, the
+ * turn's end) or closed standard output. Why is added by `withCancelReason`, which knows the signal.
+ */
 export function abortedExecution(toolName: string): Execution {
+  return { result: errorResult(`${toolName} ${CANCELLED}`), status: "aborted" };
+}
+
+/** The words every cancelled call's result starts with after its subject (Bash's own result too). */
+const CANCELLED = "was cancelled before it finished";
+
+/**
+ * An aborted call's result saying why it was stopped: ": <why>" after its first words "… was cancelled
+ * before it finished" (abortedExecution's and Bash's own), so no call reads "the user interrupted" when
+ * no one did. Other executions, and an abort that gave no reason, are returned as they are.
+ */
+export function withCancelReason(execution: Execution, reason: unknown): Execution {
+  const why = cancelReason(reason);
+  if (execution.status !== "aborted" || why === null) return execution;
+  const { content } = execution.result;
+  const at = content.indexOf(CANCELLED);
+  const firstLine = content.indexOf("\n");
+  if (at === -1 || (firstLine !== -1 && at > firstLine)) return execution;
+  const end = at + CANCELLED.length;
+  if (content.startsWith(":", end)) return execution;
   return {
-    result: errorResult(`${toolName} was cancelled before it finished: the user interrupted the call`),
-    status: "aborted",
+    ...execution,
+    result: { ...execution.result, content: `${content.slice(0, end)}: ${why}${content.slice(end)}` },
   };
 }
 

@@ -14,7 +14,13 @@ import { assertNever } from "../common/errors.ts";
 import { type AnyTool, errorResult, type ProtectedPath, type ShellPlan } from "../tools/tool.ts";
 import { parseInput } from "./_input_check.ts";
 import { type CallOutcome, type CallResult, type Denial, ended, type PipelineGate } from "./call_outcome.ts";
-import { abortedExecution, type Execution, type ExecutionRequest, type ToolExecutor } from "./executor.ts";
+import {
+  abortedExecution,
+  type Execution,
+  type ExecutionRequest,
+  type ToolExecutor,
+  withCancelReason,
+} from "./executor.ts";
 import type { FileRecordStore } from "./file_records.ts";
 import type { Rule } from "../permissions/rules.ts";
 import type { DeniedReads } from "../tools/tool.ts";
@@ -176,7 +182,9 @@ export class ToolPipeline {
     const input = hooked.input;
     const permitted = await this.#decide(call, tool, input, hooked.decision);
     if (!permitted.ok) return permitted.ended;
-    if (options.signal.aborted) return executed(abortedExecution(tool.name));
+    if (options.signal.aborted) {
+      return executed(withCancelReason(abortedExecution(tool.name), options.signal.reason));
+    }
     const result = await this.#execute(tool, input, permitted.protectedPaths, options);
     const feedback = await this.#options.afterCall?.(call, input, result) ?? null;
     if (feedback === null) return result;
@@ -193,7 +201,12 @@ export class ToolPipeline {
   > {
     let decision: HookDecision | null = null;
     for (const hook of this.#options.hooks ?? []) {
-      if (options.signal.aborted) return { ok: false, ended: executed(abortedExecution(tool.name)) };
+      if (options.signal.aborted) {
+        return {
+          ok: false,
+          ended: executed(withCancelReason(abortedExecution(tool.name), options.signal.reason)),
+        };
+      }
       const outcome = await hook.run({ toolName: tool.name, callId: call.id, input }, options);
       if (outcome.action === "block") {
         const reason = `The ${hook.name} hook blocked ${tool.name}: ${outcome.reason}`;
@@ -335,8 +348,10 @@ export class ToolPipeline {
           }),
         },
       };
-      execution = await this.#options.accelerator?.run(request, options) ??
-        await executor.execute(request, options);
+      execution = withCancelReason(
+        await this.#options.accelerator?.run(request, options) ?? await executor.execute(request, options),
+        options.signal.reason,
+      );
       keptSandbox = execution.result.metadata.keptSandbox === true;
     } finally {
       if (shellCall !== null) notes = await shellCall.finish({ keptSandbox });

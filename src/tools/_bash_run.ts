@@ -65,7 +65,8 @@ function shellResult(run: ShellRun, timeoutMs: number): ToolResult {
 }
 
 function cancelledMessage(output: string): string {
-  const base = "Bash command was cancelled before it finished: the user interrupted the call";
+  // Why (the user, a broken response, closed output) is added by the pipeline, which knows (withCancelReason).
+  const base = "Bash command was cancelled before it finished";
   return output === "" ? base : `${base}; output so far:\n${output}`;
 }
 

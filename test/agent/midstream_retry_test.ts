@@ -387,6 +387,11 @@ Deno.test("runAgent cancels a broken response's running read-only call and does 
     ofType(events, "tool-call-end").map((event) => [event.id, event.outcome.status]),
     [["t_held", "cancelled"], ["t_again", "completed"]],
   );
+  // No one interrupted anything: the result says what happened.
+  equal(
+    ofType(events, "tool-call-end")[0]?.result.content,
+    "ProbeRead was cancelled before it finished: the model's response broke off before it was complete",
+  );
   deepStrictEqual(probes.log, ["start same", "end same", "start same", "end same"]);
   const last = provider.requests[2]?.messages.at(-1);
   deepStrictEqual(last?.content, [

@@ -1,6 +1,6 @@
 import { deepStrictEqual, equal, match } from "node:assert/strict";
 import { z } from "zod";
-import { echoTool, noteTool, throwingTool } from "../_fakes/sample_tools.ts";
+import { echoTool, hangingTool, noteTool, throwingTool } from "../_fakes/sample_tools.ts";
 import { recordingPipeline } from "../_fakes/pipeline.ts";
 import { defineTool, textResult } from "../../src/tools/tool.ts";
 
@@ -182,6 +182,54 @@ Deno.test("ToolPipeline does not run a call whose signal is already aborted", as
   equal(result.isError, true);
   equal(outcome.status, "aborted");
   deepStrictEqual(log, []);
+});
+
+Deno.test("ToolPipeline says why a running call was cancelled, from its signal's reason, never blaming the user by default", async (t) => {
+  const cases = [
+    {
+      name: "a broken response",
+      reason: new DOMException("the model's response broke off before it was complete", "AbortError"),
+      expected:
+        "Hang was cancelled before it finished: the model's response broke off before it was complete",
+    },
+    {
+      name: "closed standard output",
+      reason: new DOMException("standard output was closed", "AbortError"),
+      expected: "Hang was cancelled before it finished: standard output was closed",
+    },
+    {
+      name: "a signal",
+      reason: new DOMException("interrupted by SIGINT", "AbortError"),
+      expected: "Hang was cancelled before it finished: interrupted by SIGINT",
+    },
+    {
+      name: "an abort that gives no reason",
+      reason: undefined,
+      expected: "Hang was cancelled before it finished",
+    },
+  ];
+  for (const { name, reason, expected } of cases) {
+    await t.step(name, async () => {
+      const { pipeline } = recordingPipeline({ tools: [hangingTool] });
+      const controller = new AbortController();
+      const running = pipeline.run({ id: "1", name: "Hang", input: {} }, { signal: controller.signal });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      controller.abort(reason);
+      const { result, outcome } = await running;
+      equal(outcome.status, "aborted");
+      equal(result.content, expected);
+    });
+  }
+});
+
+Deno.test("ToolPipeline says why a call was not started when its signal was aborted first", async () => {
+  const { pipeline } = recordingPipeline({ tools: [echoTool] });
+  const controller = new AbortController();
+  controller.abort(new DOMException("standard output was closed", "AbortError"));
+  const { result } = await pipeline.run({ id: "1", name: "Echo", input: { text: "a" } }, {
+    signal: controller.signal,
+  });
+  equal(result.content, "Echo was cancelled before it finished: standard output was closed");
 });
 
 // Reports the protected paths its call may write, as the pipeline passed them.

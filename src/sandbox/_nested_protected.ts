@@ -16,6 +16,8 @@ const AGENT = "another coding agent runs the hooks and MCP servers of its projec
 const DEV_CONTAINER = "a dev container's initializeCommand runs on your machine when that folder is " +
   "opened in one";
 const WORKSPACE_FILE = "VS Code runs the tasks of a workspace file when it is opened";
+const DIRENV = "direnv runs it in your shell when you enter that folder: an .envrc once you allow it, what " +
+  "that sources without asking";
 
 /** What runs a protected entry's content, by the entry's name or name pattern (see `isProtectedName`). */
 const RUNS: readonly (readonly [string, string])[] = [
@@ -29,6 +31,8 @@ const RUNS: readonly (readonly [string, string])[] = [
   [".devcontainer", DEV_CONTAINER],
   [".devcontainer.json", DEV_CONTAINER],
   ["*.code-workspace", WORKSPACE_FILE],
+  [".envrc", DIRENV],
+  [".envrc.local", DIRENV],
 ];
 
 /**
@@ -64,9 +68,8 @@ export function whyNestedMatters(path: string, options: { atTop: boolean }): str
  */
 export function nestedNotLookedFor(names: readonly string[]): string {
   const find = names.map((name) => `-name ${name.includes("*") ? `'${name}'` : name}`).join(" -o ");
-  return `Nor for ${
-    names.join(", ")
-  } made in a subfolder beyond them (settings an editor, a coding agent or ` +
-    `a dev container runs commands from when that folder is opened): look for them before you open a ` +
-    `subfolder (find . ${find})`;
+  const runs = "settings an editor, a coding agent, a dev container or direnv runs commands from when that " +
+    "folder is opened";
+  return `Nor for ${names.join(", ")} made in a subfolder beyond them (${runs}): look for them before you ` +
+    `open a subfolder (find . ${find})`;
 }

@@ -21,6 +21,9 @@ const DEV_CONTAINER_REASON = "a dev container's settings run commands on the use
   "this change";
 const WORKSPACE_FILE_REASON = "it is a VS Code workspace file, whose tasks and settings can run commands " +
   "when the user opens it; writing it is refused. Ask the user to make this change";
+const DIRENV_REASON = "direnv runs it in the user's shell, outside any sandbox, when the user next enters " +
+  "that folder (an .envrc that direnv allowed runs .envrc.local unchecked); writing it is refused. Ask the " +
+  "user to make this change";
 const SHELL_REASON =
   "it is a shell start-up file that runs in the user's next shell; writing it is refused. " +
   "Ask the user to make this change";
@@ -70,6 +73,10 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   })),
   // Opened by name (`code api.code-workspace`), anywhere: its "tasks" run as a .vscode's do.
   { path: "*.code-workspace", anyDepth: true, reason: WORKSPACE_FILE_REASON },
+  // direnv runs the .envrc of the folder the user enters or of the nearest above it. It checks the .envrc
+  // against the hash the user allowed, but not what that sources: `source_env_if_exists .envrc.local` is
+  // the common idiom for an unchecked companion.
+  ...[".envrc", ".envrc.local"].map((path) => ({ path, anyDepth: true, reason: DIRENV_REASON })),
   ...[...SHELL_STARTUP_FILES, ".config/fish"].map((path) => ({
     path,
     anyDepth: false,

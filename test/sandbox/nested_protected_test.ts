@@ -92,8 +92,8 @@ Deno.test("A walk that stops short says a .vscode made beyond where it stopped w
   deepStrictEqual(lines, [
     "The git metadata scan stopped after 5 entries: folders beyond them were not checked for planted " +
     "repositories",
-    "Nor for .vscode made in a subfolder beyond them (settings an editor, a coding agent or a dev container " +
-    "runs commands from when that folder is opened): look for them before you open a subfolder " +
+    "Nor for .vscode made in a subfolder beyond them (settings an editor, a coding agent, a dev container or " +
+    "direnv runs commands from when that folder is opened): look for them before you open a subfolder " +
     "(find . -name .vscode)",
   ]);
 });
@@ -112,6 +112,8 @@ const NESTED: readonly { path: string; content: string; runs: string }[] = [
     runs: "a dev container's initializeCommand",
   },
   { path: ".devcontainer.json", content: "{}", runs: "a dev container's initializeCommand" },
+  { path: ".envrc", content: "source_env_if_exists .envrc.local", runs: "direnv runs it in your shell" },
+  { path: ".envrc.local", content: "PATH_add bin", runs: "direnv runs it in your shell" },
 ];
 
 Deno.test("Agent, JetBrains and dev container settings a command makes in a subfolder are set aside at the session's end", async () => {
@@ -200,4 +202,26 @@ Deno.test("A walk that stops short names a workspace file pattern so that find c
   const watch = await GitWatch.start([root], user, [".vscode", "*.code-workspace"], { maxEntries: 5 });
   const { lines } = await watch.end(root);
   ok(lines[1]?.endsWith("(find . -name .vscode -o -name '*.code-workspace')"), lines.join("\n"));
+});
+
+Deno.test("direnv's .envrc and .envrc.local are read-only to commands at the top, and one a command makes there is set aside", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace();
+  const setAsideIn = join(state.root, "set-aside");
+  const envrc = "source_env_if_exists .envrc.local\n";
+  await Deno.writeTextFile(join(workspace.root, ".envrc"), envrc);
+  await using sandbox = await openSandbox(workspace.root, "workspace-write", { setAsideIn });
+  for (const command of ["echo 'PATH_add bin' >> .envrc", "rm -f .envrc", "mv .envrc .envrc.old"]) {
+    const { result } = await runIn(sandbox, command);
+    notEqual(exitCodeOf(result), 0, `${command}: ${result.content}`);
+  }
+  const { result } = await runIn(sandbox, "echo 'touch /tmp/pwned' > .envrc.local && echo ok");
+  equal(outputOf(result), "ok", result.content);
+
+  const lines = await sandbox.endOfSession();
+  equal(lines.length, 1, lines.join("\n"));
+  ok(lines[0]!.startsWith(`"${join(workspace.root, ".envrc.local")}" (a file) appeared`), lines[0]);
+  ok(lines[0]!.includes(": it is a protected path (direnv runs it in your shell"), lines[0]);
+  equal(await exists(join(workspace.root, ".envrc.local")), false);
+  equal(await Deno.readTextFile(join(workspace.root, ".envrc")), envrc);
 });

@@ -58,10 +58,11 @@ import {
   removeKeptSandboxFiles,
 } from "./kept_sandbox.ts";
 import { GitWatch } from "./git_watch.ts";
+import { changedDirenvFiles, type DirenvFileRecord, recordDirenvFiles } from "./direnv_files.ts";
 import { plannedAtTop, whyNestedMatters } from "./_nested_protected.ts";
 import { checkObjectFiles } from "./git_packs.ts";
 import { changedHookTasks, type HookTaskRecord, recordHookTasks } from "./git_hook_tasks.ts";
-import { dirname } from "../common/path.ts";
+import { basename, dirname } from "../common/path.ts";
 import { sandboxFilter } from "./seccomp.ts";
 import type { ShellCall, ShellSandboxOptions } from "./shell_sandbox_options.ts";
 
@@ -89,6 +90,7 @@ export class ShellSandbox {
   #watchStart: Promise<GitWatch> | null = null;
   /** The task runners' files the git hooks run (`package.json` for `npm test`), as of the watch's start. */
   #hookTasks: Promise<HookTaskRecord[]> | null = null;
+  #direnvFiles: Promise<DirenvFileRecord[]> | null = null;
   /**
    * The deferred start-up check: null when `open` ran it. `outcome` once it started, `verdict` once it
    * ended (null: bubblewrap works; else why not).
@@ -436,14 +438,20 @@ export class ShellSandbox {
       user: userGitConfig(this.#options.env),
     });
     await this.#hookTasks;
+    this.#direnvFiles ??= recordDirenvFiles(
+      watch.named.filter((path) => basename(path) === ".envrc"),
+      [this.root, ...this.additionalRoots],
+    );
+    await this.#direnvFiles;
   }
 
   /**
    * The end-of-session check: git metadata anywhere in the workspace that gained hooks or command-running
    * configuration since the first shell call or file write; task runners' files a git hook runs that changed
    * (`package.json` for husky's `npm test`); packs and commit graphs written since that git finds do not
-   * match the objects; and the protected entries of any depth made since in a subfolder
-   * (`api/.vscode`), which no mount could keep from being made: those are set aside.
+   * match the objects; the protected entries of any depth made since in a subfolder
+   * (`api/.vscode`), which no mount could keep from being made: those are set aside; and the files an
+   * `.envrc` has direnv load that changed (`.env` for `dotenv`).
    * Lines for the user; empty when nothing changed.
    */
   async endOfSession(): Promise<string[]> {
@@ -477,6 +485,7 @@ export class ShellSandbox {
         }; look at what it holds before you put it back`,
       );
     }
+    lines.push(...await changedDirenvFiles(await this.#direnvFiles ?? [], this.root));
     return lines;
   }
 

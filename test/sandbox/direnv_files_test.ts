@@ -1,0 +1,51 @@
+/**
+ * The files an `.envrc` has direnv load (`dotenv`'s `.env`, `source_env_if_exists .envrc.private`): direnv
+ * checks the `.envrc` against the hash the user allowed, not them, and loads them into the user's shell when
+ * they next enter the folder. They stay writable (a `.env` holds the settings agents are asked to change);
+ * the end of the session names each one that changed or appeared, and the `.envrc` that loads it.
+ */
+import { deepStrictEqual, equal } from "node:assert/strict";
+import { join } from "node:path";
+import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { openSandbox, outputOf, runIn } from "./_sandbox.ts";
+
+Deno.test("The end of the session names a .env an .envrc loads with dotenv that a command changed, and a script it sources that appeared", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.mkdir(join(root, "api"));
+  await Deno.writeTextFile(
+    join(root, "api/.envrc"),
+    "dotenv\nsource_env_if_exists .envrc.private\nsource_env $HOME/computed.sh\n",
+  );
+  await Deno.writeTextFile(join(root, "api/.env"), "PORT=3000\n");
+  // No .envrc loads this one: an application's own settings.
+  await Deno.mkdir(join(root, "web"));
+  await Deno.writeTextFile(join(root, "web/.env"), "PORT=4000\n");
+  await using sandbox = await openSandbox(root, "workspace-write");
+  const { result } = await runIn(
+    sandbox,
+    "echo 'PATH=./bin:$PATH' >> api/.env && echo 'touch /tmp/pwned' > api/.envrc.private && " +
+      "echo 'PORT=1' > web/.env && echo ok",
+  );
+  equal(outputOf(result), "ok", result.content);
+
+  deepStrictEqual(await sandbox.endOfSession(), [
+    "api/.env changed during the session, and `dotenv` in api/.envrc loads it: direnv exports what it sets " +
+    "(PATH, LD_PRELOAD and the like run code) into your shell, outside any sandbox, when you next enter " +
+    "that folder; look at what it holds before you do",
+    "api/.envrc.private appeared during the session, and `source_env_if_exists .envrc.private` in " +
+    "api/.envrc loads it: direnv runs it in your shell, outside any sandbox, when you next enter that " +
+    "folder; look at what it holds before you do",
+  ]);
+});
+
+Deno.test("The end of the session says nothing of the files an .envrc loads when none changed", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.writeTextFile(join(root, ".envrc"), "dotenv_if_exists .env.local\n");
+  await Deno.writeTextFile(join(root, ".env.local"), "A=1\n");
+  await using sandbox = await openSandbox(root, "workspace-write");
+  const { result } = await runIn(sandbox, "cat .env.local > copy && echo ok");
+  equal(outputOf(result), "ok", result.content);
+  deepStrictEqual(await sandbox.endOfSession(), []);
+});

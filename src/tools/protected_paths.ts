@@ -130,8 +130,9 @@ export interface GitHookFile {
 /**
  * The protections, in `layout.root` alone, of git metadata the names in `base` do not already cover: the
  * git directory a `.git` file points to (a bare repository's config, hooks and info, its worktrees'
- * pointers), the files its config includes, the folders of hooks. Writers then refuse what the shell
- * sandbox binds read-only.
+ * pointers), the files its config includes, the folders of hooks, and the files of the working tree the
+ * hooks run (named as the hook's, not as git metadata, when `layout.hookFiles` says so). Writers then refuse
+ * what the shell sandbox binds read-only.
  */
 export function gitLayoutProtections(
   layout: GitLayoutPaths,

@@ -15,7 +15,7 @@ import type { AgentEvent, Denial } from "../agent/events.ts";
 import { assertNever } from "../common/errors.ts";
 import type { ContentBlock, Usage } from "../llm/provider.ts";
 import type { OutputFormat } from "./options.ts";
-import { type RunSummary, type RunVerdict, unansweredApprovals } from "./run_summary.ts";
+import { type RunSummary, type RunVerdict, unansweredAdvice, unansweredApprovals } from "./run_summary.ts";
 
 /** The version of the output schema; raised only when a field changes meaning or disappears. */
 export const SCHEMA_VERSION = 1;
@@ -160,7 +160,7 @@ function textAnswer(info: ResultInfo): string {
 export function resultObject(info: ResultInfo): Record<string, unknown> {
   const { summary, verdict } = info;
   const error = summary.error?.message ?? summary.message ??
-    (verdict.subtype === "error_permission" ? unansweredMessage(unansweredApprovals(summary)) : null);
+    (verdict.subtype === "error_permission" ? unansweredMessage(summary) : null);
   return {
     type: "result",
     subtype: verdict.subtype,
@@ -187,9 +187,16 @@ export function resultObject(info: ResultInfo): Record<string, unknown> {
  * Why a run that finished is still an error (exit 55): `error` is there whenever `is_error` is true, so a
  * script that reads it never gets null for a run that left work undone.
  */
-function unansweredMessage(count: number): string {
+function unansweredMessage(summary: RunSummary): string {
+  const count = unansweredApprovals(summary);
   return `${count} action${count === 1 ? "" : "s"} needed an approval that no one could give, so the task ` +
-    "may be incomplete: each of permission_denials names the flag or rule that would allow it";
+    `may be incomplete: ${
+      unansweredAdvice(
+        summary,
+        "permission_denials",
+        "each of permission_denials names the flag or rule that would allow it",
+      )
+    }`;
 }
 
 /** The stream-json line for one event, or null for events that have none. */

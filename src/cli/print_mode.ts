@@ -35,6 +35,7 @@ import {
   foldRun,
   type RunSummary,
   type RunVerdict,
+  unansweredAdvice,
   unansweredApprovals,
   verdictOf,
 } from "./run_summary.ts";
@@ -354,7 +355,13 @@ function endMessage(
       return `${count} action${
         count === 1 ? "" : "s"
       } needed an approval that no one could give, so the task ` +
-        "may be incomplete: the warnings above name the flag or rule that would allow each";
+        `may be incomplete: ${
+          unansweredAdvice(
+            summary,
+            "the warnings above",
+            "the warnings above name the flag or rule that would allow each",
+          )
+        }`;
     }
     case "interrupted":
       return signal === null ? "Interrupted" : `Interrupted by ${signal}`;

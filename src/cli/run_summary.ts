@@ -183,6 +183,29 @@ export function unansweredApprovals(summary: RunSummary): number {
   return summary.denials.filter(({ denial }) => denial.unanswered === true).length;
 }
 
+/** How many of those the approval command gave no decision for (it failed, timed out, printed another thing). */
+export function failedApprovals(summary: RunSummary): number {
+  return summary.denials.filter(({ denial }) =>
+    denial.unanswered === true && denial.decidedBy.kind === "approval-command"
+  ).length;
+}
+
+/**
+ * Where to look for why each unanswered approval was not given, after "…, so the task may be incomplete: ":
+ * `ruleAdvice` (the flag or rule that would allow each) when no one was there to ask, else what the approval
+ * command did instead of answering. `where` is where the run's output says it ("the warnings above").
+ */
+export function unansweredAdvice(summary: RunSummary, where: string, ruleAdvice: string): string {
+  const unanswered = unansweredApprovals(summary);
+  const failed = failedApprovals(summary);
+  if (failed === 0) return ruleAdvice;
+  if (failed === unanswered) {
+    return `the approval command gave no decision (${where} say what it did instead)`;
+  }
+  return `the approval command gave no decision for ${failed} of them (${where} say what it did instead, ` +
+    "and name the flag or rule that would allow the others)";
+}
+
 function errorVerdict(
   category: ErrorCategory,
   verdict: (subtype: ResultSubtype, exitStatus: ExitCode) => RunVerdict,

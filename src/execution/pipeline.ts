@@ -275,6 +275,21 @@ export class ToolPipeline {
         }
         const approval = await approver.approve(request, decision.reason, { rules: decision.rules ?? [] });
         if (approval.approved) return { ok: true, protectedPaths: decision.grants?.protectedPaths ?? [] };
+        if (approval.failure !== undefined) {
+          // No one said no: an approval that could not be had is a denial no one could answer (exit 55).
+          // No hint: the rule that would allow such calls is not what needs fixing.
+          return {
+            ok: false,
+            ended: denied(
+              "permission",
+              `Cannot get approval to use ${tool.name}: ${approval.failure.message}; the call is denied ` +
+                "because the approval failed, not by the user's choice",
+              approval.failure.decidedBy,
+              undefined,
+              true,
+            ),
+          };
+        }
         const feedback = approval.feedback ? `: ${approval.feedback}` : "";
         return {
           ok: false,

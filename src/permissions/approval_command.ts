@@ -6,9 +6,9 @@
  * {"tool": "Bash", "input": {"command": "npm test"}, "reason": "…", "tool_use_id": "…", "session_id": "…", "cwd": "/w"}
  * ```
  *
- * and the command prints `{"decision": "allow" | "deny", "reason": "…"}`. It fails closed: a timeout, a
- * command that cannot start, a non-zero exit or any other output denies the call, with a reason saying
- * which.
+ * and the command prints `{"decision": "allow" | "deny", "reason": "…"}`: its answer is the user's. It fails
+ * closed: a timeout, a command that cannot start, a non-zero exit or any other output denies the call, as a
+ * failure of the command (no one's choice), saying what it printed and what was expected.
  *
  * @module
  */
@@ -72,12 +72,18 @@ export function approvalCommandApprover(options: ApprovalCommandOptions): Approv
   };
 }
 
-/** The approval in a command's result; anything but a clear "allow" is a denial that says why. */
+/**
+ * The approval in a command's result: its decision, or a failure (no decision to read) that says what went
+ * wrong; the pipeline denies the call either way but for "allow".
+ */
 function readAnswer(result: ProcessResult, context: { command: string; timeoutMs: number }): Approval {
   const who = `the approval command ${JSON.stringify(shorten(context.command))}`;
   const deny = (why: string): Approval => ({
     approved: false,
-    feedback: `${who} ${why}, so the call is denied`,
+    failure: {
+      message: `${who} ${why}`,
+      decidedBy: { kind: "approval-command", command: shorten(context.command) },
+    },
   });
   switch (result.status) {
     case "failed":
@@ -107,7 +113,7 @@ function readAnswer(result: ProcessResult, context: { command: string; timeoutMs
   }
   if (!isRecord(value) || (value.decision !== "allow" && value.decision !== "deny")) {
     const shown = text === "" ? "nothing" : JSON.stringify(shorten(text));
-    return deny(`printed ${shown}, not a decision (${expected})`);
+    return deny(`printed ${shown}, which is not a decision (${expected})`);
   }
   const reason = typeof value.reason === "string" ? value.reason.trim() : "";
   if (value.decision === "allow") return { approved: true };

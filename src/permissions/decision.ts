@@ -12,12 +12,17 @@ export interface PermissionRequest {
   callId: string;
 }
 
-/** Who decided a permission question: a rule (its text and where it was written), a mode, a hook or the user. */
+/**
+ * Who decided a permission question: a rule (its text and where it was written), a mode, a hook, the user
+ * (in person or through the approval command's answer), or an approval command that gave no answer (it could
+ * not run, failed or printed no decision: a denial no one chose).
+ */
 export type DecidedBy =
   | { kind: "mode"; mode: string }
   | { kind: "rule"; rule: string; source: string }
   | { kind: "hook"; hook: string }
-  | { kind: "user" };
+  | { kind: "user" }
+  | { kind: "approval-command"; command: string };
 
 /**
  * What an allowed call may do beyond the defaults: workspace-relative protected paths ("the .git/info/exclude
@@ -55,6 +60,18 @@ export interface Approval {
   approved: boolean;
   /** Shown to the model with a denial, e.g. what the user wants instead. */
   feedback?: string;
+  /**
+   * Set when no answer could be had (an approval command that could not run, failed, timed out or printed
+   * no decision): the call is denied as that failure, not as anyone's choice.
+   */
+  failure?: ApprovalFailure;
+}
+
+/** Why an approver gave no answer, and which one it was. */
+export interface ApprovalFailure {
+  /** What went wrong, what it printed and what was expected: `the approval command "x" printed "allow", …`. */
+  message: string;
+  decidedBy: DecidedBy;
 }
 
 /** What the person asked sees besides the call: the allow rules that would stop such questions. */

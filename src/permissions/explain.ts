@@ -155,6 +155,8 @@ function describeDecider(decidedBy: DecidedBy): string {
       return `the ${decidedBy.hook} hook`;
     case "user":
       return "the user";
+    case "approval-command":
+      return `the approval command ${JSON.stringify(decidedBy.command)}, which gave no answer`;
     default:
       return assertNever(decidedBy);
   }

@@ -11,7 +11,12 @@ import {
 } from "../../src/execution/executor.ts";
 import { FileRecordStore } from "../../src/execution/file_records.ts";
 import { type ShellProvider, ToolPipeline } from "../../src/execution/pipeline.ts";
-import type { Approver, PermissionDecision, PermissionPolicy } from "../../src/permissions/decision.ts";
+import type {
+  Approval,
+  Approver,
+  PermissionDecision,
+  PermissionPolicy,
+} from "../../src/permissions/decision.ts";
 import type { PreToolUseHook, PreToolUseOutcome } from "../../src/permissions/hooks.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import type { AnyTool, ShellPlan } from "../../src/tools/tool.ts";
@@ -45,6 +50,8 @@ export interface RecordingPipelineOptions {
   hook?: PreToolUseOutcome;
   decision?: PermissionDecision;
   approval?: boolean;
+  /** The approver's whole answer, instead of `approval` with the feedback "use Echo instead". */
+  answer?: Approval;
   withApprover?: boolean;
 }
 
@@ -71,7 +78,9 @@ export function recordingPipeline(
   const approver: Approver = {
     approve: (request) => {
       log.push(`approve:${request.tool.name}`);
-      return Promise.resolve({ approved: options.approval ?? true, feedback: "use Echo instead" });
+      return Promise.resolve(
+        options.answer ?? { approved: options.approval ?? true, feedback: "use Echo instead" },
+      );
     },
   };
   const direct = new DirectExecutor();

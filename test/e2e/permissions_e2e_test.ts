@@ -229,14 +229,34 @@ Deno.test("e2e: a deny rule in the user's settings beats an allow on the command
   match(JSON.stringify(end?.outcome.denial?.decidedBy), /user/);
 });
 
-Deno.test("e2e: --approval-command answering allow, deny, garbage or nothing in time gives allow, deny, deny, deny", async (t) => {
+Deno.test("e2e: --approval-command answering allow, deny, garbage or nothing in time gives allow, deny, and a failure twice", async (t) => {
+  // A broken approval command is no one's "no": the call is denied, the result says what it printed, and
+  // the run exits 55 (an approval no one could give) rather than 0.
   const cases = [
-    ["allow", `echo '{"decision":"allow","reason":"fine"}'`, true],
-    ["deny", `echo '{"decision":"deny","reason":"no"}'`, false],
-    ["garbage", "echo sure thing", false],
-    ["timeout", "sleep 30", false],
+    ["allow", `echo '{"decision":"allow","reason":"fine"}'`, true, 0, null],
+    [
+      "deny",
+      `echo '{"decision":"deny","reason":"no"}'`,
+      false,
+      0,
+      /^The user denied permission to use WriteFile: no$/,
+    ],
+    [
+      "garbage",
+      "echo allow",
+      false,
+      55,
+      /^Cannot get approval to use WriteFile: the approval command "sh \S+" printed "allow", which is not a decision \(expected \{"decision": "allow" \| "deny", "reason": "…"\}\); the call is denied because the approval failed, not by the user's choice$/,
+    ],
+    [
+      "timeout",
+      "sleep 30",
+      false,
+      55,
+      /^Cannot get approval to use WriteFile: .* did not answer within 1 s; /,
+    ],
   ] as const;
-  for (const [name, answer, allowed] of cases) {
+  for (const [name, answer, allowed, code, message] of cases) {
     await t.step(name, async () => {
       await using box = await E2eWorkspace.create();
       const script = await box.write("approve.sh", `cat > /dev/null\n${answer}\n`);
@@ -247,10 +267,31 @@ Deno.test("e2e: --approval-command answering allow, deny, garbage or nothing in 
         turn().toolUse("WriteFile", { path: box.path("made.txt"), content: "x" }),
         turn().text("done").stop("end_turn"),
       ]);
-      const run = await box.exec(server, ["-p", "go", "--approval-command", `sh ${script}`]);
+      const run = await box.exec(server, [
+        "-p",
+        "go",
+        "--approval-command",
+        `sh ${script}`,
+        "--output-format",
+        "json",
+      ]);
       equal(await exists(box.path("made.txt")), allowed, `${name}: ${explain(run)}`);
-      // A denial by the approval command is an answer: the run itself succeeded.
-      equal(run.code, 0, `${name}: ${explain(run)}`);
+      // A denial in the approval command's answer is the user's: the run itself succeeded.
+      equal(run.code, code, `${name}: ${explain(run)}`);
+      const result = JSON.parse(run.stdout);
+      if (message === null) {
+        deepStrictEqual(result.permission_denials, []);
+        return;
+      }
+      match(result.permission_denials[0].reason, message);
+      equal(result.permission_denials[0].decided_by.kind, name === "deny" ? "user" : "approval-command");
+      if (code === 55) {
+        equal(result.subtype, "error_permission");
+        match(
+          result.error,
+          /the approval command gave no decision \(permission_denials say what it did instead\)/,
+        );
+      }
     });
   }
 });

@@ -148,6 +148,39 @@ Deno.test("ToolPipeline turns a refused approval into a denial carrying the user
   deepStrictEqual(log, ["hook:Note", "permission:Note", "approve:Note"]);
 });
 
+Deno.test("ToolPipeline denies a call whose approval failed as no one's answer, not the user's no", async () => {
+  const { pipeline, log } = recordingPipeline({
+    tools: [noteTool],
+    decision: {
+      behavior: "ask",
+      reason: "writes need approval",
+      decidedBy: { kind: "mode", mode: "default" },
+      hint: '--allowedTools "Note"',
+    },
+    answer: {
+      approved: false,
+      failure: {
+        message: 'the approval command "./approve" printed "allow", which is not a decision (expected …)',
+        decidedBy: { kind: "approval-command", command: "./approve" },
+      },
+    },
+  });
+  const { result, outcome } = await pipeline.run({ id: "1", name: "Note", input: { note: "x" } }, { signal });
+  equal(outcome.status, "denied");
+  equal(
+    result.content,
+    'Cannot get approval to use Note: the approval command "./approve" printed "allow", which is not a ' +
+      "decision (expected …); the call is denied because the approval failed, not by the user's choice",
+  );
+  deepStrictEqual(outcome.denial, {
+    reason: result.content,
+    decidedBy: { kind: "approval-command", command: "./approve" },
+    hint: null,
+    unanswered: true,
+  });
+  deepStrictEqual(log, ["hook:Note", "permission:Note", "approve:Note"]);
+});
+
 Deno.test("ToolPipeline denies an ask decision when no one can approve it", async () => {
   const { pipeline, log } = recordingPipeline({
     tools: [noteTool],

@@ -188,7 +188,7 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
       sessionId: session.id,
       model: prepared.model,
       cwd: workspace.root,
-      tools: session.catalog.enabledNames(),
+      tools: session.offeredTools().map((tool) => tool.name),
       permissionMode: prepared.setup.options.permissionMode,
       sandboxMode: prepared.setup.options.sandbox,
       version: denoConfig.version,

@@ -24,6 +24,7 @@ import type { ToolRegistry } from "../tools/registry.ts";
 import { createProvider, providerConfigFromEnv } from "../llm/create_provider.ts";
 import { emptyUsage, type Message, type Provider, type Usage } from "../llm/provider.ts";
 import type { ToolInfo } from "../tools/tool.ts";
+import { wholeToolDenials, withoutHiddenTools } from "./offered_tools.ts";
 import { gatherPromptContext, type PromptContext } from "./repo_context.ts";
 import type { SessionPermissions } from "./session_permissions.ts";
 import type { LazyRuntime } from "./lazy_runtime.ts";
@@ -112,6 +113,12 @@ export class OpenSession implements Session {
     return this.#runtime.catalog;
   }
 
+  /** The tools offered to the model now: the enabled ones but those a deny rule names whole (`Bash`). */
+  offeredTools(): ToolInfo[] {
+    const hidden = wholeToolDenials(this.permissions.policy.rules);
+    return this.catalog.listEnabled().filter((tool) => !hidden.has(tool.name));
+  }
+
   get toolsStarted(): boolean {
     return this.#runtime.started;
   }
@@ -153,7 +160,7 @@ export class OpenSession implements Session {
     for await (
       const event of runAgent({
         provider,
-        pipeline: this.#tools,
+        pipeline: withoutHiddenTools(this.#tools, () => wholeToolDenials(this.permissions.policy.rules)),
         prompt: submitted.prompt,
         model,
         maxTokens,
@@ -367,7 +374,7 @@ export class OpenSession implements Session {
       root: workspace.root,
       platform,
       date: new Date(),
-      tools: this.catalog.listEnabled(),
+      tools: this.offeredTools(),
       permissionMode,
       sandbox,
       sandboxNetwork,

@@ -168,8 +168,10 @@ export interface Session extends AsyncDisposable {
   readonly id: string;
   /** The transcript file, or null when the session is not persisted. */
   readonly transcriptPath: string | null;
-  /** The tools offered to the model: described, their code loaded or not. */
+  /** The tools this session has (enabled by its options): described, their code loaded or not. */
   readonly catalog: ToolRegistry<ToolInfo>;
+  /** The tools offered to the model now: the catalog's but those a deny rule names whole (`Bash`). */
+  offeredTools(): ToolInfo[];
   /** The tool side (registry, pipeline, shell sandbox), built now if it has not been. */
   toolRuntime(): Promise<ToolRuntime>;
   /** Whether the tool side has been built or is being built (a one-shot session's, once the model answers). */

@@ -433,3 +433,40 @@ Deno.test('e2e: a user hook runs without the API key and leaves nothing running;
     await Deno.remove(outside, { recursive: true });
   }
 });
+
+Deno.test("e2e: a deny rule naming a whole tool takes it from the model's tools and system prompt; one with a specifier does not", async (t) => {
+  const cases: { name: string; args: string[]; settings: unknown; offered: boolean }[] = [
+    { name: "--disallowedTools Bash", args: ["--disallowedTools", "Bash"], settings: null, offered: false },
+    {
+      name: 'user settings "deny": ["Bash"]',
+      args: [],
+      settings: { permissions: { deny: ["Bash"] } },
+      offered: false,
+    },
+    {
+      name: '--disallowedTools "Bash(git push *)"',
+      args: ["--disallowedTools", "Bash(git push *)"],
+      settings: null,
+      offered: true,
+    },
+  ];
+  for (const { name, args, settings, offered } of cases) {
+    await t.step(name, async () => {
+      await using box = await E2eWorkspace.create();
+      if (settings !== null) {
+        await Deno.writeTextFile(join(box.home, "settings.json"), JSON.stringify(settings));
+      }
+      await using server = await startFakeAnthropic([turn().text("done").stop("end_turn")]);
+      const run = await box.exec(server, ["-p", "go", ...args, "--output-format", "stream-json"]);
+      equal(run.code, 0, explain(run));
+      const body = server.requests[0]!.body as { tools: { name: string }[]; system: { text: string }[] };
+      const tools = body.tools.map((tool) => tool.name);
+      equal(tools.includes("Bash"), offered, `${name}: ${tools.join(", ")}`);
+      ok(tools.includes("ReadFile") && tools.includes("WriteFile"), "the other tools stay");
+      const system = body.system.map((block) => block.text).join("");
+      equal(/\bBash\b/.test(system), offered, "the system prompt mentions Bash only when it is offered");
+      const init = JSON.parse(run.stdout.split("\n")[0]!);
+      equal(init.tools.includes("Bash"), offered, "the init line lists the tools offered");
+    });
+  }
+});

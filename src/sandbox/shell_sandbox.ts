@@ -58,7 +58,7 @@ import {
   removeKeptSandboxFiles,
 } from "./kept_sandbox.ts";
 import { GitWatch } from "./git_watch.ts";
-import { changedDirenvFiles, type DirenvFileRecord, recordDirenvFiles } from "./direnv_files.ts";
+import { changedDirenvFiles, type DirenvRecord, recordDirenvFiles } from "./direnv_files.ts";
 import { plannedAtTop, whyNestedMatters } from "./_nested_protected.ts";
 import { checkObjectFiles } from "./git_packs.ts";
 import { changedHookTasks, type HookTaskRecord, recordHookTasks } from "./git_hook_tasks.ts";
@@ -90,7 +90,7 @@ export class ShellSandbox {
   #watchStart: Promise<GitWatch> | null = null;
   /** The task runners' files the git hooks run (`package.json` for `npm test`), as of the watch's start. */
   #hookTasks: Promise<HookTaskRecord[]> | null = null;
-  #direnvFiles: Promise<DirenvFileRecord[]> | null = null;
+  #direnvFiles: Promise<DirenvRecord[]> | null = null;
   /**
    * The deferred start-up check: null when `open` ran it. `outcome` once it started, `verdict` once it
    * ended (null: bubblewrap works; else why not).

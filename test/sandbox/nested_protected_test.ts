@@ -225,3 +225,24 @@ Deno.test("direnv's .envrc and .envrc.local are read-only to commands at the top
   equal(await exists(join(workspace.root, ".envrc.local")), false);
   equal(await Deno.readTextFile(join(workspace.root, ".envrc")), envrc);
 });
+
+Deno.test("Settings a package ships in node_modules stay removable, and one made there is not set aside", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace();
+  const setAsideIn = join(state.root, "set-aside");
+  const root = workspace.root;
+  await Deno.mkdir(join(root, "node_modules/pkg/.idea"), { recursive: true });
+  await Deno.writeTextFile(join(root, "node_modules/pkg/.idea/workspace.xml"), "<project/>\n");
+  await Deno.mkdir(join(root, "node_modules/pkg/.vscode"));
+  await Deno.mkdir(join(root, "packages/api"), { recursive: true });
+  await using sandbox = await openSandbox(root, "workspace-write", { setAsideIn });
+  const { result } = await runIn(
+    sandbox,
+    "rm -rf node_modules && mkdir -p node_modules/other/.claude packages/api/.claude && echo ok",
+  );
+  equal(outputOf(result), "ok", result.content);
+  const lines = await sandbox.endOfSession();
+  equal(lines.length, 1, lines.join("\n"));
+  ok(lines[0]!.startsWith(`"${join(root, "packages/api/.claude")}" (a directory) appeared`), lines[0]);
+  ok(await exists(join(root, "node_modules/other/.claude")), "a package's own folder stays");
+});

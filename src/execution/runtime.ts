@@ -354,6 +354,7 @@ async function gitMetadataProtections(
       root,
       paths: [...plan.readOnly, ...plan.placeholders, ...plan.mustNotAppear],
       hooksFolders: plan.hooksFolders,
+      hookFiles: plan.hookFiles,
     }, base));
   }
   return protections;

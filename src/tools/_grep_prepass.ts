@@ -173,11 +173,6 @@ export class WalkRecorder {
     this.#filter = prepass.prefilter === null ? null : nameFilter(prepass.prefilter);
   }
 
-  /** Expects `files` files (`GrepPrepass.expectedFiles`) unless the request said how many. */
-  expect(files: number): void {
-    this.#expectedFiles ??= files;
-  }
-
   /** Compares the glob's verdict on a file with ripgrep's name filter. */
   checkName(relativePath: string, passes: boolean): void {
     if (this.#filter === null) return;

@@ -29,7 +29,7 @@
  * @module
  */
 import { type GrepWalkReport, WalkRecorder } from "./_grep_prepass.ts";
-import { Walker } from "./_walk.ts";
+import { type WalkedFile, Walker } from "./_walk.ts";
 import { MEMORY_STAMP_MARGIN_MS } from "./_walk_memory.ts";
 import { stampsUsable, walkIsCurrent } from "./_walk_stamps.ts";
 
@@ -92,7 +92,9 @@ export class Prewalk {
   #walkedMs = 0;
   #request: PrewalkRequest | null = null;
   /** The walk; null before it begins and once it ended. */
-  #files: Generator<unknown, void, undefined> | null = null;
+  #files: Generator<WalkedFile | null, void, undefined> | null = null;
+  /** When the current slice of walking ends (a `performance.now()` time). */
+  #sliceEnd = 0;
   #listed = 0;
   /** Whether the walk goes on now (not suspended by a call). */
   #running: Promise<void> | null = null;
@@ -107,7 +109,9 @@ export class Prewalk {
   start(request: PrewalkRequest, busy: () => boolean): void {
     if (this.#request !== null) return;
     this.#request = request;
-    this.#files = reporting(request);
+    // The walk pauses between any two entries once its slice is used up, not only at a file: a tree of
+    // empty or ignored folders, or of ignored files, yields no file for as long as it takes to list.
+    this.#files = reporting(request, () => performance.now() >= this.#sliceEnd, this.#maxFiles);
     this.resume(busy);
   }
 
@@ -138,17 +142,19 @@ export class Prewalk {
     return this.#request !== null && this.#files === null;
   }
 
-  async #run(files: Generator<unknown, void, undefined>, busy: () => boolean): Promise<void> {
+  async #run(files: Generator<WalkedFile | null, void, undefined>, busy: () => boolean): Promise<void> {
     try {
       while (!this.#suspended) {
         const began = performance.now();
-        const until = began + SLICE_MS;
+        this.#sliceEnd = began + SLICE_MS;
         for (let step = 1; !this.#suspended; step++) {
-          if (files.next().done === true || ++this.#listed >= this.#maxFiles) {
+          const next = files.next();
+          if (next.done === true || (next.value !== null && ++this.#listed >= this.#maxFiles)) {
             this.#end();
             return;
           }
-          if (step % 64 === 0 && performance.now() >= until) break;
+          // The walk's pause point (`Walker.files`): its slice is used up, however few files it found.
+          if (next.value === null || (step % 64 === 0 && performance.now() >= this.#sliceEnd)) break;
         }
         this.#walkedMs += performance.now() - began;
         if (this.#walkedMs > this.#maxMs) {
@@ -176,8 +182,17 @@ export class Prewalk {
   }
 }
 
-/** The files of a walk of the workspace, recorded as Grep's walk is; once it ends, it is kept for the calls. */
-function* reporting(request: PrewalkRequest): Generator<unknown, void, undefined> {
+/**
+ * The files of a walk of the workspace, recorded as Grep's walk is, and `null` where the walk pauses (`due`);
+ * once it ends, it is kept for the calls. It ends early, keeping nothing, once it saw what its stamps cannot
+ * vouch for (a symlink, an unreadable folder: no report would be kept) or more than `maxFiles` files ignore
+ * files left out (each kept as a path).
+ */
+function* reporting(
+  request: PrewalkRequest,
+  due: () => boolean,
+  maxFiles: number,
+): Generator<WalkedFile | null, void, undefined> {
   const ignored: string[] = [];
   const recorder = new WalkRecorder({ budgetMs: 0, prefilter: null, walk: true }, performance.now());
   const walker = new Walker(request.root, {
@@ -186,10 +201,11 @@ function* reporting(request: PrewalkRequest): Generator<unknown, void, undefined
     excludedPaths: request.excludedPaths,
     stamp: true,
     ignoredPaths: ignored,
+    slicer: { due },
   });
   for (const file of walker.files()) {
-    if (file === null) continue;
-    recorder.record(file.relativePath, walker);
+    if (!walker.stamping || ignored.length > maxFiles) return;
+    if (file !== null) recorder.record(file.relativePath, walker);
     yield file;
   }
   const roots = [request.root, ...request.additionalRoots];

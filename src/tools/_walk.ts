@@ -188,7 +188,7 @@ export class Walker implements WalkCounts {
    */
   #excludedFiles: ReadonlySet<string>;
   #excludedNames: ReadonlySet<string>;
-  #slicer: TimeSlicer | undefined;
+  #slicer: Pick<TimeSlicer, "due"> | undefined;
   /** The stamps so far; null when not stamping, or once the walk saw what stamps cannot vouch for. */
   #stamps: { takenAt: number; paths: string[]; values: number[] } | null = null;
   /** Whether the caller asked for the stamps. */
@@ -210,7 +210,7 @@ export class Walker implements WalkCounts {
   constructor(
     start: string,
     options: Omit<WalkOptions, "signal" | "deadline"> & {
-      slicer?: TimeSlicer;
+      slicer?: Pick<TimeSlicer, "due">;
       /** Stamps what the walk sees (`stamps`), to tell later whether the tree changed. */
       stamp?: boolean;
       /** Collects the paths (relative to the start) of the files ignore files left out, in walk order. */
@@ -244,6 +244,14 @@ export class Walker implements WalkCounts {
     const stamps = this.#stamps;
     if (!this.#stampsWanted || stamps === null) return null;
     return { ...stamps, values: Float64Array.from(stamps.values) };
+  }
+
+  /**
+   * Whether the walk still stamps what it sees: false once it saw what stamps cannot vouch for (then `stamps`
+   * will be null), and when it was not asked to stamp. Cheap, unlike `stamps`.
+   */
+  get stamping(): boolean {
+    return this.#stampsWanted && this.#stamps !== null;
   }
 
   /** What a walk's record is kept under: the start, the roots and the excluded folders. */

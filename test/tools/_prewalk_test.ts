@@ -165,6 +165,55 @@ Deno.test("a walk ahead gives up past its time limit", async () => {
   equal(readyWalkFiles(key), null);
 });
 
+/** `count` empty folders under `empty/`, then one file after them (`z.txt`): a walk finds no file for long. */
+async function emptyFolders(root: string, count: number): Promise<void> {
+  await Deno.mkdir(join(root, "empty"));
+  for (let folder = 0; folder < count; folder++) await Deno.mkdir(join(root, `empty/d${folder}`));
+  await Deno.writeTextFile(join(root, "z.txt"), "");
+}
+
+Deno.test("a walk ahead that finds no file for long still lets messages in and keeps to its time limit", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  // Listing 3,000 folders takes far more than a slice of a few milliseconds.
+  await emptyFolders(root, 3_000);
+  const key = new Walker(root, { root }).memoryKey;
+  // It gives up at its time limit, before the file after the folders.
+  const limited = await walkAhead(root, { maxMs: 0 });
+  ok(limited.ended);
+  equal(readyWalkFiles(key), null);
+  const ahead = new Prewalk();
+  ahead.start(request(root), idle);
+  // Its first slice ended without a file found: a call's message can come in.
+  equal(ahead.ended, false);
+  await ahead.settled();
+  ok(ahead.ended);
+  equal(readyWalkFiles(key), 1);
+});
+
+Deno.test("a walk ahead ends as soon as it saw what its stamps cannot vouch for", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await emptyFolders(root, 3_000);
+  // Walked first: the walk can keep no report from here on.
+  await Deno.symlink("z.txt", join(root, "a-link"));
+  // Counts the folders listed.
+  const readDirSync = Deno.readDirSync;
+  let listed = 0;
+  Deno.readDirSync = (path) => {
+    listed++;
+    return readDirSync(path);
+  };
+  try {
+    await walkAhead(root);
+  } finally {
+    Deno.readDirSync = readDirSync;
+  }
+  equal(readyWalkFiles(new Walker(root, { root }).memoryKey), null);
+  // At most the folders of one slice of a few milliseconds, not the 3,000 that keep nothing.
+  ok(listed < 1_000, `${listed} folders listed`);
+});
+
 Deno.test("the mount table's points are read with their escapes decoded", async () => {
   await using workspace = await createTempWorkspace();
   const table = join(workspace.root, "mountinfo");

@@ -56,8 +56,8 @@ export interface Walk {
 /**
  * The `.git` entries under the root and the folders that may be git directories (the root included),
  * breadth first; synchronous reads, yielding every few milliseconds. `named` (lower case) are other names
- * to list wherever they are (`.vscode`: protected at any depth; `*.code-workspace`: any name ending so), on
- * the same walk.
+ * to list wherever they are (`.vscode`: protected at any depth; `*.code-workspace`, `mise.*.toml`: any name
+ * starting and ending so), on the same walk.
  */
 export async function findDotGits(
   root: string,
@@ -66,11 +66,17 @@ export async function findDotGits(
 ): Promise<Walk> {
   const dotGits: string[] = [];
   const namedFound: string[] = [];
-  // src/tools/protected_paths.ts `isProtectedName`, kept to a set lookup and a few suffixes per entry: the
-  // walk reads up to 200,000 of them.
-  const suffixes = [...named].filter((name) => name.startsWith("*")).map((name) => name.slice(1));
+  // src/tools/protected_paths.ts `isProtectedName`, kept to a set lookup and a few prefix and suffix tests
+  // per entry: the walk reads up to 200,000 of them.
+  const patterns = [...named].filter((name) => name.includes("*")).map((name) => {
+    const star = name.indexOf("*");
+    return { prefix: name.slice(0, star), suffix: name.slice(star + 1) };
+  });
   const isNamed = (name: string): boolean =>
-    named.has(name) || suffixes.some((suffix) => name.length > suffix.length && name.endsWith(suffix));
+    named.has(name) ||
+    patterns.some(({ prefix, suffix }) =>
+      name.length > prefix.length + suffix.length && name.startsWith(prefix) && name.endsWith(suffix)
+    );
   const candidates: string[] = [];
   const unlisted: string[] = [];
   const queue = [root];

@@ -16,8 +16,34 @@ const AGENT = "another coding agent runs the hooks and MCP servers of its projec
 const DEV_CONTAINER = "a dev container's initializeCommand runs on your machine when that folder is " +
   "opened in one";
 const WORKSPACE_FILE = "VS Code runs the tasks of a workspace file when it is opened";
+const AGENT_COMMANDS = "another coding agent runs the plugins, hooks, MCP servers or lint and test " +
+  "commands of its project settings when it is started in that folder";
+const LANGUAGE_SERVERS = "an editor starts the language servers and formatters its project settings name " +
+  "when that folder is opened";
+const MISE = "mise runs its hooks and env sources in your shell when you enter that folder, trusting the " +
+  "file by its path";
 const DIRENV = "direnv runs it in your shell when you enter that folder: an .envrc once you allow it, what " +
   "that sources without asking";
+
+const AGENT_SETTINGS = [
+  ".opencode",
+  "opencode.json",
+  "opencode.jsonc",
+  ".aider.conf.yml",
+  ".windsurf",
+  ".continue",
+  ".kiro",
+];
+const MISE_CONFIG = [
+  ".mise",
+  "mise",
+  "mise.toml",
+  ".mise.toml",
+  "mise.local.toml",
+  ".mise.local.toml",
+  "mise.*.toml",
+  ".mise.*.toml",
+];
 
 /** What runs a protected entry's content, by the entry's name or name pattern (see `isProtectedName`). */
 const RUNS: readonly (readonly [string, string])[] = [
@@ -33,6 +59,10 @@ const RUNS: readonly (readonly [string, string])[] = [
   ["*.code-workspace", WORKSPACE_FILE],
   [".envrc", DIRENV],
   [".envrc.local", DIRENV],
+  ...AGENT_SETTINGS.map((name) => [name, AGENT_COMMANDS] as const),
+  [".zed", LANGUAGE_SERVERS],
+  [".helix", LANGUAGE_SERVERS],
+  ...MISE_CONFIG.map((name) => [name, MISE] as const),
 ];
 
 /**
@@ -68,8 +98,8 @@ export function whyNestedMatters(path: string, options: { atTop: boolean }): str
  */
 export function nestedNotLookedFor(names: readonly string[]): string {
   const find = names.map((name) => `-name ${name.includes("*") ? `'${name}'` : name}`).join(" -o ");
-  const runs = "settings an editor, a coding agent, a dev container or direnv runs commands from when that " +
-    "folder is opened";
+  const runs = "settings an editor, a coding agent, a dev container, direnv or mise runs commands from " +
+    "when that folder is opened";
   return `Nor for ${names.join(", ")} made in a subfolder beyond them (${runs}): look for them before you ` +
     `open a subfolder (find . ${find})`;
 }

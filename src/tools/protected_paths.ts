@@ -13,9 +13,9 @@ const GIT_REASON = "it is git metadata (config, hooks, the gitdir pointer), whic
   "outside any sandbox; writing it is refused. Ask the user to make this change";
 const EDITOR_REASON = "editor settings can run commands when the user opens the folder; writing them is " +
   "refused. Ask the user to make this change";
-const AGENT_REASON = "it holds another coding agent's project settings (hooks, MCP servers it starts), " +
-  "which run outside any sandbox when the user next works here with that agent; writing it is refused. " +
-  "Ask the user to make this change";
+const AGENT_REASON = "it holds another coding agent's project settings (hooks, plugins, MCP servers, lint " +
+  "and test commands it runs), which run outside any sandbox when the user next works here with that " +
+  "agent; writing it is refused. Ask the user to make this change";
 const DEV_CONTAINER_REASON = "a dev container's settings run commands on the user's machine " +
   "(initializeCommand) when the folder is opened in one; writing them is refused. Ask the user to make " +
   "this change";
@@ -24,9 +24,27 @@ const WORKSPACE_FILE_REASON = "it is a VS Code workspace file, whose tasks and s
 const DIRENV_REASON = "direnv runs it in the user's shell, outside any sandbox, when the user next enters " +
   "that folder (an .envrc that direnv allowed runs .envrc.local unchecked); writing it is refused. Ask the " +
   "user to make this change";
+const MISE_REASON = "mise runs what it holds ([hooks], [env] _.source, templates) in the user's shell, " +
+  "outside any sandbox, when the user next enters that folder with mise activated (mise trusts a file by " +
+  "its path, not its content); writing it is refused. Ask the user to make this change";
 const SHELL_REASON =
   "it is a shell start-up file that runs in the user's next shell; writing it is refused. " +
   "Ask the user to make this change";
+
+// Other coding agents' project settings that run commands: opencode's plugins and MCP servers, aider's
+// lint-cmd and test-cmd, Windsurf's and Kiro's hooks, Continue's MCP servers.
+const AGENT_FOLDERS = [".opencode", ".windsurf", ".continue", ".kiro"];
+const AGENT_FILES = ["opencode.json", "opencode.jsonc", ".aider.conf.yml"];
+// Editors whose project settings name the language servers and formatters they start.
+const EDITOR_FOLDERS = [".zed", ".helix"];
+const MISE_FOLDERS = [".mise"];
+const MISE_FILES = ["mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml"];
+
+/** The reason of a name of the lists above. */
+function reasonFor(path: string): string {
+  if (EDITOR_FOLDERS.includes(path)) return EDITOR_REASON;
+  return MISE_FOLDERS.includes(path) || MISE_FILES.includes(path) ? MISE_REASON : AGENT_REASON;
+}
 
 /** The protected paths of every session: git metadata anywhere, mewcode's settings, editor and shell files. */
 export const PROTECTED_PATHS: readonly ProtectedPath[] = [
@@ -56,6 +74,13 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   { path: ".mcp.json", anyDepth: false, reason: AGENT_REASON },
   { path: ".devcontainer", anyDepth: false, folder: true, reason: DEV_CONTAINER_REASON },
   { path: ".devcontainer.json", anyDepth: false, reason: DEV_CONTAINER_REASON },
+  ...[...AGENT_FOLDERS, ...EDITOR_FOLDERS, ...MISE_FOLDERS].map((path) => ({
+    path,
+    anyDepth: false,
+    folder: true,
+    reason: reasonFor(path),
+  })),
+  ...[...AGENT_FILES, ...MISE_FILES].map((path) => ({ path, anyDepth: false, reason: reasonFor(path) })),
   // Each is read from the folder the tool is opened or started in, and a monorepo's subfolder is often
   // that folder: an editor opened on "api/" (trusted with its parent) runs api/.vscode's tasks, an agent
   // started in "api/" its api/.claude hooks, the dev container CLI api/.devcontainer's initializeCommand.
@@ -70,6 +95,22 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
     path,
     anyDepth: true,
     reason: DEV_CONTAINER_REASON,
+  })),
+  // Read from the folder the agent or editor is started in and each above it (opencode up to the git
+  // root, aider the git root and the current folder; Zed and Helix take a subfolder's settings too).
+  ...[...AGENT_FOLDERS, ...AGENT_FILES, ...EDITOR_FOLDERS].map((path) => ({
+    path,
+    anyDepth: true,
+    reason: reasonFor(path),
+  })),
+  // mise loads the config files of the folder the user enters and of every folder above it. `mise` covers
+  // mise/config.toml and .config/mise/ (config.toml, conf.d/*.toml), mise.toml covers .config/mise.toml,
+  // and the patterns the MISE_ENV files (mise.production.toml, mise.production.local.toml). A
+  // .tool-versions only pins versions: it runs nothing.
+  ...[...MISE_FOLDERS, ...MISE_FILES, "mise", "mise.*.toml", ".mise.*.toml"].map((path) => ({
+    path,
+    anyDepth: true,
+    reason: MISE_REASON,
   })),
   // Opened by name (`code api.code-workspace`), anywhere: its "tasks" run as a .vscode's do.
   { path: "*.code-workspace", anyDepth: true, reason: WORKSPACE_FILE_REASON },
@@ -202,14 +243,19 @@ export function protectionOf(
 
 /**
  * Whether one name (a path segment) is the name of an entry matched at any depth (`ProtectedPath.anyDepth`):
- * the same name, or for a name pattern `*<suffix>` (`*.code-workspace`) any longer name ending so, compared
- * without regard to case.
+ * the same name, or for a name pattern with one `*` (`*.code-workspace`, `mise.*.toml`) any name that
+ * starts and ends as the pattern does with at least one character in place of the `*`, compared without
+ * regard to case.
  */
 export function isProtectedName(name: string, entryPath: string): boolean {
   const folded = name.toLowerCase();
   const pattern = entryPath.toLowerCase();
-  if (!pattern.startsWith("*")) return folded === pattern;
-  return folded.length > pattern.length - 1 && folded.endsWith(pattern.slice(1));
+  const star = pattern.indexOf("*");
+  if (star === -1) return folded === pattern;
+  const prefix = pattern.slice(0, star);
+  const suffix = pattern.slice(star + 1);
+  return folded.length > prefix.length + suffix.length && folded.startsWith(prefix) &&
+    folded.endsWith(suffix);
 }
 
 /**

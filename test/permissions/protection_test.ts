@@ -23,6 +23,15 @@ Deno.test("protectionAt gives the writers' own answer (protectionOf) for every p
     "app.code-workspace",
     "sub/App.Code-Workspace",
     ".code-workspace",
+    "mise.toml",
+    "sub/.config/mise.toml",
+    "sub/mise/config.toml",
+    "sub/mise.production.toml",
+    "mise..toml",
+    ".tool-versions",
+    "sub/opencode.json",
+    "sub/.zed/settings.json",
+    "sub/.kiro/hooks/x.kiro.hook",
     ".bashrc",
     ".config/fish/config.fish",
     ".config/other",
@@ -45,6 +54,7 @@ Deno.test("namesProtection accepts rules that name a protected path, never catch
   const mewcode = PROTECTED_PATHS.find((entry) => entry.path === ".mewcode")!;
   const fish = PROTECTED_PATHS.find((entry) => entry.path === ".config/fish")!;
   const workspaceFile = PROTECTED_PATHS.find((entry) => entry.path === "*.code-workspace")!;
+  const miseEnvFile = PROTECTED_PATHS.find((entry) => entry.path === "mise.*.toml")!;
   const cases: [string, typeof git, boolean][] = [
     [".git/info/exclude", git, true],
     [".git", git, true],
@@ -66,6 +76,10 @@ Deno.test("namesProtection accepts rules that name a protected path, never catch
     ["api/Web.code-workspace", workspaceFile, true],
     ["*.code-workspace", workspaceFile, false],
     ["**/*.code-workspace", workspaceFile, false],
+    ["mise.production.toml", miseEnvFile, true],
+    ["api/mise.ci.local.toml", miseEnvFile, true],
+    ["mise.*.toml", miseEnvFile, false],
+    ["**/mise.*.toml", miseEnvFile, false],
   ];
   for (const [specifier, entry, expected] of cases) {
     await t.step(`${specifier} ${expected ? "names" : "does not name"} ${entry.path}`, () => {

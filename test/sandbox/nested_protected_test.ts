@@ -92,8 +92,8 @@ Deno.test("A walk that stops short says a .vscode made beyond where it stopped w
   deepStrictEqual(lines, [
     "The git metadata scan stopped after 5 entries: folders beyond them were not checked for planted " +
     "repositories",
-    "Nor for .vscode made in a subfolder beyond them (settings an editor, a coding agent, a dev container or " +
-    "direnv runs commands from when that folder is opened): look for them before you open a subfolder " +
+    "Nor for .vscode made in a subfolder beyond them (settings an editor, a coding agent, a dev container, " +
+    "direnv or mise runs commands from when that folder is opened): look for them before you open a subfolder " +
     "(find . -name .vscode)",
   ]);
 });
@@ -114,9 +114,39 @@ const NESTED: readonly { path: string; content: string; runs: string }[] = [
   { path: ".devcontainer.json", content: "{}", runs: "a dev container's initializeCommand" },
   { path: ".envrc", content: "source_env_if_exists .envrc.local", runs: "direnv runs it in your shell" },
   { path: ".envrc.local", content: "PATH_add bin", runs: "direnv runs it in your shell" },
+  ...[
+    [".opencode/plugins/p.ts", "export const P = async () => ({})"],
+    ["opencode.json", '{"mcp":{}}'],
+    ["opencode.jsonc", "{}"],
+    [".aider.conf.yml", "lint-cmd: touch /tmp/pwned"],
+    [".windsurf/hooks.json", "{}"],
+    [".continue/mcpServers/x.yaml", "command: touch"],
+    [".kiro/hooks/x.kiro.hook", "{}"],
+  ].map(([path, content]) => ({
+    path: path!,
+    content: content!,
+    runs: "another coding agent runs the plugins",
+  })),
+  ...[[".zed/settings.json", "{}"], [".helix/languages.toml", "[language-server.x]"]].map((
+    [path, content],
+  ) => ({
+    path: path!,
+    content: content!,
+    runs: "an editor starts the language servers",
+  })),
+  ...[
+    "mise.toml",
+    ".mise.toml",
+    "mise.local.toml",
+    ".mise.local.toml",
+    ".mise/config.toml",
+    "mise/config.toml",
+    "mise.production.toml",
+    ".mise.staging.local.toml",
+  ].map((path) => ({ path, content: '[hooks]\nenter = "touch /tmp/pwned"', runs: "mise runs its hooks" })),
 ];
 
-Deno.test("Agent, JetBrains and dev container settings a command makes in a subfolder are set aside at the session's end", async () => {
+Deno.test("Agent, editor, dev container, direnv and mise settings a command makes in a subfolder are set aside at the session's end", async () => {
   await using workspace = await createTempWorkspace();
   await using state = await createTempWorkspace();
   const setAsideIn = join(state.root, "set-aside");
@@ -140,7 +170,7 @@ Deno.test("Agent, JetBrains and dev container settings a command makes in a subf
   ok(await exists(join(workspace.root, "api")), "the subfolder itself stays");
 });
 
-Deno.test("Agent, JetBrains and dev container settings found in a subfolder when the session starts are read-only to commands", async () => {
+Deno.test("Agent, editor, dev container, direnv and mise settings found in a subfolder when the session starts are read-only to commands", async () => {
   await using workspace = await createTempWorkspace();
   for (const { path, content } of NESTED) {
     await Deno.mkdir(join(workspace.root, "web", dirname(path)), { recursive: true });
@@ -245,4 +275,49 @@ Deno.test("Settings a package ships in node_modules stay removable, and one made
   equal(lines.length, 1, lines.join("\n"));
   ok(lines[0]!.startsWith(`"${join(root, "packages/api/.claude")}" (a directory) appeared`), lines[0]);
   ok(await exists(join(root, "node_modules/other/.claude")), "a package's own folder stays");
+});
+
+Deno.test("mise's config files are read-only to commands at the top, and those a command makes under .config or for a MISE_ENV are set aside", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace();
+  const setAsideIn = join(state.root, "set-aside");
+  const root = workspace.root;
+  const config = '[tools]\nnode = "22"\n';
+  await Deno.writeTextFile(join(root, "mise.toml"), config);
+  await Deno.mkdir(join(root, "api"));
+  await using sandbox = await openSandbox(root, "workspace-write", { setAsideIn });
+  // mise trusts a file by its path: a hook added to a trusted mise.toml runs at the user's next cd.
+  for (
+    const command of [
+      `printf '[hooks]\\nenter = "touch /tmp/pwned"\\n' >> mise.toml`,
+      "rm -f mise.toml",
+      "mv mise.toml old.toml",
+    ]
+  ) {
+    const { result } = await runIn(sandbox, command);
+    notEqual(exitCodeOf(result), 0, `${command}: ${result.content}`);
+  }
+  equal(await Deno.readTextFile(join(root, "mise.toml")), config);
+  const hook = `'[hooks]\\nenter = "touch /tmp/pwned"\\n'`;
+  const { result } = await runIn(
+    sandbox,
+    `mkdir -p api/.config/mise/conf.d mise-tasks && printf ${hook} > api/.config/mise.toml && ` +
+      `printf ${hook} > api/.config/mise/conf.d/x.toml && printf ${hook} > mise.ci.toml && ` +
+      "echo 'node 22' > .tool-versions && printf '#!/bin/sh\\n' > mise-tasks/build && " +
+      "echo '{}' > mise.toml.example && echo ok",
+  );
+  equal(outputOf(result), "ok", result.content);
+
+  const lines = await sandbox.endOfSession();
+  const madePaths = ["api/.config/mise.toml", "api/.config/mise", "mise.ci.toml"];
+  for (const path of madePaths) {
+    const line = lines.find((text) => text.startsWith(`"${join(root, path)}" (a `));
+    ok(line !== undefined, `${path} is reported: ${lines.join("\n")}`);
+    ok(line.includes("(mise runs its hooks and env sources in your shell"), line);
+    equal(await exists(join(root, path)), false, `${path} was set aside`);
+  }
+  equal(lines.length, madePaths.length, lines.join("\n"));
+  for (const path of [".tool-versions", "mise-tasks/build", "mise.toml.example", "api/.config"]) {
+    ok(await exists(join(root, path)), `${path} stays: it runs nothing by itself`);
+  }
 });

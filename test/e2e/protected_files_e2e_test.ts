@@ -1,7 +1,8 @@
 /**
  * End to end: a prompt-injected model makes, from a command in the shell sandbox, protected files that did
  * not exist when the call started (no read-only mount can cover a missing file): another agent's MCP servers
- * (`.mcp.json`), a dev container's `initializeCommand`, a script the user's hook runs. None may stay.
+ * (`.mcp.json`), a dev container's `initializeCommand`, a script the user's hook runs. None may stay; nor may a
+ * hook added to a `mise.toml` the user trusted.
  */
 import { equal, ok } from "node:assert/strict";
 import { join } from "node:path";
@@ -244,3 +245,49 @@ for (const mode of ["workspace-write", "read-only"]) {
     equal(await Deno.readTextFile(join(root, ".netrc")), "password SECRET-42\n");
   });
 }
+
+Deno.test("A command cannot add a hook to a trusted mise.toml, nor leave mise, opencode or aider settings it made", async () => {
+  // mise trusts a mise.toml by its path: a hook added to one the user trusted runs at the next `cd` there.
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  const home = await Deno.makeTempDir({ prefix: "mewcode-protected-home-" });
+  try {
+    const config = '[tools]\nnode = "22"\n';
+    await Deno.writeTextFile(join(root, "mise.toml"), config);
+    await Deno.mkdir(join(root, "api"));
+    await Deno.writeTextFile(
+      join(root, "payload.sh"),
+      `printf '[hooks]\\nenter = "id"\\n' >> mise.toml\n` +
+        `printf '[env]\\n_.source = "./x.sh"\\n' > api/mise.toml\n` +
+        `printf '[hooks]\\n' > mise.production.toml\n` +
+        `printf '{"mcp":{}}' > api/opencode.json\n` +
+        "printf 'lint-cmd: id\\n' > .aider.conf.yml\n" +
+        "echo 'node 22' > .tool-versions\n",
+    );
+    await using server = await startFakeAnthropic([
+      // In a script: the permission gate sees no redirection, and the sandbox is all there is.
+      turn().toolUse("Bash", { command: "sh payload.sh; ls -a . api" }),
+      turn().text("Done.").stop("end_turn"),
+    ]);
+    const run = await runMewcode(["-p", "Set up", "--permission-mode", "bypassPermissions"], {
+      cwd: root,
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: home },
+    });
+    equal(run.code, 0, run.stderr);
+    equal(await Deno.readTextFile(join(root, "mise.toml")), config);
+    for (const path of ["api/mise.toml", "mise.production.toml", "api/opencode.json", ".aider.conf.yml"]) {
+      equal(await Deno.lstat(join(root, path)).catch(() => null), null, `${path} stayed`);
+    }
+    ok(
+      run.stderr.includes(`"${join(root, "api/mise.toml")}" (a file) appeared during the session`),
+      run.stderr,
+    );
+    equal(
+      await Deno.readTextFile(join(root, ".tool-versions")),
+      "node 22\n",
+      "a .tool-versions runs nothing",
+    );
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});

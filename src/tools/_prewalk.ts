@@ -58,6 +58,12 @@ export const PREWALK_MAX_FILES = 100_000;
  * left to the calls, whose walks have their own time limits.
  */
 export const PREWALK_MAX_MS = 3_000;
+/**
+ * Characters of paths (files and ignored files) a walk ahead keeps at most, some 32 MB: 100,000 files of 160
+ * characters. The report is kept for the whole session, and a hostile repository's paths can be 4,000
+ * characters long: 100,000 such files would hold 400 MB of the worker, unasked.
+ */
+export const PREWALK_MAX_PATH_CHARS = 16_000_000;
 /** How long the walk runs before it lets a message in. */
 const SLICE_MS = 6;
 
@@ -88,6 +94,7 @@ export function readyWalkFiles(key: string): number | null {
 export class Prewalk {
   readonly #maxFiles: number;
   readonly #maxMs: number;
+  readonly #maxChars: number;
   /** Milliseconds spent walking so far. */
   #walkedMs = 0;
   #request: PrewalkRequest | null = null;
@@ -100,9 +107,10 @@ export class Prewalk {
   #running: Promise<void> | null = null;
   #suspended = false;
 
-  constructor(options: { maxFiles?: number; maxMs?: number } = {}) {
+  constructor(options: { maxFiles?: number; maxMs?: number; maxChars?: number } = {}) {
     this.#maxFiles = options.maxFiles ?? PREWALK_MAX_FILES;
     this.#maxMs = options.maxMs ?? PREWALK_MAX_MS;
+    this.#maxChars = options.maxChars ?? PREWALK_MAX_PATH_CHARS;
   }
 
   /** Begins walking `request.root` (once per worker: a second request is ignored). */
@@ -111,7 +119,10 @@ export class Prewalk {
     this.#request = request;
     // The walk pauses between any two entries once its slice is used up, not only at a file: a tree of
     // empty or ignored folders, or of ignored files, yields no file for as long as it takes to list.
-    this.#files = reporting(request, () => performance.now() >= this.#sliceEnd, this.#maxFiles);
+    this.#files = reporting(request, () => performance.now() >= this.#sliceEnd, {
+      maxFiles: this.#maxFiles,
+      maxChars: this.#maxChars,
+    });
     this.resume(busy);
   }
 
@@ -185,13 +196,13 @@ export class Prewalk {
 /**
  * The files of a walk of the workspace, recorded as Grep's walk is, and `null` where the walk pauses (`due`);
  * once it ends, it is kept for the calls. It ends early, keeping nothing, once it saw what its stamps cannot
- * vouch for (a symlink, an unreadable folder: no report would be kept) or more than `maxFiles` files ignore
- * files left out (each kept as a path).
+ * vouch for (a symlink, an unreadable folder: no report would be kept), past `limits.maxFiles` files ignore
+ * files left out, or past `limits.maxChars` characters of the paths it keeps.
  */
 function* reporting(
   request: PrewalkRequest,
   due: () => boolean,
-  maxFiles: number,
+  limits: { maxFiles: number; maxChars: number },
 ): Generator<WalkedFile | null, void, undefined> {
   const ignored: string[] = [];
   const recorder = new WalkRecorder({ budgetMs: 0, prefilter: null, walk: true }, performance.now());
@@ -203,9 +214,16 @@ function* reporting(
     ignoredPaths: ignored,
     slicer: { due },
   });
+  let chars = 0;
+  let ignoredCounted = 0;
   for (const file of walker.files()) {
-    if (!walker.stamping || ignored.length > maxFiles) return;
-    if (file !== null) recorder.record(file.relativePath, walker);
+    if (!walker.stamping || ignored.length > limits.maxFiles) return;
+    while (ignoredCounted < ignored.length) chars += ignored[ignoredCounted++]!.length;
+    if (file !== null) {
+      chars += file.relativePath.length;
+      recorder.record(file.relativePath, walker);
+    }
+    if (chars > limits.maxChars) return;
     yield file;
   }
   const roots = [request.root, ...request.additionalRoots];

@@ -66,7 +66,7 @@ function pastMargin(): Promise<void> {
 
 async function walkAhead(
   root: string,
-  options: { maxFiles?: number; maxMs?: number } = {},
+  options: { maxFiles?: number; maxMs?: number; maxChars?: number } = {},
 ): Promise<Prewalk> {
   const ahead = new Prewalk(options);
   ahead.start(request(root), idle);
@@ -212,6 +212,24 @@ Deno.test("a walk ahead ends as soon as it saw what its stamps cannot vouch for"
   equal(readyWalkFiles(new Walker(root, { root }).memoryKey), null);
   // At most the folders of one slice of a few milliseconds, not the 3,000 that keep nothing.
   ok(listed < 1_000, `${listed} folders listed`);
+});
+
+Deno.test("a walk ahead gives up past the characters of paths it may keep", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  const long = "d".repeat(200);
+  await writeTree(root, {
+    [`${long}/${long}/a.ts`]: "",
+    [`${long}/${long}/b.ts`]: "",
+    "c.log": "",
+    ".gitignore": "*.log\n",
+  });
+  const key = new Walker(root, { root }).memoryKey;
+  // Paths of 827 characters: ".gitignore", "c.log" (ignored) and two of 406.
+  await walkAhead(root, { maxChars: 826 });
+  equal(readyWalkFiles(key), null);
+  await walkAhead(root, { maxChars: 827 });
+  equal(readyWalkFiles(key), 3);
 });
 
 Deno.test("the mount table's points are read with their escapes decoded", async () => {

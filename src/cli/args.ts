@@ -43,7 +43,8 @@ export type CliCommand =
   | { kind: "trust"; revoke: boolean }
   | { kind: "completions"; shell: "bash" | "zsh" | "fish" }
   /**
-   * Run a prompt. `headless`: `-p`, or no terminal on stdin or stdout, or CI=true — run to completion and
+   * Run a prompt. `headless`: `-p`, `--output-format json` or `stream-json`, or no terminal on stdin or
+   * stdout, or CI=true — run to completion and
    * print the result; otherwise the interactive session. `prompt` is null when none was given as an
    * argument (then it comes from standard input in headless mode).
    */
@@ -165,7 +166,7 @@ export function parseCli(argv: readonly string[], environment: CliEnvironment = 
   if (flag("include-partial-messages") && outputFormat !== "stream-json") {
     throw new UsageError("--include-partial-messages needs --output-format stream-json");
   }
-  const command = parseCommand(positionals, flag, environment);
+  const command = parseCommand(positionals, flag, environment, outputFormat !== "text");
   requireCommand(flag, command, "json", ["tools", "sessions", "permissions"]);
   requireCommand(flag, command, "revoke", ["trust"]);
   requirePrompt(flag, command);
@@ -227,11 +228,14 @@ function parseCommand(
   positionals: string[],
   flag: (name: string) => boolean,
   environment: CliEnvironment,
+  machineOutput: boolean,
 ): CliCommand {
   if (flag("help")) return { kind: "help" };
   if (flag("version")) return { kind: "version" };
-  const headless = flag("print") || !environment.stdinIsTerminal || !environment.stdoutIsTerminal ||
-    environment.ci === "true" || environment.ci === "1";
+  // An output format for programs (json, stream-json) asks for a run to completion, as -p does: in a
+  // terminal, the interactive session would have ignored it.
+  const headless = flag("print") || machineOutput || !environment.stdinIsTerminal ||
+    !environment.stdoutIsTerminal || environment.ci === "true" || environment.ci === "1";
   // With -p every word is the prompt: `mewcode -p tools` asks about tools.
   if (flag("print")) return { kind: "prompt", prompt: joinPrompt(positionals), headless };
   const [name, ...rest] = positionals;

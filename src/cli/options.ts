@@ -93,7 +93,7 @@ export const OPTIONS: readonly OptionSpec[] = [
     value: "FORMAT",
     choices: OUTPUT_FORMATS,
     group: "run",
-    description: "text (the answer), json (one result object) or stream-json (one event per line)",
+    description: "text (the answer), json (one result) or stream-json (one event a line); not text: one-shot",
   },
   {
     name: "include-partial-messages",

@@ -56,6 +56,23 @@ Deno.test("parseCli reads the commands", async (t) => {
   }
 });
 
+Deno.test("a prompt with an output format for programs is headless in a terminal too, as with -p", async (t) => {
+  for (const format of ["json", "stream-json"]) {
+    await t.step(format, () => {
+      deepStrictEqual(parseCli(["--output-format", format, "why", "is", "it", "slow"], TERMINAL).command, {
+        kind: "prompt",
+        prompt: "why is it slow",
+        headless: true,
+      });
+    });
+  }
+  deepStrictEqual(parseCli(["--output-format", "text", "why"], TERMINAL).command, {
+    kind: "prompt",
+    prompt: "why",
+    headless: false,
+  });
+});
+
 Deno.test("a prompt without -p is headless when stdin or stdout is not a terminal, or on CI", async (t) => {
   const cases: [CliEnvironment, boolean][] = [
     [TERMINAL, false],

@@ -111,3 +111,17 @@ export async function readFileHead(path: string, max: number): Promise<{ bytes: 
   }
   return { bytes: buffer.subarray(0, read), size };
 }
+
+/**
+ * A file's size and the SHA-256 (hex) of its first `max` bytes, as "SIZE:HEX": what tells later that it
+ * changed. Null when it cannot be read (gone, a folder, a named pipe).
+ */
+export async function headDigest(path: string, max: number): Promise<string | null> {
+  try {
+    const { bytes, size } = await readFileHead(path, max);
+    const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes.slice()));
+    return `${size}:${[...hash].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+  } catch {
+    return null;
+  }
+}

@@ -136,3 +136,9 @@ export const isAbsolute: (path: string) => boolean = platform.isAbsolute;
 export const dirname: (path: string) => string = platform.dirname;
 export const basename: (path: string) => string = platform.basename;
 export const relative: (from: string, to: string) => string = platform.relative;
+
+/** `path` relative to `root` when it lies inside it (for a message), else as it is; "" is `root` itself. */
+export function shownFrom(root: string, path: string): string {
+  const inRoot = relative(root, path);
+  return inRoot === "" || inRoot.startsWith("..") ? path : inRoot;
+}

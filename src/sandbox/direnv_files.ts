@@ -10,8 +10,8 @@
  *
  * @module
  */
-import { lstatSyncOrNull, readFileHead } from "../common/fs.ts";
-import { dirname, join, relative, resolve } from "../common/path.ts";
+import { headDigest, lstatSyncOrNull, readFileHead } from "../common/fs.ts";
+import { dirname, join, resolve, shownFrom } from "../common/path.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
 import { simpleCommands } from "./_git_hook_scripts.ts";
 
@@ -76,7 +76,7 @@ export async function recordDirenvFiles(
         const path = resolve(dirname(envrc), name);
         if (records.some((record) => record.path === path)) continue;
         if (!roots.some((root) => isAtOrBelow(path, root) && path !== root)) continue;
-        const state = kind === "path-folder" ? folderEntries(path) : await digestOf(path);
+        const state = kind === "path-folder" ? folderEntries(path) : await headDigest(path, MAX_LOADED_BYTES);
         records.push({ path, envrc, command: parts.join(" "), kind, state });
       }
     }
@@ -92,7 +92,7 @@ export async function recordDirenvFiles(
 export async function changedDirenvFiles(records: readonly DirenvRecord[], root: string): Promise<string[]> {
   const lines: string[] = [];
   for (const record of records) {
-    const where = `\`${record.command}\` in ${show(root, record.envrc)}`;
+    const where = `\`${record.command}\` in ${shownFrom(root, record.envrc)}`;
     const effect = `${EFFECTS[record.kind]}, outside any sandbox, when you next enter that folder`;
     const state = record.state;
     if (state instanceof Map) {
@@ -103,17 +103,17 @@ export async function changedDirenvFiles(records: readonly DirenvRecord[], root:
       const names = changed.slice(0, NAMED_PROGRAMS).map(([name]) => name).join(", ");
       const more = changed.length > NAMED_PROGRAMS ? `, and ${changed.length - NAMED_PROGRAMS} more` : "";
       lines.push(
-        `${show(root, record.path)} gained or changed ${changed.length} program${
+        `${shownFrom(root, record.path)} gained or changed ${changed.length} program${
           changed.length === 1 ? "" : "s"
         } during the session (${names}${more}), and ${where} loads it: ${effect}; look at them before you do`,
       );
       continue;
     }
-    if ((await digestOf(record.path)) === state) continue;
+    if ((await headDigest(record.path, MAX_LOADED_BYTES)) === state) continue;
     const what = state === null ? "appeared" : "changed";
     lines.push(
       `${
-        show(root, record.path)
+        shownFrom(root, record.path)
       } ${what} during the session, and ${where} loads it: ${effect}; look at what ` +
         "it holds before you do",
     );
@@ -175,20 +175,4 @@ function folderEntries(folder: string): Map<string, string> {
     // Missing, or not a folder: nothing on the PATH from it.
   }
   return entries;
-}
-
-/** Size and SHA-256 (hex) of the file's first bytes; null when it cannot be read (gone, or a folder). */
-async function digestOf(path: string): Promise<string | null> {
-  try {
-    const { bytes, size } = await readFileHead(path, MAX_LOADED_BYTES);
-    const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes.slice()));
-    return `${size}:${[...hash].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
-  } catch {
-    return null;
-  }
-}
-
-function show(root: string, path: string): string {
-  const inRoot = relative(root, path);
-  return inRoot === "" || inRoot.startsWith("..") ? path : inRoot;
 }

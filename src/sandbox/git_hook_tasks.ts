@@ -7,8 +7,8 @@
  *
  * @module
  */
-import { readFileHead } from "../common/fs.ts";
-import { relative } from "../common/path.ts";
+import { headDigest } from "../common/fs.ts";
+import { shownFrom } from "../common/path.ts";
 import type { HookTask } from "./_git_hook_scripts.ts";
 import { planGitProtection, type UserGitConfig } from "./git_metadata.ts";
 
@@ -37,7 +37,7 @@ export async function recordHookTasks(
     const protection = await planGitProtection(root, { nestedDotGits, user: options.user });
     for (const task of protection.hookTasks) {
       if (records.some((record) => record.task.path === task.path)) continue;
-      records.push({ task, digest: await taskDigest(task.path) });
+      records.push({ task, digest: await headDigest(task.path, MAX_TASK_FILE_BYTES) });
     }
   }
   return records;
@@ -50,30 +50,14 @@ export async function recordHookTasks(
 export async function changedHookTasks(records: readonly HookTaskRecord[], root: string): Promise<string[]> {
   const lines: string[] = [];
   for (const { task, digest } of records) {
-    if ((await taskDigest(task.path)) === digest) continue;
-    const file = show(root, task.path);
+    if ((await headDigest(task.path, MAX_TASK_FILE_BYTES)) === digest) continue;
+    const file = shownFrom(root, task.path);
     const what = digest === null ? "appeared" : "changed";
     lines.push(
-      `${file} ${what} during the session, and \`${task.command}\` in ${show(root, task.hook)}, which ` +
+      `${file} ${what} during the session, and \`${task.command}\` in ${shownFrom(root, task.hook)}, which ` +
         "your git runs as a hook, reads it: your next git commit runs what it says now, outside any sandbox; " +
         `look at git diff -- ${file} before you commit`,
     );
   }
   return lines;
-}
-
-/** SHA-256 (hex) of the file's first bytes and its size; null when it cannot be read (gone). */
-async function taskDigest(path: string): Promise<string | null> {
-  try {
-    const { bytes, size } = await readFileHead(path, MAX_TASK_FILE_BYTES);
-    const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes.slice()));
-    return `${size}:${[...hash].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
-  } catch {
-    return null;
-  }
-}
-
-function show(root: string, path: string): string {
-  const inRoot = relative(root, path);
-  return inRoot === "" || inRoot.startsWith("..") ? path : inRoot;
 }

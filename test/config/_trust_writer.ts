@@ -9,6 +9,7 @@
  * @module
  */
 import { writeTrustRecord } from "../../src/config/trust_store.ts";
+import { exists } from "../_fakes/exists.ts";
 
 const [home, startFile, ...operations] = Deno.args;
 if (home === undefined || startFile === undefined) throw new Error("usage: <home> <start file> <operation>…");
@@ -32,12 +33,3 @@ for (const operation of operations) {
   }
 }
 if (failed) Deno.exit(1);
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}

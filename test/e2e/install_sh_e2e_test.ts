@@ -10,6 +10,7 @@ import { binaryName, TARGETS } from "../../scripts/compile.ts";
 import { releaseFiles } from "../../scripts/release.ts";
 import { CleanMachine, explain, type Run } from "./_clean_machine.ts";
 import { LOCALHOST_CERT, LOCALHOST_KEY } from "../_fakes/localhost_tls.ts";
+import { exists } from "../_fakes/exists.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const INSTALL_SH = join(ROOT, "scripts", "install.sh");
@@ -46,15 +47,6 @@ function install(machine: CleanMachine, release: string, env: Record<string, str
 
 function installed(machine: CleanMachine): string {
   return join(machine.home, ".local", "bin", "mewcode");
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("install.sh installs this machine's binary into a new ~/.local/bin, mode 755, and prints the PATH line", async () => {

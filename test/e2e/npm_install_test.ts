@@ -7,6 +7,7 @@ import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { CleanMachine, copyPackage, explain } from "./_clean_machine.ts";
+import { exists } from "../_fakes/exists.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const PACKAGE = JSON.parse(await Deno.readTextFile(join(ROOT, "package.json"))) as { version: string };
@@ -27,15 +28,6 @@ async function chosenDeno(machine: CleanMachine, mewcode: string): Promise<strin
   const printed = await machine.run(mewcode, ["--version"], { env: { MEWCODE_PRINT_COMMAND: "1" } });
   equal(printed.code, 0, explain(printed));
   return printed.stdout.split("\n")[0]!;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("npm install -g of the packed tarball gives a mewcode that runs --version, tools, doctor and -p from a clean HOME", async (t) => {

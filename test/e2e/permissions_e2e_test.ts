@@ -8,6 +8,7 @@ import type { TranscriptRecord } from "../../src/session/transcript.ts";
 import { type FakeAnthropic, startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
 import type { CliRun } from "../_fakes/run_cli.ts";
+import { exists } from "../_fakes/exists.ts";
 
 function explain(run: CliRun): string {
   return `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
@@ -19,10 +20,6 @@ async function toolEnds(box: E2eWorkspace): Promise<ToolEnd[]> {
   return (await box.transcript()).records.filter((record): record is ToolEnd =>
     record.type === "tool-call-end"
   );
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => true, () => false);
 }
 
 /** The content of the tool_result blocks of the last user message of request `number` (1-based). */

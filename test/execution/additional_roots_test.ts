@@ -17,6 +17,7 @@ import type { ToolResult } from "../../src/tools/tool.ts";
 import { testRuntime } from "../_fakes/runtime.ts";
 import { probeReadOnlyTool, probeWriterTool, SANDBOX_PROBE_WORKER_URL } from "../_fakes/sandbox_probes.ts";
 import { createTempWorkspace, type TempWorkspace, TEST_SHELL_PLAN } from "../_fakes/tool_context.ts";
+import { exists } from "../_fakes/exists.ts";
 
 /** A workspace, a folder added to it (E) and a third folder (F) with a secret; links from E lead into F. */
 interface Scene extends AsyncDisposable {
@@ -59,10 +60,6 @@ async function call(runtime: ToolRuntime, name: string, input: Record<string, un
     signal: new AbortController().signal,
   });
   return result;
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => true, () => false);
 }
 
 Deno.test("checkAdditionalRoots refuses a folder the tools must not be given, naming it and why", async (t) => {

@@ -10,6 +10,7 @@ import type { ToolRuntime } from "../../src/execution/runtime.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
 import { testRuntime } from "../_fakes/runtime.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { exists } from "../_fakes/exists.ts";
 
 async function call(runtime: ToolRuntime, name: string, input: Record<string, unknown>): Promise<ToolResult> {
   const { result } = await runtime.pipeline.run({ id: `layout_${crypto.randomUUID()}`, name, input }, {
@@ -41,10 +42,6 @@ async function userGit(cwd: string, home: string, ...args: string[]): Promise<st
     throw new Error(`git ${args.join(" ")} failed in "${cwd}": ${text.decode(output.stderr)}`);
   }
   return text.decode(output.stdout);
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => true, () => false);
 }
 
 /** A temp folder for the user's home and the payload's marker, removed when disposed. */

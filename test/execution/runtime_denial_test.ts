@@ -16,6 +16,7 @@ import {
 } from "../_fakes/sandbox_probes.ts";
 import { parseToolOutput, runMewcode } from "../_fakes/run_cli.ts";
 import { createTempWorkspace, TEST_SHELL_PLAN } from "../_fakes/tool_context.ts";
+import { exists } from "../_fakes/exists.ts";
 
 const BWRAP_PLAN: ShellPlan = { ...TEST_SHELL_PLAN, mode: "workspace-write", wrapper: ["bwrap"] };
 
@@ -62,15 +63,6 @@ async function checkClass(t: Deno.TestContext, { tool, shell, allowed }: ClassCa
   }
   equal(await exists(`${workspace.root}/written-by-probe.txt`), allowed.includes("write-inside"));
   equal(await exists(outsideFile), false);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("a read-only tool's worker may read the workspace and nothing else", async (t) => {

@@ -81,15 +81,7 @@ export function exitCodeOf(result: ToolResult): number {
   return Number(match[1]);
 }
 
-/** Whether anything exists at `path` (without following a final symlink). */
-export async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { exists } from "../_fakes/exists.ts";
 
 /** A directory outside /tmp (which the sandbox replaces with its own), removed by `await using`. */
 export async function hostDirectory(prefix: string): Promise<{ path: string } & AsyncDisposable> {

@@ -10,6 +10,7 @@ import { testRuntime } from "../_fakes/runtime.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { exitCodeOf, openSandbox, outputOf, runIn } from "./_sandbox.ts";
 import { processesWith } from "../_fakes/processes.ts";
+import { exists } from "../_fakes/exists.ts";
 
 /** A ShellHost closed with `await using`. */
 function keptHost(): ShellHost & AsyncDisposable {
@@ -31,10 +32,6 @@ async function git(root: string, ...args: string[]): Promise<void> {
   })
     .output();
   ok(output.success, new TextDecoder().decode(output.stderr));
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => true, () => false);
 }
 
 Deno.test("Calls run in one kept sandbox, each in a fresh shell: nothing of the shell's state carries over", async () => {

@@ -8,10 +8,7 @@ import { join } from "node:path";
 import { KEEP_DAYS, KEEP_LIMITS, removeTree, setAside } from "../../src/sandbox/_set_aside.ts";
 import { madeEntry } from "../../src/sandbox/_made_entries.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.lstat(path).then(() => true, () => false);
-}
+import { exists } from "../_fakes/exists.ts";
 
 Deno.test("setAside moves an entry into its own folder, at its path in the workspace", async () => {
   await using workspace = await createTempWorkspace();

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { writeChecksums } from "../../scripts/checksums.ts";
 import { releaseFiles, runRelease } from "../../scripts/release.ts";
 import { binaryName } from "../../scripts/compile.ts";
+import { exists } from "../_fakes/exists.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const VERSION =
@@ -36,15 +37,6 @@ function release(...args: string[]): Promise<Output> {
 
 function explain(output: Output): string {
   return `exit ${output.code}\nstdout: ${output.stdout}\nstderr: ${output.stderr}`;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("writeChecksums writes SHA256SUMS exactly as sha256sum does, and sha256sum -c and shasum -c accept it", async () => {

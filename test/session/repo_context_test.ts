@@ -13,6 +13,7 @@ import {
 } from "../../src/session/repo_context.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { exists } from "../_fakes/exists.ts";
 
 /** The user's git on the host, with no global or system config and a fixed identity. */
 async function git(cwd: string, ...args: string[]): Promise<string> {
@@ -71,15 +72,6 @@ function scriptedSandbox(result: CommandResult, git: string | null = "/usr/bin/g
     },
   };
   return { sandbox, commands };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("readRepositoryState never runs a repository's core.fsmonitor and still reports the status", async () => {

@@ -5,6 +5,7 @@ import type { BashWorkerRequest, BashWorkerResponse } from "../_fakes/bash_worke
 import { createTempWorkspace, toolContext } from "../_fakes/tool_context.ts";
 import type { ShellSandbox } from "../../src/sandbox/shell_sandbox.ts";
 import { openSandbox } from "../sandbox/_sandbox.ts";
+import { exists } from "../_fakes/exists.ts";
 
 /** Opens the shell sandbox as a session would, from this process's real environment. */
 function sandboxFor(
@@ -459,15 +460,6 @@ Deno.test("Bash without a sandbox kills its process group in a worker allowed on
   assertEquals(background.result.content, "<output>done</output>\n<exit_code>0</exit_code>");
   await assertNoSurvivors(backgroundMarker);
 });
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test("Bash stopped while bubblewrap still builds the sandbox leaves no process behind", async () => {
   await using workspace = await createTempWorkspace();

@@ -112,6 +112,15 @@ export async function readFileHead(path: string, max: number): Promise<{ bytes: 
   return { bytes: buffer.subarray(0, read), size };
 }
 
+/** The first `max` bytes of a file as UTF-8 text; null when it cannot be read (see `readFileHead`). */
+export async function readTextHead(path: string, max: number): Promise<string | null> {
+  try {
+    return new TextDecoder().decode((await readFileHead(path, max)).bytes);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * A file's size and the SHA-256 (hex) of its first `max` bytes, as "SIZE:HEX": what tells later that it
  * changed. Null when it cannot be read (gone, a folder, a named pipe).

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { lstatSyncOrNull, readFileHead, realPathSyncOrNull } from "../common/fs.ts";
+import { lstatSyncOrNull, readTextHead, realPathSyncOrNull } from "../common/fs.ts";
 import { dirname, isAbsolute, join, resolve } from "../common/path.ts";
 import { isInside } from "./_git_layout.ts";
 
@@ -186,12 +186,8 @@ export async function hookScripts(
   }
   for (let next = 0; next < queue.length && next < MAX_FILES_READ; next++) {
     const { file, folder, depth, hook } = queue[next]!;
-    let text: string;
-    try {
-      text = new TextDecoder().decode((await readFileHead(file, MAX_HOOK_BYTES)).bytes);
-    } catch {
-      continue;
-    }
+    const text = await readTextHead(file, MAX_HOOK_BYTES);
+    if (text === null) continue;
     for (const word of scriptWords(text)) {
       const bases = isAbsolute(word) ? [word] : [
         ...(options.worktree === null ? [] : [resolve(options.worktree, word)]),

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { readFileHead } from "../common/fs.ts";
+import { readTextHead } from "../common/fs.ts";
 import { nextTurn } from "../common/next_turn.ts";
 import { join } from "../common/path.ts";
 
@@ -175,10 +175,6 @@ async function isGitHead(path: string): Promise<boolean> {
   if (info === null) return false;
   if (info.isSymlink) return (await Deno.readLink(path).catch(() => "")).startsWith("refs/");
   if (!info.isFile) return false;
-  try {
-    const text = new TextDecoder().decode((await readFileHead(path, HEAD_BYTES)).bytes);
-    return /^ref:\s*refs\//.test(text) || /^[0-9a-fA-F]{40}/.test(text);
-  } catch {
-    return false;
-  }
+  const text = await readTextHead(path, HEAD_BYTES);
+  return text !== null && (/^ref:\s*refs\//.test(text) || /^[0-9a-fA-F]{40}/.test(text));
 }

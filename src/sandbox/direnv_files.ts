@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { headDigest, lstatSyncOrNull, readFileHead } from "../common/fs.ts";
+import { headDigest, lstatSyncOrNull, readTextHead } from "../common/fs.ts";
 import { dirname, join, resolve, shownFrom } from "../common/path.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
 import { simpleCommands } from "./_git_hook_scripts.ts";
@@ -64,12 +64,8 @@ export async function recordDirenvFiles(
 ): Promise<DirenvRecord[]> {
   const records: DirenvRecord[] = [];
   for (const envrc of envrcs.slice(0, MAX_ENVRCS)) {
-    let text: string;
-    try {
-      text = new TextDecoder().decode((await readFileHead(envrc, MAX_ENVRC_BYTES)).bytes);
-    } catch {
-      continue;
-    }
+    const text = await readTextHead(envrc, MAX_ENVRC_BYTES);
+    if (text === null) continue;
     for (const parts of simpleCommands(text)) {
       for (const { name, kind } of loadedBy(parts)) {
         if (name.includes("$")) continue;

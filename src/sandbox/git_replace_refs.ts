@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { readFileHead } from "../common/fs.ts";
+import { readTextHead } from "../common/fs.ts";
 import { join } from "../common/path.ts";
 
 /** One replace ref. */
@@ -81,10 +81,7 @@ async function readPacked(path: string): Promise<ReplaceRef[]> {
 
 /** The first line (or all, with `firstLine` false) of the first `max` bytes of a file; "" when unreadable. */
 async function readFirstLine(path: string, max: number, firstLine = true): Promise<string> {
-  try {
-    const text = new TextDecoder().decode((await readFileHead(path, max)).bytes);
-    return firstLine ? text.split("\n")[0]!.replace(/\r$/, "") : text;
-  } catch {
-    return "";
-  }
+  const text = await readTextHead(path, max);
+  if (text === null) return "";
+  return firstLine ? text.split("\n")[0]!.replace(/\r$/, "") : text;
 }

@@ -30,6 +30,7 @@ import { WorkerExecutor, type WorkerExecutorOptions } from "./worker_executor.ts
 import { type GrepInput, grepTool } from "../tools/grep.ts";
 import { globTool } from "../tools/glob.ts";
 import { mountPointsSync } from "../common/mounts.ts";
+import { isWithinRoot } from "../tools/_paths.ts";
 import type { RipgrepGrep } from "../tools/grep_ripgrep.ts";
 import { lazyImport } from "../common/lazy_import.ts";
 
@@ -232,23 +233,24 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
   // lists only what changed since. Asked right after its start was (the message waits for it to be ready):
   // the reads' worker starts first.
   let walkedAhead = false;
-  // Whether a walk ahead can help and cannot stall. A file system mounted inside the workspace may be a
-  // network one whose listing stalls: a walk nobody asked for must not hold the worker the first call needs
-  // (the calls walk it when asked). A small repository is walked in milliseconds: starting a worker for that
-  // is not worth its memory (see `walkAhead`).
-  const mayWalkAhead = (onlyLargeRepository: boolean): boolean => {
-    if (walkedAhead) return false;
-    const mounts = mountPointsSync(options.mountInfoFile) ?? [];
-    const inside = (root: string, point: string) =>
-      point !== root && point.startsWith(root === "/" ? "/" : `${root}/`);
-    if (roots.some((root) => mounts.some((point) => inside(root, point)))) return false;
-    return !onlyLargeRepository || gitIndexBytes(options.root) >= WALK_AHEAD_MIN_INDEX_BYTES;
-  };
-  const startWalkAhead = (tools: readonly AnyTool[]): void => {
+  // The search tool of `tools` whose worker walks ahead, or null: none of them, one walk asked for already,
+  // or one that cannot help or could stall. A file system mounted inside the workspace may be a network one
+  // whose listing stalls: a walk nobody asked for must not hold the worker the first call needs (the calls
+  // walk it when asked). A small repository is walked in milliseconds: starting a worker for that is not
+  // worth its memory (see `walkAhead`).
+  const walksAhead = (tools: readonly AnyTool[], onlyLargeRepository: boolean): AnyTool | null => {
     const searchTool = tools.find((tool) => tool === globTool || tool === grepTool);
-    if (walkedAhead || searchTool === undefined || !(executor instanceof WorkerExecutor)) return;
+    if (walkedAhead || searchTool === undefined) return null;
+    const mounts = mountPointsSync(options.mountInfoFile) ?? [];
+    if (roots.some((root) => mounts.some((point) => point !== root && isWithinRoot(root, point)))) {
+      return null;
+    }
+    if (onlyLargeRepository && gitIndexBytes(options.root) < WALK_AHEAD_MIN_INDEX_BYTES) return null;
+    return searchTool;
+  };
+  const startWalkAhead = (workers: WorkerExecutor, searchTool: AnyTool): void => {
     walkedAhead = true;
-    executor.prewalk(profileFor(searchTool, profileOptions), {
+    workers.prewalk(profileFor(searchTool, profileOptions), {
       root: options.root,
       additionalRoots,
       excludedPaths,
@@ -258,19 +260,20 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     if (!(executor instanceof WorkerExecutor)) return;
     const tools = usable(permissions, toolName);
     const warming = executor.prewarm(profilesForTools(tools, profileOptions));
-    if (toolName === undefined && mayWalkAhead(false)) startWalkAhead(tools);
+    const searchTool = toolName === undefined ? walksAhead(tools, false) : null;
+    if (searchTool !== null) startWalkAhead(executor, searchTool);
     await Promise.all([warming, tools.includes(grepTool) ? accelerator?.prepare?.() : undefined]);
   };
   const walkAhead = async (
     permissions: UsableToolsOptions,
     walkOptions: { onlyLargeRepository?: boolean } = {},
   ): Promise<void> => {
-    if (!(executor instanceof WorkerExecutor) || !mayWalkAhead(walkOptions.onlyLargeRepository === true)) {
-      return;
-    }
+    if (!(executor instanceof WorkerExecutor)) return;
     const searches = usable(permissions).filter((tool) => tool === globTool || tool === grepTool);
+    const searchTool = walksAhead(searches, walkOptions.onlyLargeRepository === true);
+    if (searchTool === null) return;
     const warming = executor.prewarm(profilesForTools(searches, profileOptions));
-    startWalkAhead(searches);
+    startWalkAhead(executor, searchTool);
     await warming;
   };
   const pipeline = new ToolPipeline({

@@ -103,7 +103,7 @@ export class Prewalk {
   /** When the current slice of walking ends (a `performance.now()` time). */
   #sliceEnd = 0;
   #listed = 0;
-  /** Whether the walk goes on now (not suspended by a call). */
+  /** The run of slices under way; null while the walk is suspended by a call or has ended. */
   #running: Promise<void> | null = null;
   #suspended = false;
 

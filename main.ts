@@ -102,7 +102,14 @@ async function main(argv: string[]): Promise<number> {
         const { runPermissionsCommand } = await lazyImport<typeof import("./src/cli/permissions_command.ts")>(
           new URL("./src/cli/permissions_command.ts", import.meta.url),
         );
-        return await runPermissionsCommand({ workspace, options, command });
+        const status = await runPermissionsCommand({
+          workspace,
+          options,
+          command,
+          signal: interruption.signal,
+        });
+        // A question a signal interrupted: 130, or the status of the signal that came (SIGTERM, SIGHUP).
+        return status === EXIT.interrupted ? interruptStatus(interruption.received) : status;
       }
       case "prompt": {
         if (!command.headless) {

@@ -30,8 +30,13 @@ export interface PermissionsCommandInput {
   stdout?: (text: string) => void;
   stderr?: (text: string) => void;
   /** Asks the user a yes/no question on the terminal; null when no one is at one. Default: the process's. */
-  confirm?: ((question: string) => boolean) | null;
+  confirm?: Confirm | null;
+  /** Aborted by an interrupting signal (Ctrl-C): a question it ends gets no answer. */
+  signal?: AbortSignal;
 }
+
+/** A yes/no question's answer: null when it was interrupted (Ctrl-C) before one was given. */
+export type Confirm = (question: string) => boolean | null | Promise<boolean | null>;
 
 /** Runs `permissions`, `permissions test` or `trust`; returns the exit status. */
 export async function runPermissionsCommand(input: PermissionsCommandInput): Promise<number> {
@@ -183,8 +188,16 @@ async function trust(
   );
   writers.out(lines.join("\n"));
   for (const warning of description.warnings) writers.err(`mewcode: warning: ${warning.message}`);
-  const confirm = input.confirm === undefined ? terminalConfirm() : input.confirm;
-  if (confirm !== null && !confirm(sanitizeLines(`Trust "${root}" with exactly these settings? [y/N] `))) {
+  const confirm = input.confirm === undefined ? terminalConfirm(input.signal) : input.confirm;
+  const answer = confirm === null
+    ? true
+    : await confirm(sanitizeLines(`Trust "${root}" with exactly these settings? [y/N] `));
+  if (answer === null) {
+    // Not an answer: nothing is recorded, and nothing says so as if the user had declined.
+    writers.err("mewcode: interrupted before an answer: the trust was not changed");
+    return EXIT.interrupted;
+  }
+  if (!answer) {
     writers.out("Not trusted.");
     return EXIT.ok;
   }
@@ -214,9 +227,45 @@ async function directoryLine(directory: SourcedDirectory): Promise<string> {
 }
 
 /** A yes/no question on the terminal, or null when stdin or stdout is not one (a script asked: it is done). */
-function terminalConfirm(): ((question: string) => boolean) | null {
+function terminalConfirm(signal: AbortSignal | undefined): Confirm | null {
   if (!Deno.stdin.isTerminal() || !Deno.stdout.isTerminal()) return null;
-  return (question) => /^y(es)?$/i.test((prompt(question) ?? "").trim());
+  return async (question) => {
+    await writeTerminal(question);
+    const line = await readTerminalLine(signal);
+    // At Ctrl-C or Ctrl-D the terminal leaves the cursor after the question.
+    if (line === null || line.eof) await writeTerminal("\n");
+    if (line === null) return null;
+    return !line.eof && /^y(es)?$/i.test(line.text.trim());
+  };
+}
+
+/**
+ * One line typed at the terminal, read in its own line mode: null when a signal interrupted the question
+ * (Ctrl-C is a SIGINT there, which main.ts's listener turns into `signal`); `eof` at Ctrl-D. Deno's
+ * `prompt()` is no use here: it returns null for Ctrl-C, Ctrl-D and Esc alike.
+ */
+async function readTerminalLine(
+  signal: AbortSignal | undefined,
+): Promise<{ text: string; eof: boolean } | null> {
+  if (signal?.aborted) return null;
+  const interrupted = new Promise<null>((resolve) => signal?.addEventListener("abort", () => resolve(null)));
+  const decoder = new TextDecoder();
+  const buffer = new Uint8Array(1024);
+  let text = "";
+  while (!text.includes("\n") && text.length < 4096) {
+    // A read the signal overtakes is left pending: the process exits right after.
+    const count = await Promise.race([Deno.stdin.read(buffer), interrupted]);
+    if (signal?.aborted) return null;
+    if (count === null) return { text: text + decoder.decode(), eof: true };
+    text += decoder.decode(buffer.subarray(0, count), { stream: true });
+  }
+  return { text: text.split("\n")[0]!, eof: false };
+}
+
+async function writeTerminal(text: string): Promise<void> {
+  const bytes = new TextEncoder().encode(text);
+  let written = 0;
+  while (written < bytes.length) written += await Deno.stdout.write(bytes.subarray(written));
 }
 
 function trustLine(trusted: boolean, status: string): string {

@@ -1,7 +1,7 @@
 import { equal, match, ok, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { parseCli, UsageError } from "../../src/cli/args.ts";
-import { runPermissionsCommand } from "../../src/cli/permissions_command.ts";
+import { type Confirm, runPermissionsCommand } from "../../src/cli/permissions_command.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
@@ -14,7 +14,7 @@ interface CommandRun {
 async function run(
   argv: string[],
   dirs: { root: string; home: string },
-  confirm: ((question: string) => boolean) | null = null,
+  confirm: Confirm | null = null,
 ): Promise<CommandRun> {
   const options = parseCli(argv);
   const command = options.command;
@@ -162,6 +162,15 @@ Deno.test("mewcode trust shows what it would enable, records the trust for these
   match(revoked.stdout, /No longer trusted/);
   match((await run(["permissions"], dirs)).stdout, /not trusted/);
   match((await run(["trust", "--revoke"], dirs)).stdout, /was not trusted; nothing changed/);
+});
+
+Deno.test("mewcode trust interrupted at the question exits 130, records nothing and does not say Not trusted", async () => {
+  await using dirs = await fixture();
+  const interrupted = await run(["trust"], dirs, () => null);
+  equal(interrupted.code, 130);
+  ok(!interrupted.stdout.includes("Not trusted"), interrupted.stdout);
+  match(interrupted.stderr, /interrupted before an answer: the trust was not changed/);
+  match((await run(["permissions"], dirs)).stdout, /not trusted/);
 });
 
 Deno.test("mewcode permissions names every path the writers always ask about, in text and JSON", async () => {

@@ -70,7 +70,7 @@ export async function runInteractive(input: InteractiveInput): Promise<number> {
   terminal.setBracketedPaste(true);
   try {
     const ui = await InteractiveSession.start({ ...input, env, terminal, screen, style });
-    if (ui === null) return EXIT.usage;
+    if (ui === null) return EXIT.interrupted;
     try {
       return await ui.loop();
     } finally {
@@ -125,11 +125,15 @@ export class InteractiveSession {
     this.history = history;
   }
 
-  /** Opens the session the flags ask for; null when the user backed out (a declined picker is not that). */
+  /**
+   * Opens the session the flags ask for; null when the user interrupted the trust question (Ctrl-C) before
+   * it opened (a declined picker or trust question is not that).
+   */
   static async start(parts: Parts): Promise<InteractiveSession | null> {
     const { workspace, options, env, screen, style } = parts;
-    let setup = await sessionSetup(workspace, options, env);
-    setup = await askTrust(parts, setup);
+    const asked = await askTrust(parts, await sessionSetup(workspace, options, env));
+    if (asked === null) return null;
+    let setup = asked;
     requireModel(setup);
     requireEndpoint(setup, env);
     for (const notice of setup.notices) screen.print(`${style.yellow(`⚠ ${sanitize(notice)}`)}\n`);
@@ -465,9 +469,10 @@ export async function pickSession(
 
 /**
  * The trust question, before anything else, for a repository whose own settings would loosen something
- * until trusted; the settings again when the user trusts it.
+ * until trusted; the settings again when the user trusts it; null when Ctrl-C interrupted it (no answer:
+ * the session does not open).
  */
-async function askTrust(parts: Parts, setup: SessionSetup): Promise<SessionSetup> {
+async function askTrust(parts: Parts, setup: SessionSetup): Promise<SessionSetup | null> {
   const { settings } = setup;
   const loosening = settings.ignored.filter((item) => item.kind === "needs-trust");
   if (settings.trusted || loosening.length === 0) return setup;
@@ -479,14 +484,22 @@ async function askTrust(parts: Parts, setup: SessionSetup): Promise<SessionSetup
   ];
   screen.print(`${lines.join("\n")}\n`);
   const router = new KeyRouter(parts.screen);
-  const yes = await new Promise<boolean>((resolve) => {
+  const yes = await new Promise<boolean | null>((resolve) => {
     router.push((key) => {
-      resolve(key.type === "text" && /^y$/i.test(key.text));
+      resolve(
+        key.type === "key" && key.name === "c" && key.ctrl
+          ? null
+          : key.type === "text" && /^y$/i.test(key.text),
+      );
       return true;
     }, () => screen.print(`${lines.at(-1)}\n`));
     router.resume();
   });
   await router.suspend();
+  if (yes === null) {
+    screen.print(`${style.dim("Interrupted: the session did not open")}\n`);
+    return null;
+  }
   if (!yes) {
     screen.print(
       `${style.dim("Not trusted: its settings only tighten (mewcode trust to change your mind)")}\n`,

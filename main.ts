@@ -65,7 +65,18 @@ async function main(argv: string[]): Promise<number> {
         const { renderTools } = await lazyImport<typeof import("./src/cli/tools_command.ts")>(
           new URL("./src/cli/tools_command.ts", import.meta.url),
         );
-        console.log(renderTools({ json: command.json, readOnly: options.readOnly }));
+        const { sessionSetup } = await lazyImport<typeof import("./src/cli/session_options.ts")>(
+          new URL("./src/cli/session_options.ts", import.meta.url),
+        );
+        // The rules a session would have: a deny rule naming a tool whole takes it out of the listing too.
+        const setup = await sessionSetup(workspace, options, Deno.env.toObject());
+        const listing = renderTools({
+          json: command.json,
+          readOnly: options.readOnly,
+          rules: setup.options.rules ?? [],
+        });
+        console.log(listing.stdout);
+        for (const line of listing.stderr) console.error(line);
         return EXIT.ok;
       }
       case "tool": {

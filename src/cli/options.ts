@@ -345,7 +345,7 @@ export const COMMANDS: readonly { name: string; usage: string; description: stri
   {
     name: "tools",
     usage: "tools [--json]",
-    description: 'list the enabled tools (--json: the exact API "tools" array)',
+    description: 'list the tools a session offers (--json: the exact API "tools" array)',
   },
   {
     name: "tool",

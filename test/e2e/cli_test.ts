@@ -64,6 +64,51 @@ Deno.test("mewcode tools prints a table with one row per tool", async () => {
   ok(lines.some((line) => /^Bash\s+shell\s+destructive\s+/.test(line)));
 });
 
+Deno.test("mewcode tools leaves out a tool a deny rule names whole, as a session does, and says which rule", async (t) => {
+  const home = await Deno.makeTempDir({ prefix: "mewcode-cli-home-" });
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "mewcode-cli-deny-" }));
+  try {
+    const env = { MEWCODE_HOME: home };
+    const names = (run: { stdout: string }) =>
+      (JSON.parse(run.stdout) as { name: string }[]).map((tool) => tool.name).sort();
+    await t.step("--disallowedTools Bash: JSON and the table leave Bash out", async () => {
+      const json = await runMewcode(["--disallowedTools", "Bash", "tools", "--json"], { cwd: root, env });
+      equal(json.code, 0, json.stderr);
+      deepStrictEqual(names(json), ["EditFile", "Glob", "Grep", "ReadFile", "WriteFile"]);
+      match(json.stderr, /Bash is not offered: a deny rule names it whole \(Bash, --disallowedTools\)/);
+      const text = await runMewcode(["--disallowedTools", "Bash", "tools"], { cwd: root, env });
+      equal(text.code, 0, text.stderr);
+      ok(!/^Bash\s/m.test(text.stdout), text.stdout);
+      match(text.stdout, /^Not offered: Bash \(a deny rule names it whole: Bash, --disallowedTools\)$/m);
+    });
+    await t.step("a rule with a specifier keeps the tool listed", async () => {
+      const json = await runMewcode(["--disallowedTools", "Bash(rm *)", "tools", "--json"], {
+        cwd: root,
+        env,
+      });
+      equal(json.code, 0, json.stderr);
+      ok(names(json).includes("Bash"));
+      ok(!json.stderr.includes("not offered"), json.stderr);
+    });
+    await t.step("a deny rule in the workspace's (untrusted) settings leaves the tool out too", async () => {
+      await Deno.mkdir(`${root}/.mewcode`);
+      await Deno.writeTextFile(
+        `${root}/.mewcode/settings.json`,
+        JSON.stringify({ permissions: { deny: ["Bash", "WriteFile"] } }),
+      );
+      const json = await runMewcode(["tools", "--json"], { cwd: root, env });
+      equal(json.code, 0, json.stderr);
+      deepStrictEqual(names(json), ["EditFile", "Glob", "Grep", "ReadFile"]);
+      const text = await runMewcode(["tools"], { cwd: root, env });
+      match(text.stdout, /^Not offered: Bash \(a deny rule names it whole: Bash, project settings/m);
+      match(text.stdout, /^Not offered: WriteFile \(/m);
+    });
+  } finally {
+    await Deno.remove(home, { recursive: true });
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("mewcode tool with an unknown name exits 1 and lists the available tools", async () => {
   const run = await runMewcode(["tool", "NoSuchTool", "{}"], { cwd: workspace });
   equal(run.code, 1);

@@ -201,14 +201,6 @@ export async function* runCompaction(
   return result;
 }
 
-/**
- * The size in tokens of the conversation as of a response: its whole prompt (input, cache reads and
- * writes) and its answer, which the next request carries too.
- */
-export function conversationTokens(usage: Usage): number {
-  return usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens + usage.outputTokens;
-}
-
 function unusable(reason: string, usage: Usage | null): SummaryAnswer {
   return { status: "failed", reason, error: null, usage };
 }

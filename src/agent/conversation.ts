@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ContentBlock, Message } from "../llm/provider.ts";
+import type { ContentBlock, Message, Usage } from "../llm/provider.ts";
 
 /** One tool use block of an assistant message. */
 export type ToolUseBlock = Extract<ContentBlock, { type: "tool-use" }>;
@@ -220,4 +220,12 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 function copyMessage(message: Message): Message {
   return { role: message.role, content: message.content.map((block) => ({ ...block })) };
+}
+
+/**
+ * The size in tokens of the conversation as of a response: its whole prompt (input, cache reads and
+ * writes) and its answer, which the next request carries too.
+ */
+export function conversationTokens(usage: Usage): number {
+  return usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens + usage.outputTokens;
 }

@@ -22,13 +22,13 @@ import { assertNever, describeError } from "../common/errors.ts";
 import type { CallResult } from "../execution/call_outcome.ts";
 import { ended } from "../execution/call_outcome.ts";
 import type { ToolCall } from "../execution/pipeline.ts";
-import { type ContentBlock, emptyUsage, type ModelRequest, type Usage } from "../llm/provider.ts";
+import { type ContentBlock, emptyUsage, type Usage } from "../llm/provider.ts";
 import { errorCategory, StreamInterruptedError } from "../llm/errors.ts";
 import { formatUsd } from "../llm/prices.ts";
 import { abortableSleep, brokenStreamReason, decideStreamRetry } from "../llm/retry.ts";
 import { runTurn, type TurnResult } from "./_turn.ts";
-import { compactionCut, conversationTokens, runCompaction } from "./compaction.ts";
-import { Conversation, type ToolUseBlock } from "./conversation.ts";
+import { compactionCut, runCompaction } from "./compaction.ts";
+import { Conversation, conversationTokens, type ToolUseBlock } from "./conversation.ts";
 import type { AgentEvent, TurnEndReason, UsageTotals } from "./events.ts";
 import {
   DEFAULT_MAX_RESULT_CHARS,
@@ -38,6 +38,7 @@ import {
 } from "./guards.ts";
 import { decideStop, unrunResult } from "./stop_reasons.ts";
 import type { AnswerContract, AutoCompaction, RunAgentOptions } from "./loop_options.ts";
+import { turnRequest } from "./turn_request.ts";
 
 export type { AnswerContract, AutoCompaction, RunAgentOptions };
 
@@ -201,15 +202,7 @@ class AgentRun {
    */
   async *#turn(turn: number): AsyncGenerator<AgentEvent, Continuation> {
     const { pipeline } = this.#options;
-    const request: ModelRequest = {
-      model: this.#options.model,
-      maxTokens: this.#options.maxTokens,
-      system: this.#options.system,
-      messages: this.#conversation.messages,
-      tools: this.#options.answer === undefined
-        ? pipeline.registry.toolSpecs()
-        : [...pipeline.registry.toolSpecs(), this.#options.answer.tool],
-    };
+    const request = turnRequest(this.#options, this.#conversation.messages);
     yield {
       type: "request-start",
       turn,

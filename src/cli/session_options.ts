@@ -16,7 +16,7 @@ import { portHistory } from "../llm/history_port.ts";
 import { redactUrl } from "../llm/redact_secrets.ts";
 import type { Message } from "../llm/provider.ts";
 import { missingModelMessage, type ProviderChoice, resolveProviderChoice } from "../llm/provider_choice.ts";
-import { parseRule, type Rule } from "../permissions/rules.ts";
+import type { Rule } from "../permissions/rules.ts";
 import { loadShellParser } from "../permissions/shell_parser.ts";
 import type { SessionOptions } from "../session/session.ts";
 import type { Workspace } from "../session/workspace.ts";
@@ -95,13 +95,7 @@ export async function sessionSetup(
     ...(cli.trust || env.MEWCODE_TRUST_WORKSPACE === "1" ? { trustOverride: true } : {}),
   });
   const notices = settings.warnings.map((warning) => warning.message);
-  // Bash rules are read by the shell parser, which loads only for a session that has rules.
-  if (settings.rules.length > 0) await loadShellParser();
-  const rules = settings.rules.flatMap((sourced) => {
-    const parsed = ruleOf(sourced);
-    notices.push(...parsed.warnings);
-    return parsed.rule === null ? [] : [parsed.rule];
-  });
+  const rules = settings.rules.length === 0 ? [] : await parseRules(settings.rules, notices);
   notices.push(...trustNotices(settings));
   const provider = chooseProvider(cli, settings, null);
   const approval = settings.approvalCommand;
@@ -212,8 +206,27 @@ function cliSettings(cli: CliOptions): SettingsFile {
   };
 }
 
+/**
+ * The settings' rules as the policy takes them, their warnings added to `notices`. The rule parser, with the
+ * pattern compilers, and the shell parser that reads Bash rules load only for a session that has rules.
+ */
+async function parseRules(sourced: readonly SourcedRule[], notices: string[]): Promise<Rule[]> {
+  const [{ parseRule }] = await Promise.all([
+    lazyImport<typeof import("../permissions/rules.ts")>(new URL("../permissions/rules.ts", import.meta.url)),
+    loadShellParser(),
+  ]);
+  return sourced.flatMap((rule) => {
+    const parsed = ruleOf(rule, parseRule);
+    notices.push(...parsed.warnings);
+    return parsed.rule === null ? [] : [parsed.rule];
+  });
+}
+
 /** A settings rule as the policy takes it; a malformed one from the command line is a usage error. */
-function ruleOf(sourced: SourcedRule): { rule: Rule | null; warnings: string[] } {
+function ruleOf(
+  sourced: SourcedRule,
+  parseRule: typeof import("../permissions/rules.ts").parseRule,
+): { rule: Rule | null; warnings: string[] } {
   const parsed = parseRule(sourced.rule);
   const where = sourced.path === null ? "" : ` in "${sourced.path}"`;
   if (!parsed.ok) {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { conversationTokens } from "../agent/compaction.ts";
+import { conversationTokens } from "../agent/conversation.ts";
 import { type CallOutcome, Conversation } from "../agent/conversation.ts";
 import { assertNever, describeError } from "../common/errors.ts";
 import type { Message, Usage } from "../llm/provider.ts";

@@ -5,10 +5,11 @@
  * @module
  */
 import { assertNever } from "../common/errors.ts";
-import { type CompactionResult, conversationTokens, runCompaction } from "../agent/compaction.ts";
-import { Conversation } from "../agent/conversation.ts";
+import type { CompactionResult } from "../agent/compaction.ts";
+import { Conversation, conversationTokens } from "../agent/conversation.ts";
 import type { AgentEvent } from "../agent/events.ts";
-import { type AutoCompaction, runAgent } from "../agent/loop.ts";
+import type { AutoCompaction, RunAgentOptions } from "../agent/loop_options.ts";
+import { firstTurnRequest } from "../agent/turn_request.ts";
 import { buildSystemPrompt } from "../agent/system_prompt.ts";
 import { contextWindowOf } from "../llm/models.ts";
 import { costOf, priceOn } from "../llm/prices.ts";
@@ -23,6 +24,7 @@ import type { ToolSource } from "../execution/tool_source.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { createProvider, providerConfigFromEnv } from "../llm/create_provider.ts";
 import { emptyUsage, type Message, type Provider, type Usage } from "../llm/provider.ts";
+import { StartedRequest } from "../llm/started_request.ts";
 import type { ToolInfo } from "../tools/tool.ts";
 import { wholeToolDenials, withoutHiddenTools } from "./offered_tools.ts";
 import { gatherPromptContext, type PromptContext } from "./repo_context.ts";
@@ -46,6 +48,20 @@ export interface EarlyContext {
   controller: AbortController;
 }
 
+/**
+ * Loads a module once, when first needed: the agent loop and compaction are not on the way to a session's
+ * first request (`StartedRequest` sends it while the loop loads).
+ */
+function lazily<Module>(url: URL): () => Promise<Module> {
+  let loading: Promise<Module> | null = null;
+  return () => loading ??= lazyImport<Module>(url);
+}
+
+const loadLoop = lazily<typeof import("../agent/loop.ts")>(new URL("../agent/loop.ts", import.meta.url));
+const loadCompaction = lazily<typeof import("../agent/compaction.ts")>(
+  new URL("../agent/compaction.ts", import.meta.url),
+);
+
 export class OpenSession implements Session {
   readonly id: string;
   readonly transcriptPath: string | null;
@@ -64,6 +80,8 @@ export class OpenSession implements Session {
   /** A one-shot session: its tools load once the model answers, each worker with its tool's first call. */
   #loadsOnFirstCall: boolean;
   #started = false;
+  /** A run has started (its first request was sent, or is being sent, before the loop loaded). */
+  #ranBefore = false;
   #context: { prompt: PromptContext; hooks: string[] } | null = null;
   readonly permissions: SessionPermissions;
   #closed = false;
@@ -157,29 +175,37 @@ export class OpenSession implements Session {
       return;
     }
     const compaction = this.#autoCompaction();
-    for await (
-      const event of runAgent({
-        provider,
-        pipeline: withoutHiddenTools(this.#tools, () => wholeToolDenials(this.permissions.policy.rules)),
-        prompt: submitted.prompt,
-        model,
-        maxTokens,
-        system,
-        signal: options.signal,
-        maxTurns,
-        costOf: (usage) => priceOn(provider.name, model) === null ? null : costOf(usage, model),
-        maxBudgetUsd: this.#options.maxBudgetUsd ?? null,
-        conversation: this.#conversation,
-        resultDir: this.#transcript?.sessionDir ?? null,
-        beforeStop: (active) => this.permissions.beforeStop(active, options.signal),
-        ...(options.answer === undefined ? {} : { answer: options.answer }),
-        ...(compaction === null ? {} : { compaction }),
-      })
-    ) {
-      this.#observe(event);
-      if (event.type === "request-start" && !this.#loadsOnFirstCall) this.#schedulePrewarm();
-      yield this.#record(event);
-      yield* this.#notices();
+    const run: RunAgentOptions = {
+      provider,
+      pipeline: withoutHiddenTools(this.#tools, () => wholeToolDenials(this.permissions.policy.rules)),
+      prompt: submitted.prompt,
+      model,
+      maxTokens,
+      system,
+      signal: options.signal,
+      maxTurns,
+      costOf: (usage) => priceOn(provider.name, model) === null ? null : costOf(usage, model),
+      maxBudgetUsd: this.#options.maxBudgetUsd ?? null,
+      conversation: this.#conversation,
+      resultDir: this.#transcript?.sessionDir ?? null,
+      beforeStop: (active) => this.permissions.beforeStop(active, options.signal),
+      ...(options.answer === undefined ? {} : { answer: options.answer }),
+      ...(compaction === null ? {} : { compaction }),
+    };
+    // A session's first run sends its first request before the loop loads (it has not, in a one-shot).
+    const first = this.#ranBefore ? null : firstTurnRequest(run);
+    this.#ranBefore = true;
+    const started = first === null ? null : new StartedRequest(provider, first, options.signal);
+    try {
+      const { runAgent } = await loadLoop();
+      for await (const event of runAgent(started === null ? run : { ...run, provider: started.provider })) {
+        this.#observe(event);
+        if (event.type === "request-start" && !this.#loadsOnFirstCall) this.#schedulePrewarm();
+        yield this.#record(event);
+        yield* this.#notices();
+      }
+    } finally {
+      started?.discard();
     }
   }
 
@@ -237,6 +263,7 @@ export class OpenSession implements Session {
     try {
       const provider = await this.#ensureProvider();
       const system = yield* this.#prepare(provider, options.signal);
+      const { runCompaction } = await loadCompaction();
       const steps = runCompaction({
         provider,
         model: this.#options.model,

@@ -5,7 +5,8 @@
  */
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { conversationTokens, SUMMARY_HEADING } from "../../src/agent/compaction.ts";
+import { SUMMARY_HEADING } from "../../src/agent/compaction.ts";
+import { conversationTokens } from "../../src/agent/conversation.ts";
 import type { AgentEvent } from "../../src/agent/events.ts";
 import type { Message } from "../../src/llm/provider.ts";
 import { loadSession } from "../../src/session/load_session.ts";

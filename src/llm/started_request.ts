@@ -1,0 +1,109 @@
+/**
+ * A model request sent before the code that reads its answer has loaded. A session's first run knows its
+ * request (system prompt, tools, the prompt) well before the agent loop, the tool scheduler and the output
+ * code have loaded, and loading them takes longer than sending it: the request goes first, and they load
+ * while it is on its way and the model works on its first token.
+ *
+ * The loop then talks to `provider`, which hands it the stream already under way when it asks for the same
+ * request (compared as JSON: what the API would receive), once. Any other request, or the same one asked
+ * again (a retry after a broken response), is sent as usual, and a request nobody asked for is aborted
+ * (`discard`). Events, errors, retries and `onResponse` reach the loop as if it had sent the request itself.
+ *
+ * ```ts
+ * const started = new StartedRequest(provider, request, signal);
+ * const { runAgent } = await import("../agent/loop.ts"); // meanwhile, the request is on its way
+ * try {
+ *   for await (const event of runAgent({ provider: started.provider, … })) …
+ * } finally {
+ *   started.discard();
+ * }
+ * ```
+ *
+ * @module
+ */
+import type { ModelRequest, Provider, ProviderEvent, StreamOptions } from "./provider.ts";
+
+export class StartedRequest {
+  /** The provider the loop uses: the started stream for the same request, the inner provider otherwise. */
+  readonly provider: Provider;
+  readonly #inner: Provider;
+  readonly #request: string;
+  readonly #controller = new AbortController();
+  readonly #iterator: AsyncIterator<ProviderEvent>;
+  /** The first step of the stream, taken at once: it sends the request. */
+  readonly #first: Promise<IteratorResult<ProviderEvent>>;
+  #taken = false;
+  #responded = false;
+  #onResponse: (() => void) | undefined;
+  readonly #unlink: () => void;
+
+  /** Sends `request` through `inner` now; `signal` aborts it, as it will abort the run. */
+  constructor(inner: Provider, request: ModelRequest, signal: AbortSignal) {
+    this.#inner = inner;
+    this.#request = JSON.stringify(request);
+    this.#unlink = follow(signal, this.#controller);
+    const stream = inner.stream(request, {
+      signal: this.#controller.signal,
+      onResponse: () => {
+        this.#responded = true;
+        this.#onResponse?.();
+      },
+    });
+    this.#iterator = stream[Symbol.asyncIterator]();
+    this.#first = this.#iterator.next();
+    // Until the loop takes it, a failure (no connection, a refused key) waits to be reported by the loop.
+    this.#first.catch(() => {});
+    this.provider = {
+      name: inner.name,
+      stream: (next, options) => this.#stream(next, options),
+      ...(inner.listModels === undefined ? {} : { listModels: inner.listModels.bind(inner) }),
+    };
+  }
+
+  /** Whether the loop took the started stream. */
+  get taken(): boolean {
+    return this.#taken;
+  }
+
+  /** Aborts the started request unless the loop took it: no one will read its answer. */
+  discard(): void {
+    if (this.#taken) return;
+    this.#taken = true;
+    this.#unlink();
+    this.#controller.abort(new DOMException("the request was not used", "AbortError"));
+  }
+
+  #stream(request: ModelRequest, options: StreamOptions): AsyncIterable<ProviderEvent> {
+    if (this.#taken || JSON.stringify(request) !== this.#request) {
+      this.discard();
+      return this.#inner.stream(request, options);
+    }
+    this.#taken = true;
+    const unlink = follow(options.signal, this.#controller);
+    if (this.#responded) options.onResponse?.();
+    else this.#onResponse = options.onResponse;
+    return this.#replay(unlink);
+  }
+
+  async *#replay(unlink: () => void): AsyncGenerator<ProviderEvent> {
+    try {
+      for (let step = await this.#first; !step.done; step = await this.#iterator.next()) yield step.value;
+    } finally {
+      unlink();
+      this.#unlink();
+      // A reader that stops early (the turn ended) closes the stream, as `for await` over it would.
+      await this.#iterator.return?.();
+    }
+  }
+}
+
+/** Aborts `controller` when `signal` aborts, with its reason; returns what stops following. */
+function follow(signal: AbortSignal, controller: AbortController): () => void {
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return () => {};
+  }
+  const abort = () => controller.abort(signal.reason);
+  signal.addEventListener("abort", abort, { once: true });
+  return () => signal.removeEventListener("abort", abort);
+}

@@ -1,22 +1,18 @@
 /**
  * One-shot mode (`mewcode -p`, or a prompt with no terminal): one prompt run to completion, the result on
- * stdout in the chosen format (output_format.ts), people's information on stderr (a live status line on a
- * terminal, or with `--verbose` every call; warnings and denials always), and an exit status scripts can
- * branch on (run_summary.ts decides it).
+ * stdout in the chosen format, people's information on stderr, and an exit status scripts can branch on
+ * (_print_run.ts reports the run).
  *
  * No one is there to approve anything, so an "ask" that no approval command answers is a denial the model
  * sees with its reason; the run then exits 55 so a script knows work was left undone.
  *
  * What only some runs need is loaded when they need it (`--json-schema`'s validator, a session to
- * continue): the first model request waits for nothing else.
+ * continue), and what reports the run once its first request is on its way: the first model request waits
+ * for nothing else.
  *
  * @module
  */
-import denoConfig from "../../deno.json" with { type: "json" };
-import type { AgentEvent } from "../agent/events.ts";
-import { assertNever, describeError } from "../common/errors.ts";
-import { errorCategory } from "../llm/errors.ts";
-import { formatUsd } from "../llm/prices.ts";
+import { lazyImport } from "../common/lazy_import.ts";
 import {
   AdditionalDirectoryError,
   type ExecutorKind,
@@ -28,21 +24,9 @@ import { SessionExistsError } from "../session/transcript.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { type CliOptions, UsageError } from "./args.ts";
 import { EXIT, type InterruptSignal } from "./exit_codes.ts";
-import { OutputWriter } from "./output_format.ts";
 import { type PromptInput, type PromptSource, readPromptInput, type StdinLimits } from "./prompt_input.ts";
-import {
-  emptyRunSummary,
-  foldRun,
-  type RunSummary,
-  type RunVerdict,
-  unansweredAdvice,
-  unansweredApprovals,
-  verdictOf,
-} from "./run_summary.ts";
 import { type PreparedRun, prepareRun } from "./_run_setup.ts";
-import { StatusLine } from "./status_line.ts";
-import { StderrReporter } from "./stderr_reporter.ts";
-import { sanitizeLines } from "./_terminal_text.ts";
+import type { OutputTarget, ReportContext } from "./_print_run.ts";
 
 export type { PromptSource };
 
@@ -80,7 +64,6 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
   // Output that cannot be written (its reader stopped, as `| head` does; a full disk) stops the run: no one
   // would see the rest, and the model would go on spending and acting for no one.
   const output = new ClosableOutput(input.stdout ?? ((text: string) => writeAllSync(Deno.stdout, text)));
-  const out = (text: string) => output.write(text);
   const err = input.stderr ?? ((text: string) => {
     try {
       writeAllSync(Deno.stderr, text);
@@ -96,14 +79,13 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     prepared = await prepareRun(workspace, options, env);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    err(sanitizeLines(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`));
-    return EXIT.usage;
+    return await usageFailure(error, err);
   }
-  const writer = new OutputWriter(options.outputFormat, {
-    includePartialMessages: options.includePartialMessages,
-    write: out,
-    terminal: input.stdoutIsTerminal ?? Deno.stdout.isTerminal(),
-  });
+  const target: OutputTarget = {
+    options,
+    output,
+    stdoutIsTerminal: input.stdoutIsTerminal ?? Deno.stdout.isTerminal(),
+  };
   // Reading stdin may take long (a slow command piped in, --wait-for-stdin): a signal stops it there too,
   // or `timeout 60 mewcode -p …` would wait for the pipe's end rather than end at its SIGTERM.
   let promptInput: PromptInput | null | "aborted";
@@ -117,8 +99,7 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     );
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    err(sanitizeLines(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`));
-    return EXIT.usage;
+    return await usageFailure(error, err);
   }
   if (promptInput === "aborted") {
     const signal = input.interruption?.received ?? null;
@@ -127,11 +108,14 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
         signal === null ? "Interrupted" : `Interrupted by ${signal}`
       } while reading standard input\n`,
     );
-    return finishBeforeStart({ writer, startedAt, sessionId: prepared.session.resume?.id ?? "" }, {
-      reason: "aborted",
-      message: "The run was interrupted while it read its prompt from standard input",
-      signal,
-    });
+    return (await loadRunOutput()).finishBeforeStart(
+      { target, startedAt, sessionId: prepared.session.resume?.id ?? "" },
+      {
+        reason: "aborted",
+        message: "The run was interrupted while it read its prompt from standard input",
+        signal,
+      },
+    );
   }
   if (promptInput === null) {
     err(
@@ -147,10 +131,12 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     promptInput.notices.push(stdinLeftNotice(stdinLeft.waitedMs));
   }
   // Settings warnings quote the repository's files: shown, never obeyed by the terminal.
-  const warn = (notices: readonly string[]) => {
+  const warn = async (notices: readonly string[]) => {
+    if (notices.length === 0) return;
+    const { sanitizeLines } = await loadTerminalText();
     for (const notice of notices) err(`${sanitizeLines(`mewcode: warning: ${notice}`)}\n`);
   };
-  warn([...promptInput.notices, ...prepared.notices]);
+  await warn([...promptInput.notices, ...prepared.notices]);
 
   let session: Session;
   try {
@@ -167,86 +153,46 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     // A taken --session-id is the counterpart of an unknown --resume id: the command line is wrong.
     if (error instanceof AdditionalDirectoryError || error instanceof SessionExistsError) {
       // The folder may come from the workspace's (trusted) settings: its name is shown, never obeyed.
-      err(sanitizeLines(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`));
-      return EXIT.usage;
+      return await usageFailure(error, err);
     }
     // The run never started (no API key, a session id in use): still a result a script can read.
-    return finishFailedStart(error, { writer, err, startedAt, sessionId: prepared.session.resume?.id ?? "" });
+    return (await loadRunOutput()).finishFailedStart(error, {
+      target,
+      err,
+      startedAt,
+      sessionId: prepared.session.resume?.id ?? "",
+    });
   }
-  // Only now that this run holds the session: one that another run is using is refused instead, and what
-  // its load found (a call of the other run's turn still running) says nothing about it.
-  warn(prepared.resumeNotices);
   try {
-    const status = options.verbose || options.quiet || !stderrIsTerminal
-      ? null
-      : new StatusLine({ write: err });
-    const reporter = new StderrReporter(
-      options.verbose,
-      status === null ? err : (text) => status.printAbove(text),
-    );
-    writer.start({
-      sessionId: session.id,
-      model: prepared.model,
-      cwd: workspace.root,
-      tools: session.offeredTools().map((tool) => tool.name),
-      permissionMode: prepared.setup.options.permissionMode,
-      sandboxMode: prepared.setup.options.sandbox,
-      version: denoConfig.version,
-      transcriptPath: session.transcriptPath,
+    // Only now that this run holds the session: one that another run is using is refused instead, and what
+    // its load found (a call of the other run's turn still running) says nothing about it.
+    await warn(prepared.resumeNotices);
+    const context: ReportContext = {
+      session,
+      workspace,
+      prepared,
+      target,
+      err,
+      stderrIsTerminal,
+      interruption: input.interruption,
+      startedAt,
+      stdinLeft,
+    };
+    // stream-json's first line (the session, its tools) is written before the run starts, so a stdout that
+    // cannot take it stops the run before its first request. The other formats write nothing until the model
+    // answers: their report loads while the first request is on its way.
+    let report = options.outputFormat === "stream-json"
+      ? new (await loadRunOutput()).RunReport(context)
+      : null;
+    const events = session.run(promptInput.prompt, {
+      signal: AbortSignal.any([input.signal, output.closed]),
+      ...(prepared.answer === null ? {} : { answer: prepared.answer }),
     });
-    let summary = emptyRunSummary();
-    let running = true;
-    if (stdinLeft !== undefined && !stderrIsTerminal) {
-      void stdinLeft.sent.then((sent) => {
-        if (sent && running) reporter.say(`mewcode: warning: ${lateStdinNotice(stdinLeft.waitedMs)}`);
-      });
-    }
-    try {
-      const run = session.run(promptInput.prompt, {
-        signal: AbortSignal.any([input.signal, output.closed]),
-        ...(prepared.answer === null ? {} : { answer: prepared.answer }),
-      });
-      for await (const event of run) {
-        status?.report(event);
-        reporter.report(event);
-        writer.event(event);
-        summary = foldRun(summary, event);
-      }
-    } catch (error) {
-      // A bug, not an API error (those end the run with an error event): report it, keep the contract.
-      summary = foldRun(summary, internalError(error));
-      reporter.report(internalError(error));
-    } finally {
-      running = false;
-      status?.stop();
-    }
-    for (const line of await session.finish()) reporter.say(`mewcode: warning: ${line}`);
-    const verdict = verdictOf(summary, {
-      signal: input.interruption?.received ?? null,
-      structuredOutputFailed: prepared.answer !== null && summary.answer === undefined,
-    });
-    writer.finish({
-      sessionId: session.id,
-      summary,
-      verdict,
-      durationMs: Date.now() - startedAt,
-      costUsd: summary.costUsd,
-      ...(summary.answer === undefined ? {} : { structuredOutput: summary.answer }),
-    });
-    if (options.verbose && session.transcriptPath !== null) {
-      reporter.say(`[session] transcript: ${session.transcriptPath}`);
-    }
-    if (output.failure !== null) {
-      // A reader that stopped reading chose to: like any Unix tool, exit 141 (SIGPIPE's) and say nothing.
-      if (output.failure instanceof Deno.errors.BrokenPipe) return EXIT.outputClosed;
-      reporter.say(
-        `mewcode: Cannot write to standard output: ${describeError(output.failure)}; the run was stopped`,
-      );
-      return EXIT.error;
-    }
-    const end = endMessage(summary, verdict, options, input.interruption?.received ?? null);
-    if (end !== null) reporter.say(`mewcode: ${end}`);
-    return verdict.exitStatus;
+    // The run yields its first event once its first request is on its way (open_session.ts).
+    const first = events.next();
+    await first.catch(() => {});
+    report ??= new (await loadRunOutput()).RunReport(context);
+    return await report.follow(events, first);
   } finally {
     await session.close();
   }
@@ -255,51 +201,6 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
 function stdinLeftNotice(waitedMs: number): string {
   return `Standard input sent nothing in ${waitedMs} ms, so the run goes on without it; ` +
     "to wait for piped input however long it takes, pass --wait-for-stdin";
-}
-
-function lateStdinNotice(waitedMs: number): string {
-  return `Standard input began to send after its first ${waitedMs} ms of silence, when the run ` +
-    "had started without it: what it sends is not read; to wait for piped input, pass --wait-for-stdin";
-}
-
-/** A session that could not open: the error on stderr, and the result a script reads on stdout. */
-function finishFailedStart(
-  error: unknown,
-  context: { writer: OutputWriter; err: (text: string) => void; startedAt: number; sessionId: string },
-): number {
-  context.err(sanitizeLines(`mewcode: ${describeError(error)}\n`));
-  return finishBeforeStart(context, { reason: "error", message: describeError(error), error });
-}
-
-/** The result of a run that ended before its first request (its reason on stderr already); its exit status. */
-function finishBeforeStart(
-  context: { writer: OutputWriter; startedAt: number; sessionId: string },
-  end:
-    | { reason: "error"; message: string; error: unknown }
-    | { reason: "aborted"; message: string; signal: InterruptSignal | null },
-): number {
-  const start = end.reason === "error"
-    ? foldRun(emptyRunSummary(), internalError(end.error))
-    : emptyRunSummary();
-  const summary = foldRun(start, {
-    type: "turn-end",
-    reason: end.reason,
-    turns: 0,
-    text: "",
-    message: end.message,
-    totals: emptyRunSummary().usage,
-    costUsd: null,
-    durationMs: 0,
-  });
-  const verdict = verdictOf(summary, { signal: end.reason === "aborted" ? end.signal : null });
-  context.writer.finish({
-    sessionId: context.sessionId,
-    summary,
-    verdict,
-    durationMs: Date.now() - context.startedAt,
-    costUsd: null,
-  });
-  return verdict.exitStatus;
 }
 
 /**
@@ -320,63 +221,8 @@ async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promis
   }
 }
 
-function internalError(error: unknown): Extract<AgentEvent, { type: "error" }> {
-  return {
-    type: "error",
-    turn: 0,
-    name: error instanceof Error ? error.name : "Error",
-    message: describeError(error),
-    category: errorCategory(error),
-    error,
-  };
-}
-
-/** The line on stderr that says why a run that did not succeed ended (errors were printed as they came). */
-function endMessage(
-  summary: RunSummary,
-  verdict: RunVerdict,
-  options: CliOptions,
-  signal: InterruptSignal | null,
-): string | null {
-  const requests = `${summary.turns} model request${summary.turns === 1 ? "" : "s"}`;
-  switch (verdict.subtype) {
-    case "success":
-    case "error_api":
-    case "error_auth":
-      return null;
-    case "error_max_turns":
-      return `Stopped after ${requests}: --max-turns ${options.maxTurns} was reached before the model ` +
-        "finished; the task may be incomplete";
-    case "error_max_budget":
-      return `Stopped after ${requests}: the run cost ${formatUsd(summary.costUsd ?? 0)}, reaching ` +
-        `--max-budget-usd ${options.maxBudgetUsd} before the model finished; the task may be incomplete`;
-    case "error_permission": {
-      const count = unansweredApprovals(summary);
-      return `${count} action${
-        count === 1 ? "" : "s"
-      } needed an approval that no one could give, so the task ` +
-        `may be incomplete: ${
-          unansweredAdvice(
-            summary,
-            "the warnings above",
-            "the warnings above name the flag or rule that would allow each",
-          )
-        }`;
-    }
-    case "interrupted":
-      return signal === null ? "Interrupted" : `Interrupted by ${signal}`;
-    case "error_structured_output":
-    case "error_during_execution":
-      // An error, or a warning with the same words (a cut-off answer), was printed as it came.
-      if (summary.error !== null || summary.message === null) return null;
-      return summary.warnings.includes(summary.message) ? null : summary.message;
-    default:
-      return assertNever(verdict.subtype);
-  }
-}
-
 /** Standard output that stops taking text at the first write that fails, and says so (`closed`). */
-class ClosableOutput {
+export class ClosableOutput {
   readonly #write: (text: string) => void;
   readonly #closed = new AbortController();
   /** The error of the write that failed, or null. */
@@ -406,4 +252,26 @@ function writeAllSync(target: { writeSync(bytes: Uint8Array): number }, text: st
   const bytes = new TextEncoder().encode(text);
   let written = 0;
   while (written < bytes.length) written += target.writeSync(bytes.subarray(written));
+}
+
+/** The output side of the run (_print_run.ts), loaded once. */
+const loadRunOutput = (() => {
+  let loading: Promise<typeof import("./_print_run.ts")> | null = null;
+  return () =>
+    loading ??= lazyImport<typeof import("./_print_run.ts")>(new URL("./_print_run.ts", import.meta.url));
+})();
+
+/** The terminal text sanitizer, for the rare run that has warnings before its output side loads. */
+function loadTerminalText(): Promise<typeof import("./_terminal_text.ts")> {
+  return lazyImport<typeof import("./_terminal_text.ts")>(new URL("./_terminal_text.ts", import.meta.url));
+}
+
+/**
+ * A usage error on stderr: its message may quote what the workspace's settings hold (a folder to add), shown,
+ * never obeyed by the terminal.
+ */
+async function usageFailure(error: Error, err: (text: string) => void): Promise<number> {
+  const { sanitizeLines } = await loadTerminalText();
+  err(sanitizeLines(`mewcode: ${error.message}\nRun "mewcode --help" for usage.\n`));
+  return EXIT.usage;
 }

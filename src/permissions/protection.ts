@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { isProtectedName } from "../tools/protected_paths.ts";
+import { isAtOrBelowNames, isProtectedName } from "../tools/protected_paths.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { literalPrefix, type PathPattern, type PatternBases } from "./path_pattern.ts";
 
@@ -17,9 +17,7 @@ export function protectionAt(relative: string, entries: readonly ProtectedPath[]
   const segments = folded.split("/");
   for (const entry of entries) {
     const path = entry.path.toLowerCase();
-    const matches = entry.anyDepth
-      ? segments.some((segment) => isProtectedName(segment, path))
-      : isAtOrBelow(folded, path);
+    const matches = entry.anyDepth ? isAtOrBelowNames(segments, path) : isAtOrBelow(folded, path);
     if (matches) return entry;
   }
   return null;
@@ -36,7 +34,15 @@ export function namesProtection(
 ): boolean {
   const name = entry.path.replace(/^\.\/+/, "").replace(/\/+$/, "").toLowerCase();
   if (entry.anyDepth) {
-    return pattern.literals.some((literal) => literal !== null && isProtectedName(literal, name));
+    // Each of the entry's names (one, or names in a row: mise/config.toml) a literal name of the pattern.
+    const names = name.split("/");
+    return pattern.literals.some((_, start) =>
+      start + names.length <= pattern.literals.length &&
+      names.every((part, index) => {
+        const literal = pattern.literals[start + index];
+        return literal !== null && literal !== undefined && isProtectedName(literal, part);
+      })
+    );
   }
   if (pattern.anchor === "anywhere") return pattern.literals[0]?.toLowerCase() === name;
   const expected = [...options.root.split("/").filter((segment) => segment !== ""), ...name.split("/")];

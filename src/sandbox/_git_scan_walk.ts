@@ -68,15 +68,18 @@ export async function findDotGits(
   const namedFound: string[] = [];
   // src/tools/protected_paths.ts `isProtectedName`, kept to a set lookup and a few prefix and suffix tests
   // per entry: the walk reads up to 200,000 of them.
-  const patterns = [...named].filter((name) => name.includes("*")).map((name) => {
+  const patterns = [...named].filter((name) => name.includes("*") && !name.includes("/")).map((name) => {
     const star = name.indexOf("*");
     return { prefix: name.slice(0, star), suffix: name.slice(star + 1) };
   });
-  const isNamed = (name: string): boolean =>
+  // Names in a row (`mise/config.toml`): an entry whose path ends with them, checked name by name.
+  const rows = [...named].filter((name) => name.includes("/"));
+  const isNamed = (name: string, folders: () => string[]): boolean =>
     named.has(name) ||
     patterns.some(({ prefix, suffix }) =>
       name.length > prefix.length + suffix.length && name.startsWith(prefix) && name.endsWith(suffix)
-    );
+    ) ||
+    rows.some((row) => endsWithNames([...folders(), name], row.split("/")));
   const candidates: string[] = [];
   const unlisted: string[] = [];
   const queue = [root];
@@ -105,6 +108,12 @@ export async function findDotGits(
     // No editor, agent or direnv is opened inside a package folder, and packages ship .vscode or .idea
     // folders: bound read-only there, they would make `rm -rf node_modules` (and `npm ci`) fail.
     const inPackages = directory.slice(root.length).split("/").includes("node_modules");
+    // The folders from the root down to this one, lower case, once and only when a row of names needs them.
+    let folders: string[] | null = null;
+    const folderNames = (): string[] =>
+      folders ??= directory.slice(root.length).split("/").filter((part) => part !== "").map((part) =>
+        part.toLowerCase()
+      );
     for (const entry of listing) {
       if (++entries > limits.maxEntries) {
         return { dotGits, named: namedFound, candidates, unlisted, complete: false, entries: entries - 1 };
@@ -114,12 +123,30 @@ export async function findDotGits(
       // opens another entry whose name really is that (a folder named U+FFFD beside one named 0xFF), while
       // git reaches it. Never silently skipped.
       if (entry.name.includes("\uFFFD")) unlisted.push(path);
-      if (!inPackages && isNamed(entry.name.toLowerCase())) namedFound.push(path);
+      if (!inPackages && isNamed(entry.name.toLowerCase(), folderNames)) namedFound.push(path);
       if (entry.name === ".git") dotGits.push(path);
       else if (entry.isDirectory) queue.push(path);
     }
   }
   return { dotGits, named: namedFound, candidates, unlisted, complete: true, entries };
+}
+
+/**
+ * Whether `segments` end with `names`, each a name or a pattern with one `*` (src/tools/protected_paths.ts
+ * `isNamesEnd`, without its import: the walk loads nothing of the tools).
+ */
+function endsWithNames(segments: readonly string[], names: readonly string[]): boolean {
+  const start = segments.length - names.length;
+  if (start < 0) return false;
+  return names.every((name, index) => {
+    const segment = segments[start + index]!;
+    const star = name.indexOf("*");
+    if (star === -1) return segment === name;
+    const prefix = name.slice(0, star);
+    const suffix = name.slice(star + 1);
+    return segment.length > prefix.length + suffix.length && segment.startsWith(prefix) &&
+      segment.endsWith(suffix);
+  });
 }
 
 /**

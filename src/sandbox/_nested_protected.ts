@@ -7,7 +7,7 @@
  * @module
  */
 import { basename, dirname } from "../common/path.ts";
-import { isProtectedName } from "../tools/protected_paths.ts";
+import { isNamesEnd } from "../tools/protected_paths.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 
 const EDITOR = "editor settings run commands when that folder is opened on its own";
@@ -33,19 +33,31 @@ const AGENT_SETTINGS = [
   ".windsurf",
   ".continue",
   ".kiro",
+  ".continuerc.json",
+  "crush.json",
+  ".crush.json",
+  "crushrc",
+  ".crushrc",
 ];
 const MISE_CONFIG = [
   ".mise",
-  "mise",
   "mise.toml",
   ".mise.toml",
   "mise.local.toml",
   ".mise.local.toml",
+  ".rtx.toml",
+  ".rtx.local.toml",
   "mise.*.toml",
   ".mise.*.toml",
+  "mise/config.toml",
+  "mise/config.*.toml",
+  ".config/mise/conf.d",
 ];
 
-/** What runs a protected entry's content, by the entry's name or name pattern (see `isProtectedName`). */
+/**
+ * What runs a protected entry's content, by the entry's name or name pattern (see `isProtectedName`), or
+ * names in a row (`mise/config.toml`, see `isNamesEnd`).
+ */
 const RUNS: readonly (readonly [string, string])[] = [
   [".vscode", EDITOR],
   [".idea", EDITOR],
@@ -86,8 +98,8 @@ export function plannedAtTop(
 
 /** Why a protected entry a command made (`/ws/api/.claude`) was set aside, for the user. */
 export function whyNestedMatters(path: string, options: { atTop: boolean }): string {
-  const name = basename(path);
-  const runs = RUNS.find(([pattern]) => isProtectedName(name, pattern))?.[1] ??
+  const segments = path.split("/").filter((part) => part !== "");
+  const runs = RUNS.find(([pattern]) => isNamesEnd(segments, pattern))?.[1] ??
     "what it holds can run commands when that folder is opened";
   return `it is a protected path${options.atTop ? "" : " in a subfolder"} (${runs})`;
 }
@@ -97,7 +109,9 @@ export function whyNestedMatters(path: string, options: { atTop: boolean }): str
  * command that finds them (`find . -name .vscode -o -name '*.code-workspace'`).
  */
 export function nestedNotLookedFor(names: readonly string[]): string {
-  const find = names.map((name) => `-name ${name.includes("*") ? `'${name}'` : name}`).join(" -o ");
+  const find = names.map((name) =>
+    name.includes("/") ? `-path '*/${name}'` : `-name ${name.includes("*") ? `'${name}'` : name}`
+  ).join(" -o ");
   const runs = "settings an editor, a coding agent, a dev container, direnv or mise runs commands from " +
     "when that folder is opened";
   return `Nor for ${names.join(", ")} made in a subfolder beyond them (${runs}): look for them before you ` +

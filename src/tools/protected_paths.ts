@@ -32,13 +32,32 @@ const SHELL_REASON =
   "Ask the user to make this change";
 
 // Other coding agents' project settings that run commands: opencode's plugins and MCP servers, aider's
-// lint-cmd and test-cmd, Windsurf's and Kiro's hooks, Continue's MCP servers.
+// lint-cmd and test-cmd, Windsurf's and Kiro's hooks, Continue's MCP servers (.continuerc.json is merged
+// into its config.json, MCP servers included), Crush's hooks, MCP servers, language servers and `$(…)`
+// values (crush.json and .crush.json; crushrc and .crushrc are Bash it runs at start).
 const AGENT_FOLDERS = [".opencode", ".windsurf", ".continue", ".kiro"];
-const AGENT_FILES = ["opencode.json", "opencode.jsonc", ".aider.conf.yml"];
+const AGENT_FILES = [
+  "opencode.json",
+  "opencode.jsonc",
+  ".aider.conf.yml",
+  ".continuerc.json",
+  "crush.json",
+  ".crush.json",
+  "crushrc",
+  ".crushrc",
+];
 // Editors whose project settings name the language servers and formatters they start.
 const EDITOR_FOLDERS = [".zed", ".helix"];
 const MISE_FOLDERS = [".mise"];
-const MISE_FILES = ["mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml"];
+// .rtx.toml and .rtx.local.toml: rtx's names, which mise still reads.
+const MISE_FILES = [
+  "mise.toml",
+  ".mise.toml",
+  "mise.local.toml",
+  ".mise.local.toml",
+  ".rtx.toml",
+  ".rtx.local.toml",
+];
 
 /** The reason of a name of the lists above. */
 function reasonFor(path: string): string {
@@ -103,11 +122,21 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
     anyDepth: true,
     reason: reasonFor(path),
   })),
-  // mise loads the config files of the folder the user enters and of every folder above it. `mise` covers
-  // mise/config.toml and .config/mise/ (config.toml, conf.d/*.toml), mise.toml covers .config/mise.toml,
-  // and the patterns the MISE_ENV files (mise.production.toml, mise.production.local.toml). A
-  // .tool-versions only pins versions: it runs nothing.
-  ...[...MISE_FOLDERS, ...MISE_FILES, "mise", "mise.*.toml", ".mise.*.toml"].map((path) => ({
+  // mise loads the config files of the folder the user enters and of every folder above it (its
+  // LOCAL_CONFIG_FILENAMES): names in a row cover mise/config.toml and .config/mise/config.toml with their
+  // local and MISE_ENV forms (config.local.toml, config.production.toml), and .config/mise/conf.d/*.toml;
+  // mise.toml covers .config/mise.toml and .config/mise/mise.toml, and the patterns the MISE_ENV files
+  // (mise.production.toml, mise.production.local.toml). The rest of a folder named mise is not mise's, and
+  // a .tool-versions only pins versions: neither runs anything.
+  ...[
+    ...MISE_FOLDERS,
+    ...MISE_FILES,
+    "mise.*.toml",
+    ".mise.*.toml",
+    "mise/config.toml",
+    "mise/config.*.toml",
+    ".config/mise/conf.d",
+  ].map((path) => ({
     path,
     anyDepth: true,
     reason: MISE_REASON,
@@ -234,11 +263,31 @@ export function protectionOf(
   const segments = folded.split("/");
   for (const entry of protectedPaths) {
     const matches = entry.anyDepth
-      ? segments.some((segment) => isProtectedName(segment, entry.path))
+      ? isAtOrBelowNames(segments, entry.path)
       : isAtOrBelow(folded, entry.path.toLowerCase());
     if (matches) return entry;
   }
   return null;
+}
+
+/**
+ * Whether a path (its names, `a/b/c` as `["a", "b", "c"]`) is at or below an entry matched at any depth:
+ * one of its names is the entry's name (`isProtectedName`), or, for an entry of names in a row
+ * (`mise/config.toml`, `.config/mise/conf.d`), its names hold them in that order, one after the other.
+ */
+export function isAtOrBelowNames(segments: readonly string[], entryPath: string): boolean {
+  const names = entryPath.split("/");
+  for (let start = 0; start + names.length <= segments.length; start++) {
+    if (names.every((name, index) => isProtectedName(segments[start + index]!, name))) return true;
+  }
+  return false;
+}
+
+/** Whether a path's names end with those of an entry matched at any depth: the path is that entry. */
+export function isNamesEnd(segments: readonly string[], entryPath: string): boolean {
+  const names = entryPath.split("/");
+  const start = segments.length - names.length;
+  return start >= 0 && names.every((name, index) => isProtectedName(segments[start + index]!, name));
 }
 
 /**

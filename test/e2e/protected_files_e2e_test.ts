@@ -246,7 +246,7 @@ for (const mode of ["workspace-write", "read-only"]) {
   });
 }
 
-Deno.test("A command cannot add a hook to a trusted mise.toml, nor leave mise, opencode or aider settings it made", async () => {
+Deno.test("A command cannot add a hook to a trusted mise.toml, nor leave mise, opencode, aider, Crush or Continue settings it made", async () => {
   // mise trusts a mise.toml by its path: a hook added to one the user trusted runs at the next `cd` there.
   await using workspace = await createTempWorkspace();
   const root = workspace.root;
@@ -262,6 +262,12 @@ Deno.test("A command cannot add a hook to a trusted mise.toml, nor leave mise, o
         `printf '[hooks]\\n' > mise.production.toml\n` +
         `printf '{"mcp":{}}' > api/opencode.json\n` +
         "printf 'lint-cmd: id\\n' > .aider.conf.yml\n" +
+        `printf '{"mcp":{"x":{"type":"stdio","command":"id"}}}' > api/crush.json\n` +
+        "printf 'hook add x id\\n' > api/.crushrc\n" +
+        `printf '{"experimental":{}}' > api/.continuerc.json\n` +
+        "mkdir -p api/mise cmd/mise && printf '[hooks]\\n' > api/mise/config.toml\n" +
+        "printf '[hooks]\\n' > api/.rtx.toml\n" +
+        "echo 'package main' > cmd/mise/main.go\n" +
         "echo 'node 22' > .tool-versions\n",
     );
     await using server = await startFakeAnthropic([
@@ -275,7 +281,19 @@ Deno.test("A command cannot add a hook to a trusted mise.toml, nor leave mise, o
     });
     equal(run.code, 0, run.stderr);
     equal(await Deno.readTextFile(join(root, "mise.toml")), config);
-    for (const path of ["api/mise.toml", "mise.production.toml", "api/opencode.json", ".aider.conf.yml"]) {
+    for (
+      const path of [
+        "api/mise.toml",
+        "mise.production.toml",
+        "api/opencode.json",
+        ".aider.conf.yml",
+        "api/crush.json",
+        "api/.crushrc",
+        "api/.continuerc.json",
+        "api/mise/config.toml",
+        "api/.rtx.toml",
+      ]
+    ) {
       equal(await Deno.lstat(join(root, path)).catch(() => null), null, `${path} stayed`);
     }
     ok(
@@ -286,6 +304,11 @@ Deno.test("A command cannot add a hook to a trusted mise.toml, nor leave mise, o
       await Deno.readTextFile(join(root, ".tool-versions")),
       "node 22\n",
       "a .tool-versions runs nothing",
+    );
+    equal(
+      await Deno.readTextFile(join(root, "cmd/mise/main.go")),
+      "package main\n",
+      "a folder named mise holds what it likes",
     );
   } finally {
     await Deno.remove(home, { recursive: true });

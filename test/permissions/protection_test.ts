@@ -26,6 +26,15 @@ Deno.test("protectionAt gives the writers' own answer (protectionOf) for every p
     "mise.toml",
     "sub/.config/mise.toml",
     "sub/mise/config.toml",
+    "mise/config.toml",
+    "mise/config.ci.toml",
+    "a/.config/mise/conf.d/x.toml",
+    "mise/main.go",
+    "a/mise/conf.d/x.toml",
+    "sub/.rtx.toml",
+    "sub/crush.json",
+    ".crushrc",
+    "sub/.continuerc.json",
     "sub/mise.production.toml",
     "mise..toml",
     ".tool-versions",
@@ -55,6 +64,8 @@ Deno.test("namesProtection accepts rules that name a protected path, never catch
   const fish = PROTECTED_PATHS.find((entry) => entry.path === ".config/fish")!;
   const workspaceFile = PROTECTED_PATHS.find((entry) => entry.path === "*.code-workspace")!;
   const miseEnvFile = PROTECTED_PATHS.find((entry) => entry.path === "mise.*.toml")!;
+  const miseFolderFile = PROTECTED_PATHS.find((entry) => entry.path === "mise/config.toml")!;
+  const confD = PROTECTED_PATHS.find((entry) => entry.path === ".config/mise/conf.d")!;
   const cases: [string, typeof git, boolean][] = [
     [".git/info/exclude", git, true],
     [".git", git, true],
@@ -80,6 +91,13 @@ Deno.test("namesProtection accepts rules that name a protected path, never catch
     ["api/mise.ci.local.toml", miseEnvFile, true],
     ["mise.*.toml", miseEnvFile, false],
     ["**/mise.*.toml", miseEnvFile, false],
+    ["mise/config.toml", miseFolderFile, true],
+    ["api/.config/mise/config.toml", miseFolderFile, true],
+    ["mise/**", miseFolderFile, false],
+    ["config.toml", miseFolderFile, false],
+    ["api/.config/mise/conf.d/x.toml", confD, true],
+    ["api/.config/mise/conf.d/**", confD, true],
+    [".config/**", confD, false],
   ];
   for (const [specifier, entry, expected] of cases) {
     await t.step(`${specifier} ${expected ? "names" : "does not name"} ${entry.path}`, () => {

@@ -79,6 +79,26 @@ Deno.test("A .vscode a command makes in a subfolder is set aside at the session'
   ok(await exists(join(workspace.root, "api")), "the subfolder itself stays");
 });
 
+Deno.test("A folder named mise is not protected: only the files mise reads from it are", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace();
+  const setAsideIn = join(state.root, "set-aside");
+  const root = workspace.root;
+  await Deno.mkdir(join(root, "cmd/mise"), { recursive: true });
+  await Deno.writeTextFile(join(root, "cmd/mise/main.go"), "package main\n");
+  await using sandbox = await openSandbox(root, "workspace-write", { setAsideIn });
+  const { result } = await runIn(
+    sandbox,
+    "echo 'package main // changed' > cmd/mise/main.go && mkdir -p mise/tasks && echo x > mise/notes.md && " +
+      "printf '#!/bin/sh\\n' > mise/tasks/build && mv cmd/mise cmd/mise2 && mv cmd/mise2 cmd/mise && echo ok",
+  );
+  equal(outputOf(result), "ok", result.content);
+  deepStrictEqual(await sandbox.endOfSession(), []);
+  for (const path of ["cmd/mise/main.go", "mise/notes.md", "mise/tasks/build"]) {
+    ok(await exists(join(root, path)), `${path} stays`);
+  }
+});
+
 Deno.test("A walk that stops short says a .vscode made beyond where it stopped was not looked for", async () => {
   await using workspace = await createTempWorkspace();
   const root = workspace.root;
@@ -99,7 +119,8 @@ Deno.test("A walk that stops short says a .vscode made beyond where it stopped w
 });
 
 // Each name a tool reads from the folder it is opened or started in, with what a command would plant there.
-const NESTED: readonly { path: string; content: string; runs: string }[] = [
+// `entry` is what is set aside (a name, or names in a row): the first name of `path` unless given.
+const NESTED: readonly { path: string; content: string; runs: string; entry?: string }[] = [
   { path: ".idea/workspace.xml", content: "<project/>", runs: "editor settings run commands" },
   { path: ".claude/settings.json", content: '{"hooks":{}}', runs: "another coding agent runs the hooks" },
   { path: ".gemini/settings.json", content: "{}", runs: "another coding agent runs the hooks" },
@@ -122,6 +143,11 @@ const NESTED: readonly { path: string; content: string; runs: string }[] = [
     [".windsurf/hooks.json", "{}"],
     [".continue/mcpServers/x.yaml", "command: touch"],
     [".kiro/hooks/x.kiro.hook", "{}"],
+    ["crush.json", '{"mcp":{"x":{"type":"stdio","command":"touch"}}}'],
+    [".crush.json", '{"lsp":{"x":{"command":"touch"}}}'],
+    ["crushrc", "mcp add x --type stdio --command touch"],
+    [".crushrc", "lsp add x --command touch"],
+    [".continuerc.json", '{"experimental":{"modelContextProtocolServers":[]}}'],
   ].map(([path, content]) => ({
     path: path!,
     content: content!,
@@ -140,10 +166,22 @@ const NESTED: readonly { path: string; content: string; runs: string }[] = [
     "mise.local.toml",
     ".mise.local.toml",
     ".mise/config.toml",
-    "mise/config.toml",
     "mise.production.toml",
     ".mise.staging.local.toml",
+    ".rtx.toml",
+    ".rtx.local.toml",
   ].map((path) => ({ path, content: '[hooks]\nenter = "touch /tmp/pwned"', runs: "mise runs its hooks" })),
+  // mise reads these files of a folder named mise, and every .toml of .config/mise/conf.d.
+  ...[
+    ["mise/config.toml", "mise/config.toml"],
+    ["mise/config.ci.local.toml", "mise/config.ci.local.toml"],
+    [".config/mise/conf.d/x.toml", ".config/mise/conf.d"],
+  ].map(([path, entry]) => ({
+    path: path!,
+    entry: entry!,
+    content: '[hooks]\nenter = "touch /tmp/pwned"',
+    runs: "mise runs its hooks",
+  })),
 ];
 
 Deno.test("Agent, editor, dev container, direnv and mise settings a command makes in a subfolder are set aside at the session's end", async () => {
@@ -159,8 +197,8 @@ Deno.test("Agent, editor, dev container, direnv and mise settings a command make
   equal(outputOf(result), "ok", result.content);
 
   const lines = await sandbox.endOfSession();
-  for (const { path, runs } of NESTED) {
-    const made = join(workspace.root, "api", path.split("/")[0]!);
+  for (const { path, runs, entry } of NESTED) {
+    const made = join(workspace.root, "api", entry ?? path.split("/")[0]!);
     const line = lines.find((text) => text.startsWith(`"${made}" (a `));
     ok(line !== undefined, `${made} is reported: ${lines.join("\n")}`);
     ok(line.includes(runs), line);
@@ -168,6 +206,12 @@ Deno.test("Agent, editor, dev container, direnv and mise settings a command make
   }
   equal(lines.length, NESTED.length, lines.join("\n"));
   ok(await exists(join(workspace.root, "api")), "the subfolder itself stays");
+  for (const folder of ["api/mise", "api/.config/mise"]) {
+    ok(
+      await exists(join(workspace.root, folder)),
+      `${folder} stays: only the files mise reads are set aside`,
+    );
+  }
 });
 
 Deno.test("Agent, editor, dev container, direnv and mise settings found in a subfolder when the session starts are read-only to commands", async () => {
@@ -177,8 +221,8 @@ Deno.test("Agent, editor, dev container, direnv and mise settings found in a sub
     await Deno.writeTextFile(join(workspace.root, "web", path), content);
   }
   await using sandbox = await openSandbox(workspace.root, "workspace-write");
-  for (const { path, content } of NESTED) {
-    const top = path.split("/")[0]!;
+  for (const { path, content, entry } of NESTED) {
+    const top = entry ?? path.split("/")[0]!;
     for (const command of [`echo changed > web/${path}`, `rm -rf web/${top}`, `mv web/${top} web/old`]) {
       const { result } = await runIn(sandbox, command);
       notEqual(exitCodeOf(result), 0, `${command}: ${result.content}`);
@@ -309,7 +353,7 @@ Deno.test("mise's config files are read-only to commands at the top, and those a
   equal(outputOf(result), "ok", result.content);
 
   const lines = await sandbox.endOfSession();
-  const madePaths = ["api/.config/mise.toml", "api/.config/mise", "mise.ci.toml"];
+  const madePaths = ["api/.config/mise.toml", "api/.config/mise/conf.d", "mise.ci.toml"];
   for (const path of madePaths) {
     const line = lines.find((text) => text.startsWith(`"${join(root, path)}" (a `));
     ok(line !== undefined, `${path} is reported: ${lines.join("\n")}`);
@@ -317,7 +361,7 @@ Deno.test("mise's config files are read-only to commands at the top, and those a
     equal(await exists(join(root, path)), false, `${path} was set aside`);
   }
   equal(lines.length, madePaths.length, lines.join("\n"));
-  for (const path of [".tool-versions", "mise-tasks/build", "mise.toml.example", "api/.config"]) {
+  for (const path of [".tool-versions", "mise-tasks/build", "mise.toml.example", "api/.config/mise"]) {
     ok(await exists(join(root, path)), `${path} stays: it runs nothing by itself`);
   }
 });

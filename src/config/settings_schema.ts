@@ -44,9 +44,9 @@ const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const MAX_ENV_VARIABLE_BYTES = 32 * 1024;
 /**
  * The most one file's `env` may hold in all, in bytes: every argument and variable of a program together
- * must fit in a few MB (a quarter of the stack limit, 2 MiB by default), and the sandbox passes each
- * variable twice (as bubblewrap's `--setenv` arguments, then to the shell); three settings files at this
- * bound stay well within it.
+ * must fit in a few MB (a quarter of the stack limit, 2 MiB by default), with the allowlisted variables
+ * beside them (and `TMPDIR` or `LD_*` twice, as bubblewrap's `--setenv` arguments too); three settings files at
+ * this bound stay well within it.
  */
 export const MAX_ENV_TOTAL_BYTES = 128 * 1024;
 

@@ -76,7 +76,10 @@ export interface BubblewrapOptions {
    * sandbox holds its pipes) and the seccomp program comes from fd 3. Default none: one sandbox per call.
    */
   supervisorCopy?: string;
-  /** The complete environment of the shell. */
+  /**
+   * The complete environment of the shell. bubblewrap must be started with exactly this environment (it
+   * hands its own on): only `setIdSafeArguments` of it go into the arguments.
+   */
   env: Readonly<Record<string, string>>;
   /**
    * The bytes all writable tmpfs mounts may hold together (`scratch`): shared among /tmp, /var/tmp, /dev/shm
@@ -188,10 +191,29 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
   args.push("--mqueue", MQUEUE_PATH, "--remount-ro", "/dev");
   if (kept) args.push("--as-pid-1");
   if (options.seccomp) args.push("--seccomp", kept ? "3" : "0");
-  args.push("--clearenv");
-  for (const [name, value] of Object.entries(options.env)) args.push("--setenv", name, value);
-  args.push("--chdir", root);
+  args.push(...setIdSafeArguments(options.env), "--chdir", root);
   return args;
+}
+
+/**
+ * The variables glibc removes from the environment of a set-user-ID program (its secure mode), as bubblewrap
+ * is on some systems: loader, allocator, locale and resolver settings and TMPDIR. Paths and switches, never
+ * credentials.
+ */
+const DROPPED_FOR_SET_ID =
+  /^(?:LD_\w*|MALLOC_\w*|GLIBC_TUNABLES|GCONV_PATH|GETCONF_DIR|HOSTALIASES|LOCALDOMAIN|LOCPATH|NIS_PATH|NLSPATH|RESOLV_HOST_CONF|RES_OPTIONS|TMPDIR|TZDIR)$/;
+
+/**
+ * `--setenv` for the variables of `env` a set-user-ID bubblewrap would not hand on. The rest of the
+ * environment reaches the shell through bubblewrap's own environment, not its arguments: a process's
+ * arguments are readable by every local user (`ps`, /proc/<pid>/cmdline) for as long as it runs, a kept
+ * sandbox's bubblewrap the whole session, and the tools' environment holds what users put in settings' `env`
+ * (`NPM_TOKEN`, `GITHUB_TOKEN`). An environment is readable only by its owner.
+ */
+function setIdSafeArguments(env: Readonly<Record<string, string>>): string[] {
+  return Object.entries(env)
+    .filter(([name]) => DROPPED_FOR_SET_ID.test(name))
+    .flatMap(([name, value]) => ["--setenv", name, value]);
 }
 
 /**
@@ -308,7 +330,8 @@ function parentOf(path: string): string {
 /**
  * The wrapper of `danger-full-access`: no file-system or network restriction, only a PID namespace with
  * its own /proc, so that commands cannot read mewcode's environment or memory through /proc/<pid>, and
- * background processes end with the call.
+ * background processes end with the call. Start bubblewrap with `env` as its environment (see
+ * `BubblewrapOptions.env`).
  */
 export function processIsolationArguments(
   options: { bwrap: string; root: string; env: Readonly<Record<string, string>> },
@@ -326,10 +349,10 @@ export function processIsolationArguments(
     "/dev",
     "--proc",
     "/proc",
-    "--clearenv",
+    ...setIdSafeArguments(options.env),
+    "--chdir",
+    options.root,
   ];
-  for (const [name, value] of Object.entries(options.env)) args.push("--setenv", name, value);
-  args.push("--chdir", options.root);
   return args;
 }
 

@@ -48,11 +48,12 @@ export function closeInheritedDescriptors(shell: string): string {
 
 /**
  * Runs the plan's sandbox once with `SHELL -c true` (the kept sandbox's, through its launcher, when the plan
- * keeps one); returns null when it works, else the message with the fixes.
+ * keeps one), with the plan's environment, as every call starts it; returns null when it works, else the
+ * message with the fixes.
  */
 export async function preflight(
   options: {
-    plan: Pick<ShellPlan, "wrapper" | "shell" | "seccomp" | "persistent">;
+    plan: Pick<ShellPlan, "wrapper" | "shell" | "seccomp" | "persistent" | "env">;
     timeoutMs: number;
     mode: SandboxMode;
   },
@@ -74,6 +75,8 @@ export async function preflight(
       stdout: "null",
       stderr: "piped",
       clearEnv: true,
+      // bubblewrap hands its environment on (`BubblewrapOptions.env`): one too long fails here, not at a call.
+      env: plan.env,
       signal: AbortSignal.timeout(options.timeoutMs),
     }).spawn();
     if (seccompOnStdin !== null) await writeAndClose(child.stdin, seccompOnStdin);
@@ -135,7 +138,7 @@ export async function fullAccessWrapper(
       env: options.env,
     });
     const check = await preflight({
-      plan: { wrapper: isolated, shell: options.shell, seccomp: null },
+      plan: { wrapper: isolated, shell: options.shell, seccomp: null, env: options.env },
       timeoutMs: options.timeoutMs,
       mode: "danger-full-access",
     });

@@ -47,7 +47,6 @@ Deno.test("ShellSandbox builds the bubblewrap flags for workspace-write", async 
       `--tmpfs ${root}/.git/hooks --remount-ro ${root}/.git/hooks`,
       `--ro-bind ${root}/.mewcode ${root}/.mewcode`,
       "--seccomp 0",
-      "--clearenv --setenv",
       `--chdir ${root}`,
     ]
   ) assertIncludes(text, flags);
@@ -82,6 +81,45 @@ Deno.test("ShellSandbox keeps an allowlist of the environment plus non-interacti
         CI: "1",
       })
     ) assertEquals(env[name], value, name);
+  }
+});
+
+/** Every process's command line on the host that holds `text`: what any local user can read (`ps`). */
+async function commandLinesHolding(text: string): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    const line = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
+    if (line.includes(text)) found.push(`${entry.name}: ${line.replaceAll("\0", " ").slice(0, 120)}`);
+  }
+  return found;
+}
+
+Deno.test("The tools' environment reaches commands, never the command lines every local user can read", async (t) => {
+  await using workspace = await createTempWorkspace();
+  // A token a user gives the tools in settings' `env`, and a variable a set-user-ID bubblewrap would lose.
+  const token = `npm_${crypto.randomUUID()}`;
+  const extraEnv = { NPM_TOKEN: token, TMPDIR: "/var/tmp" };
+  const show = 'printf "%s %s" "$NPM_TOKEN" "$TMPDIR"; sleep 1';
+  for (const mode of ["workspace-write", "read-only", "danger-full-access"] as const) {
+    await t.step(mode, async () => {
+      await using sandbox = await openSandbox(workspace.root, mode, { extraEnv });
+      const call = await sandbox.prepareCall();
+      for (const wrapper of [call.plan.wrapper, call.plan.persistent?.wrapper ?? []]) {
+        assertEquals(wrapper.some((argument) => argument.includes(token)), false, wrapper.join(" "));
+      }
+      await call.finish({ keptSandbox: false });
+      const running = runIn(sandbox, show);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assertEquals(await commandLinesHolding(token), [], "a Bash call showed the token in a command line");
+      assertEquals(outputOf((await running).result), `${token} /var/tmp`);
+      if (mode === "danger-full-access") return;
+      const own = sandbox.runCommand(show, { mode: "read-only", timeoutMs: 10_000 });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assertEquals(await commandLinesHolding(token), [], "mewcode's own command showed the token");
+      const result = await own;
+      assertEquals(result.status === "exited" ? result.stdout : result, `${token} /var/tmp`);
+    });
   }
 });
 

@@ -36,6 +36,79 @@ Deno.test("The end of the session names a .env an .envrc loads with dotenv that 
     "api/.envrc.private appeared during the session, and `source_env_if_exists .envrc.private` in " +
     "api/.envrc loads it: direnv runs it in your shell, outside any sandbox, when you next enter that " +
     "folder; look at what it holds before you do",
+    "`source_env $HOME/computed.sh` in api/.envrc was not followed (it names what it loads with a variable " +
+    "or a command, known only when direnv runs it): whether the session changed what it loads was not " +
+    "checked; look at it before you next enter that folder",
+  ]);
+});
+
+Deno.test("The end of the session follows source_up, source_env of a folder and what a sourced file loads in turn", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.mkdir(join(root, "api/v1"), { recursive: true });
+  await Deno.mkdir(join(root, "api/scripts"));
+  await Deno.mkdir(join(root, "lib"));
+  // source_up looks from the folder above for the nearest .envrc.shared: root's now, api's once it exists.
+  await Deno.writeTextFile(
+    join(root, "api/v1/.envrc"),
+    "source_up .envrc.shared\nsource_env ../scripts/env.sh\n",
+  );
+  await Deno.writeTextFile(join(root, ".envrc.shared"), "dotenv .env.shared\n");
+  await Deno.writeTextFile(join(root, ".env.shared"), "A=1\n");
+  // A sourced file's own lines run from its folder.
+  await Deno.writeTextFile(join(root, "api/scripts/env.sh"), "PATH_add ../bin\nsource_env ../../lib\n");
+  await Deno.writeTextFile(join(root, "lib/.envrc"), "export A=1\n");
+  await using sandbox = await openSandbox(root, "workspace-write");
+  const { result } = await runIn(
+    sandbox,
+    "echo 'PATH=.:$PATH' >> .env.shared && echo 'touch /tmp/pwned' > api/.envrc.shared && " +
+      "mkdir -p api/bin && printf '#!/bin/sh\\n' > api/bin/git && chmod +x api/bin/git && echo ok",
+  );
+  equal(outputOf(result), "ok", result.content);
+
+  deepStrictEqual(await sandbox.endOfSession(), [
+    "api/.envrc.shared appeared during the session, and `source_up .envrc.shared` in api/v1/.envrc loads " +
+    "it: direnv runs it in your shell, outside any sandbox, when you next enter that folder; look at what " +
+    "it holds before you do",
+    ".env.shared changed during the session, and `dotenv .env.shared` in .envrc.shared loads it: direnv " +
+    "exports what it sets (PATH, LD_PRELOAD and the like run code) into your shell, outside any sandbox, " +
+    "when you next enter that folder; look at what it holds before you do",
+    "api/bin gained or changed 1 program during the session (git), and `PATH_add ../bin` in " +
+    "api/scripts/env.sh loads it: direnv puts that folder first on your PATH, so a name you type there " +
+    "runs them, outside any sandbox, when you next enter that folder; look at them before you do",
+  ]);
+});
+
+Deno.test("The end of the session names programs made in the virtualenv layout python puts on the PATH, and what it did not follow", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await Deno.writeTextFile(
+    join(root, ".envrc"),
+    "layout python3\nlayout pipenv\nPATH_add $PWD/tools\nexport PATH=$PWD/x:$PATH\n",
+  );
+  await Deno.mkdir(join(root, ".direnv/python-3.11/bin"), { recursive: true });
+  await Deno.writeTextFile(join(root, ".direnv/python-3.11/bin/python"), "#!/bin/sh\n", { mode: 0o755 });
+  await using sandbox = await openSandbox(root, "workspace-write");
+  const { result } = await runIn(
+    sandbox,
+    "printf '#!/bin/sh\\n' > .direnv/python-3.11/bin/git && mkdir -p .direnv/python-3.12/bin && " +
+      "printf '#!/bin/sh\\n' > .direnv/python-3.12/bin/ls && echo ok",
+  );
+  equal(outputOf(result), "ok", result.content);
+
+  deepStrictEqual(await sandbox.endOfSession(), [
+    ".direnv/python-*/bin gained or changed 2 programs during the session (python-3.11/bin/git, " +
+    "python-3.12/bin/ls), and `layout python3` in .envrc loads it: direnv puts that folder first on your " +
+    "PATH, so a name you type there runs them, outside any sandbox, when you next enter that folder; look " +
+    "at them before you do",
+    "`layout pipenv` in .envrc was not followed (where that layout puts programs is known only when direnv " +
+    "runs it): whether the session changed what it loads was not checked; look at it before you next " +
+    "enter that folder",
+    "`PATH_add $PWD/tools` in .envrc was not followed (it names what it loads with a variable or a " +
+    "command, known only when direnv runs it): whether the session changed what it loads was not checked; " +
+    "look at it before you next enter that folder",
+    "`export PATH=$PWD/x:$PATH` in .envrc was not followed (it sets PATH itself): whether the session " +
+    "changed what it loads was not checked; look at it before you next enter that folder",
   ]);
 });
 

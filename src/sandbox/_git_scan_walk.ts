@@ -57,7 +57,8 @@ export interface Walk {
  * The `.git` entries under the root and the folders that may be git directories (the root included),
  * breadth first; synchronous reads, yielding every few milliseconds. `named` (lower case) are other names
  * to list wherever they are (`.vscode`: protected at any depth; `*.code-workspace`, `mise.*.toml`: any name
- * starting and ending so), on the same walk.
+ * starting and ending so; `mise/config.toml`: an entry whose path from the root ends with those names), on
+ * the same walk.
  */
 export async function findDotGits(
   root: string,

@@ -96,8 +96,9 @@ export interface PersistentShell {
 
 /**
  * A path writers refuse: `path` relative to the workspace root, or with `anyDepth` a single name matched at
- * any depth (".git"), or a name pattern `*<suffix>` ("*.code-workspace": any name ending so; see
- * `isProtectedName`). `reason` completes "Cannot write \"x\": " for the model.
+ * any depth (".git"), a name pattern with one `*` ("*.code-workspace": any name ending so; see
+ * `isProtectedName`), or names in a row matched at any depth ("mise/config.toml"; see `isAtOrBelowNames`).
+ * `reason` completes "Cannot write \"x\": " for the model.
  */
 export interface ProtectedPath {
   path: string;

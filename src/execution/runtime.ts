@@ -79,8 +79,8 @@ export interface RuntimeOptions {
   excludedPaths?: readonly string[];
   /** What writers refuse and the shell sees read-only; default PROTECTED_PATHS ([] for calls a person typed). */
   protectedPaths?: readonly ProtectedPath[];
-  /** The shell's resource limits; default `defaultLimits()`. */
-  limits?: ResourceLimits;
+  /** The shell's resource limits; the fields not given are `defaultLimits()`'s. */
+  limits?: Partial<ResourceLimits>;
   /** The helper programs; default: resolved from the system directories. Tests inject missing ones. */
   helpers?: HelperPaths;
   /** Where the shell sandbox makes its private folder (ShellSandboxOptions.keptFilesIn); tests inject. */
@@ -200,7 +200,7 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     network: options.sandboxNetwork,
     env: options.env,
     ...(options.toolEnv === undefined ? {} : { extraEnv: options.toolEnv }),
-    limits: options.limits ?? defaultLimits(),
+    limits: { ...defaultLimits(), ...options.limits },
     excluded: options.excludedPaths ?? [],
     // The session's own additions (the scripts its hooks run) are bound read-only too.
     protectedPaths: [...options.protectedPaths ?? PROTECTED_PATHS, ...homeCode],

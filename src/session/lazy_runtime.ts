@@ -10,7 +10,7 @@ import type { RuntimeOptions, ToolRuntime } from "../execution/runtime.ts";
 import type { ShellSandbox } from "../sandbox/shell_sandbox.ts";
 import { BUILTIN_TOOL_INFO } from "../tools/catalog.ts";
 import { createRegistry, type ToolRegistry } from "../tools/registry.ts";
-import type { ToolInfo } from "../tools/tool.ts";
+import type { ProtectedPath, ToolInfo } from "../tools/tool.ts";
 import { loadShellParser } from "../permissions/shell_parser.ts";
 
 /** A session's tool runtime, built once with `load()`. */
@@ -22,14 +22,23 @@ export class LazyRuntime {
   #loaded: ToolRuntime | null = null;
 
   #onLoad: ((runtime: ToolRuntime) => void) | undefined;
+  #protections: (() => Promise<readonly ProtectedPath[]>) | undefined;
 
-  /** `onLoad` sees the runtime once built, before anyone can call a tool through it. */
+  /**
+   * `onLoad` sees the runtime once built, before anyone can call a tool through it. `protections`, when
+   * given, gathers the protected paths as the runtime is built (in place of `protectedPaths`).
+   */
   constructor(
-    options: RuntimeOptions & { additionalRoots: readonly string[]; onLoad?: (runtime: ToolRuntime) => void },
+    options: RuntimeOptions & {
+      additionalRoots: readonly string[];
+      onLoad?: (runtime: ToolRuntime) => void;
+      protections?: () => Promise<readonly ProtectedPath[]>;
+    },
   ) {
-    const { onLoad, ...runtimeOptions } = options;
+    const { onLoad, protections, ...runtimeOptions } = options;
     this.#options = runtimeOptions;
     this.#onLoad = onLoad;
+    this.#protections = protections;
     this.additionalRoots = options.additionalRoots;
     this.catalog = createRegistry(BUILTIN_TOOL_INFO, {
       allowWrite: !options.readOnly,
@@ -55,7 +64,10 @@ export class LazyRuntime {
       const { createToolRuntime } = await lazyImport<typeof import("../execution/runtime.ts")>(
         new URL("../execution/runtime.ts", import.meta.url),
       );
-      const runtime = await createToolRuntime(this.#options);
+      const options = this.#protections === undefined
+        ? this.#options
+        : { ...this.#options, protectedPaths: await this.#protections() };
+      const runtime = await createToolRuntime(options);
       this.#onLoad?.(runtime);
       this.#loaded = runtime;
       return runtime;

@@ -22,6 +22,7 @@
  * @module
  */
 import { realPathSyncOrNull } from "../common/fs.ts";
+import { lazyImport } from "../common/lazy_import.ts";
 import { join, resolve } from "../common/path.ts";
 import type { CompactionResult } from "../agent/compaction.ts";
 import type { AgentEvent } from "../agent/events.ts";
@@ -44,12 +45,10 @@ import type { PermissionMode } from "../permissions/modes.ts";
 import type { PreToolUseHook } from "../permissions/hooks.ts";
 import { configuredHooks, guardsItsScripts } from "../permissions/hook_config.ts";
 import type { Rule } from "../permissions/rules.ts";
-import { PROTECTED_PATHS } from "../tools/protected_paths.ts";
 import type { HelperPaths } from "../sandbox/helpers.ts";
-import { DEFAULT_MAX_PROCESSES, defaultLimits, type ResourceLimits } from "../sandbox/limits.ts";
+import type { ResourceLimits } from "../sandbox/limits.ts";
 import type { ProtectedPath, SandboxMode, ToolInfo } from "../tools/tool.ts";
 import { gatherPromptContext } from "./repo_context.ts";
-import { commandScriptProtections } from "../config/command_scripts.ts";
 import { type ApprovalCommand, type SessionHooks, SessionPermissions } from "./session_permissions.ts";
 import { LazyRuntime } from "./lazy_runtime.ts";
 import {
@@ -64,7 +63,7 @@ import { Transcript } from "./transcript.ts";
 import type { Workspace } from "./workspace.ts";
 
 export type { CompactionResult, ExecutorKind, HelperPaths, ProfileFinding, Provider, SandboxMode };
-export { AdditionalDirectoryError, DEFAULT_MAX_PROCESSES };
+export { AdditionalDirectoryError };
 
 export { compactionThreshold, DEFAULT_COMPACTION_RATIO, DEFAULT_KEEP_RECENT_TURNS, SESSION_FORMAT_VERSION };
 
@@ -216,13 +215,15 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     provider = createProvider(providerConfigFromEnv({ get: (name) => env[name] }, options.providerEndpoint));
     provider.catch(() => {}); // Reported by the first run, which awaits it.
   }
-  const defaults = defaultLimits();
   let runtime: LazyRuntime | null = null;
   const identity = {
     sessionId: options.resume?.id ?? options.sessionId ?? "",
     transcriptPath: null as string | null,
   };
-  const protectedPaths = await sessionProtectedPaths(options);
+  // A one-shot session builds its tools once the model answers (`OpenSession#expect`); every other one now.
+  const oneShot = options.needsModel === true && options.headless === true;
+  // A one-shot session gathers its protected paths with its tools: nothing can decide on a write before.
+  const protectedPaths = oneShot ? null : await sessionProtectedPaths(options);
   const permissions = await SessionPermissions.open({
     mode: options.permissionMode,
     rules: options.rules ?? [],
@@ -260,13 +261,13 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     policy: permissions.policy,
     hooks: [...permissions.preToolUseHooks(), ...observerHook(options.observeCall)],
     afterCall: (call, input, result) => permissions.afterCall(call, input, result),
-    limits: { ...defaults, ...options.limits },
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
     env,
     ...(options.toolEnv === undefined ? {} : { toolEnv: options.toolEnv }),
     ...(options.executor === undefined ? {} : { executor: options.executor }),
     ...(permissions.approver === null ? {} : { approver: permissions.approver }),
     ...(options.requireRead === undefined ? {} : { requireRead: options.requireRead }),
-    protectedPaths,
+    ...(protectedPaths === null ? { protections: () => sessionProtectedPaths(options) } : { protectedPaths }),
     ...(options.helpers === undefined ? {} : { helpers: options.helpers }),
     // A session that talks to a model checks the shell sandbox with its first use (its git status, or the
     // first Bash call), not before the first request; doctor and `mewcode tool` check it at once.
@@ -275,8 +276,6 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     ...(setAsideIn === null ? {} : { setAsideIn }),
     onLoad: (built) => permissions.useProtections(built.protectedPaths),
   });
-  // A one-shot session builds its tools once the model answers (`OpenSession#expect`); every other one now.
-  const oneShot = options.needsModel === true && options.headless === true;
   if (!oneShot) await runtime.load();
   // A headless session runs its prompt at once: read the repository while the transcript is created.
   const context = options.needsModel && options.headless ? earlyContext(options, runtime) : null;
@@ -325,15 +324,21 @@ function earlyContext(options: SessionOptions, runtime: LazyRuntime): EarlyConte
 export async function sessionProtectedPaths(
   options: Pick<SessionOptions, "workspace" | "protectedPaths" | "hooks" | "approvalCommand">,
 ): Promise<ProtectedPath[]> {
-  return [
-    ...options.protectedPaths ?? PROTECTED_PATHS,
-    ...await commandScriptProtections(options.workspace.root, [
-      ...guardedHookCommands(options.hooks),
-      ...(options.approvalCommand === undefined || options.approvalCommand === null
-        ? []
-        : [options.approvalCommand.command]),
-    ]),
+  const commands = [
+    ...guardedHookCommands(options.hooks),
+    ...(options.approvalCommand === undefined || options.approvalCommand === null
+      ? []
+      : [options.approvalCommand.command]),
   ];
+  const [given, scripts] = await Promise.all([
+    options.protectedPaths ?? lazyImport<typeof import("../tools/protected_paths.ts")>(
+      new URL("../tools/protected_paths.ts", import.meta.url),
+    ).then((module) => module.PROTECTED_PATHS),
+    commands.length === 0 ? [] : lazyImport<typeof import("../config/command_scripts.ts")>(
+      new URL("../config/command_scripts.ts", import.meta.url),
+    ).then((module) => module.commandScriptProtections(options.workspace.root, commands)),
+  ]);
+  return [...given, ...scripts];
 }
 
 /** The commands of the hooks whose scripts must stay as they are (`guardsItsScripts`). */

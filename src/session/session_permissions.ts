@@ -50,7 +50,11 @@ export interface SessionPermissionOptions {
   root: string;
   rootAliases: readonly string[];
   additionalDirectories: readonly string[];
-  protectedPaths: readonly ProtectedPath[];
+  /**
+   * What writes are asked about; null when the tool runtime gives them as it is built (`useProtections`,
+   * a one-shot session's): no decision can be made before.
+   */
+  protectedPaths: readonly ProtectedPath[] | null;
   env: Readonly<Record<string, string>>;
   hooks: SessionHooks | null;
   /** The caller's approver (`mewcode tool` approves what the user typed); it wins over the command. */
@@ -84,8 +88,8 @@ export class SessionPermissions {
   #policyModule: Promise<typeof import("../permissions/policy.ts")> | null = null;
   /** The mode and rules now (the policy's getters read them). */
   readonly #state: { mode: PermissionMode; rules: readonly Rule[] };
-  /** What writes are asked about (`useProtections`). */
-  #protections: readonly ProtectedPath[];
+  /** What writes are asked about (`useProtections`); null until known. */
+  #protections: readonly ProtectedPath[] | null;
 
   /** Builds the permission side, loading the hook runner and the approval command only when configured. */
   static async open(options: SessionPermissionOptions): Promise<SessionPermissions> {
@@ -216,6 +220,10 @@ export class SessionPermissions {
   async #policyNow(): Promise<RulePolicy> {
     const { createPolicy } = await this.#loadPolicy();
     const options = this.#options;
+    // Fail closed: a policy without the session's protections would let writes through that must be asked.
+    if (this.#protections === null) {
+      throw new TypeError("No permission decision before the session's protected paths are known");
+    }
     return this.#current ??= createPolicy({
       mode: this.#state.mode,
       rules: this.#state.rules,

@@ -10,7 +10,7 @@ import {
 import { EXIT_DESCRIPTIONS } from "../../src/cli/exit_codes.ts";
 import { isRuleWord, OPTIONS, RULE_TOOL_NAMES } from "../../src/cli/options.ts";
 import { BUILTIN_TOOL_NAMES } from "../../src/permissions/rules.ts";
-import { DEFAULT_MAX_PROCESSES } from "../../src/session/session.ts";
+import { DEFAULT_MAX_PROCESSES } from "../../src/sandbox/limits.ts";
 
 const TERMINAL: CliEnvironment = { stdinIsTerminal: true, stdoutIsTerminal: true };
 const PIPED: CliEnvironment = { stdinIsTerminal: false, stdoutIsTerminal: true };

@@ -1,10 +1,11 @@
 /**
  * What a one-shot run loads before its first model request (main.ts, then print_mode.ts and its static
  * imports): no tool code, no worker code, no zod, no shell parser, no permission evaluation, no rule parser
- * without rules, no agent loop, no output code, and no `node:` module, whose compatibility layer alone costs
- * more start-up time than the rest. The loop loads while the first request is on its way (src/llm/started_request.ts); the tools
- * and the policy when the model begins its first call. Loading costs by the byte (~0.08 ms a kilobyte of
- * source here): each module kept off the way is time the request saves.
+ * without rules, no agent loop, no output code, no protected paths or resource limits, and no `node:` module,
+ * whose compatibility layer alone costs more start-up time than the rest. The loop loads while the first
+ * request is on its way (src/llm/started_request.ts); the tools and the policy when the model begins its
+ * first call. Loading costs by the byte (~0.08 ms a kilobyte of source here): each module kept off the way
+ * is time the request saves.
  */
 import { ok } from "node:assert/strict";
 import { staticModuleGraph } from "../_fakes/module_graph.ts";
@@ -32,10 +33,13 @@ const LATER = [
   // What reports the run (print_mode.ts loads it once the request is on its way; stream-json's first line
   // excepted, which is written before the request).
   /\/src\/cli\/(_print_run|output_format|status_line|stderr_reporter|run_summary|call_label|_terminal_text)\.ts$/,
+  // The protected paths (gathered with the tools: session.ts) and the shell's resource limits (runtime.ts).
+  /\/src\/tools\/(protected_paths|_paths)\.ts$/,
+  /\/src\/(common\/home_credentials|config\/command_scripts|sandbox\/limits)\.ts$/,
 ];
 
 for (const entry of ENTRIES) {
-  Deno.test(`${entry.slice(6)} loads no tool, worker, zod, shell parser, policy, rule parser, loop, output or node: module before the first request`, async () => {
+  Deno.test(`${entry.slice(6)} loads no tool, worker, zod, shell parser, policy, rule, loop, output, protection or node: module before the first request`, async () => {
     const graph = await staticModuleGraph(new URL(entry, import.meta.url));
     ok(graph.some((specifier) => specifier.endsWith(entry.slice(5))), graph.join("\n"));
     const early = graph.filter((specifier) => LATER.some((pattern) => pattern.test(specifier)));

@@ -2,7 +2,11 @@
  * A model request sent before the code that reads its answer has loaded. A session's first run knows its
  * request (system prompt, tools, the prompt) well before the agent loop, the tool scheduler and the output
  * code have loaded, and loading them takes longer than sending it: the request goes first, and they load
- * while it is on its way and the model works on its first token.
+ * once the model's answer has begun, while the model works on its first token.
+ *
+ * Nothing heavy may load before the response has begun (`responded`): the runtime writes the request, and
+ * steps through the connection's handshake, only between the steps of the JavaScript that runs, and loading
+ * a dozen modules is one long step (measured: the request reached a local server 20 ms later).
  *
  * The loop then talks to `provider`, which hands it the stream already under way when it asks for the same
  * request (compared as JSON: what the API would receive), once. Any other request, or the same one asked
@@ -11,7 +15,8 @@
  *
  * ```ts
  * const started = new StartedRequest(provider, request, signal);
- * const { runAgent } = await import("../agent/loop.ts"); // meanwhile, the request is on its way
+ * await started.responded; // the request went out, and the model's answer has begun
+ * const { runAgent } = await import("../agent/loop.ts");
  * try {
  *   for await (const event of runAgent({ provider: started.provider, … })) …
  * } finally {
@@ -36,6 +41,7 @@ export class StartedRequest {
   #responded = false;
   #onResponse: (() => void) | undefined;
   readonly #unlink: () => void;
+  readonly #response = Promise.withResolvers<void>();
 
   /** Sends `request` through `inner` now; `signal` aborts it, as it will abort the run. */
   constructor(inner: Provider, request: ModelRequest, signal: AbortSignal) {
@@ -46,18 +52,27 @@ export class StartedRequest {
       signal: this.#controller.signal,
       onResponse: () => {
         this.#responded = true;
+        this.#response.resolve();
         this.#onResponse?.();
       },
     });
     this.#iterator = stream[Symbol.asyncIterator]();
     this.#first = this.#iterator.next();
     // Until the loop takes it, a failure (no connection, a refused key) waits to be reported by the loop.
-    this.#first.catch(() => {});
+    this.#first.then(() => this.#response.resolve(), () => this.#response.resolve());
     this.provider = {
       name: inner.name,
       stream: (next, options) => this.#stream(next, options),
       ...(inner.listModels === undefined ? {} : { listModels: inner.listModels.bind(inner) }),
     };
+  }
+
+  /**
+   * Settles once the response has begun (its first event arrived), or the request failed or was aborted:
+   * the request is no longer held back by what runs in the meantime. Never rejects.
+   */
+  get responded(): Promise<void> {
+    return this.#response.promise;
   }
 
   /** Whether the loop took the started stream. */

@@ -197,6 +197,7 @@ export class OpenSession implements Session {
     this.#ranBefore = true;
     const started = first === null ? null : new StartedRequest(provider, first, options.signal);
     try {
+      await started?.responded;
       const { runAgent } = await loadLoop();
       for await (const event of runAgent(started === null ? run : { ...run, provider: started.provider })) {
         this.#observe(event);

@@ -135,3 +135,29 @@ Deno.test("StartedRequest: discard aborts a request no one took; its failure is 
     /connection refused/,
   );
 });
+
+Deno.test("StartedRequest: responded settles once the response began, or the request failed", async () => {
+  const inner = new GatedProvider();
+  const started = new StartedRequest(inner, REQUEST, new AbortController().signal);
+  await started.responded; // GatedProvider's response begins at once, before its events are released
+  inner.release();
+  await collect(started.provider.stream(REQUEST, { signal: new AbortController().signal }));
+
+  let settled = false;
+  const silent: Provider = {
+    name: "silent",
+    // deno-lint-ignore require-yield -- a request that never answers until aborted
+    async *stream(_request, options) {
+      await new Promise((_resolve, reject) =>
+        options.signal.addEventListener("abort", reject, { once: true })
+      );
+    },
+  };
+  const run = new AbortController();
+  const waiting = new StartedRequest(silent, REQUEST, run.signal);
+  void waiting.responded.then(() => settled = true);
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  equal(settled, false, "no response yet");
+  run.abort();
+  await waiting.responded;
+});

@@ -11,6 +11,7 @@ import { lazyImport } from "../common/lazy_import.ts";
 import { type ReadUpTo, readUpTo } from "../common/read_up_to.ts";
 import type { Message } from "../llm/provider.ts";
 import { priceOn } from "../llm/prices.ts";
+import type { TranscriptStamp } from "../session/transcript.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { type CliOptions, UsageError } from "./args.ts";
 import {
@@ -31,7 +32,7 @@ export interface PreparedRun {
   model: string;
   /** The session options the flags add: the session to continue, the system prompt. */
   session: {
-    resume?: { id: string; messages: Message[]; contextTokens?: number; bytes: number };
+    resume?: { id: string; messages: Message[]; contextTokens?: number; stamp: TranscriptStamp };
     sessionId?: string;
     systemPrompt?: { replace?: string; append?: string };
   };
@@ -79,7 +80,7 @@ export async function prepareRun(
         id: resumed.id,
         messages: continued.messages,
         ...(resumed.contextTokens === null ? {} : { contextTokens: resumed.contextTokens }),
-        bytes: resumed.bytes,
+        stamp: resumed.stamp,
       };
       if (resumed.notice !== null) resumeNotices.push(resumed.notice);
       if (continued.notice !== null) resumeNotices.push(continued.notice);

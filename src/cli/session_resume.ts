@@ -14,6 +14,7 @@ import {
   SessionLookupError,
   SessionNotFoundError,
 } from "../session/session_index.ts";
+import type { TranscriptStamp } from "../session/transcript.ts";
 import type { Workspace } from "../session/workspace.ts";
 import { UsageError } from "./args.ts";
 
@@ -28,8 +29,8 @@ export interface ContinuedSession {
   model: string | null;
   /** What the user should know about the load (a torn last line), or null. */
   notice: string | null;
-  /** The transcript's size when it was read (the run that continues it checks it is unchanged). */
-  bytes: number;
+  /** What the transcript was when it was read (the run that continues it checks it is unchanged). */
+  stamp: TranscriptStamp;
 }
 
 /**
@@ -85,7 +86,7 @@ export async function loadContinued(info: SessionInfo): Promise<ContinuedSession
       provider: loaded.provider,
       model: loaded.model,
       notice: loaded.notice,
-      bytes: loaded.bytes,
+      stamp: loaded.stamp,
     };
   } catch (error) {
     if (error instanceof SessionLoadError) {

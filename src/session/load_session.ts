@@ -7,7 +7,7 @@ import { conversationTokens } from "../agent/conversation.ts";
 import { type CallOutcome, Conversation } from "../agent/conversation.ts";
 import { assertNever, describeError } from "../common/errors.ts";
 import type { Message, Usage } from "../llm/provider.ts";
-import { readTranscript, type TranscriptRecord } from "./transcript.ts";
+import { readTranscript, type TranscriptRecord, type TranscriptStamp } from "./transcript.ts";
 
 /** What a transcript holds, ready to continue. */
 export interface LoadedSession {
@@ -26,8 +26,8 @@ export interface LoadedSession {
   contextTokens: number | null;
   /** Whether the last line was torn (a crash while writing) and skipped. */
   torn: boolean;
-  /** The transcript's size in bytes as read: a run continuing it checks it has not grown since. */
-  bytes: number;
+  /** What the transcript was as read: a run continuing it checks no other run wrote to it since. */
+  stamp: TranscriptStamp;
   /** What a person should know about the load (a torn line, calls answered for a crashed run); null if none. */
   notice: string | null;
 }
@@ -43,7 +43,7 @@ export class SessionLoadError extends Error {
  * form a valid conversation.
  */
 export async function loadSession(path: string): Promise<LoadedSession> {
-  let read: { records: TranscriptRecord[]; torn: boolean; bytes: number };
+  let read: { records: TranscriptRecord[]; torn: boolean; stamp: TranscriptStamp };
   try {
     read = await readTranscript(path);
   } catch (error) {
@@ -51,19 +51,19 @@ export async function loadSession(path: string): Promise<LoadedSession> {
       cause: error,
     });
   }
-  return { ...rebuildSession(read.records, { torn: read.torn, path }), bytes: read.bytes };
+  return { ...rebuildSession(read.records, { torn: read.torn, path }), stamp: read.stamp };
 }
 
 /** Rebuilds the conversation from records already read (`path` only names the file in messages). */
 function rebuildSession(
   records: readonly TranscriptRecord[],
   options: { torn: boolean; path: string },
-): Omit<LoadedSession, "bytes"> {
+): Omit<LoadedSession, "stamp"> {
   if (records.length === 0) {
     throw new SessionLoadError(`Cannot load the session "${options.path}": the transcript holds no records`);
   }
   const conversation = new Conversation();
-  const loaded: Omit<LoadedSession, "messages" | "notice" | "bytes"> = {
+  const loaded: Omit<LoadedSession, "messages" | "notice" | "stamp"> = {
     sessionId: null,
     root: null,
     model: null,

@@ -59,7 +59,7 @@ import {
   OpenSession,
   SESSION_FORMAT_VERSION,
 } from "./open_session.ts";
-import { Transcript } from "./transcript.ts";
+import { Transcript, type TranscriptStamp } from "./transcript.ts";
 import type { Workspace } from "./workspace.ts";
 
 export type { CompactionResult, ExecutorKind, HelperPaths, ProfileFinding, Provider, SandboxMode };
@@ -134,8 +134,8 @@ export interface SessionOptions {
     id: string;
     messages: readonly Message[];
     contextTokens?: number | null;
-    /** The transcript's size when `messages` were read from it: opening fails if another run grew it. */
-    bytes?: number;
+    /** What the transcript was when `messages` were read from it: opening fails if another run wrote to it. */
+    stamp?: TranscriptStamp;
   };
   /** When runs compact the conversation; the defaults of CompactionOptions when absent. */
   compaction?: CompactionOptions;
@@ -289,7 +289,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
         ...(id === undefined ? {} : { sessionId: id }),
         // A new session's id must be new; a continued one appends to its own file, as it was read.
         exclusive: options.resume === undefined,
-        ...(options.resume?.bytes === undefined ? {} : { expectedBytes: options.resume.bytes }),
+        ...(options.resume?.stamp === undefined ? {} : { expected: options.resume.stamp }),
       });
     }
   } catch (error) {

@@ -28,6 +28,7 @@ import type {
 } from "../agent/events.ts";
 import { currentUid } from "../common/current_uid.ts";
 import { lstatSyncIfExists } from "../common/fs.ts";
+import { sha256HexSync } from "../common/sha256.ts";
 import { assertNever } from "../common/errors.ts";
 import { projectDir } from "../config/home.ts";
 import type { CallOutcome } from "../execution/call_outcome.ts";
@@ -140,11 +141,11 @@ export interface TranscriptOptions {
   /** Fail (SessionExistsError) when the session's file exists, instead of appending to it. */
   exclusive?: boolean;
   /**
-   * The size in bytes the session's file had when its conversation was read to continue it: another run
-   * that wrote to it since (while this one waited for its standard input, say) fails the open with a
-   * SessionInUseError, since continuing would leave out what that run added.
+   * What the session's file was when its conversation was read to continue it (`readTranscript`'s stamp):
+   * another run that wrote to it since (while this one waited for its standard input, say) fails the open
+   * with a SessionInUseError, since continuing would leave out what that run added.
    */
-  expectedBytes?: number;
+  expected?: TranscriptStamp;
   /** Default `Date.now`. */
   clock?: () => number;
 }
@@ -222,9 +223,7 @@ export class Transcript implements Disposable {
     try {
       checkOpened(file, { path, folders, uid });
       lockForSession(file, { path, sessionId });
-      if (options.expectedBytes !== undefined) {
-        checkUnchanged(file, { path, sessionId }, options.expectedBytes);
-      }
+      if (options.expected !== undefined) checkUnchanged(file, { path, sessionId }, options.expected);
       endWithLineFeed(file);
     } catch (error) {
       file.close();
@@ -339,14 +338,29 @@ function entryOf(event: AgentEvent, loggedSystem: string | null = null): Transcr
 }
 
 /**
+ * What a transcript file was when it was read: its size, and the SHA-256 of its last bytes (up to
+ * STAMP_TAIL_BYTES). Runs only append, or cut a torn last line and then append: either changes the size or
+ * the last bytes (which then end with the other run's own records), so a file rewritten to the same size
+ * is told apart too.
+ */
+export interface TranscriptStamp {
+  bytes: number;
+  tail: string;
+}
+
+/** How many of a transcript's last bytes its stamp digests. */
+const STAMP_TAIL_BYTES = 64 * 1024;
+
+/**
  * The records of a transcript file, skipping a torn (unparsable) last line; `torn` says whether it had one,
- * `bytes` how many bytes were read.
+ * `bytes` how many bytes were read, `stamp` what the file was (see TranscriptStamp).
  */
 export async function readTranscript(
   path: string,
-): Promise<{ records: TranscriptRecord[]; torn: boolean; bytes: number }> {
+): Promise<{ records: TranscriptRecord[]; torn: boolean; bytes: number; stamp: TranscriptStamp }> {
   const bytes = await Deno.readFile(path);
-  return { ...parseTranscript(new TextDecoder().decode(bytes)), bytes: bytes.length };
+  const stamp = { bytes: bytes.length, tail: sha256HexSync(bytes.subarray(-STAMP_TAIL_BYTES)) };
+  return { ...parseTranscript(new TextDecoder().decode(bytes)), bytes: bytes.length, stamp };
 }
 
 /**
@@ -480,19 +494,23 @@ function lockForSession(file: Deno.FsFile, { path, sessionId }: { path: string; 
 }
 
 /**
- * Refuses a transcript whose size is no longer the one its conversation was read at: another run wrote to
- * it between that read and this run's lock, and this run's conversation does not hold what it added.
+ * Refuses a transcript that is no longer what its conversation was read from (its size, or the digest of
+ * its last bytes, differs): another run wrote to it between that read and this run's lock, and this run's
+ * conversation does not hold what it added.
  */
 function checkUnchanged(
   file: Deno.FsFile,
   { path, sessionId }: { path: string; sessionId: string },
-  expectedBytes: number,
+  expected: TranscriptStamp,
 ): void {
   const size = file.statSync().size;
-  if (size === expectedBytes) return;
+  const was = `"${path}" was ${expected.bytes} bytes, now ${size}`;
+  const tail = Math.min(size, STAMP_TAIL_BYTES);
+  if (size === expected.bytes && sha256HexSync(readAt(file, size - tail, tail)) === expected.tail) return;
   throw new SessionInUseError(
-    `Session ${sessionId} changed after this run read it ("${path}" was ${expectedBytes} bytes, now ${size}): ` +
-      "another mewcode run continued it meanwhile, and going on would leave out what it added: continue " +
+    `Session ${sessionId} changed after this run read it (${
+      size === expected.bytes ? `"${path}" was rewritten at the same size, ${size} bytes` : was
+    }): another mewcode run continued it meanwhile, and going on would leave out what it added: continue ` +
       "the session again",
   );
 }

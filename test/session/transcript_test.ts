@@ -347,14 +347,15 @@ Deno.test("Transcript refuses to continue a session another run wrote to after i
     const first = await Transcript.create({ home, root: "/w", sessionId: "grown", exclusive: true });
     first.append({ type: "user-message", content: "first" });
     first.close();
-    const { bytes } = await readTranscript(first.path);
+    const { bytes, stamp } = await readTranscript(first.path);
     equal(bytes, (await Deno.stat(first.path)).size);
+    equal(stamp.bytes, bytes);
     // Another run continues the session while this one waits (for its standard input, say).
     const other = await Transcript.create({ home, root: "/w", sessionId: "grown" });
     other.append({ type: "user-message", content: "the other run's turn" });
     other.close();
     const grown = await Deno.readTextFile(first.path);
-    const error = await Transcript.create({ home, root: "/w", sessionId: "grown", expectedBytes: bytes })
+    const error = await Transcript.create({ home, root: "/w", sessionId: "grown", expected: stamp })
       .then(
         () => null,
         (error: unknown) => error,
@@ -371,7 +372,7 @@ Deno.test("Transcript refuses to continue a session another run wrote to after i
       home,
       root: "/w",
       sessionId: "grown",
-      expectedBytes: reread.bytes,
+      expected: reread.stamp,
     });
     again.append({ type: "user-message", content: "this run's turn" });
   } finally {
@@ -398,5 +399,41 @@ Deno.test("Transcript says what to do when MEWCODE_HOME, or a folder above it, i
     }
   } finally {
     await Deno.remove(parent, { recursive: true });
+  }
+});
+
+Deno.test("Transcript refuses to continue a session another run rewrote to the same size after it was read", async () => {
+  const home = await Deno.makeTempDir();
+  try {
+    const first = await Transcript.create({ home, root: "/w", sessionId: "same", exclusive: true });
+    first.append({ type: "user-message", content: "first" });
+    first.close();
+    // A run killed while writing left a torn last line; this run reads the session (and skips that line).
+    const torn = '{"type":"assistant-message","message":{"role":"assistant","content":[{"type":"text","te';
+    await Deno.writeTextFile(first.path, torn, { append: true });
+    const { stamp } = await readTranscript(first.path);
+    // Another run continues it meanwhile: it cuts the torn line and appends its own records, here as many
+    // bytes as it cut (a size check alone takes the file for unchanged).
+    const other = await Transcript.create({ home, root: "/w", sessionId: "same" });
+    other.close();
+    const cut = (await Deno.stat(first.path)).size;
+    const filler = `{"type":"user-message","content":"${"x".repeat(stamp.bytes - cut - 40)}"`;
+    const line = `${filler}${",".padEnd(stamp.bytes - cut - filler.length - 2, " ")}}\n`;
+    await Deno.writeTextFile(first.path, line, { append: true });
+    equal((await Deno.stat(first.path)).size, stamp.bytes, "the same size as read");
+    const error = await Transcript.create({ home, root: "/w", sessionId: "same", expected: stamp }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    ok(error instanceof SessionInUseError, String(error));
+    match(
+      error.message,
+      /^Session same changed after this run read it \(".*same\.jsonl" was rewritten at the same size/,
+    );
+    const reread = await readTranscript(first.path);
+    using again = await Transcript.create({ home, root: "/w", sessionId: "same", expected: reread.stamp });
+    again.append({ type: "user-message", content: "this run's turn" });
+  } finally {
+    await Deno.remove(home, { recursive: true });
   }
 });

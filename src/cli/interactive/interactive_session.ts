@@ -387,7 +387,7 @@ async function openInteractiveSession(
         id: resume.id,
         messages: resume.messages,
         ...(resume.contextTokens === null ? {} : { contextTokens: resume.contextTokens }),
-        bytes: resume.bytes,
+        stamp: resume.stamp,
       },
     }),
     ...(parts.provider === undefined ? {} : { provider: parts.provider }),

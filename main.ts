@@ -57,7 +57,8 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof WorkspaceError) return await usageFailure(new UsageError(error.message));
     throw error;
   }
-  const interruption = new Interruption();
+  // A command that cannot stop part-way (it takes no signal) stops at once on the first signal.
+  const interruption = new Interruption({ atOnce: !TAKES_SIGNAL.has(command.kind) });
   try {
     switch (command.kind) {
       // Every command is loaded on demand (lazy_import.ts): `--version` and `--help` load none of them.
@@ -146,18 +147,32 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** The commands that stop part-way when their signal aborts (a run, a tool call, a question). */
+const TAKES_SIGNAL: ReadonlySet<string> = new Set([
+  "prompt",
+  "tool",
+  "permissions",
+  "permissions-test",
+  "trust",
+]);
+
 /**
  * SIGINT, SIGTERM and SIGHUP abort the run (its tools' processes are killed, the partial result is printed,
  * the transcript gets its end record, the sandbox's temporary files are removed); a second signal while that
  * happens exits at once. Left to its default, SIGHUP (a closed terminal, a dropped SSH session) would end
- * the process with none of that. Windows delivers only SIGINT (and SIGBREAK) to Deno.
+ * the process with none of that. With `atOnce` (a command that takes no signal: `doctor` waiting for the
+ * API, `sessions`), the first signal exits at once, with the same status: aborting a signal no one
+ * listens to would have let the command run on to its end. Windows delivers only SIGINT (and SIGBREAK) to
+ * Deno.
  */
 class Interruption {
   readonly #controller = new AbortController();
   #received: InterruptSignal | null = null;
   readonly #listeners: [Deno.Signal, () => void][] = [];
+  readonly #atOnce: boolean;
 
-  constructor() {
+  constructor(options: { atOnce: boolean }) {
+    this.#atOnce = options.atOnce;
     const names: readonly InterruptSignal[] = Deno.build.os === "windows"
       ? ["SIGINT"]
       : ["SIGINT", "SIGTERM", "SIGHUP"];
@@ -182,7 +197,7 @@ class Interruption {
   }
 
   #receive(name: InterruptSignal): void {
-    if (this.#received !== null) Deno.exit(interruptStatus(name));
+    if (this.#received !== null || this.#atOnce) Deno.exit(interruptStatus(name));
     this.#received = name;
     this.#controller.abort(new DOMException(`interrupted by ${name}`, "AbortError"));
   }

@@ -92,3 +92,43 @@ for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 12
     ok(last?.type === "turn-end" && last.reason === "aborted", JSON.stringify(last));
   });
 }
+
+Deno.test("e2e: SIGINT during `mewcode doctor`, which takes no signal, exits 130 at once rather than run on", async () => {
+  await using workspace = await createTempWorkspace("mewcode-e2e-int-doctor-");
+  await using home = await createTempWorkspace("mewcode-e2e-int-doctor-home-");
+  // An API that takes the connection and never answers: doctor waits for it (3 s) unless stopped.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const connection of listener) held.push(connection);
+  })();
+  try {
+    const child = new Deno.Command(LAUNCHER, {
+      args: ["doctor"],
+      cwd: workspace.root,
+      env: {
+        ANTHROPIC_API_KEY: "sk-test",
+        ANTHROPIC_BASE_URL: `http://127.0.0.1:${listener.addr.port}`,
+        MEWCODE_HOME: home.root,
+      },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const output = child.output();
+    const deadline = Date.now() + 30_000;
+    while (held.length === 0) {
+      ok(Date.now() < deadline, "doctor never asked the API");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const sentAt = Date.now();
+    child.kill("SIGINT");
+    const { code } = await output;
+    equal(code, 130);
+    ok(Date.now() - sentAt < 1_500, `exited ${Date.now() - sentAt} ms after the signal, not at once`);
+  } finally {
+    listener.close();
+    await accepting.catch(() => {});
+    for (const connection of held) connection.close();
+  }
+});

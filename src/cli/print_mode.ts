@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { lazyImport } from "../common/lazy_import.ts";
+import { lazyImport, lazyModule } from "../common/lazy_import.ts";
 import {
   AdditionalDirectoryError,
   type ExecutorKind,
@@ -255,11 +255,9 @@ function writeAllSync(target: { writeSync(bytes: Uint8Array): number }, text: st
 }
 
 /** The output side of the run (_print_run.ts), loaded once. */
-const loadRunOutput = (() => {
-  let loading: Promise<typeof import("./_print_run.ts")> | null = null;
-  return () =>
-    loading ??= lazyImport<typeof import("./_print_run.ts")>(new URL("./_print_run.ts", import.meta.url));
-})();
+const loadRunOutput = lazyModule<typeof import("./_print_run.ts")>(
+  new URL("./_print_run.ts", import.meta.url),
+);
 
 /** The terminal text sanitizer, for the rare run that has warnings before its output side loads. */
 function loadTerminalText(): Promise<typeof import("./_terminal_text.ts")> {

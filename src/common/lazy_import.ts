@@ -18,3 +18,12 @@
 export function lazyImport<Module>(url: URL): Promise<Module> {
   return import(url.href);
 }
+
+/**
+ * A loader of the module at `url` that imports it on its first call and gives every later call the same
+ * promise: for code that must not load before it is needed (after a session's first request is on its way).
+ */
+export function lazyModule<Module>(url: URL): () => Promise<Module> {
+  let loading: Promise<Module> | null = null;
+  return () => loading ??= lazyImport<Module>(url);
+}

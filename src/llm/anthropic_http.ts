@@ -41,7 +41,13 @@ import {
   webPageError,
 } from "./errors.ts";
 import { redactError, redactSecrets } from "./redact_secrets.ts";
-import { parseSse, type SseEvent } from "./sse_decoder.ts";
+import type { SseEvent } from "./sse_decoder.ts";
+import { lazyModule } from "../common/lazy_import.ts";
+
+/** The stream's decoder: only a response that began needs it, so it loads after the request went out. */
+const loadSseDecoder = lazyModule<typeof import("./sse_decoder.ts")>(
+  new URL("./sse_decoder.ts", import.meta.url),
+);
 
 /**
  * The API version the requests are written for: the one @anthropic-ai/sdk 1.14.0 sent, which the wire
@@ -218,6 +224,7 @@ async function* messageEvents(
   baseUrl: string,
 ): AsyncGenerator<unknown> {
   try {
+    const { parseSse } = await loadSseDecoder();
     for await (const event of parseSse(body)) {
       if (event.event === null || event.event === "ping") continue;
       if (event.event === "error") throw ApiError.fromErrorEvent(parseJson(event.data) ?? event.data);

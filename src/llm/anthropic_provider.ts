@@ -16,13 +16,21 @@
  * @module
  */
 import { AnthropicHttpClient, type MessageEventStream } from "./anthropic_http.ts";
-import { assembleStream } from "./anthropic_stream.ts";
 import { toWireRequest } from "./anthropic_wire.ts";
+import { lazyModule } from "../common/lazy_import.ts";
 import { ApiError, ConnectionError, MissingApiKeyError, StreamProtocolError } from "./errors.ts";
 import type { ModelRequest, Provider, ProviderEvent, StreamOptions } from "./provider.ts";
-import { guardSdkStream } from "./_sdk_stream.ts";
 import { redactError } from "./redact_secrets.ts";
 import { type RetryOptions, streamWithRetry } from "./retry.ts";
+
+/**
+ * What reads a response (the stream's assembler and its idle guard): only a response that began needs it,
+ * so it loads once the request went out and its headers came back, not before a session's first request.
+ */
+const loadAssembler = lazyModule<typeof import("./anthropic_stream.ts")>(
+  new URL("./anthropic_stream.ts", import.meta.url),
+);
+const loadGuard = lazyModule<typeof import("./_sdk_stream.ts")>(new URL("./_sdk_stream.ts", import.meta.url));
 
 /** The API endpoint when ANTHROPIC_BASE_URL is not set. */
 export const DEFAULT_BASE_URL = "https://api.anthropic.com";
@@ -100,6 +108,7 @@ export class AnthropicProvider implements Provider {
     } catch (error) {
       throw this.#toOurError(error, signal);
     }
+    const [{ assembleStream }, { guardSdkStream }] = await Promise.all([loadAssembler(), loadGuard()]);
     yield* assembleStream(guardSdkStream(rawStream, {
       signal,
       idleTimeoutMs: this.#idleTimeoutMs,

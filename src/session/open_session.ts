@@ -16,7 +16,7 @@ import { costOf, priceOn } from "../llm/prices.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
 import type { CallResult } from "../execution/call_outcome.ts";
 import type { ProfileFinding } from "../execution/profile_checks.ts";
-import { lazyImport } from "../common/lazy_import.ts";
+import { lazyImport, lazyModule } from "../common/lazy_import.ts";
 import type { ToolCall } from "../execution/pipeline.ts";
 import type { ToolRuntime } from "../execution/runtime.ts";
 import type { UsableToolsOptions } from "../execution/usable_tools.ts";
@@ -48,17 +48,9 @@ export interface EarlyContext {
   controller: AbortController;
 }
 
-/**
- * Loads a module once, when first needed: the agent loop and compaction are not on the way to a session's
- * first request (`StartedRequest` sends it while the loop loads).
- */
-function lazily<Module>(url: URL): () => Promise<Module> {
-  let loading: Promise<Module> | null = null;
-  return () => loading ??= lazyImport<Module>(url);
-}
-
-const loadLoop = lazily<typeof import("../agent/loop.ts")>(new URL("../agent/loop.ts", import.meta.url));
-const loadCompaction = lazily<typeof import("../agent/compaction.ts")>(
+// Not on the way to a session's first request: `StartedRequest` sends it, the loop loads once it is answered.
+const loadLoop = lazyModule<typeof import("../agent/loop.ts")>(new URL("../agent/loop.ts", import.meta.url));
+const loadCompaction = lazyModule<typeof import("../agent/compaction.ts")>(
   new URL("../agent/compaction.ts", import.meta.url),
 );
 

@@ -36,6 +36,8 @@ const LATER = [
   // The protected paths (gathered with the tools: session.ts) and the shell's resource limits (runtime.ts).
   /\/src\/tools\/(protected_paths|_paths)\.ts$/,
   /\/src\/(common\/home_credentials|config\/command_scripts|sandbox\/limits)\.ts$/,
+  // What reads the model's answer: it loads once the response began (anthropic_provider.ts).
+  /\/src\/llm\/(anthropic_stream|_sdk_stream|sse_decoder)\.ts$/,
 ];
 
 for (const entry of ENTRIES) {

@@ -34,8 +34,8 @@ export type SetAsideOutcome =
   | { kind: "failed"; error: string };
 
 /**
- * How long set-aside entries are kept: each time one is set aside, older ones go, so a model that makes the
- * same path on every call cannot fill the disk over months of sessions.
+ * How long set-aside entries are kept: the first time a session sets one aside, older ones go, so a model
+ * that makes the same path on every call cannot fill the disk over months of sessions.
  */
 export const KEEP_DAYS = 30;
 
@@ -56,6 +56,12 @@ const RECURSIVE_REMOVAL_ENTRIES = 5_000;
 /** What a session may still set aside (bytes); one per session, shared by its calls. */
 export interface SetAsideBudget {
   bytes: number;
+  /**
+   * The folders whose old entries this session removed already. Once a session is enough (they are days
+   * old); before every entry, a model making thousands of entries made the session's end quadratic: 3,000 took
+   * 28 seconds, long enough for a user to press Ctrl-C twice and leave the rest where they were.
+   */
+  swept?: Set<string>;
 }
 
 /** Options of `setAside`. */
@@ -84,7 +90,7 @@ export async function setAside(entry: MadeEntry, options: SetAsideOptions): Prom
     why = `this session has set aside ${SESSION_SET_ASIDE_BYTES} bytes already`;
   } else if (options.folder !== null) {
     try {
-      const to = await moveAside(entry, options.folder, options.roots);
+      const to = await moveAside(entry, options.folder, options.roots, budget);
       budget.bytes -= size.bytes;
       return { kind: "moved", to };
     } catch (error) {
@@ -130,9 +136,18 @@ class PathChanged extends Error {
   }
 }
 
-async function moveAside(entry: MadeEntry, folder: string, roots: readonly string[]): Promise<string> {
+async function moveAside(
+  entry: MadeEntry,
+  folder: string,
+  roots: readonly string[],
+  budget: SetAsideBudget,
+): Promise<string> {
   await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
-  await removeOld(folder, Date.now() - KEEP_DAYS * 24 * 60 * 60 * 1000);
+  budget.swept ??= new Set();
+  if (!budget.swept.has(folder)) {
+    await removeOld(folder, Date.now() - KEEP_DAYS * 24 * 60 * 60 * 1000);
+    budget.swept.add(folder);
+  }
   const stamp = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
   const own = join(folder, `${stamp}-${crypto.randomUUID().slice(0, 8)}`);
   await Deno.mkdir(own, { mode: 0o700 });

@@ -63,6 +63,8 @@ import { plannedAtTop, whyNestedMatters } from "./_nested_protected.ts";
 import { checkObjectFiles } from "./git_packs.ts";
 import { changedHookTasks, type HookTaskRecord, recordHookTasks } from "./git_hook_tasks.ts";
 import { basename, dirname } from "../common/path.ts";
+import { lstatSyncOrNull } from "../common/fs.ts";
+import { recordUnfinished, takeUnfinished, type UnfinishedEntry } from "./_unfinished_set_aside.ts";
 import { sandboxFilter } from "./seccomp.ts";
 import type { ShellCall, ShellSandboxOptions } from "./shell_sandbox_options.ts";
 
@@ -108,6 +110,8 @@ export class ShellSandbox {
   #livePlaceholders = new Set<string>();
   /** What the session's calls may still set aside (`_set_aside.ts`). */
   readonly #setAsideBudget: SetAsideBudget = { bytes: SESSION_SET_ASIDE_BYTES };
+  /** The lines about what an earlier session's interrupted end left, once set aside (`#setAsideLeftovers`). */
+  #leftovers: Promise<string[]> | null = null;
   /** Empty folders first found where a placeholder goes (the user's, or another session's): their identity. */
   #foundPlaceholders = new Map<string, string>();
   #closed = false;
@@ -426,6 +430,8 @@ export class ShellSandbox {
 
   /** Takes the git metadata's first snapshot, once (callers in parallel wait for the same one). */
   async #startWatch(): Promise<void> {
+    // Before the first scan, which would take what an interrupted session left for the user's own.
+    await (this.#leftovers ??= this.#setAsideLeftovers());
     this.#watchStart ??= GitWatch.start(
       [this.root, ...this.additionalRoots],
       userGitConfig(this.#options.env),
@@ -455,8 +461,10 @@ export class ShellSandbox {
    * Lines for the user; empty when nothing changed.
    */
   async endOfSession(): Promise<string[]> {
-    if (this.#watch === null) return [];
+    const leftovers = await (this.#leftovers ??= this.#setAsideLeftovers());
+    if (this.#watch === null) return leftovers;
     const { lines, madeNamed, objectFiles } = await this.#watch.end(this.root);
+    lines.unshift(...leftovers);
     const git = this.helpers.git;
     lines.push(...await changedHookTasks(await this.#hookTasks ?? [], this.root));
     if (git !== null) {
@@ -469,23 +477,51 @@ export class ShellSandbox {
       );
     }
     const roots = [this.root, ...this.additionalRoots];
-    for (const path of madeNamed) {
-      // A root's own `.vscode` is planned as a placeholder (an empty folder on the host during the session).
-      if (plannedAtTop(path, { roots, protectedPaths: this.#options.protectedPaths })) continue;
-      const [made] = await setAsideMade(
-        [path],
-        roots,
-        this.#options.setAsideIn ?? null,
-        this.#setAsideBudget,
-      );
-      if (made === undefined) continue;
+    const setAsideIn = this.#options.setAsideIn ?? null;
+    // A root's own `.vscode` is planned as a placeholder (an empty folder on the host during the session).
+    const made = madeNamed.filter((path) =>
+      !plannedAtTop(path, { roots, protectedPaths: this.#options.protectedPaths })
+    );
+    const record = setAsideIn === null || made.length === 0
+      ? null
+      : await recordUnfinished(setAsideIn, identified(made));
+    for (const path of made) {
+      const [entry] = await setAsideMade([path], roots, setAsideIn, this.#setAsideBudget);
+      if (entry === undefined) continue;
       lines.push(
-        `"${made.path}" (a ${made.type}) appeared during the session and ${describeSetAside(made.outcome)}: ${
-          whyNestedMatters(made.path, { atTop: roots.includes(dirname(made.path)) })
+        `"${entry.path}" (a ${entry.type}) appeared during the session and ${
+          describeSetAside(entry.outcome)
+        }: ${
+          whyNestedMatters(entry.path, { atTop: roots.includes(dirname(entry.path)) })
         }; look at what it holds before you put it back`,
       );
     }
+    await record?.done();
     lines.push(...await changedDirenvFiles(await this.#direnvFiles ?? [], this.root));
+    return lines;
+  }
+
+  /**
+   * Sets aside what an earlier session in the workspace found at its end and could not set aside before its
+   * process was gone (`_unfinished_set_aside.ts`): each entry still there as the same file. Lines for the user.
+   */
+  async #setAsideLeftovers(): Promise<string[]> {
+    const setAsideIn = this.#options.setAsideIn ?? null;
+    if (setAsideIn === null) return [];
+    const roots = [this.root, ...this.additionalRoots];
+    const lines: string[] = [];
+    for (const left of await takeUnfinished(setAsideIn)) {
+      const now = lstatSyncOrNull(left.path);
+      if (now === null || now.dev !== left.dev || now.ino !== left.ino) continue;
+      const [entry] = await setAsideMade([left.path], roots, setAsideIn, this.#setAsideBudget);
+      if (entry === undefined) continue;
+      lines.push(
+        `"${entry.path}" (a ${entry.type}) appeared during an earlier session here, which ended before it was ` +
+          `set aside, and ${describeSetAside(entry.outcome)} now: ${
+            whyNestedMatters(entry.path, { atTop: roots.includes(dirname(entry.path)) })
+          }; look at what it holds before you put it back`,
+      );
+    }
     return lines;
   }
 
@@ -649,4 +685,14 @@ export class ShellSandbox {
   #counters(): LimitCounters {
     return this.#limits?.counters() ?? { processLimitHits: 0, memoryKills: 0 };
   }
+}
+
+/** Each path that exists, with the device and inode it has now. */
+function identified(paths: readonly string[]): UnfinishedEntry[] {
+  const entries: UnfinishedEntry[] = [];
+  for (const path of paths) {
+    const info = lstatSyncOrNull(path);
+    if (info !== null) entries.push({ path, dev: info.dev, ino: info.ino ?? 0 });
+  }
+  return entries;
 }

@@ -4,11 +4,13 @@
  * makes in a subfolder, which no mount could cover before it existed, is set aside at the session's end.
  */
 import { deepStrictEqual, equal, notEqual, ok } from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { exists, exitCodeOf, openSandbox, outputOf, runIn } from "./_sandbox.ts";
 import { GitWatch } from "../../src/sandbox/git_watch.ts";
 import { userGitConfig } from "../../src/sandbox/git_metadata.ts";
+import { recordUnfinished } from "../../src/sandbox/_unfinished_set_aside.ts";
 
 const TASK = '{"version":"2.0.0","tasks":[{"label":"x","type":"shell","command":"touch /tmp/pwned",' +
   '"runOptions":{"runOn":"folderOpen"}}]}';
@@ -364,4 +366,65 @@ Deno.test("mise's config files are read-only to commands at the top, and those a
   for (const path of [".tool-versions", "mise-tasks/build", "mise.toml.example", "api/.config/mise"]) {
     ok(await exists(join(root, path)), `${path} stays: it runs nothing by itself`);
   }
+});
+
+Deno.test("What a session's end found and was cut short before setting aside, the next session sets aside", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace();
+  const root = workspace.root;
+  const setAsideIn = join(state.root, "set-aside");
+  // The session's end is cut short as a second Ctrl-C cuts it (Deno.exit), once it has set aside a few of
+  // the folders its command made: a model makes thousands to make the end long enough for that.
+  const session = `
+    import { openSandbox, runIn } from ${JSON.stringify(new URL("./_sandbox.ts", import.meta.url).href)};
+    const sandbox = await openSandbox(${JSON.stringify(root)}, "workspace-write", { setAsideIn: ${
+    JSON.stringify(setAsideIn)
+  } });
+    await runIn(sandbox, "for i in $(seq 1 50); do mkdir -p d$i/.vscode; done; mkdir -p zz/.vscode && echo '{}' > zz/.vscode/tasks.json");
+    setInterval(() => {
+      const moved = [...Deno.readDirSync(${JSON.stringify(setAsideIn)})].filter((entry) => entry.isDirectory);
+      if (moved.length >= 3) Deno.exit(130);
+    }, 1);
+    await sandbox.endOfSession();
+  `;
+  const cut = await new Deno.Command(Deno.execPath(), { args: ["eval", session], stderr: "piped" }).output();
+  equal(cut.code, 130, new TextDecoder().decode(cut.stderr));
+  const left = [...Deno.readDirSync(root)].filter((entry) => existsSync(join(root, entry.name, ".vscode")));
+  ok(left.length > 40, `${left.length} left`);
+  // Since then the user made one of them again: theirs now. And another session's end is under way.
+  await Deno.mkdir(join(root, "d50/new"));
+  await Deno.remove(join(root, "d50/.vscode"));
+  await Deno.rename(join(root, "d50/new"), join(root, "d50/.vscode"));
+  await Deno.mkdir(join(root, "web/.vscode"), { recursive: true });
+  const info = await Deno.lstat(join(root, "web/.vscode"));
+  const live = await recordUnfinished(setAsideIn, [{
+    path: join(root, "web/.vscode"),
+    dev: info.dev,
+    ino: info.ino!,
+  }]);
+  ok(live !== null);
+
+  await using next = await openSandbox(root, "workspace-write", { setAsideIn });
+  const lines = await next.endOfSession();
+  equal(lines.length, left.length - 1, lines.join("\n"));
+  ok(
+    lines.some((line) =>
+      line.startsWith(
+        `"${join(root, "zz/.vscode")}" (a directory) appeared during an earlier session here, which ended ` +
+          `before it was set aside, and was moved to "${setAsideIn}/`,
+      )
+    ),
+    lines.join("\n"),
+  );
+  deepStrictEqual(
+    [...Deno.readDirSync(root)].filter((entry) => existsSync(join(root, entry.name, ".vscode"))).map((
+      entry,
+    ) => entry.name).sort(),
+    ["d50", "web"],
+  );
+  const records = () =>
+    [...Deno.readDirSync(setAsideIn)].filter((entry) => entry.name.startsWith("unfinished-"));
+  equal(records().length, 1, "the live session's record stays until its end");
+  await live!.done();
+  equal(records().length, 0);
 });

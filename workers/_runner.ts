@@ -1,14 +1,14 @@
 /**
  * The body of every tool worker: receives run requests, runs the tool with its own AbortController,
- * turns anything thrown into an error result, and posts the result back. The entry points
- * (`tool_worker.ts`, and test-only entries) only choose the tools.
+ * turns anything thrown into an error result, and posts the result back. The entry points (one per
+ * permission profile: `tool_worker.ts` for the read-only tools, `writer_worker.ts`, `shell_worker.ts`; and
+ * test-only entries) only choose the tools, and what the worker does besides.
  *
  * @module
  */
 import { assertNever, describeError } from "../src/common/errors.ts";
-import type { ToolResult, ToolRunner } from "../src/tools/tool.ts";
+import type { ShellRunner, ToolResult, ToolRunner } from "../src/tools/tool.ts";
 import type { PrewalkRequest } from "../src/tools/_prewalk.ts";
-import { ShellHost } from "../src/tools/_shell_host.ts";
 import {
   type CallProgress,
   checkResult,
@@ -37,6 +37,11 @@ export interface BetweenCalls {
   beforeCall?(): void;
   /** Starts the walk ahead of the searches (`src/tools/_prewalk.ts`); without it the request is ignored. */
   prewalk?(request: PrewalkRequest, busy: () => boolean): void;
+  /**
+   * What runs the shell's commands in a sandbox kept for as long as the worker lives (`ShellHost`): the
+   * shell's entry gives one; the others load none of its code.
+   */
+  shellRunner?: ShellRunner;
 }
 
 /**
@@ -51,8 +56,7 @@ export function serveTools(
 ): void {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const running = new Map<string, AbortController>();
-  // The shell's sandbox, kept for as long as this worker lives (it ends when the worker does).
-  const shellRunner = new ShellHost();
+  const shellRunner = between.shellRunner;
 
   scope.onmessage = (event) => {
     const message = event.data;
@@ -93,7 +97,12 @@ export function serveTools(
     try {
       result = checkResult(
         await tool.execute(
-          { ...request.context, signal: controller.signal, shellRunner, progress },
+          {
+            ...request.context,
+            signal: controller.signal,
+            ...(shellRunner === undefined ? {} : { shellRunner }),
+            progress,
+          },
           request.input,
         ),
       );

@@ -18,13 +18,21 @@
  * @module
  */
 import { type CallOptions, PooledWorker, type RunOutcome, type WorkerCall } from "./pooled_worker.ts";
-import type { PermissionProfile } from "./profiles.ts";
+import type { PermissionProfile, ProfileKind } from "./profiles.ts";
 import type { PrewalkRequest } from "../tools/_prewalk.ts";
 
 export type { RunOutcome, WorkerCall };
 
-/** The worker entry point that runs the built-in tools. */
-export const TOOL_WORKER_URL: URL = new URL("../../workers/tool_worker.ts", import.meta.url);
+/**
+ * The worker entry points of the built-in tools, one per permission profile: each loads only its own tools'
+ * code (a read-only worker none of the shell's), so a parallel batch of searches holds less and a worker
+ * starts sooner.
+ */
+export const TOOL_WORKER_URLS: Readonly<Record<ProfileKind, URL>> = {
+  "read-only": new URL("../../workers/tool_worker.ts", import.meta.url),
+  writer: new URL("../../workers/writer_worker.ts", import.meta.url),
+  shell: new URL("../../workers/shell_worker.ts", import.meta.url),
+};
 
 /** Default bound on the workers of one profile. */
 export const DEFAULT_MAX_WORKERS_PER_PROFILE = 8;
@@ -37,7 +45,7 @@ export const DEFAULT_IDLE_RELEASE_MS = 30_000;
 
 /** How the pool is set up. */
 export interface WorkerPoolOptions {
-  /** The worker entry point; default TOOL_WORKER_URL. Tests pass an entry with test-only tools. */
+  /** The worker entry point of every profile; default TOOL_WORKER_URLS. Tests pass one with test-only tools. */
   workerUrl?: URL;
   /** Most workers alive per profile (idle, starting or busy); default 8. */
   maxWorkersPerProfile?: number;
@@ -86,7 +94,7 @@ interface Slot {
 
 /** Tool workers by permission profile. */
 export class WorkerPool {
-  #url: URL;
+  #url: URL | null;
   #max: number;
   #graceMs: number;
   #startTimeoutMs: number;
@@ -101,7 +109,7 @@ export class WorkerPool {
   #closed = false;
 
   constructor(options: WorkerPoolOptions = {}) {
-    this.#url = options.workerUrl ?? TOOL_WORKER_URL;
+    this.#url = options.workerUrl ?? null;
     this.#max = options.maxWorkersPerProfile ?? DEFAULT_MAX_WORKERS_PER_PROFILE;
     if (!Number.isInteger(this.#max) || this.#max < 1) {
       throw new RangeError(
@@ -287,7 +295,7 @@ export class WorkerPool {
     const worker = new PooledWorker({
       id: this.#nextId++,
       profile: slot.profile,
-      url: this.#url,
+      url: this.#url ?? TOOL_WORKER_URLS[slot.profile.kind],
       startTimeoutMs: this.#startTimeoutMs,
       // An idle worker that fails (a timer or promise left behind by an earlier call) is replaced.
       onIdleFailure: (failed) => this.#remove(failed),

@@ -32,7 +32,8 @@ export class StartedRequest {
   /** The provider the loop uses: the started stream for the same request, the inner provider otherwise. */
   readonly provider: Provider;
   readonly #inner: Provider;
-  readonly #request: string;
+  /** The request as JSON until the loop takes it or it is discarded (a resumed conversation's is large). */
+  #request: string | null;
   readonly #controller = new AbortController();
   readonly #iterator: AsyncIterator<ProviderEvent>;
   /** The first step of the stream, taken at once: it sends the request. */
@@ -84,16 +85,18 @@ export class StartedRequest {
   discard(): void {
     if (this.#taken) return;
     this.#taken = true;
+    this.#request = null;
     this.#unlink();
     this.#controller.abort(new DOMException("the request was not used", "AbortError"));
   }
 
   #stream(request: ModelRequest, options: StreamOptions): AsyncIterable<ProviderEvent> {
-    if (this.#taken || JSON.stringify(request) !== this.#request) {
+    if (this.#request === null || JSON.stringify(request) !== this.#request) {
       this.discard();
       return this.#inner.stream(request, options);
     }
     this.#taken = true;
+    this.#request = null;
     const unlink = follow(options.signal, this.#controller);
     if (this.#responded) options.onResponse?.();
     else this.#onResponse = options.onResponse;

@@ -485,18 +485,21 @@ export class ShellSandbox {
     const record = setAsideIn === null || made.length === 0
       ? null
       : await recordUnfinished(setAsideIn, identified(made));
+    const setAside: SetAsideLine[] = [];
     for (const path of made) {
       const [entry] = await setAsideMade([path], roots, setAsideIn, this.#setAsideBudget);
       if (entry === undefined) continue;
-      lines.push(
-        `"${entry.path}" (a ${entry.type}) appeared during the session and ${
+      setAside.push({
+        failed: entry.outcome.kind === "failed",
+        line: `"${entry.path}" (a ${entry.type}) appeared during the session and ${
           describeSetAside(entry.outcome)
         }: ${
           whyNestedMatters(entry.path, { atTop: roots.includes(dirname(entry.path)) })
         }; look at what it holds before you put it back`,
-      );
+      });
     }
     await record?.done();
+    lines.push(...listedAtMost(setAside, setAsideIn));
     lines.push(...await changedDirenvFiles(await this.#direnvFiles ?? [], this.root));
     return lines;
   }
@@ -509,20 +512,22 @@ export class ShellSandbox {
     const setAsideIn = this.#options.setAsideIn ?? null;
     if (setAsideIn === null) return [];
     const roots = [this.root, ...this.additionalRoots];
-    const lines: string[] = [];
+    const setAside: SetAsideLine[] = [];
     for (const left of await takeUnfinished(setAsideIn)) {
       const now = lstatSyncOrNull(left.path);
       if (now === null || now.dev !== left.dev || now.ino !== left.ino) continue;
       const [entry] = await setAsideMade([left.path], roots, setAsideIn, this.#setAsideBudget);
       if (entry === undefined) continue;
-      lines.push(
-        `"${entry.path}" (a ${entry.type}) appeared during an earlier session here, which ended before it was ` +
-          `set aside, and ${describeSetAside(entry.outcome)} now: ${
+      setAside.push({
+        failed: entry.outcome.kind === "failed",
+        line:
+          `"${entry.path}" (a ${entry.type}) appeared during an earlier session here, which ended before ` +
+          `it was set aside, and ${describeSetAside(entry.outcome)} now: ${
             whyNestedMatters(entry.path, { atTop: roots.includes(dirname(entry.path)) })
           }; look at what it holds before you put it back`,
-      );
+      });
     }
-    return lines;
+    return listedAtMost(setAside, setAsideIn);
   }
 
   /** The names of the protected paths that apply at any depth, but `.git` (git_metadata.ts covers it). */
@@ -685,6 +690,34 @@ export class ShellSandbox {
   #counters(): LimitCounters {
     return this.#limits?.counters() ?? { processLimitHits: 0, memoryKills: 0 };
   }
+}
+
+/** A line about an entry set aside at the end of a session; `failed` when it is still in the workspace. */
+interface SetAsideLine {
+  line: string;
+  failed: boolean;
+}
+
+/**
+ * Entries set aside at a session's end that are each said on a line of their own: more than a session that
+ * makes one of every protected name has (some 40). A model that makes
+ * thousands of them (20,000 `.vscode` folders take two seconds) would otherwise bury the lines that matter
+ * above them (a hook planted in a nested repository) under a screenful per hundred; the rest are counted.
+ */
+const MAX_LISTED_SET_ASIDE = 50;
+
+/** The first MAX_LISTED_SET_ASIDE lines and every failure, then one line counting the rest. */
+function listedAtMost(setAside: readonly SetAsideLine[], folder: string | null): string[] {
+  const listed = setAside.filter((entry, index) => entry.failed || index < MAX_LISTED_SET_ASIDE);
+  const rest = setAside.length - listed.length;
+  if (rest === 0) return listed.map((entry) => entry.line);
+  const where = folder === null ? "removed" : `moved into "${folder}" (or removed, past the limits)`;
+  return [
+    ...listed.map((entry) => entry.line),
+    `${rest} more entries of protected names (editor, agent, direnv or mise settings) that appeared in ` +
+    `subfolders were ${where} the same way: so many in one session were most likely made to bury the ` +
+    "lines above; look at what they hold before you put any back",
+  ];
 }
 
 /** Each path that exists, with the device and inode it has now. */

@@ -76,11 +76,6 @@ export class StartedRequest {
     return this.#response.promise;
   }
 
-  /** Whether the loop took the started stream. */
-  get taken(): boolean {
-    return this.#taken;
-  }
-
   /** Aborts the started request unless the loop took it: no one will read its answer. */
   discard(): void {
     if (this.#taken) return;

@@ -85,6 +85,14 @@ export function readyWalk(key: string): ReadyWalk | null {
   return null;
 }
 
+/**
+ * The files (relative to the workspace root, in path order) of the last walk ahead that finished, or null; its
+ * stamps not checked: for work that only warms the worker up, never for a call's answer.
+ */
+export function walkedAheadFiles(): readonly string[] | null {
+  return finished?.walk.report.files ?? null;
+}
+
 /** How many files the walk ahead of `key` found, if it finished (its stamps not checked). */
 export function readyWalkFiles(key: string): number | null {
   return finished?.key === key ? finished.walk.report.files.length : null;
@@ -106,6 +114,7 @@ export class Prewalk {
   /** The run of slices under way; null while the walk is suspended by a call or has ended. */
   #running: Promise<void> | null = null;
   #suspended = false;
+  #ended = Promise.withResolvers<void>();
 
   constructor(options: { maxFiles?: number; maxMs?: number; maxChars?: number } = {}) {
     this.#maxFiles = options.maxFiles ?? PREWALK_MAX_FILES;
@@ -146,6 +155,11 @@ export class Prewalk {
   /** Resolves when no part of the walk runs (ended, or suspended). */
   async settled(): Promise<void> {
     while (this.#running !== null) await this.#running;
+  }
+
+  /** Resolves once the walk has ended: finished, or given up. */
+  whenEnded(): Promise<void> {
+    return this.#ended.promise;
   }
 
   /** Whether the walk has ended: finished, or given up. */
@@ -190,6 +204,7 @@ export class Prewalk {
     } catch {
       // Nothing is kept.
     }
+    this.#ended.resolve();
   }
 }
 
@@ -236,7 +251,7 @@ function* reporting(
  * Resolves once the messages that came in have run (a call's request first of all). A timer would do, but
  * each costs a millisecond of idling (timers wait at least that long): a fifth of a walk in slices of 6 ms.
  */
-function nextMessage(): Promise<void> {
+export function nextMessage(): Promise<void> {
   const { port1, port2 } = new MessageChannel();
   const { promise, resolve } = Promise.withResolvers<void>();
   port1.onmessage = () => {

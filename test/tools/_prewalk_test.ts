@@ -2,7 +2,13 @@ import { deepStrictEqual, equal, notEqual, ok } from "node:assert/strict";
 import { dirname, join } from "node:path";
 import type { GrepWalkReport } from "../../src/tools/_grep_prepass.ts";
 import { mountPointsSync } from "../../src/common/mounts.ts";
-import { Prewalk, type PrewalkRequest, readyWalk, readyWalkFiles } from "../../src/tools/_prewalk.ts";
+import {
+  Prewalk,
+  type PrewalkRequest,
+  readyWalk,
+  readyWalkFiles,
+  walkedAheadFiles,
+} from "../../src/tools/_prewalk.ts";
 import { GREP_PREPASS } from "../../src/tools/_shared.ts";
 import { Walker } from "../../src/tools/_walk.ts";
 import { MEMORY_STAMP_MARGIN_MS } from "../../src/tools/_walk_memory.ts";
@@ -343,4 +349,56 @@ Deno.test("a session's first Glob finds the workspace walked ahead by its worker
   const first = await glob(ahead);
   equal(first.metadata.walkedAhead, true);
   equal(first.content, unaided.content);
+});
+
+Deno.test("a walk ahead says when it has ended and keeps its files, in path order, for the worker's warm-up", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await writeTree(root, TREE);
+  const ahead = new Prewalk();
+  let ended = false;
+  const ending = ahead.whenEnded().then(() => ended = true);
+  ahead.start(request(root), idle);
+  await ending;
+  equal(ahead.ended, true);
+  deepStrictEqual(walkedAheadFiles(), FILES);
+  // One that gives up ends too.
+  await writeTree(root, wideTree(2, 5));
+  const given = new Prewalk({ maxFiles: 3 });
+  given.start(request(root), idle);
+  await given.whenEnded();
+  equal(given.ended, true);
+  equal(ended, true);
+});
+
+Deno.test("a session's first Grep answers as without the walk ahead while its worker warms up after the walk", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  const files: Record<string, string> = {};
+  for (let index = 0; index < 150; index++) {
+    files[`src/m${String(index).padStart(3, "0")}.ts`] =
+      `export function handle${index}() {\n  return ${index};\n}\n`;
+  }
+  await writeTree(root, files);
+  await settleTree(root);
+  await pastMargin();
+  const permissions = { mode: "default", rules: [], canAsk: false, hooksMayDecide: false } as const;
+  const grep = async (runtime: Awaited<ReturnType<typeof testRuntime>>, pattern: string) => {
+    const call = { id: crypto.randomUUID(), name: "Grep", input: { pattern } };
+    const { result } = await runtime.pipeline.run(call, { signal: new AbortController().signal });
+    equal(result.isError, false, result.content);
+    return result.content;
+  };
+  await using plain = await testRuntime(root, { readOnly: true, sandbox: "read-only", ripgrep: false });
+  const expected = [await grep(plain, String.raw`function\s+handle1\d`), await grep(plain, "return 14")];
+  for (const waitMs of [0, 30, 300]) {
+    await using ahead = await testRuntime(root, { readOnly: true, sandbox: "read-only", ripgrep: false });
+    await ahead.walkAhead(permissions);
+    // At once (the walk or the warm-up under way), during the warm-up, and after it.
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+    deepStrictEqual(
+      [await grep(ahead, String.raw`function\s+handle1\d`), await grep(ahead, "return 14")],
+      expected,
+    );
+  }
 });

@@ -8,6 +8,7 @@ import {
   MAX_GREP_LINE_CHARACTERS,
 } from "../../src/tools/grep.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
+import { WARM_UP_FILES, warmUpSearch } from "../../src/tools/_grep_run.ts";
 import { runSearchProbe } from "../_fakes/search_probe.ts";
 import {
   assertExcludes,
@@ -512,4 +513,26 @@ Deno.test("Grep treats excludedPaths as outside the workspace: not searched, not
   match(inside.content, /outside the workspace/);
   const file = await grepTool.execute(context, { pattern: "needle", path: join(state, "secret.txt") });
   equal(file.isError, true);
+});
+
+Deno.test("warmUpSearch searches the first files of a walk and stops as soon as a call has come", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  const files: Record<string, string> = { "bin.dat": "\u0000\u0001" };
+  for (let index = 0; index < WARM_UP_FILES + 10; index++) {
+    files[`f${String(index).padStart(3, "0")}.ts`] = `function f${index}() {\n  return ${index};\n}\n`;
+  }
+  await writeTree(root, files);
+  const names = Object.keys(files).sort();
+  // Listed files that are gone, or binary, are skipped as a call skips them.
+  const target = { root, additionalRoots: [], excludedPaths: [], files: ["gone.ts", ...names] };
+  const between = () => Promise.resolve();
+  equal(await warmUpSearch(target, { busy: () => false, between }), WARM_UP_FILES);
+  let searched = 0;
+  const counting = () => {
+    searched++;
+    return Promise.resolve();
+  };
+  equal(await warmUpSearch(target, { busy: () => searched >= 3, between: counting }), 3);
+  equal(await warmUpSearch(target, { busy: () => true, between }), 0);
 });

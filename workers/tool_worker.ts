@@ -1,21 +1,24 @@
 /**
- * The tool worker: runs the built-in tools inside a Deno worker whose permissions the executor derived
- * from the tool's metadata. It loads only what runs the calls (`src/tools/runners.ts`): no input schemas,
- * no zod.
+ * The read-only tools' worker (ReadFile, Glob, Grep): started with the read-only profile's permissions
+ * (read the workspace, nothing else), it loads only the code that runs their calls: no input schemas, no
+ * zod, and none of the writers' or the shell's code (each profile has its entry: writer_worker.ts,
+ * shell_worker.ts), which every read-only worker of a parallel batch of searches would otherwise hold.
+ * Between calls it walks the workspace ahead of the searches.
  *
  * @module
  */
 /// <reference no-default-lib="true" />
 /// <reference lib="deno.worker" />
-import { TOOL_RUNNERS } from "../src/tools/runners.ts";
+import { globRunner } from "../src/tools/_glob_run.ts";
+import { readFileRunner } from "../src/tools/_read_file_run.ts";
 import { recentWalks } from "../src/tools/_walk_memory.ts";
 import { nextMessage, Prewalk, type PrewalkRequest, walkedAheadFiles } from "../src/tools/_prewalk.ts";
-import { warmUpSearch } from "../src/tools/_grep_run.ts";
+import { grepRunner, warmUpSearch } from "../src/tools/_grep_run.ts";
 import { serveTools } from "./_runner.ts";
 
 const prewalk = new Prewalk();
 let calls = 0;
-serveTools(self, TOOL_RUNNERS, {
+serveTools(self, [readFileRunner, globRunner, grepRunner], {
   // The walks' listings are stamped once the result is sent (see src/tools/_walk_memory.ts), and a walk
   // ahead that a call suspended goes on.
   idle(busy) {

@@ -13,7 +13,7 @@ import { staticModuleGraph } from "../_fakes/module_graph.ts";
 
 /** Modules no worker may load: the main process validates inputs and offers the tools. */
 const NOT_IN_WORKER = [
-  /\/src\/tools\/(read_file|write_file|edit_file|glob|grep|bash|mod|tool|catalog)\.ts$/,
+  /\/src\/tools\/(read_file|write_file|edit_file|glob|grep|bash|mod|tool|catalog|runners)\.ts$/,
   /^npm:.*zod/,
   /^node:(?!fs$|fs\/promises$)/,
 ];
@@ -39,8 +39,6 @@ Deno.test("each profile's worker loads its own tools' runners, and no other tool
       const has = (module: string) => graph.some((specifier) => specifier.endsWith(module));
       for (const tool of BUILTIN_TOOLS) {
         const ours = profileKind(tool) === kind;
-        // The read-only entry serves every runner until its own change lands (workers/tool_worker.ts).
-        if (!ours && kind === "read-only") continue;
         ok(
           has(RUNNER_MODULES[tool.name]!) === ours,
           `${tool.name}'s runner ${ours ? "missing from" : "in"} ${url}`,

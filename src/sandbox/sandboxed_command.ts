@@ -46,6 +46,8 @@ export interface SandboxedCommand {
 }
 
 const READY = "\u0001mewcode-command-ready\u0001\n";
+/** The variable the command's input arrives in; the shell unsets it before anything else runs. */
+const INPUT_VARIABLE = "MEWCODE_COMMAND_INPUT";
 const READY_WAIT_MS = 5_000;
 const KILL_GRACE_MS = 500;
 const DEFAULT_MAX_OUTPUT = 1024 * 1024;
@@ -58,18 +60,19 @@ export async function runSandboxedCommand(
   if (plan.unavailable !== null) return { status: "failed", message: plan.unavailable };
   const started = performance.now();
   // The announcement goes to stderr first. bubblewrap takes its standard input for the seccomp program, so
-  // the command's input is a here-document (quoted: nothing in it is expanded) with a delimiter the data
-  // cannot contain.
+  // the command's input is a here-document. Its text comes in the environment, not in the script: a
+  // process's arguments are readable by every local user (`ps`) while it runs, and a hook's input holds what
+  // the tool read or wrote. The here-document's one line expands the variable (its value is not expanded
+  // again) and ends it with a line break, as the input's own last one, or one added.
   const announce = `printf '${READY.replaceAll("\u0001", "\\001").replace("\n", "\\n")}' >&2`;
   const input = request.stdin ?? "";
-  let delimiter = `MEWCODE_INPUT_${crypto.randomUUID().replaceAll("-", "")}`;
-  while (input.includes(delimiter)) delimiter += "_";
-  const body = input === "" || input.endsWith("\n") ? input : `${input}\n`;
+  const delimiter = `MEWCODE_INPUT_${crypto.randomUUID().replaceAll("-", "")}`;
   const script = [
     announce,
+    `__mewcode_input=$${INPUT_VARIABLE}; unset ${INPUT_VARIABLE}`,
     ...plan.prologue,
-    `{\n${request.command}\n} <<'${delimiter}'`,
-    `${body}${delimiter}`,
+    input === "" ? `{\n${request.command}\n} </dev/null` : `{\n${request.command}\n} <<${delimiter}`,
+    ...(input === "" ? [] : ["$__mewcode_input", delimiter]),
   ]
     .join("\n");
   const program = plan.wrapper[0] ?? plan.shell;
@@ -85,7 +88,7 @@ export async function runSandboxedCommand(
     child = new Deno.Command(program, {
       args,
       clearEnv: true,
-      env: plan.env,
+      env: { ...plan.env, [INPUT_VARIABLE]: input.endsWith("\n") ? input.slice(0, -1) : input },
       stdin: plan.seccomp === null ? "null" : "piped",
       stdout: "piped",
       stderr: "piped",

@@ -123,6 +123,27 @@ Deno.test("The tools' environment reaches commands, never the command lines ever
   }
 });
 
+Deno.test("The input of mewcode's own sandboxed commands (a hook's JSON) reaches them whole, never a command line", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  // What a PostToolUse hook gets: the file the model read, secrets included.
+  const secret = `AKIA${crypto.randomUUID()}`;
+  for (const input of [`{"tool_response":"${secret}"}\n`, `${secret} $HOME \\n '\`x\`'`, ""]) {
+    const running = sandbox.runCommand(
+      'cat; echo; echo "[${MEWCODE_COMMAND_INPUT-unset}]"; sleep 1',
+      { mode: "read-only", stdin: input, timeoutMs: 10_000 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    if (input !== "") {
+      assertEquals(await commandLinesHolding(secret), [], "the input showed in a command line");
+    }
+    const result = await running;
+    // As a here-document, the input ends with a line break: its own, or one added.
+    const given = input === "" || input.endsWith("\n") ? input : `${input}\n`;
+    assertEquals(result.status === "exited" ? result.stdout : result, `${given}\n[unset]\n`);
+  }
+});
+
 Deno.test("The workspace-write sandbox lets a command write in the workspace", async () => {
   await using workspace = await createTempWorkspace();
   await using sandbox = await openSandbox(workspace.root, "workspace-write");

@@ -9,7 +9,6 @@
 import { isAbsolute, resolve } from "../common/path.ts";
 import { lazyImport } from "../common/lazy_import.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
-import { ignoredNotice } from "../config/repository_screen.ts";
 import { type ResolvedSettings, resolveSettings, type SourcedRule } from "../config/settings.ts";
 import type { SettingsFile } from "../config/settings_schema.ts";
 import { portHistory } from "../llm/history_port.ts";
@@ -96,7 +95,7 @@ export async function sessionSetup(
   });
   const notices = settings.warnings.map((warning) => warning.message);
   const rules = settings.rules.length === 0 ? [] : await parseRules(settings.rules, notices);
-  notices.push(...trustNotices(settings));
+  notices.push(...await trustNotices(settings));
   const provider = chooseProvider(cli, settings, null);
   const approval = settings.approvalCommand;
   // Its module loads only for a session that has an approval command.
@@ -242,8 +241,13 @@ function ruleOf(
 }
 
 /** What the user should know about the workspace's own settings and its trust. */
-function trustNotices(settings: ResolvedSettings): string[] {
-  const notices = settings.ignored.map(ignoredNotice);
+async function trustNotices(settings: ResolvedSettings): Promise<string[]> {
+  // Only a workspace with settings files has anything ignored: the screen's module loads for those alone.
+  const notices = settings.ignored.length === 0 ? [] : settings.ignored.map(
+    (await lazyImport<typeof import("../config/repository_screen.ts")>(
+      new URL("../config/repository_screen.ts", import.meta.url),
+    )).ignoredNotice,
+  );
   if (settings.trustStatus === "changed" && !settings.trusted) {
     notices.push(
       "This workspace's settings files (or the scripts they run, or where their added directories lead) " +

@@ -12,8 +12,8 @@
  * is ignored as a whole, with a warning naming it and the line.
  *
  * Most runs have no settings file and no trust record at all: they get the defaults without building the
- * settings schema (zod) or hashing anything, since the readers (settings_file.ts, trust_store.ts) load
- * only when one of those files exists.
+ * settings schema (zod) or hashing anything, since the readers (settings_file.ts, trust_store.ts) and the
+ * repository settings' screen (repository_screen.ts) load only when one of those files exists.
  *
  * @module
  */
@@ -21,12 +21,7 @@ import { isAbsolute, join, normalize, resolve } from "../common/path.ts";
 import { assertNever } from "../common/errors.ts";
 import { lazyImport } from "../common/lazy_import.ts";
 import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
-import {
-  type DirectoryTarget,
-  type IgnoredItem,
-  type RepositorySource,
-  screenRepositorySettings,
-} from "./repository_screen.ts";
+import type { DirectoryTarget, IgnoredItem, RepositorySource } from "./repository_screen.ts";
 import type { SettingsFileRead, SettingsWarning } from "./settings_file.ts";
 import { SETTINGS_HOOK_EVENTS, TRUST_FILE } from "./settings_names.ts";
 import { hookCommands } from "../permissions/hook_config.ts";
@@ -291,6 +286,7 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
   if (unset !== null) return unset;
   const { readSettingsFile } = await settingsFileModule();
   const { readTrustRecords, trustStatusOf } = await trustStoreModule();
+  const { screenRepositorySettings } = await repositoryScreenModule();
   const user = await readSettingsFile(userPath, { within: null });
   const { files: repository, fingerprint, directories } = await readRepositorySettings({ home, root });
   const records = await readTrustRecords(home);
@@ -381,6 +377,12 @@ type CommandScriptsModule = typeof import("./command_scripts.ts");
 
 function commandScriptsModule(): Promise<CommandScriptsModule> {
   return lazyImport<CommandScriptsModule>(new URL("./command_scripts.ts", import.meta.url));
+}
+
+function repositoryScreenModule(): Promise<typeof import("./repository_screen.ts")> {
+  return lazyImport<typeof import("./repository_screen.ts")>(
+    new URL("./repository_screen.ts", import.meta.url),
+  );
 }
 
 function trustStoreModule(): Promise<typeof import("./trust_store.ts")> {

@@ -38,6 +38,8 @@ const LATER = [
   /\/src\/(common\/home_credentials|config\/command_scripts|sandbox\/limits)\.ts$/,
   // What reads the model's answer: it loads once the response began (anthropic_provider.ts).
   /\/src\/llm\/(anthropic_stream|_sdk_stream|sse_decoder)\.ts$/,
+  // The screen of a repository's settings files: for a workspace that has one (settings.ts).
+  /\/src\/config\/repository_screen\.ts$/,
 ];
 
 for (const entry of ENTRIES) {

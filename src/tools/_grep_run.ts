@@ -26,7 +26,7 @@ import {
 import { countMatchingLines, findMatchingLines } from "./_grep_lines.ts";
 import { compileGrepMatcher } from "./_grep_matcher.ts";
 import { prepassOf, WalkRecorder, walkResult } from "./_grep_prepass.ts";
-import { readyWalk } from "./_prewalk.ts";
+import { readyWalk, readyWalkFiles } from "./_prewalk.ts";
 import { DeniedFiles } from "./_read_denials.ts";
 import type { LineMatcher } from "./_line_search.ts";
 import { resolveSearchPath, rootContaining } from "./_paths.ts";
@@ -72,31 +72,42 @@ export const grepRunner: ToolRunner<GrepInput> = {
       call: context,
     });
     if (resolved.info?.isDirectory) {
-      const recorder = prepass === null ? null : new WalkRecorder(prepass, started);
       const matches = filter;
       const denied = DeniedFiles.from(context.deniedReads, context.root);
+      let recorder: WalkRecorder | null = null;
       const walker = new Walker(resolved.path, {
         root: context.root,
         additionalRoots: context.additionalRoots,
         excludedPaths: context.excludedPaths,
         denied,
         slicer,
-        stamp: recorder?.walks ?? false,
+        stamp: prepass?.walk ?? false,
         memory: recentWalks,
         ...(matches === undefined ? {} : {
-          filter: recorder === null ? matches : (relativePath: string) => {
+          filter: prepass === null ? matches : (relativePath: string) => {
             const passes = matches(relativePath);
-            recorder.checkName(relativePath, passes);
+            recorder?.checkName(relativePath, passes);
             return passes;
           },
         }),
       });
       // A walk ahead of the calls (`_prewalk.ts`) may have walked this tree: a prepass that is to report the
       // walk of the whole tree (no glob, no deny rules) takes its report past the budget instead of walking on.
-      // Its file count is not given to the pace check (`GrepPrepass.expectedFiles`): in a worker that has run
-      // no search yet the first files go slowly, and a search for the first 100 lines that gives up on that
-      // pace leaves ripgrep a search of the whole tree (780-1100 ms instead of ~60 when it happened).
-      const mayTakeAhead = recorder?.walks === true && matches === undefined && denied === null;
+      // Its file count is given to the pace check (`GrepPrepass.expectedFiles`), so that a search that cannot
+      // end within the budget leaves the contents to ripgrep at once, only once this worker has searched
+      // before (`warmUpSearch`, or a call): in a worker that has run no search yet the first files go slowly,
+      // and a search for the first 100 lines that gives up on that pace leaves ripgrep a search of the whole
+      // tree (780-1100 ms instead of ~60 when it happened).
+      const mayTakeAhead = prepass?.walk === true && matches === undefined && denied === null;
+      if (prepass !== null) {
+        const ahead = mayTakeAhead && filesSearched >= PACED_AFTER_FILES
+          ? readyWalkFiles(walker.memoryKey)
+          : null;
+        const paced = prepass.expectedFiles === undefined && ahead !== null
+          ? { ...prepass, expectedFiles: ahead }
+          : prepass;
+        recorder = new WalkRecorder(paced, started);
+      }
       // Files are searched as the walk finds them, in path order, so a reached limit ends the walk too. A
       // prepass past its budget only walks on.
       let searching = true;
@@ -150,6 +161,14 @@ export const grepRunner: ToolRunner<GrepInput> = {
 };
 
 const ENGINE = { engine: "typescript" } as const;
+
+/** Files this worker has searched (calls and `warmUpSearch`). */
+let filesSearched = 0;
+/**
+ * Files a worker has searched from which a search's pace over its first files shows the pace of the rest
+ * (`warmUpSearch` searches more).
+ */
+const PACED_AFTER_FILES = 64;
 
 /** What `warmUpSearch` searches: files of the workspace as a call's context names it. */
 export interface WarmUpTarget {
@@ -241,6 +260,7 @@ class Search {
 
   /** Searches one file; resolves to false when the search should stop (limit reached, or `stopped`). */
   async searchFile(path: string, shownPath: string): Promise<boolean> {
+    filesSearched++;
     const collector = this.collector;
     if (isBinaryPath(shownPath)) {
       collector.skipped.binary++;

@@ -47,7 +47,12 @@
 import { MAX_GREP_FILE_BYTES, stopResult } from "./_grep_collector.ts";
 import type { GrepPrepass, GrepWalkReport } from "./_grep_prepass.ts";
 import { BUDGET_SPENT, EXTENDED_BUDGET_FACTOR, GREP_PREPASS } from "./_shared.ts";
-import { answerFromRipgrep, type ReadRipgrepRun, UNCERTAIN_BINARY_OFFSET } from "./_ripgrep_answer.ts";
+import {
+  answerFromRipgrep,
+  indexWalk,
+  type ReadRipgrepRun,
+  UNCERTAIN_BINARY_OFFSET,
+} from "./_ripgrep_answer.ts";
 import { RipgrepOutputReader } from "./_ripgrep_output.ts";
 import { planRipgrep, type RipgrepPlan } from "./_ripgrep_plan.ts";
 import { stampsUsable, type WalkStamps } from "./_walk_stamps.ts";
@@ -360,7 +365,10 @@ export class RipgrepGrep {
         this.#keepWalk(walkKey, walk, path, walked.joined ? undefined : keptKey);
         fresh = true;
       }
-      let run = await startRipgrep();
+      // ripgrep searches now: what checking its report needs is prepared meanwhile.
+      const running = startRipgrep();
+      indexWalk(walk);
+      let run = await running;
       if (signal.aborted) {
         return outcomeOf(stopResult({ stopReason: () => "aborted" }, { ...context, signal }));
       }

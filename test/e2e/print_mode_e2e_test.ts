@@ -80,7 +80,7 @@ Deno.test("e2e -p: stdin at EOF, or open and silent, does not hang the run", asy
 });
 
 /**
- * Runs `mewcode ...args` with a real pipe on stdin that sends `text` after `afterMs` of silence (a slow
+ * Runs `mewcode ...args` with a real pipe on stdin that sends `text` once `silence` resolves (a slow
  * command: `make 2>&1 | mewcode -p "why did it fail"`), then closes.
  */
 async function execWithSlowStdin(
@@ -88,10 +88,10 @@ async function execWithSlowStdin(
   server: FakeAnthropic,
   args: string[],
   text: string,
-  afterMs: number,
+  silence: () => Promise<void>,
 ): Promise<CliRun> {
   const child = spawnWithPipe(box, server, args);
-  await new Promise((resolve) => setTimeout(resolve, afterMs));
+  await silence();
   const writer = child.stdin.getWriter();
   await writer.write(new TextEncoder().encode(text)).catch(() => {});
   await writer.close().catch(() => {});
@@ -107,7 +107,18 @@ Deno.test("e2e -p: stdin that starts late is not lost silently, and --wait-for-s
     turn().delay(2_500).text("no context").stop("end_turn"),
     turn().text("with context").stop("end_turn"),
   ]);
-  const left = await execWithSlowStdin(box, server, ["-p", "why did it fail"], "error: late\n", 1_600);
+  // Sent once the run has gone on without it: its request reached the server (not after a fixed time, which
+  // a loaded machine can take just to start the process).
+  const requestArrived = async () => {
+    while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  const left = await execWithSlowStdin(
+    box,
+    server,
+    ["-p", "why did it fail"],
+    "error: late\n",
+    requestArrived,
+  );
   equal(left.code, 0, explain(left));
   equal(left.stdout, "no context\n");
   equal(firstUserText(server, 1), "why did it fail");
@@ -121,7 +132,7 @@ Deno.test("e2e -p: stdin that starts late is not lost silently, and --wait-for-s
     server,
     ["-p", "why did it fail", "--wait-for-stdin"],
     "error: late\n",
-    1_600,
+    () => new Promise((resolve) => setTimeout(resolve, 1_600)),
   );
   equal(waited.code, 0, explain(waited));
   equal(waited.stdout, "with context\n");

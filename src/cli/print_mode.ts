@@ -187,6 +187,8 @@ export async function runPrintMode(input: PrintModeInput): Promise<number> {
     const events = session.run(promptInput.prompt, {
       signal: AbortSignal.any([input.signal, output.closed]),
       ...(prepared.answer === null ? {} : { answer: prepared.answer }),
+      // A person at the terminal sees "waiting for the model" as soon as the request is sent.
+      watched: stderrIsTerminal && !options.quiet,
     });
     // The run yields its first event once its first request is on its way (open_session.ts).
     const first = events.next();

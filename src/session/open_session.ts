@@ -72,7 +72,7 @@ export class OpenSession implements Session {
   /** A one-shot session: its tools load once the model answers, each worker with its tool's first call. */
   #loadsOnFirstCall: boolean;
   #started = false;
-  /** A run has started (its first request was sent, or is being sent, before the loop loaded). */
+  /** A run has started: the next ones send their requests from the loop. */
   #ranBefore = false;
   #context: { prompt: PromptContext; hooks: string[] } | null = null;
   readonly permissions: SessionPermissions;
@@ -184,12 +184,13 @@ export class OpenSession implements Session {
       ...(options.answer === undefined ? {} : { answer: options.answer }),
       ...(compaction === null ? {} : { compaction }),
     };
-    // A session's first run sends its first request before the loop loads (it has not, in a one-shot).
-    const first = this.#ranBefore ? null : firstTurnRequest(run);
+    // A one-shot session's run sends its first request before the loop loads; an interactive session's
+    // tools and loop load while the person types, so it has nothing to gain.
+    const first = this.#ranBefore || !this.#loadsOnFirstCall ? null : firstTurnRequest(run);
     this.#ranBefore = true;
     const started = first === null ? null : new StartedRequest(provider, first, options.signal);
     try {
-      await started?.responded;
+      if (options.watched !== true) await started?.responded;
       const { runAgent } = await loadLoop();
       for await (const event of runAgent(started === null ? run : { ...run, provider: started.provider })) {
         this.#observe(event);

@@ -160,6 +160,12 @@ export interface RunOptions {
   signal: AbortSignal;
   /** The answer must be given through this tool (structured output); see runAgent. */
   answer?: AnswerContract;
+  /**
+   * Someone watches the run's progress live (a status line on a terminal): its first events come as soon as
+   * its first request is sent. Otherwise a one-shot session's first run yields nothing until the model's
+   * response has begun, so that loading the agent loop cannot hold that request back (`StartedRequest`).
+   */
+  watched?: boolean;
 }
 
 /** An open session. Close it (or `await using`) to stop its workers and close its transcript. */

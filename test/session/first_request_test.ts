@@ -6,11 +6,12 @@
  */
 import { deepStrictEqual, equal } from "node:assert/strict";
 import type { AgentEvent } from "../../src/agent/events.ts";
+import type { ModelRequest, Provider, ProviderEvent, StreamOptions } from "../../src/llm/provider.ts";
 import { openSession, type SessionOptions } from "../../src/session/session.ts";
 import { ScriptedProvider, textTurn } from "../_fakes/scripted_provider.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 
-function sessionOptions(root: string, provider: ScriptedProvider): SessionOptions {
+function sessionOptions(root: string, provider: Provider): SessionOptions {
   return {
     workspace: { root, aliases: [] },
     env: { HOME: root, MEWCODE_HOME: `${root}/.home` },
@@ -54,4 +55,66 @@ Deno.test("a session's first request is sent before its run yields anything, and
   for await (const event of session.run("again", { signal })) second.push(event);
   equal(provider.requests.length, 2);
   equal(provider.requests[1]!.messages.length, 3);
+});
+
+/** A provider whose response begins only when released: its request is counted as soon as it is sent. */
+class HeldProvider implements Provider {
+  readonly name = "held";
+  sent = 0;
+  readonly #gate = Promise.withResolvers<void>();
+
+  release(): void {
+    this.#gate.resolve();
+  }
+
+  async *stream(_request: ModelRequest, options: StreamOptions): AsyncIterable<ProviderEvent> {
+    this.sent++;
+    await this.#gate.promise;
+    options.onResponse?.();
+    yield* textTurn("answer") as ProviderEvent[];
+  }
+}
+
+Deno.test("a one-shot run yields nothing until its response began, unless someone watches it live", async (t) => {
+  await using workspace = await createTempWorkspace();
+  for (const watched of [false, true]) {
+    await t.step(watched ? "watched: at once" : "unwatched: once the response began", async () => {
+      const provider = new HeldProvider();
+      await using session = await openSession({ ...sessionOptions(workspace.root, provider), provider });
+      const run = session.run("hello", { signal: new AbortController().signal, watched });
+      let first: IteratorResult<AgentEvent> | null = null;
+      const next = run.next().then((step) => first = step);
+      if (watched) {
+        // The first event comes while the response has not begun (10 s: a bound against a hang only).
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([next, new Promise((resolve) => timer = setTimeout(resolve, 10_000))]);
+        clearTimeout(timer);
+      } else {
+        // Long enough for the loop to load and yield, were it not waiting (it is loaded in this process).
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      equal(provider.sent, 1);
+      equal(first !== null, watched);
+      provider.release();
+      await next;
+      deepStrictEqual(first!.value, { type: "user-message", text: "hello" });
+      for await (const _event of run) { /* drained */ }
+      equal(provider.sent, 1);
+    });
+  }
+});
+
+Deno.test("an interactive session's first run sends its request from the loop, after its first event", async () => {
+  await using workspace = await createTempWorkspace();
+  const provider = new ScriptedProvider([textTurn("answer")]);
+  await using session = await openSession({
+    ...sessionOptions(workspace.root, provider),
+    headless: false,
+    executor: "direct",
+  });
+  const run = session.run("hello", { signal: new AbortController().signal });
+  await run.next();
+  equal(provider.requests.length, 0, "the loop sends it once it has said what the user asked");
+  for await (const _event of run) { /* drained */ }
+  equal(provider.requests.length, 1);
 });

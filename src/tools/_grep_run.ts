@@ -204,11 +204,12 @@ export async function warmUpSearch(
   const call = { ...target, strictLinks: false };
   const slicer = new TimeSlicer(undefined);
   const searches: Search[] = [];
+  const buffer = new Uint8Array(1 << 20);
   for (const pattern of WARM_UP_PATTERNS) {
     const compiled = compileGrepMatcher(pattern, false);
     if (!compiled.ok) continue;
     const collector = new GrepCollector({ mode: "content", context: 0, limit: WARM_UP_LIMIT });
-    searches.push(new Search(compiled.build(slicer), { collector, slicer, call }));
+    searches.push(new Search(compiled.build(slicer), { collector, slicer, call, buffer }));
   }
   let searched = 0;
   for (const relativePath of target.files.slice(0, WARM_UP_FILES)) {
@@ -231,6 +232,8 @@ interface SearchOptions {
   slicer: TimeSlicer;
   /** The call's context: root, excluded folders, strict links. */
   call: Pick<ToolContext, "root" | "additionalRoots" | "excludedPaths" | "strictLinks">;
+  /** The buffer files are read into at first (searches one after the other may share one); default a new one. */
+  buffer?: Uint8Array;
 }
 
 const SKIP_COUNTERS: Readonly<Record<Exclude<SkipReason, "too-large">, keyof SkippedFiles>> = {
@@ -245,7 +248,7 @@ class Search {
   readonly collector: GrepCollector;
   #matcher: LineMatcher;
   #options: SearchOptions;
-  #buffer: Uint8Array = new Uint8Array(1 << 20);
+  #buffer: Uint8Array;
   #decoder = new TextDecoder();
   /** Whether the slicer stopped the search (cancelled or past the deadline). */
   stopped = false;
@@ -256,6 +259,7 @@ class Search {
     this.#matcher = matcher;
     this.#options = options;
     this.collector = options.collector;
+    this.#buffer = options.buffer ?? new Uint8Array(1 << 20);
   }
 
   /** Searches one file; resolves to false when the search should stop (limit reached, or `stopped`). */

@@ -94,11 +94,6 @@ export class AnthropicProvider implements Provider {
   }
 
   async *#attempt(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
-    const warning = deprecationWarning(request.model);
-    if (warning !== null && !this.#warned.has(warning)) {
-      this.#warned.add(warning);
-      yield { type: "warning", message: warning };
-    }
     // Built before the request, outside its error handling: a conversation that cannot be sent (a resumed
     // transcript holding content mewcode does not know) is that, not a failed connection to retry.
     const body = toWireRequest(request);
@@ -107,6 +102,13 @@ export class AnthropicProvider implements Provider {
       rawStream = await this.#client.streamMessage(body, { signal });
     } catch (error) {
       throw this.#toOurError(error, signal);
+    }
+    // Said once the request is out: a stream's first step sends it (a session sends its first request before
+    // anything reads the answer, src/llm/started_request.ts), and a warning before would hold it back.
+    const warning = deprecationWarning(request.model);
+    if (warning !== null && !this.#warned.has(warning)) {
+      this.#warned.add(warning);
+      yield { type: "warning", message: warning };
     }
     const [{ assembleStream }, { guardSdkStream }] = await Promise.all([loadAssembler(), loadGuard()]);
     yield* assembleStream(guardSdkStream(rawStream, {

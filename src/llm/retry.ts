@@ -125,6 +125,11 @@ export async function* streamWithRetry(
     let delivered = false;
     try {
       for await (const event of attempt(attemptNumber)) {
+        // A warning (a deprecated model) is the provider's, not the response's: it makes no retry unsafe.
+        if (event.type === "warning") {
+          yield event;
+          continue;
+        }
         if (!delivered && event.type === "message-start") {
           heldStart = event;
           if (!responded) {

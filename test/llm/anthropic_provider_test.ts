@@ -590,6 +590,32 @@ Deno.test("AnthropicProvider says once, as an event, that a model is deprecated,
   }
 });
 
+Deno.test("AnthropicProvider sends a deprecated model's request before it says so, and still retries its overload", async () => {
+  await using server = await startFakeAnthropic([
+    httpError(529, "overloaded_error", "Overloaded"),
+    turn().text("answer").stop("end_turn"),
+  ]);
+  const provider = new AnthropicProvider({
+    apiKey: "sk-test",
+    baseUrl: server.url,
+    retry: { sleep: () => Promise.resolve(), random: () => 0 },
+  });
+  const stream = provider.stream({ ...REQUEST, model: "claude-sonnet-4-5" }, { signal: signal() });
+  const iterator = stream[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  // The first event (the retry of the overloaded attempt, then the warning) comes after a request went out.
+  ok(server.requests.length >= 1, "no request was sent before the first event");
+  const events = [first.value as ProviderEvent];
+  for (let step = await iterator.next(); !step.done; step = await iterator.next()) events.push(step.value);
+  equal(server.requests.length, 2, "the overloaded attempt was retried");
+  equal(events.filter((event) => event.type === "warning").length, 1);
+  deepStrictEqual(events.filter((event) => event.type === "text-delta"), [{
+    type: "text-delta",
+    index: 0,
+    text: "answer",
+  }]);
+});
+
 Deno.test("deprecationWarning says a model will reach its end, then that it has reached it", () => {
   match(
     deprecationWarning("claude-sonnet-4-5", new Date("2026-11-01T00:00:00Z"))!,

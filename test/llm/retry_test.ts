@@ -166,6 +166,30 @@ Deno.test("streamWithRetry retries before content, reporting each retry, then yi
   ]);
 });
 
+Deno.test("streamWithRetry retries a failure that followed only a warning: a warning is not content", async () => {
+  const warning: ProviderEvent = { type: "warning", message: "The model is deprecated" };
+  const { attempt, calls } = scriptedAttempts([
+    { events: [warning], error: overloaded() },
+    { events: [START, TEXT, END] },
+  ]);
+  const { events, error } = await collect(
+    streamWithRetry(attempt, {
+      signal: new AbortController().signal,
+      random: () => 0.5,
+      sleep: recordingSleep().sleep,
+    }),
+  );
+  equal(error, null);
+  deepStrictEqual(calls, [1, 2]);
+  deepStrictEqual(events.map((event) => event.type), [
+    "warning",
+    "retry",
+    "message-start",
+    "text-delta",
+    "message-end",
+  ]);
+});
+
 Deno.test("streamWithRetry says how long the API asked to wait when it will not wait that long", async () => {
   for (const [asked, said] of [[3_600_000, "60 min"], [1e20, "more than a day"]] as const) {
     const { attempt } = scriptedAttempts([{ error: rateLimited(asked) }]);

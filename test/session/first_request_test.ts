@@ -10,25 +10,15 @@ import type { ModelRequest, Provider, ProviderEvent, StreamOptions } from "../..
 import { openSession, type SessionOptions } from "../../src/session/session.ts";
 import { ScriptedProvider, textTurn } from "../_fakes/scripted_provider.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { testSessionOptions } from "../_fakes/session_options.ts";
 
 function sessionOptions(root: string, provider: Provider): SessionOptions {
-  return {
-    workspace: { root, aliases: [] },
-    env: { HOME: root, MEWCODE_HOME: `${root}/.home` },
-    model: "claude-sonnet-5-5",
-    maxTokens: 1000,
-    maxTurns: null,
-    permissionMode: "default",
-    readOnly: true,
-    sandbox: "workspace-write",
-    sandboxNetwork: false,
-    strictLinks: false,
+  return testSessionOptions(root, { HOME: root, MEWCODE_HOME: `${root}/.home` }, {
     persist: false,
     needsModel: true,
     headless: true,
-    executor: "direct",
     provider,
-  };
+  });
 }
 
 Deno.test("a session's first request is sent before its run yields anything, and once", async () => {

@@ -3,6 +3,7 @@
  * conversation the API would refuse), real tools in a temp workspace, the transcript in a temp
  * MEWCODE_HOME, then the transcript loaded back.
  */
+import { testSessionOptions } from "../_fakes/session_options.ts";
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { SUMMARY_HEADING } from "../../src/agent/compaction.ts";
@@ -44,21 +45,12 @@ class Workspace implements AsyncDisposable {
   }
 
   open(server: FakeAnthropic, options: Partial<SessionOptions> = {}): Promise<Session> {
-    return openSession({
-      workspace: { root: this.root, aliases: [] },
-      env: { ...server.env(), MEWCODE_HOME: this.home, HOME: this.home },
-      model: "claude-sonnet-5-5",
-      maxTokens: 1000,
-      maxTurns: null,
-      permissionMode: "default",
-      readOnly: true,
-      sandbox: "workspace-write",
-      sandboxNetwork: false,
-      strictLinks: false,
-      executor: "direct",
-      compaction: { thresholdTokens: 1000, keepRecentTurns: 1 },
-      ...options,
-    });
+    return openSession(
+      testSessionOptions(this.root, { ...server.env(), MEWCODE_HOME: this.home, HOME: this.home }, {
+        compaction: { thresholdTokens: 1000, keepRecentTurns: 1 },
+        ...options,
+      }),
+    );
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

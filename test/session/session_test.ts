@@ -6,6 +6,7 @@ import { deepStrictEqual, rejects } from "node:assert/strict";
 import { join } from "node:path";
 import { openSession } from "../../src/session/session.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { testSessionOptions } from "../_fakes/session_options.ts";
 
 Deno.test("openSession does not start, and names the link to remove, when the projects folder is a link", async () => {
   await using workspace = await createTempWorkspace();
@@ -14,19 +15,7 @@ Deno.test("openSession does not start, and names the link to remove, when the pr
   await Deno.mkdir(home);
   await Deno.symlink(outside.root, join(home, "projects"));
   await rejects(
-    openSession({
-      workspace: { root: workspace.root, aliases: [] },
-      env: { MEWCODE_HOME: home, HOME: home },
-      model: "claude-sonnet-5-5",
-      maxTokens: 1000,
-      maxTurns: null,
-      permissionMode: "default",
-      readOnly: true,
-      sandbox: "workspace-write",
-      sandboxNetwork: false,
-      strictLinks: false,
-      executor: "direct",
-    }),
+    openSession(testSessionOptions(workspace.root, { MEWCODE_HOME: home, HOME: home })),
     {
       message: new RegExp(`^Cannot keep the session transcript at "${home}/projects": it is a symbolic link`),
     },

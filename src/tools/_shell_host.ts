@@ -45,6 +45,8 @@ import type { PersistentShell, ShellPlan } from "./tool.ts";
 
 /** The longest a new sandbox may take to report that it runs. */
 const START_TIMEOUT_MS = 10_000;
+/** How long a sandbox given up while it starts may take to be built before it is killed anyway. */
+const BUILD_WAIT_MS = 5_000;
 /** Sandboxes started at most for one call (see `#run`). */
 const START_ATTEMPTS = 6;
 /** The first pause before a start tried again; each later one doubles (randomised by ±50%). */
@@ -293,8 +295,17 @@ class KeptSandbox {
       if (signal.aborted) onAbort();
     });
     try {
-      const stop = await Promise.race([sandbox.#ready.promise.then(() => null, () => null), gaveUp]);
+      const ready = sandbox.#ready.promise.then(() => null, () => null);
+      const stop = await Promise.race([ready, gaveUp]);
       if (stop === null && sandbox.alive) return { ok: true, sandbox };
+      // Killed between its clone and the go-ahead it gives its child, bubblewrap leaves that child waiting
+      // for it forever, before any sandbox is in place, holding the pipes (so this kill never returned): a
+      // model asking for a 10 to 25 ms timeout left one behind every ten calls. Built, the sandbox dies whole.
+      if (stop !== null) {
+        let waited: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([ready, new Promise((resolve) => waited = setTimeout(resolve, BUILD_WAIT_MS))]);
+        clearTimeout(waited);
+      }
       await sandbox.kill();
       const detail = sandbox.#diagnostics.trim().split("\n").slice(0, 3).join("; ");
       const reason = stop === "timed-out"

@@ -309,6 +309,48 @@ Deno.test("A timeout or a cancellation ends the kept sandbox with everything in 
   notEqual(outputOf(after.result), id);
 });
 
+Deno.test("A call whose time runs out while its sandbox starts leaves no process of it behind", async () => {
+  await using workspace = await createTempWorkspace();
+  await using sandbox = await openSandbox(workspace.root, "workspace-write");
+  // The workspace's path is in every bubblewrap command line of this test, and in no other.
+  const stuck = () => processesWith(workspace.root);
+  try {
+    // Killed between its clone and the go-ahead it gives its child, bubblewrap leaves the child waiting for
+    // it forever, outside any sandbox yet: a model asking for 10 to 25 ms left one every ten calls.
+    for (let index = 0; index < 60; index++) {
+      const call = (async () => {
+        await using host = keptHost();
+        return await runIn(sandbox, `echo ${index}`, { runner: host, timeout: 5 + (index % 25) });
+      })();
+      // The stuck child holds the sandbox's pipes, and closing the host waited for them for ever.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const hung = new Promise<"hung">((resolve) => timer = setTimeout(() => resolve("hung"), 15_000));
+      const outcome = await Promise.race([call, hung]);
+      clearTimeout(timer);
+      if (outcome === "hung") {
+        throw new Error(`call ${index} never returned; ${await stuck()} processes stuck`);
+      }
+      const { result } = outcome;
+      ok(result.metadata.process === "timed-out" || outputOf(result) === String(index), result.content);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    equal(await stuck(), 0);
+  } finally {
+    // Left by a failure, they would stay until the machine restarts.
+    for await (const entry of Deno.readDir("/proc")) {
+      if (!/^\d+$/.test(entry.name)) continue;
+      const commandLine = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
+      if (commandLine.includes(workspace.root)) {
+        try {
+          Deno.kill(Number(entry.name), "SIGKILL");
+        } catch {
+          // Gone.
+        }
+      }
+    }
+  }
+});
+
 Deno.test("The kept sandbox reports exit codes, syntax errors and both streams in order, like bash -c", async () => {
   await using workspace = await createTempWorkspace();
   await using sandbox = await openSandbox(workspace.root, "workspace-write");

@@ -252,7 +252,9 @@ Deno.test("e2e: a safe call starts before message_stop when the server delays th
   await using box = await Sandbox.create();
   const file = await box.write("early.txt", "early\n");
   await withServer([
-    turn().toolUse("ReadFile", { path: file }, { id: "toolu_early" }).delay(800).stop("tool_use"),
+    // 2.5 s: a fresh process loads its tools while the model streams, which on a loaded machine running
+    // the whole suite took longer than the 800 ms this waited before.
+    turn().toolUse("ReadFile", { path: file }, { id: "toolu_early" }).delay(2_500).stop("tool_use"),
     turn().text("ok").stop("end_turn"),
   ], async (server) => {
     const run = await box.run(server, []);

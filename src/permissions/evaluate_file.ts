@@ -14,7 +14,7 @@
 import { posix } from "../common/path.ts";
 import type { Access } from "./access.ts";
 import type { PermissionDecision } from "./decision.ts";
-import { addDirFlag, allowedToolsFlag, folderRule, modeFlag, pathRule } from "./hints.ts";
+import { addDirFlag, allowedToolsFlag, folderRule, modeFlag, offersAddDir, pathRule } from "./hints.ts";
 import { modeDecision } from "./modes.ts";
 import { compileRule, decidedByRule, ruleApplies, type RuleTarget } from "./rule_match.ts";
 import type { Rule } from "./rules.ts";
@@ -129,7 +129,7 @@ function outside(access: FileAccess, location: string, context: EvaluationContex
     behavior: "deny",
     reason: `"${location}" is outside ${where}: ${access.tool} ${verb} only inside them`,
     decidedBy: { kind: "mode", mode: context.mode },
-    hint: addDirFlag(folder),
+    ...(offersAddDir(folder, context.home) ? { hint: addDirFlag(folder) } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import { compileCommandPattern, matchesCommand, matchesWithAnyArguments } from "
 import type { CommandForm } from "./shell_commands.ts";
 import { isWithin } from "./real_paths.ts";
 import { shellQuote } from "../common/shell_quote.ts";
+import { isCredentialPath } from "../common/home_credentials.ts";
 
 /** The flag that adds allow rules, with each rule quoted for the shell. */
 export function allowedToolsFlag(rules: readonly string[]): string {
@@ -18,6 +19,48 @@ export function allowedToolsFlag(rules: readonly string[]): string {
 /** The flag that lets the tools reach another folder. */
 export function addDirFlag(folder: string): string {
   return `--add-dir ${shellArgument(folder)}`;
+}
+
+/**
+ * Folders of the machine, not of a project, outside the home: a denial never offers to add them. The path a
+ * call asked for may come from a link the model planted (`notes -> /proc/1/environ`), and a hint is pasted
+ * as it stands: it must not hand the next session the system's files.
+ */
+const SYSTEM_FOLDERS = [
+  "/proc",
+  "/sys",
+  "/dev",
+  "/run",
+  "/etc",
+  "/boot",
+  "/root",
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/snap",
+  "/var/run",
+  "/var/lib",
+  "/var/log",
+  "/var/cache",
+  "/var/spool",
+  "/var/mail",
+];
+
+/**
+ * Whether a denial outside the workspace may offer `--add-dir folder`: not for `/`, a system folder (one in
+ * the home, `/root` for root, is the user's), or a folder of the home's credentials or below one (`~/.ssh`).
+ */
+export function offersAddDir(folder: string, home: string): boolean {
+  if (folder === "/") return false;
+  for (let path = folder; path !== "/" && path !== "."; path = posix.dirname(path)) {
+    if (isCredentialPath(path)) return false;
+  }
+  if (home !== "/" && isWithin(home, folder)) return true;
+  return !SYSTEM_FOLDERS.some((system) => isWithin(system, folder));
 }
 
 /** The flag that switches the permission mode. */

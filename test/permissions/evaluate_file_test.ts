@@ -206,6 +206,17 @@ Deno.test("a file decision explains itself and hints at the flag that would allo
     match(decision.reason, /is outside the workspace ".*": ReadFile reads only inside them/);
     equal(decision.hint, `--add-dir "${posix.join(scene.base, "other")}"`);
   });
+  await t.step(
+    "no hint to add a system folder or the home's credentials (a planted link may lead there)",
+    async () => {
+      for (const path of ["/proc/1/environ", "/etc/passwd", "/", posix.join(scene.home, ".ssh/id_rsa")]) {
+        const decision = await decide(policyFor(scene), scene, "ReadFile", { path });
+        equal(decision.behavior, "deny", path);
+        if (decision.behavior !== "deny") return;
+        equal(decision.hint, undefined, `${path}: ${decision.hint}`);
+      }
+    },
+  );
   await t.step("an allow rule names itself and its source", async () => {
     const rules = [rule("EditFile(src/**)", "allow", "project")];
     const decision = await decide(policyFor(scene, { rules }), scene, "EditFile", { path: "src/a.ts" });

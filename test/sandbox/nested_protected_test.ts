@@ -396,8 +396,9 @@ Deno.test("What a session's end found and was cut short before setting aside, th
   const cut = await new Deno.Command(Deno.execPath(), { args: ["eval", session], stderr: "piped" }).output();
   equal(cut.code, 130, new TextDecoder().decode(cut.stderr));
   const left = [...Deno.readDirSync(root)].filter((entry) => existsSync(join(root, entry.name, ".vscode")));
-  // Cut after the first few: how many more went before the exit depends on the machine's load (CI: 11).
-  ok(left.length > 50, `${left.length} left`);
+  // Cut after the first few: how many more went before the exit depends on the load (CI: 11). Over 52 left
+  // gives the fifty lines and the count below.
+  ok(left.length > 60, `${left.length} left`);
   // Since then the user made one of them again: theirs now. And another session's end is under way.
   const remade = left.find((entry) => entry.name !== "zz")!.name;
   await Deno.mkdir(join(root, remade, "new"));

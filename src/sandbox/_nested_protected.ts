@@ -7,7 +7,7 @@
  * @module
  */
 import { basename, dirname } from "../common/path.ts";
-import { isNamesEnd } from "../tools/protected_paths.ts";
+import { AGENT_SETTINGS, isNamesEnd, MISE_CONFIG } from "../tools/protected_paths.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 
 const EDITOR = "editor settings run commands when that folder is opened on its own";
@@ -24,35 +24,6 @@ const MISE = "mise runs its hooks and env sources in your shell when you enter t
   "file by its path";
 const DIRENV = "direnv runs it in your shell when you enter that folder: an .envrc once you allow it, what " +
   "that sources without asking";
-
-const AGENT_SETTINGS = [
-  ".opencode",
-  "opencode.json",
-  "opencode.jsonc",
-  ".aider.conf.yml",
-  ".windsurf",
-  ".continue",
-  ".kiro",
-  ".continuerc.json",
-  "crush.json",
-  ".crush.json",
-  "crushrc",
-  ".crushrc",
-];
-const MISE_CONFIG = [
-  ".mise",
-  "mise.toml",
-  ".mise.toml",
-  "mise.local.toml",
-  ".mise.local.toml",
-  ".rtx.toml",
-  ".rtx.local.toml",
-  "mise.*.toml",
-  ".mise.*.toml",
-  "mise/config.toml",
-  "mise/config.*.toml",
-  ".config/mise/conf.d",
-];
 
 /**
  * What runs a protected entry's content, by the entry's name or name pattern (see `isProtectedName`), or

@@ -59,6 +59,23 @@ const MISE_FILES = [
   ".rtx.local.toml",
 ];
 
+/** Other coding agents' project settings that run commands (above), protected at any depth. */
+export const AGENT_SETTINGS: readonly string[] = [...AGENT_FOLDERS, ...AGENT_FILES];
+
+/**
+ * What mise reads from a folder, protected at any depth: its folders and files (above), the MISE_ENV forms,
+ * and names in a row (see PROTECTED_PATHS).
+ */
+export const MISE_CONFIG: readonly string[] = [
+  ...MISE_FOLDERS,
+  ...MISE_FILES,
+  "mise.*.toml",
+  ".mise.*.toml",
+  "mise/config.toml",
+  "mise/config.*.toml",
+  ".config/mise/conf.d",
+];
+
 /** The reason of a name of the lists above. */
 function reasonFor(path: string): string {
   if (EDITOR_FOLDERS.includes(path)) return EDITOR_REASON;
@@ -117,7 +134,7 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   })),
   // Read from the folder the agent or editor is started in and each above it (opencode up to the git
   // root, aider the git root and the current folder; Zed and Helix take a subfolder's settings too).
-  ...[...AGENT_FOLDERS, ...AGENT_FILES, ...EDITOR_FOLDERS].map((path) => ({
+  ...[...AGENT_SETTINGS, ...EDITOR_FOLDERS].map((path) => ({
     path,
     anyDepth: true,
     reason: reasonFor(path),
@@ -128,19 +145,7 @@ export const PROTECTED_PATHS: readonly ProtectedPath[] = [
   // mise.toml covers .config/mise.toml and .config/mise/mise.toml, and the patterns the MISE_ENV files
   // (mise.production.toml, mise.production.local.toml). The rest of a folder named mise is not mise's, and
   // a .tool-versions only pins versions: neither runs anything.
-  ...[
-    ...MISE_FOLDERS,
-    ...MISE_FILES,
-    "mise.*.toml",
-    ".mise.*.toml",
-    "mise/config.toml",
-    "mise/config.*.toml",
-    ".config/mise/conf.d",
-  ].map((path) => ({
-    path,
-    anyDepth: true,
-    reason: MISE_REASON,
-  })),
+  ...MISE_CONFIG.map((path) => ({ path, anyDepth: true, reason: MISE_REASON })),
   // Opened by name (`code api.code-workspace`), anywhere: its "tasks" run as a .vscode's do.
   { path: "*.code-workspace", anyDepth: true, reason: WORKSPACE_FILE_REASON },
   // direnv runs the .envrc of the folder the user enters or of the nearest above it. It checks the .envrc

@@ -81,7 +81,9 @@ export const FILE_TOOL_MODULES: Readonly<Record<string, URL>> = {
   editFileTool: new URL("../../src/tools/edit_file.ts", import.meta.url),
 };
 
-const RUNNERS = new URL("../../src/tools/runners.ts", import.meta.url);
+/** Every built-in tool's runner module, as the worker entries import them (workers/*_worker.ts). */
+const RUNNERS = ["_read_file_run", "_glob_run", "_grep_run", "_write_file_run", "_edit_file_run", "_bash_run"]
+  .map((name) => new URL(`../../src/tools/${name}.ts`, import.meta.url));
 
 /**
  * Starts a restricted worker serving the tools of `modules` (export name → module URL). Workers started with
@@ -95,10 +97,10 @@ export function startToolWorker(
   const imports = names.map((name, index) =>
     `import { ${name} as tool${index} } from ${JSON.stringify(modules[name]!.href)};`
   );
-  // The runners, as the tool worker loads them (workers/tool_worker.ts): a definition's \`execute\` imports
+  // The runners, as the worker entries load them (workers/*_worker.ts): a definition's \`execute\` imports
   // its runner when first called, which a worker may not read from disk but finds loaded.
   const source = `${imports.join("\n")}
-import ${JSON.stringify(RUNNERS.href)};
+${RUNNERS.map((runner) => `import ${JSON.stringify(runner.href)};`).join("\n")}
 const tools = { ${names.map((name, index) => `${JSON.stringify(name)}: tool${index}`).join(", ")} };
 self.onmessage = async (event) => {
   try {

@@ -13,7 +13,7 @@ import { staticModuleGraph } from "../_fakes/module_graph.ts";
 
 /** Modules no worker may load: the main process validates inputs and offers the tools. */
 const NOT_IN_WORKER = [
-  /\/src\/tools\/(read_file|write_file|edit_file|glob|grep|bash|mod|tool|catalog|runners)\.ts$/,
+  /\/src\/tools\/(read_file|write_file|edit_file|glob|grep|bash|mod|tool|catalog)\.ts$/,
   /^npm:.*zod/,
   /^node:(?!fs$|fs\/promises$)/,
 ];

@@ -7,7 +7,14 @@
  * @module
  */
 import type { ProtectedPath, SandboxMode, ShellPlan } from "../tools/tool.ts";
-import { bubblewrapArguments, isAtOrBelow, scratchFolders, SUPERVISOR_PATH } from "./bubblewrap.ts";
+import {
+  bubblewrapArguments,
+  type BubblewrapOptions,
+  isAtOrBelow,
+  scratchFolders,
+  SUPERVISOR_PATH,
+} from "./bubblewrap.ts";
+import { excessOf, fitMounts, isOver } from "./_argument_limit.ts";
 import { planGitProtection, type UserGitConfig } from "./git_metadata.ts";
 import type { HelperPaths } from "./helpers.ts";
 import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
@@ -187,10 +194,10 @@ export function planCall(
   planning: CallPlanning,
   protection: Pick<CallProtection, "keepInPlace" | "readOnly" | "placeholders" | "hiddenNow">,
   override: { mode: "read-only" | "workspace-write"; network: boolean; seccomp: Uint8Array } | null = null,
-): ShellPlan {
+): PlannedCall {
   const { view, helpers, limits } = planning;
   const seccomp = override?.seccomp ?? planning.seccomp;
-  const mounts = {
+  const unfitted = {
     bwrap: helpers.bwrap!,
     root: planning.root,
     additionalRoots: planning.additionalRoots,
@@ -211,30 +218,92 @@ export function planCall(
     seccomp: seccomp !== null,
     env: view.env,
   } as const;
+  const { mounts, wrapper, readOnlyWhole } = withinLimits(unfitted, planning);
   const { persistent: _sessionKept, ...base } = planning.plan;
   // What every shell of the sandbox runs first, a kept sandbox's supervisor included.
   const setup = [closeInheritedDescriptors(base.shell), ...(limits?.prologue ?? [])];
   const plan: ShellPlan = {
     ...base,
-    wrapper: bubblewrapArguments(mounts),
+    wrapper,
     prologue: ["exec </dev/null", ...setup],
     seccomp,
     unavailable: null,
   };
   // mewcode's own commands (`override`) each get a sandbox: they are few, and run outside the Bash worker.
   const kept = planning.kept;
-  if (override !== null || kept === null || seccomp === null || helpers.sh === null) return plan;
+  if (override !== null || kept === null || seccomp === null || helpers.sh === null) {
+    return { plan, readOnlyWhole };
+  }
   return {
-    ...plan,
-    persistent: {
-      launcher: helpers.sh,
-      seccompFile: kept.seccompFile,
-      wrapper: bubblewrapArguments({ ...mounts, supervisorCopy: kept.supervisorCopy }),
-      supervisor: SUPERVISOR_PATH,
-      prologue: setup,
-      scratch: scratchFolders(mounts),
+    plan: {
+      ...plan,
+      persistent: {
+        launcher: helpers.sh,
+        seccompFile: kept.seccompFile,
+        wrapper: bubblewrapArguments({ ...mounts, supervisorCopy: kept.supervisorCopy }),
+        supervisor: SUPERVISOR_PATH,
+        prologue: setup,
+        scratch: scratchFolders(mounts),
+      },
     },
+    readOnlyWhole,
   };
+}
+
+/** A call's plan, and the folders it binds read-only whole to stay within bubblewrap's limits. */
+export interface PlannedCall {
+  plan: ShellPlan;
+  /** See `fitMounts` (_argument_limit.ts); empty in the usual case. */
+  readOnlyWhole: string[];
+}
+
+/**
+ * The mounts and their bubblewrap arguments, with the protected mounts reduced until the arguments are
+ * within what bubblewrap and Linux accept (`fitMounts`). Each round measures the real arguments: the
+ * estimate of `fitMounts` leaves out a few shared pins.
+ */
+function withinLimits(
+  unfitted: BubblewrapOptions,
+  planning: Pick<CallPlanning, "root" | "additionalRoots">,
+): { mounts: BubblewrapOptions; wrapper: string[]; readOnlyWhole: string[] } {
+  let mounts = unfitted;
+  let wrapper = bubblewrapArguments(mounts);
+  let readOnlyWhole: string[] = [];
+  const roots = [planning.root, ...planning.additionalRoots];
+  for (let round = 0; round < MAX_FIT_ROUNDS; round++) {
+    const excess = excessOf(wrapper);
+    if (!isOver(excess)) break;
+    const fitted = fitMounts(mounts, { roots, excess, isFolder });
+    // Nothing left to bind whole: what is over is not the protected paths' (bubblewrap then says so).
+    if (fitted.readOnlyWhole.length === 0) break;
+    const { keepInPlace, readOnly, placeholders } = fitted;
+    mounts = { ...mounts, keepInPlace, readOnly, placeholders };
+    readOnlyWhole = outermost([...readOnlyWhole, ...fitted.readOnlyWhole]);
+    wrapper = bubblewrapArguments(mounts);
+  }
+  return { mounts, wrapper, readOnlyWhole };
+}
+
+/** The paths not below another of them, shallowest first. */
+function outermost(paths: readonly string[]): string[] {
+  const kept = new Set<string>();
+  for (const path of shallowestFirst(paths)) {
+    let above = false;
+    for (let folder = path; folder.lastIndexOf("/") > 0 && !above;) {
+      folder = folder.slice(0, folder.lastIndexOf("/"));
+      above = kept.has(folder);
+    }
+    if (!above) kept.add(path);
+  }
+  return [...kept];
+}
+
+/** Rounds of `withinLimits`: the first is enough but where pins shared with hidden paths were counted. */
+const MAX_FIT_ROUNDS = 4;
+
+/** Whether `path` is a real folder on the host now (not a symlink). */
+function isFolder(path: string): boolean {
+  return lstatSyncOrNull(path)?.isDirectory === true;
 }
 
 /**

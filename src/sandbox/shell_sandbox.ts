@@ -40,6 +40,7 @@ import {
   noProtection,
   ownPlaceholders,
   planCall,
+  type PlannedCall,
   protectionNow,
 } from "./call_plan.ts";
 import { removePlaceholders, revertAppeared, userGitConfig } from "./git_metadata.ts";
@@ -115,6 +116,8 @@ export class ShellSandbox {
   /** Empty folders first found where a placeholder goes (the user's, or another session's): their identity. */
   #foundPlaceholders = new Map<string, string>();
   #closed = false;
+  /** The folders bound read-only whole the model was last told of (`#readOnlyWholeNote`). */
+  #readOnlyWholeSaid = "";
 
   private constructor(
     options: ShellSandboxOptions,
@@ -317,7 +320,8 @@ export class ShellSandbox {
     }
     await this.#startWatch();
     const protection = await this.#protection();
-    const plan = this.#callPlan(protection);
+    const { plan, readOnlyWhole } = this.#plannedCall(protection);
+    const wholeNote = this.#readOnlyWholeNote(readOnlyWhole);
     // The kept sandbox keeps its placeholders mounted; those this plan no longer has may go (a plan that
     // differs gets a new sandbox).
     const current = new Set(protection.created);
@@ -356,6 +360,7 @@ export class ShellSandbox {
           );
         }
         if (this.#limits !== null) notes.push(...limitNotes(this.#limits.limits, before, this.#counters()));
+        if (wholeNote !== null) notes.push(wholeNote);
         return notes;
       },
     };
@@ -672,6 +677,14 @@ export class ShellSandbox {
     protection: CallProtection,
     override: { mode: "read-only" | "workspace-write"; network: boolean; seccomp: Uint8Array } | null = null,
   ): ShellPlan {
+    return this.#plannedCall(protection, override).plan;
+  }
+
+  /** The plan of one call, and the folders it binds read-only whole (see `planCall`). */
+  #plannedCall(
+    protection: CallProtection,
+    override: { mode: "read-only" | "workspace-write"; network: boolean; seccomp: Uint8Array } | null = null,
+  ): PlannedCall {
     const planning = {
       plan: this.plan,
       view: this.#view,
@@ -687,10 +700,31 @@ export class ShellSandbox {
     return planCall(planning, protection, override);
   }
 
+  /**
+   * What the model is told when a call's plan binds folders read-only whole (too many protected entries for
+   * a mount each): once for each set of folders, null when told already or there are none.
+   */
+  #readOnlyWholeNote(folders: readonly string[]): string | null {
+    const key = folders.join("\0");
+    if (key === this.#readOnlyWholeSaid) return null;
+    this.#readOnlyWholeSaid = key;
+    if (folders.length === 0) return null;
+    const listed = folders.slice(0, MAX_LISTED_WHOLE).map((folder) => `"${folder}"`).join(", ");
+    const rest = folders.length - MAX_LISTED_WHOLE;
+    return `These folders are read-only to commands as a whole: ${listed}${
+      rest > 0 ? ` and ${rest} more` : ""
+    }. They hold more protected entries (editor or agent settings, git metadata) than the sandbox can ` +
+      "make read-only one by one (bubblewrap takes at most 9,000 arguments); write elsewhere, or tell the " +
+      "user what you need there";
+  }
+
   #counters(): LimitCounters {
     return this.#limits?.counters() ?? { processLimitHits: 0, memoryKills: 0 };
   }
 }
+
+/** The folders bound read-only whole a note names; the rest are counted. */
+const MAX_LISTED_WHOLE = 10;
 
 /** A line about an entry set aside at the end of a session; `failed` when it is still in the workspace. */
 interface SetAsideLine {

@@ -71,6 +71,15 @@ export interface BubblewrapOptions {
   /** Whether a seccomp program arrives on standard input (`--seccomp 0`, or fd 3 for a kept sandbox). */
   seccomp: boolean;
   /**
+   * Whether commands may create user namespaces of their own. Default false: the sandbox gets a user
+   * namespace of its own (`--unshare-user`, which bubblewrap makes anyway when not run as root) in which no
+   * other can be made (`--disable-userns`). Inside one, a process holds every capability over new mount,
+   * network and other namespaces: kernel code through which many local privilege escalations have gone, and
+   * which no command of a coding agent needs. True only where bubblewrap cannot start so (one older than
+   * 0.8.0 does not know the option).
+   */
+  userNamespaces?: boolean;
+  /**
    * For a sandbox kept across calls: the host path of the supervisor's shell copy (mode 0111), bound at
    * `SUPERVISOR_PATH`; the supervisor runs as the sandbox's process 1 (`--as-pid-1`: nothing else in the
    * sandbox holds its pipes) and the seccomp program comes from fd 3. Default none: one sandbox per call.
@@ -101,6 +110,9 @@ export function bubblewrapArguments(options: BubblewrapOptions): string[] {
     "--unshare-uts",
     "--unshare-cgroup-try",
     ...(options.network ? [] : ["--unshare-net"]),
+    // Run as root, the user namespace maps root alone onto itself: files of other users show as nobody's,
+    // which changes nothing for a process without capabilities.
+    ...(options.userNamespaces === true ? [] : ["--unshare-user", "--disable-userns"]),
     // Run as root, bwrap keeps every capability, and CAP_SYS_ADMIN can remount "/" read-write.
     "--cap-drop",
     "ALL",

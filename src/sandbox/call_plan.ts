@@ -100,6 +100,8 @@ export interface CallPlanning {
   seccomp: Uint8Array | null;
   /** The files of the sandbox kept across calls; null when each call gets a sandbox of its own. */
   kept: KeptSandboxFiles | null;
+  /** Whether commands may create user namespaces (`BubblewrapOptions.userNamespaces`); default false. */
+  userNamespaces?: boolean;
 }
 
 /**
@@ -216,6 +218,7 @@ export function planCall(
     writableFiles: limits?.writableFiles ?? [],
     ...(limits === null ? {} : { scratchBytes: limits.limits.maxMemoryBytes }),
     seccomp: seccomp !== null,
+    userNamespaces: planning.userNamespaces ?? false,
     env: view.env,
   } as const;
   const { mounts, wrapper, readOnlyWhole } = withinLimits(unfitted, planning);

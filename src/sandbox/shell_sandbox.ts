@@ -50,7 +50,13 @@ import { type CommandResult, runSandboxedCommand } from "./sandboxed_command.ts"
 import { type MachineView, machineView, setAsideMade } from "./shell_policy.ts";
 import { describeSetAside, SESSION_SET_ASIDE_BYTES, type SetAsideBudget } from "./_set_aside.ts";
 import { shellSandboxReport } from "./shell_sandbox_report.ts";
-import { checkStart, closeInheritedDescriptors, fullAccessWrapper, INSTALL_HINT } from "./shell_startup.ts";
+import {
+  checkStart,
+  closeInheritedDescriptors,
+  fullAccessWrapper,
+  INSTALL_HINT,
+  preflight,
+} from "./shell_startup.ts";
 import {
   keptSandboxCaveats,
   type KeptSandboxFiles,
@@ -118,6 +124,11 @@ export class ShellSandbox {
   #closed = false;
   /** The folders bound read-only whole the model was last told of (`#readOnlyWholeNote`). */
   #readOnlyWholeSaid = "";
+  /**
+   * Whether commands may create user namespaces: only where bubblewrap cannot start with `--disable-userns`
+   * and can without it (`#startCheck`).
+   */
+  #userNamespaces: boolean;
 
   private constructor(
     options: ShellSandboxOptions,
@@ -130,6 +141,7 @@ export class ShellSandbox {
       isolated: boolean;
       caveats: string[];
       kept?: KeptSandboxFiles | null;
+      userNamespaces?: boolean;
     },
   ) {
     this.root = options.root;
@@ -145,6 +157,7 @@ export class ShellSandbox {
     this.#seccomp = parts.seccomp;
     this.#isolated = parts.isolated;
     this.#kept = parts.kept ?? null;
+    this.#userNamespaces = parts.userNamespaces ?? false;
   }
 
   /**
@@ -268,15 +281,24 @@ export class ShellSandbox {
       plan: { ...base, wrapper: [], prologue: [], seccomp, unavailable: null },
     });
     const protection = await sandbox.#protection();
-    const plan = sandbox.#callPlan(protection);
     const ready = () =>
-      new ShellSandbox(options, { helpers, view, limits, seccomp, isolated: true, caveats, kept, plan });
+      new ShellSandbox(options, {
+        helpers,
+        view,
+        limits,
+        seccomp,
+        isolated: true,
+        caveats,
+        kept,
+        plan: sandbox.#callPlan(protection),
+        userNamespaces: sandbox.#userNamespaces,
+      });
     if (options.deferPreflight) {
       const deferred = ready();
       deferred.#deferred = { outcome: null };
       return deferred;
     }
-    const check = await checkStart(plan, timeoutMs, options.mode);
+    const check = await sandbox.#startCheck(protection, timeoutMs);
     // bubblewrap created the placeholders' mount points on the host.
     await sandbox.#remove(ownPlaceholders(protection));
     if (check.failure !== null) {
@@ -622,12 +644,10 @@ export class ShellSandbox {
   /** The deferred start-up check: the session's plan as it would be now, run once with `SHELL -c true`. */
   async #deferredPreflight(): Promise<string | null> {
     const protection = await this.#protection();
-    const plan = this.#callPlan(protection);
     try {
-      const check = await checkStart(
-        plan,
+      const check = await this.#startCheck(
+        protection,
         this.#options.preflightTimeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS,
-        this.mode,
       );
       if (check.keptFailure !== null) await this.#giveUpKeptSandbox(check.keptFailure);
       if (this.#deferred !== null) this.#deferred.verdict = check.failure;
@@ -636,6 +656,37 @@ export class ShellSandbox {
       // bubblewrap created the placeholders' mount points on the host.
       await this.#removePlaceholders(ownPlaceholders(protection));
     }
+  }
+
+  /**
+   * The start-up check of the plan as it would be now. Where bubblewrap cannot start with `--disable-userns`
+   * (older than 0.8.0) but can without it, commands may create user namespaces from then on, and `doctor`
+   * says so: a weaker sandbox, but one that runs, as it did before bubblewrap had the option.
+   */
+  async #startCheck(
+    protection: CallProtection,
+    timeoutMs: number,
+  ): Promise<{ failure: string | null; keptFailure: string | null }> {
+    const check = await checkStart(this.#callPlan(protection), timeoutMs, this.mode);
+    if (check.failure === null || this.#userNamespaces) return check;
+    // One start tells (a sandbox per call): without a user namespace of its own, bubblewrap started as root
+    // or set-user-ID also runs where the kernel refuses user namespaces.
+    this.#userNamespaces = true;
+    const { persistent: _kept, ...perCall } = this.#callPlan(protection);
+    const allowing = await preflight({ plan: perCall, timeoutMs, mode: this.mode }) === null
+      ? await checkStart(this.#callPlan(protection), timeoutMs, this.mode)
+      : check;
+    if (allowing.failure !== null) {
+      this.#userNamespaces = false;
+      return check;
+    }
+    this.#plan = { ...this.#callPlan(protection), unavailable: this.#plan.unavailable };
+    this.#caveats.push(
+      "commands can create user namespaces of their own (kernel attack surface): bubblewrap cannot start " +
+        `here with --disable-userns (${check.failure.replace(`: ${INSTALL_HINT}`, "")}); bubblewrap 0.8.0 ` +
+        "or later has it",
+    );
+    return allowing;
   }
 
   /** The credentials present now that the session's view did not hide (the user made them since). */
@@ -696,6 +747,7 @@ export class ShellSandbox {
       limits: this.#limits,
       seccomp: this.#seccomp,
       kept: this.#kept,
+      userNamespaces: this.#userNamespaces,
     };
     return planCall(planning, protection, override);
   }

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { readFileHead } from "../common/fs.ts";
+import { lstatSyncOrNull, readFileHead, realPathSyncOrNull } from "../common/fs.ts";
 import { dirname, join, relative } from "../common/path.ts";
 import { gitConfigEffect, parseGitConfig } from "./git_config.ts";
 import { type GitDirectory, type GitLayout, isInside } from "./_git_layout.ts";
@@ -119,6 +119,10 @@ export async function collectFindings(
       const fields = { ...base, kind: "strategy" as const, path: show(strategy.path), name: "strategy" };
       await add(fields, strategy.value, strategy.value);
     }
+    for (const entry of writableByOthers(root, directory, laidOut)) {
+      const mode = `0${entry.mode.toString(8)}`;
+      await add({ ...base, kind: "writable", path: show(entry.path), name: entry.who }, mode, mode);
+    }
   }
   for (const directory of layout.directories) {
     if (!isInside(root, directory.path)) continue;
@@ -166,6 +170,44 @@ export async function collectFindings(
     );
   }
   return findings;
+}
+
+/**
+ * The entries of a git directory that users other than its owner may write (mode g+w or o+w): the git
+ * directory, the `.git` entry and the folder that holds it, the hooks folder, the config files, and the
+ * refs, objects and `info` folders and `packed-refs`. Through any of them, such a user can put hooks or
+ * config in place that run when the owner's git does (rename `.git/hooks` away in a writable `.git`, and
+ * make a new one), or refs and objects that make it check out their content. Each by its real path, inside
+ * the root; git's own files of a repository shared with its group (`core.sharedRepository`) are writable by
+ * the group from the start, and only a change is reported.
+ */
+function writableByOthers(
+  root: string,
+  directory: GitDirectory,
+  laidOut: boolean,
+): { path: string; mode: number; who: "group" | "others" }[] {
+  const candidates = [
+    directory.path,
+    directory.dotGit,
+    directory.hooks,
+    ...directory.configFiles.map((file) => file.path),
+    // What git checks out: a ref moved or an object or graft put there by another user.
+    ...["refs", "objects", "info", "packed-refs"].map((name) => join(directory.path, name)),
+  ];
+  // The folder that holds the `.git` entry: a `.git` in a folder others may write can be swapped whole.
+  if (directory.dotGit !== null && !laidOut) candidates.push(dirname(directory.dotGit));
+  const found: { path: string; mode: number; who: "group" | "others" }[] = [];
+  const seen = new Set<string>();
+  for (const candidate of candidates) {
+    if (candidate === null) continue;
+    const path = realPathSyncOrNull(candidate);
+    if (path === null || seen.has(path) || !isInside(root, path)) continue;
+    seen.add(path);
+    const mode = (lstatSyncOrNull(path)?.mode ?? 0) & 0o7777;
+    if ((mode & 0o002) !== 0) found.push({ path, mode, who: "others" });
+    else if ((mode & 0o020) !== 0) found.push({ path, mode, who: "group" });
+  }
+  return found;
 }
 
 /** A finding's fields other than those `newFinding` computes. */

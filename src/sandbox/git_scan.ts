@@ -36,7 +36,8 @@ export type GitFindingKind =
   | "index-mark"
   | "replace-ref"
   | "object"
-  | "unlisted";
+  | "unlisted"
+  | "writable";
 
 /** One thing in the git metadata that can make the user's git run something. */
 export interface GitFinding {
@@ -57,14 +58,14 @@ export interface GitFinding {
    * line with the same command, "too-large" for a list too large to read whole), "git-directory" for a
    * repository found by its layout rather than a `.git` entry, "strategy" for a merge strategy a rebase or
    * cherry-pick in progress runs, the ref (`refs/replace/<name>`) of a replace ref, the object name of a
-   * loose object that does not hash to it ("stopped" when the check ran out of budget), or "" for the other
-   * kinds.
+   * loose object that does not hash to it ("stopped" when the check ran out of budget), who may write a
+   * "writable" entry besides its owner ("group", "others"), or "" for the other kinds.
    */
   name: string;
   /**
    * Config value, pointer target, parse error or `exec` command as shown to the user (shortened), a
    * replace ref's target, what a mismatched object hashes to (or why it cannot be read, or for "stopped"
-   * how much was checked), "" for the other kinds.
+   * how much was checked), a "writable" entry's mode in octal ("0777"), "" for the other kinds.
    */
   value: string;
   /**

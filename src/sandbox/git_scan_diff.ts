@@ -95,6 +95,13 @@ function describeChange(status: "new" | "changed", finding: GitFinding): string 
       return `${path} cannot be listed (its name is not valid UTF-8, or it may not be read), so mewcode ` +
         `cannot tell whether it holds a git repository your git would use: look inside it (ls -b) before ` +
         `you run git in the workspace`;
+    case "writable": {
+      const who = finding.name === "others" ? "other users" : "users of its group";
+      const folder = finding.path === "." ? "The workspace folder" : path;
+      return `${folder} is writable by ${who} (mode ${finding.value}): any of them can change what git ` +
+        `runs or checks out (its hooks, config, refs or objects) when you use git in ${where}; if you did ` +
+        `not mean to share it, run chmod go-w ${shellQuote(finding.path)} in the workspace folder`;
+    }
     case "index-mark": {
       const mark = finding.name.startsWith("skip-worktree") ? "skip-worktree" : "assume-unchanged";
       if (finding.name.endsWith("#many")) {
@@ -171,4 +178,9 @@ function effectPhrase(effect: GitConfigEffect | null, where: string): string {
 /** A value in double quotes with control, quote and bidirectional characters escaped. */
 function quote(value: string): string {
   return `"${escapeHidden(value.replaceAll("\\", "\\\\").replaceAll('"', '\\"'))}"`;
+}
+
+/** A path quoted for a POSIX shell, with control and bidirectional characters escaped for display. */
+function shellQuote(path: string): string {
+  return escapeHidden(`'${path.replaceAll("'", "'\\''")}'`);
 }

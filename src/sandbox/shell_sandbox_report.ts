@@ -58,6 +58,13 @@ export function shellSandboxReport(facts: SandboxReportFacts): string[] {
       `  network: ${plan.network ? "allowed (--sandbox-network)" : "off (--sandbox-network allows it)"}`,
     );
     lines.push(`  seccomp: ${facts.seccomp ? SANDBOX_FILTER_SUMMARY : "none"}`);
+    if (plan.wrapper.length > 0) {
+      lines.push(
+        plan.wrapper.includes("--disable-userns")
+          ? "  user namespaces: commands cannot create one (--disable-userns)"
+          : "  user namespaces: commands CAN create one (see the note below)",
+      );
+    }
     lines.push(
       `  home: every home folder is an empty tmpfs (${view.homeRoots.join(", ") || "none found"}); ` +
         `read-only toolchains: ${view.exposed.join(", ") || "none"}`,

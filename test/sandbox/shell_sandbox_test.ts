@@ -391,6 +391,7 @@ Deno.test("ShellSandbox.describe reports backend, helpers, seccomp, home, limits
       "git: /usr/bin/git",
       "network: off",
       "seccomp: socket(AF_UNIX) fails with EPERM",
+      "user namespaces: commands cannot create one (--disable-userns)",
       "home: every home folder is an empty tmpfs",
       "/run",
       "processes:",

@@ -74,5 +74,6 @@ Deno.test("Where bubblewrap does not know --disable-userns, Bash still runs, and
       sandbox.caveats.some((caveat) => caveat.startsWith("commands can create user namespaces")),
       sandbox.caveats.join("\n"),
     );
+    ok(sandbox.describe().includes("  user namespaces: commands CAN create one (see the note below)"));
   }
 });

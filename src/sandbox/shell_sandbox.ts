@@ -766,8 +766,8 @@ export class ShellSandbox {
     return `These folders are read-only to commands as a whole: ${listed}${
       rest > 0 ? ` and ${rest} more` : ""
     }. They hold more protected entries (editor or agent settings, git metadata) than the sandbox can ` +
-      "make read-only one by one (bubblewrap takes at most 9,000 arguments); write elsewhere, or tell the " +
-      "user what you need there";
+      "make read-only one by one (bubblewrap takes at most 9,000 arguments, and Linux limits their length); " +
+      "write elsewhere, or tell the user what you need there";
   }
 
   #counters(): LimitCounters {

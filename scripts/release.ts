@@ -2,7 +2,8 @@
  * `deno task release`: everything a release ships, in dist/release/:
  *
  *   mewcode-<target>[.exe]   the `deno compile` binary of every target (scripts/compile.ts)
- *   mewcode-<version>.tgz    the npm package (`npm pack`), for `npm install -g <url or file>`
+ *   mewcode-<version>.tgz    the npm package (`npm pack`, with bundle/ built just before: scripts/bundle.ts),
+ *                            for `npm install -g <url or file>`
  *   install.sh               the installer (scripts/install.sh) for `curl -fsSL …/install.sh | sh`
  *   SHA256SUMS               `<sha256>  <file>` for each of the above
  *
@@ -22,6 +23,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { assertNever } from "../src/common/errors.ts";
+import { buildBundle, BundleError } from "./bundle.ts";
 import { binaryName, compileArguments, readRuntimeFlags, TARGETS } from "./compile.ts";
 import { CHECKSUMS_FILE, writeChecksums } from "./checksums.ts";
 
@@ -46,6 +48,8 @@ export type ReleaseStep =
   | { kind: "clean" }
   | { kind: "run"; program: "deno" | "npm" | "gh"; args: readonly string[] }
   | { kind: "install-script"; releaseUrl: string | null }
+  /** Builds bundle/ (scripts/bundle.ts), which the npm package ships. */
+  | { kind: "bundle" }
   /** Runs the binary built for this machine (`--version`): a build that does not start is not published. */
   | { kind: "smoke"; binary: string; version: string }
   | { kind: "checksums"; files: readonly string[] };
@@ -83,6 +87,8 @@ export function releasePlan(options: ReleaseOptions): ReleaseStep[] {
         version: options.version,
       }]
       : []),
+    // The npm package ships the bundle (scripts/bundle.ts), built from the sources it ships beside.
+    { kind: "bundle" },
     { kind: "run", program: "npm", args: ["pack", "--pack-destination", RELEASE_DIR] },
     { kind: "install-script", releaseUrl: options.releaseUrl },
     { kind: "checksums", files },
@@ -129,6 +135,8 @@ export function describeStep(step: ReleaseStep): string {
         `${INSTALL_SCRIPT} > ${RELEASE_DIR}/install.sh`;
     case "smoke":
       return `${step.binary} --version  # must print "mewcode ${step.version} "`;
+    case "bundle":
+      return "deno task bundle";
     case "checksums":
       return `(cd ${RELEASE_DIR} && sha256sum ${
         [...step.files].sort().map(shellWord).join(" ")
@@ -178,6 +186,14 @@ async function runStep(step: ReleaseStep, root: string, spawn: Spawn): Promise<s
       });
       await Deno.mkdir(at(RELEASE_DIR), { recursive: true });
       return null;
+    case "bundle":
+      try {
+        await buildBundle(at("bundle"), { root });
+        return null;
+      } catch (error) {
+        if (!(error instanceof BundleError)) throw error;
+        return `building the bundle failed: ${error.message}`;
+      }
     case "run": {
       const code = await spawn(step, root);
       if (code === 0) return null;

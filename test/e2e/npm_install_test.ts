@@ -14,9 +14,14 @@ const PACKAGE = JSON.parse(await Deno.readTextFile(join(ROOT, "package.json"))) 
 const DENO_VERSION = "2.9.6";
 const NPM_QUIET = ["--no-audit", "--no-fund", "--loglevel=error"];
 
-/** Packs the checkout into `dir`; returns the tarball's path. */
+/**
+ * Packs a copy of the checkout into `dir`; returns the tarball's path. A copy: `npm pack` runs prepare, which
+ * builds bundle/ where it packs (with no Deno on this machine's PATH or beside the copy, it builds none).
+ */
 async function pack(machine: CleanMachine, dir: string): Promise<string> {
-  const packed = await machine.run("npm", ["pack", "--silent", "--pack-destination", dir], { cwd: ROOT });
+  const source = join(dir, "packed-checkout");
+  await copyPackage(ROOT, source);
+  const packed = await machine.run("npm", ["pack", "--silent", "--pack-destination", dir], { cwd: source });
   equal(packed.code, 0, explain(packed));
   const name = packed.stdout.trim().split("\n").at(-1)!;
   equal(name, `mewcode-${PACKAGE.version}.tgz`);
@@ -161,13 +166,14 @@ Deno.test("npm install -g of a checkout directory links it; mewcode runs once th
   equal(bare.code, 127, explain(bare));
   ok(bare.stderr.includes(`npm install --prefix "${checkout}"`), bare.stderr);
 
+  // That install's prepare also builds the bundle (scripts/prepare), which the launcher then runs.
   const installed = await machine.run("npm", ["install", "--prefix", checkout, ...NPM_QUIET]);
   equal(installed.code, 0, explain(installed));
   const printed = await machine.run(mewcode, ["--version"], { env: { MEWCODE_PRINT_COMMAND: "1" } });
   const argv = printed.stdout.trimEnd().split("\n");
   deepStrictEqual(
     [argv[0], argv.at(-2)],
-    [join(checkout, "node_modules", "deno", "deno"), join(checkout, "main.ts")],
+    [join(checkout, "node_modules", "deno", "deno"), join(checkout, "bundle", "main.js")],
   );
   const version = await machine.run(mewcode, ["--version"]);
   equal(version.code, 0, explain(version));

@@ -8,6 +8,7 @@ import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { CleanMachine, copyPackage, explain } from "./_clean_machine.ts";
+import { exists } from "../_fakes/exists.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const PLACEHOLDER = "/path/to/mewcode";
@@ -47,6 +48,14 @@ Deno.test("README's first command sets mewcode up on a fresh machine and runs -p
       ok(run.stderr.endsWith(mewcodeOnly.stderr), run.stderr);
     },
   );
+
+  await t.step("npm install built the bundle, which the launcher runs", async () => {
+    ok(await exists(join(checkout, "bundle", "main.js")), "bundle/main.js");
+    const printed = await machine.run(join(checkout, "scripts", "mewcode"), ["--version"], {
+      env: { MEWCODE_PRINT_COMMAND: "1" },
+    });
+    ok(printed.stdout.split("\n").includes(join(checkout, "bundle", "main.js")), explain(printed));
+  });
 
   await t.step("with a key: the answer to the README's prompt about the current directory", async () => {
     await using server = await startFakeAnthropic([

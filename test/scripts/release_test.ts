@@ -88,6 +88,7 @@ Deno.test("deno task release --dry-run prints every step, compiling exactly what
     ...expectedCompiles,
     // The build for this machine must start before anything is packed or published.
     `dist/release/mewcode-${Deno.build.target} --version  # must print "mewcode ${VERSION} "`,
+    "deno task bundle",
     "npm pack --pack-destination dist/release",
     "cp scripts/install.sh dist/release/install.sh",
     `(cd dist/release && sha256sum ${releaseFiles(VERSION).sort().join(" ")} > SHA256SUMS)`,

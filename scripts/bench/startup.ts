@@ -19,8 +19,9 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { type FakeAnthropic, startFakeAnthropic, turn } from "../../test/fake_anthropic/server.ts";
+import { buildBundle } from "../bundle.ts";
 import { readRuntimeFlags } from "../compile.ts";
 import {
   type BenchOptions,
@@ -33,7 +34,6 @@ import {
 } from "./_report.ts";
 
 const CHECKOUT = new URL("../../", import.meta.url).pathname;
-const LAUNCHER = join(CHECKOUT, "scripts", "mewcode");
 const MAIN = join(CHECKOUT, "main.ts");
 const CONFIG = join(CHECKOUT, "deno.json");
 
@@ -72,6 +72,15 @@ export async function benchStartup(options: BenchOptions): Promise<BenchSection>
   const dir = await Deno.makeTempDir({ prefix: "mewcode-bench-startup-" });
   try {
     const fixture = await prepareFixture(dir);
+    // As installed: the files the npm package ships, the bundle among them, and beside them the same
+    // without the bundle (a checkout where `deno task bundle` never ran); both find the checkout's Deno.
+    const bundled = join(dir, "package");
+    const unbundled = join(dir, "package-without-bundle");
+    await copyPackage(bundled);
+    await copyPackage(unbundled);
+    await buildBundle(join(bundled, "bundle"));
+    const launcher = join(bundled, "scripts", "mewcode");
+    const sourcesLauncher = join(unbundled, "scripts", "mewcode");
     const deno = Deno.execPath();
     const helloWorld: Spawnable = {
       command: deno,
@@ -80,19 +89,23 @@ export async function benchStartup(options: BenchOptions): Promise<BenchSection>
       cwd: fixture.root,
     };
     const version = (via: "launcher" | "direct"): Spawnable =>
-      via === "launcher" ? { command: LAUNCHER, args: ["--version"], env: fixture.env, cwd: fixture.root } : {
+      via === "launcher" ? { command: launcher, args: ["--version"], env: fixture.env, cwd: fixture.root } : {
         command: deno,
         args: ["run", ...flags, "--quiet", "--config", CONFIG, MAIN, "--version"],
         env: fixture.env,
         cwd: fixture.root,
       };
-    const prompt = (via: "launcher" | "direct", args: string[]): Spawnable =>
-      via === "launcher" ? { command: LAUNCHER, args, env: fixture.env, cwd: fixture.root } : {
-        command: deno,
-        args: ["run", ...flags, "--quiet", "--config", CONFIG, MAIN, ...args],
-        env: fixture.env,
-        cwd: fixture.root,
-      };
+    const prompt = (via: "launcher" | "sources" | "direct", args: string[]): Spawnable =>
+      via === "launcher"
+        ? { command: launcher, args, env: fixture.env, cwd: fixture.root }
+        : via === "sources"
+        ? { command: sourcesLauncher, args, env: fixture.env, cwd: fixture.root }
+        : {
+          command: deno,
+          args: ["run", ...flags, "--quiet", "--config", CONFIG, MAIN, ...args],
+          env: fixture.env,
+          cwd: fixture.root,
+        };
 
     // Warm the module cache and the page cache once; the measured runs alternate between the sides.
     if (!options.quick) {
@@ -100,6 +113,7 @@ export async function benchStartup(options: BenchOptions): Promise<BenchSection>
       await measure(version("launcher"), null);
     }
     await measureWithServer(prompt("launcher", ["-p", "hello"]), [answer()]);
+    await measureWithServer(prompt("sources", ["-p", "hello"]), [answer()]);
 
     const samples = {
       hello: [] as Measured[],
@@ -107,6 +121,7 @@ export async function benchStartup(options: BenchOptions): Promise<BenchSection>
       versionLauncher: [] as Measured[],
       versionDirect: [] as Measured[],
       promptLauncher: [] as Measured[],
+      promptSources: [] as Measured[],
       promptDirect: [] as Measured[],
       reads: [] as Measured[],
     };
@@ -120,6 +135,7 @@ export async function benchStartup(options: BenchOptions): Promise<BenchSection>
       samples.versionDirect.push(await measure(version("direct"), null));
       samples.helloRequest.push(await measureWithServer(helloRequest, [answer()]));
       samples.promptLauncher.push(await measureWithServer(prompt("launcher", ["-p", "hello"]), [answer()]));
+      samples.promptSources.push(await measureWithServer(prompt("sources", ["-p", "hello"]), [answer()]));
       samples.promptDirect.push(await measureWithServer(prompt("direct", ["-p", "hello"]), [answer()]));
       if (!options.quick || run === 0) {
         samples.reads.push(
@@ -139,7 +155,7 @@ export async function benchStartup(options: BenchOptions): Promise<BenchSection>
       runs,
       loadBefore,
       loadAfter: loadAverage(),
-      launcherDeno: await launcherDeno(fixture),
+      launcherDeno: await launcherDeno(launcher, fixture),
     });
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -292,17 +308,45 @@ interface Samples {
   versionLauncher: Measured[];
   versionDirect: Measured[];
   promptLauncher: Measured[];
+  promptSources: Measured[];
   promptDirect: Measured[];
   reads: Measured[];
 }
 
 /**
- * The Deno the launcher runs (`MEWCODE_PRINT_COMMAND`): next to the checkout, as the README's first command
+ * Copies the files the npm package ships (package.json's `files`; not a bundle the checkout may hold) into
+ * `dir`, with the checkout's node_modules linked beside them: the launcher finds the same Deno there.
+ */
+async function copyPackage(dir: string): Promise<void> {
+  const { files } = JSON.parse(await Deno.readTextFile(join(CHECKOUT, "package.json"))) as {
+    files: string[];
+  };
+  for (const entry of [...files.filter((file) => !file.startsWith("bundle")), "package.json"]) {
+    const target = join(dir, entry.replace(/\/$/, ""));
+    await Deno.mkdir(dirname(target), { recursive: true });
+    const copied = await new Deno.Command("cp", {
+      args: ["-R", join(CHECKOUT, entry.replace(/\/$/, "")), target],
+      stderr: "piped",
+    }).output();
+    if (!copied.success) throw new Error(`cp ${entry}: ${new TextDecoder().decode(copied.stderr)}`);
+  }
+  try {
+    await Deno.symlink(await Deno.realPath(join(CHECKOUT, "node_modules")), join(dir, "node_modules"));
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+}
+
+/**
+ * The Deno the launcher runs (`MEWCODE_PRINT_COMMAND`): next to the package, as the README's first command
  * installs it (`npm install --prefix`), the launcher finds it without searching PATH; a Deno found on PATH
  * costs it two more programs (`readlink`, `find`), ~10 ms here.
  */
-async function launcherDeno(fixture: { root: string; env: Record<string, string> }): Promise<string> {
-  const output = await new Deno.Command(LAUNCHER, {
+async function launcherDeno(
+  launcher: string,
+  fixture: { root: string; env: Record<string, string> },
+): Promise<string> {
+  const output = await new Deno.Command(launcher, {
     args: ["--version"],
     cwd: fixture.root,
     env: { ...fixture.env, MEWCODE_PRINT_COMMAND: "1" },
@@ -310,8 +354,8 @@ async function launcherDeno(fixture: { root: string; env: Record<string, string>
     stderr: "null",
   }).output();
   const path = new TextDecoder().decode(output.stdout).split("\n")[0] ?? "";
-  const where = path.startsWith(join(CHECKOUT, "node_modules"))
-    ? "next to the checkout, as the README's first command installs it"
+  const where = path.startsWith(await Deno.realPath(join(CHECKOUT, "node_modules")).catch(() => CHECKOUT))
+    ? "next to the package, as the README's first command installs it"
     : "found on PATH (the README's first command installs it next to the checkout instead)";
   return `${path} (${where})`;
 }
@@ -370,19 +414,23 @@ function report(
     `as the workspace; the fake Anthropic server on 127.0.0.1 begins its response at once and writes the text ` +
     `answer ${ANSWER_DELAY_MS} ms later (the ReadFile turns at once). The baselines are Deno hello ` +
     "worlds run with mewcode's runtime flags: one prints a line, one sends a single streaming request to " +
-    `the same server. The launcher ran Deno ${input.launcherDeno}. Load average (1, 5, 15 min) at the ` +
+    "the same server. `mewcode` is scripts/mewcode of a copy of the files the npm package ships: with the " +
+    "bundle (`deno task bundle`, as an installed package runs it) and without it (as a checkout where it " +
+    "was never built runs the TypeScript sources). " +
+    `The launcher ran Deno ${input.launcherDeno}. Load average (1, 5, 15 min) at the ` +
     `start: ${input.loadBefore}; at the end: ${input.loadAfter}.`,
     "",
     "| wall time to exit | ms | vs hello world |",
     "|---|---:|---:|",
     row("`deno run hello.ts`", samples.hello, hello, wall),
-    row("`mewcode --version` (scripts/mewcode)", samples.versionLauncher, hello, wall),
+    row("`mewcode --version` (scripts/mewcode, the bundle)", samples.versionLauncher, hello, wall),
     row("`deno run … main.ts --version`", samples.versionDirect, hello, wall),
     "",
     "| spawn → first request at the server | ms | vs hello world |",
     "|---|---:|---:|",
     row("hello world sending one request", samples.helloRequest, helloRequest, first),
-    row('`mewcode -p "hello"` (scripts/mewcode)', samples.promptLauncher, helloRequest, first),
+    row('`mewcode -p "hello"` (scripts/mewcode, the bundle)', samples.promptLauncher, helloRequest, first),
+    row('`mewcode -p "hello"` (scripts/mewcode, the sources)', samples.promptSources, helloRequest, first),
     row('`deno run … main.ts -p "hello"`', samples.promptDirect, helloRequest, first),
     "",
     "| peak RSS of the process tree | MB | vs hello world |",

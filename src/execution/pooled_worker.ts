@@ -6,6 +6,7 @@
  * @module
  */
 import { describeError } from "../common/errors.ts";
+import type { GrepWalkReport } from "../tools/_grep_prepass.ts";
 import type { PrewalkRequest } from "../tools/_prewalk.ts";
 import type { ToolCallContext, ToolResult } from "../tools/tool.ts";
 import { broaderPermissions, type PermissionProfile } from "./profiles.ts";
@@ -68,6 +69,8 @@ export class PooledWorker {
     progress: ((progress: CallProgress) => void) | undefined;
   } | null = null;
   #drain: { callId: string; done(): void } | null = null;
+  /** Hears the report of the walk ahead (see `prewalk`). */
+  #onWalked: ((report: GrepWalkReport) => void) | null = null;
 
   #onIdleFailure: (worker: PooledWorker) => void;
 
@@ -138,9 +141,14 @@ export class PooledWorker {
     return promise;
   }
 
-  /** Asks the worker to walk the workspace between calls (`src/tools/_prewalk.ts`); once per worker. */
-  prewalk(request: PrewalkRequest): void {
-    if (this.#worker !== null && this.state !== "closed") this.#post({ type: "prewalk", request });
+  /**
+   * Asks the worker to walk the workspace between calls (`src/tools/_prewalk.ts`); once per worker. `onWalked`
+   * hears the walk's report if the worker sends it (once the walk has ended, while no call runs).
+   */
+  prewalk(request: PrewalkRequest, onWalked?: (report: GrepWalkReport) => void): void {
+    if (this.#worker === null || this.state === "closed") return;
+    this.#onWalked = onWalked ?? null;
+    this.#post({ type: "prewalk", request });
   }
 
   /** Ends the current call with this outcome (the first outcome wins). */
@@ -251,6 +259,16 @@ export class PooledWorker {
       case "worker-error":
         this.#onFailure(message.message);
         return;
+      case "prewalk-end": {
+        const onWalked = this.#onWalked;
+        this.#onWalked = null;
+        try {
+          onWalked?.(message.report);
+        } catch {
+          // Only a head start: the calls walk as they always do.
+        }
+        return;
+      }
       default:
         assertNeverMessage(message);
     }

@@ -31,6 +31,7 @@ import { type GrepInput, grepTool } from "../tools/grep.ts";
 import { globTool } from "../tools/glob.ts";
 import { mountPointsSync } from "../common/mounts.ts";
 import { isWithinRoot } from "../tools/_paths.ts";
+import type { GrepWalkReport } from "../tools/_grep_prepass.ts";
 import type { RipgrepGrep } from "../tools/grep_ripgrep.ts";
 import { lazyImport } from "../common/lazy_import.ts";
 
@@ -250,11 +251,12 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
   };
   const startWalkAhead = (workers: WorkerExecutor, searchTool: AnyTool): void => {
     walkedAhead = true;
-    workers.prewalk(profileFor(searchTool, profileOptions), {
-      root: options.root,
-      additionalRoots,
-      excludedPaths,
-    });
+    // Grep's runtime takes the walk's report once the worker sends it (`RipgrepGrep.walkedAhead`).
+    workers.prewalk(
+      profileFor(searchTool, profileOptions),
+      { root: options.root, additionalRoots, excludedPaths },
+      accelerator === null ? undefined : (report) => accelerator.walkedAhead(report, options.root),
+    );
   };
   const prewarm = async (permissions: UsableToolsOptions, toolName?: string): Promise<void> => {
     if (!(executor instanceof WorkerExecutor)) return;
@@ -372,15 +374,22 @@ async function gitMetadataProtections(
  * Its modules load when a Grep call begins (`prepare`, from `prewarm`, while the call's input streams), or
  * with the first call: a session that never greps never reads them.
  */
+/** Grep's accelerator, which also takes the report of the walk ahead of the calls (`_prewalk.ts`). */
+interface GrepAccelerator extends CallAccelerator {
+  walkedAhead(report: GrepWalkReport, root: string): void;
+}
+
 function grepAccelerator(
   executor: ToolExecutor,
   sandbox: ShellSandbox,
   tuning: RuntimeOptions["ripgrep"],
   walkStore: string | undefined,
-): CallAccelerator | null {
+): GrepAccelerator | null {
   const rg = sandbox.helpers.rg;
   if (rg === null) return null;
   let loaded: RipgrepGrep | null = null;
+  // A walk ahead's report that came before Grep's modules loaded: given to them once they have.
+  let walked: { report: GrepWalkReport; root: string } | null = null;
   let loading: Promise<RipgrepGrep> | null = null;
   const load = async (): Promise<RipgrepGrep> => {
     const [{ MAX_RIPGREP_OUTPUT_CHARS, RipgrepGrep }, { runRipgrep }, { WalkStore }] = await Promise.all([
@@ -400,9 +409,15 @@ function grepAccelerator(
       runRipgrep: (search, options) =>
         runRipgrep(sandbox, { rg, ...search }, { ...options, maxOutputChars: MAX_RIPGREP_OUTPUT_CHARS }),
     });
+    if (walked !== null) loaded.walkedAhead(walked.report, walked.root);
+    walked = null;
     return loaded;
   };
   return {
+    walkedAhead: (report, root) => {
+      if (loaded === null) walked = { report, root };
+      else loaded.walkedAhead(report, root);
+    },
     run: async (request, options) => {
       if (request.tool !== grepTool) return null;
       const grep = loaded ?? await (loading ??= load());

@@ -19,6 +19,7 @@ import {
 } from "./executor.ts";
 import { type PermissionProfile, profileFor } from "./profiles.ts";
 import { type PoolStats, WorkerPool, type WorkerPoolOptions } from "./worker_pool.ts";
+import type { GrepWalkReport } from "../tools/_grep_prepass.ts";
 import type { PrewalkRequest } from "../tools/_prewalk.ts";
 
 /** How the worker executor is set up: the pool's options. */
@@ -37,9 +38,16 @@ export class WorkerExecutor implements ToolExecutor {
     return this.#pool.prewarm(profiles);
   }
 
-  /** Has the worker the profile's next call gets walk the workspace meanwhile (`src/tools/_prewalk.ts`). */
-  prewalk(profile: PermissionProfile, request: PrewalkRequest): void {
-    this.#pool.prewalk(profile, request);
+  /**
+   * Has the worker the profile's next call gets walk the workspace meanwhile (`src/tools/_prewalk.ts`);
+   * `onWalked` hears the walk's report if the worker sends it.
+   */
+  prewalk(
+    profile: PermissionProfile,
+    request: PrewalkRequest,
+    onWalked?: (report: GrepWalkReport) => void,
+  ): void {
+    this.#pool.prewalk(profile, request, onWalked);
   }
 
   /** The pool's current counts. */

@@ -19,6 +19,7 @@
  */
 import { type CallOptions, PooledWorker, type RunOutcome, type WorkerCall } from "./pooled_worker.ts";
 import type { PermissionProfile, ProfileKind } from "./profiles.ts";
+import type { GrepWalkReport } from "../tools/_grep_prepass.ts";
 import type { PrewalkRequest } from "../tools/_prewalk.ts";
 
 export type { RunOutcome, WorkerCall };
@@ -143,11 +144,16 @@ export class WorkerPool {
   /**
    * Asks the profile's first worker that runs no call to walk the workspace between calls
    * (`src/tools/_prewalk.ts`): the worker the next call of the profile gets. Nothing when there is none.
+   * `onWalked` hears the walk's report if the worker sends it.
    */
-  prewalk(profile: PermissionProfile, request: PrewalkRequest): void {
+  prewalk(
+    profile: PermissionProfile,
+    request: PrewalkRequest,
+    onWalked?: (report: GrepWalkReport) => void,
+  ): void {
     for (const worker of this.#slots.get(profile.key)?.workers ?? []) {
       if (worker.state === "idle" || worker.state === "starting") {
-        worker.prewalk(request);
+        worker.prewalk(request, onWalked);
         return;
       }
     }

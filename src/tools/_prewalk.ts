@@ -93,6 +93,14 @@ export function walkedAheadFiles(): readonly string[] | null {
   return finished?.walk.report.files ?? null;
 }
 
+/**
+ * The report of the last walk ahead that finished, or null; its stamps not checked: for the main process,
+ * which uses it as a recent walk of a Grep call (see `RipgrepGrep.walkedAhead` for why that is safe).
+ */
+export function walkedAheadReport(): GrepWalkReport | null {
+  return finished?.walk.report ?? null;
+}
+
 /** How many files the walk ahead of `key` found, if it finished (its stamps not checked). */
 export function readyWalkFiles(key: string): number | null {
   return finished?.key === key ? finished.walk.report.files.length : null;

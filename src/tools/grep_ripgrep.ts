@@ -188,6 +188,8 @@ export class RipgrepGrep {
   #largeTrees = new Set<string>();
   /** Kept walks being read, by path and glob: parallel calls (one turn's) share one read. */
   #loadingKept = new Map<string, Promise<GrepWalkReport | null>>();
+  /** Walks ahead of the calls (`walkedAhead`) not yet kept for later processes: a call's check keeps them. */
+  #aheadUnsaved = new WeakSet<GrepWalkReport>();
   /** Walks being written for later processes (see `idle`). */
   #saving = new Set<Promise<void>>();
   /** Set when the sandbox cannot run ripgrep at all. */
@@ -211,6 +213,23 @@ export class RipgrepGrep {
     planRipgrep({ pattern: WARM_UP_PATTERN }, { strictLinks: false });
   }
 
+  /**
+   * Takes the report of the walk of the workspace `root` ahead of the calls (`_prewalk.ts`), which the worker
+   * sends once the walk has ended, as a recent walk of a Grep call of the whole workspace without a glob or
+   * deny rules (the walk ahead applies none), and indexes it now: the first such call then neither waits for
+   * the report to cross from the worker nor indexes it while ripgrep searches. It is used as any recent walk
+   * is (`#recentWalk`): a result without matches only once the worker found its stamps current. It is kept
+   * for later processes once a call has found it current.
+   */
+  walkedAhead(walk: GrepWalkReport, root: string): void {
+    const key = walkKeyOf(root, null, "");
+    // A call of this path that walked, or walks now, has a walk at least as recent.
+    if (this.#walks.has(key) || this.#walking.has(key)) return;
+    indexWalk(walk);
+    this.#keepWalk(key, walk, root);
+    this.#aheadUnsaved.add(walk);
+  }
+
   /** Runs a validated, permitted Grep call; null when ripgrep cannot help with it (run it as usual). */
   async run(input: GrepInput, context: ToolCallContext, signal: AbortSignal): Promise<GrepOutcome | null> {
     this.lastFallback = null;
@@ -227,7 +246,7 @@ export class RipgrepGrep {
     const denied = context.deniedReads === undefined || context.deniedReads.rules.length === 0
       ? ""
       : JSON.stringify(context.deniedReads);
-    const walkKey = `${path}\0${input.glob ?? ""}\0${denied}`;
+    const walkKey = walkKeyOf(path, input.glob ?? null, denied);
     // A kept walk is one made under the same deny rules: it lists the files they leave out.
     const keptKey: WalkKey = {
       path,
@@ -333,7 +352,7 @@ export class RipgrepGrep {
           fresh = true;
         } else if (first.result.metadata.current === true) {
           // The recent walk's stamps hold: its counts are the tree's counts now.
-          this.#keepWalk(walkKey, walk!, path);
+          this.#keepWalk(walkKey, walk!, path, this.#aheadUnsaved.delete(walk!) ? keptKey : undefined);
           fresh = true;
         } else if (first.result.metadata.matched !== true) {
           // No match in the files searched so far: a result without matches shows the walk's counts, so
@@ -385,7 +404,7 @@ export class RipgrepGrep {
         // A result without matches shows the walk's counts: they hold if the tree has not changed since.
         const checked = await prepass(0, false, stamps);
         if (checked.result.metadata.current === true) {
-          this.#keepWalk(walkKey, walk, path);
+          this.#keepWalk(walkKey, walk, path, this.#aheadUnsaved.delete(walk) ? keptKey : undefined);
           fresh = true;
         }
       }
@@ -508,6 +527,11 @@ export class RipgrepGrep {
     this.lastFallback = reason;
     return null;
   }
+}
+
+/** The key of `RipgrepGrep`'s walks: a walk depends on the path, the glob and the deny rules (JSON, "" for none). */
+function walkKeyOf(path: string, glob: string | null, denied: string): string {
+  return `${path}\0${glob ?? ""}\0${denied}`;
 }
 
 function walkReportOf(result: ToolResult): GrepWalkReport | null {

@@ -6,7 +6,8 @@
  * the result.
  *
  *   main → worker   run-request, cancel-request, prewalk (once: the workspace to walk while idle)
- *   worker → main   ready (once, after the tools loaded), run-progress, run-result, run-error, worker-error
+ *   worker → main   ready (once, after the tools loaded), run-progress, run-result, run-error, worker-error,
+ *                   prewalk-end (once: the walk ahead's report, sent while idle)
  *
  * A worker runs one call at a time; the executor never sends a second run-request before the first
  * one's run-result or run-error.
@@ -15,6 +16,7 @@
  */
 import { describeError } from "../common/errors.ts";
 import { errorResult } from "./results.ts";
+import type { GrepWalkReport } from "./_grep_prepass.ts";
 import type { PrewalkRequest } from "./_prewalk.ts";
 import type { ToolCallContext, ToolResult } from "./tool.ts";
 
@@ -56,7 +58,13 @@ export type FromWorker =
   /** The call could not be run at all (for example, this worker has no tool by that name). */
   | { type: "run-error"; callId: string; message: string }
   /** Something in the worker threw outside any call's control (an uncaught error or rejection): replace it. */
-  | { type: "worker-error"; message: string };
+  | { type: "worker-error"; message: string }
+  /**
+   * The walk ahead of the calls ended with a report (`_prewalk.ts`), sent while no call runs: Grep's runtime
+   * keeps it as a recent walk, so the session's first Grep does not wait for it to cross (see
+   * `RipgrepGrep.walkedAhead`).
+   */
+  | { type: "prewalk-end"; report: GrepWalkReport };
 
 /** Whether a message from a worker has one of the FromWorker shapes; anything else is a broken worker. */
 export function isFromWorker(value: unknown): value is FromWorker {
@@ -74,6 +82,8 @@ export function isFromWorker(value: unknown): value is FromWorker {
       return typeof message.callId === "string" && typeof message.message === "string";
     case "worker-error":
       return typeof message.message === "string";
+    case "prewalk-end":
+      return typeof message.report === "object" && message.report !== null;
     default:
       return false;
   }

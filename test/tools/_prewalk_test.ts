@@ -15,7 +15,9 @@ import { MEMORY_STAMP_MARGIN_MS } from "../../src/tools/_walk_memory.ts";
 import { globTool } from "../../src/tools/glob.ts";
 import { grepTool } from "../../src/tools/grep.ts";
 import { testRuntime } from "../_fakes/runtime.ts";
-import { createTempWorkspace, settleTree, toolContext } from "../_fakes/tool_context.ts";
+import { profileFor } from "../../src/execution/profiles.ts";
+import { WorkerExecutor } from "../../src/execution/worker_executor.ts";
+import { createTempWorkspace, settleTree, TEST_SHELL_PLAN, toolContext } from "../_fakes/tool_context.ts";
 
 /** A tree with nested ignore files, an excluded folder, a default exclusion and a binary file. */
 const TREE: Record<string, string> = {
@@ -400,5 +402,26 @@ Deno.test("a session's first Grep answers as without the walk ahead while its wo
       [await grep(ahead, String.raw`function\s+handle1\d`), await grep(ahead, "return 14")],
       expected,
     );
+  }
+});
+
+Deno.test("a read-only worker sends the report of its walk ahead to the main process once the walk has ended", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await writeTree(root, TREE);
+  await using executor = new WorkerExecutor();
+  const profile = profileFor(grepTool, { root, shell: TEST_SHELL_PLAN });
+  await executor.prewarm([profile]);
+  const sent = Promise.withResolvers<GrepWalkReport>();
+  executor.prewalk(profile, request(root), sent.resolve);
+  const timer = setTimeout(() => sent.reject(new Error("no report within 5 s")), 5_000);
+  try {
+    const report = await sent.promise;
+    // What a Grep call of the whole workspace would take from the worker's walk ahead.
+    deepStrictEqual(report.files, FILES);
+    equal(report.start, root);
+    notEqual(report.stamps, null);
+  } finally {
+    clearTimeout(timer);
   }
 });

@@ -14,6 +14,7 @@ import {
 } from "../../src/tools/grep_ripgrep.ts";
 import { EXTENDED_BUDGET_FACTOR, GREP_PREPASS } from "../../src/tools/_shared.ts";
 import type { GrepPrepass } from "../../src/tools/_grep_prepass.ts";
+import { Prewalk, walkedAheadReport } from "../../src/tools/_prewalk.ts";
 import { readRipgrepOutput, RipgrepOutputReader } from "../../src/tools/_ripgrep_output.ts";
 import { WalkStore } from "../../src/execution/walk_store.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
@@ -947,5 +948,65 @@ Deno.test({
     deepStrictEqual(await process({ pattern: "hunter" }, denyEnv), { engine: "ripgrep", kept: true });
     // Other rules: a walk of its own.
     deepStrictEqual(await process({ pattern: "match" }, [rule("b/**")]), { engine: "ripgrep", kept: false });
+  },
+});
+
+Deno.test({
+  name:
+    "Grep through ripgrep takes the walk ahead as a recent walk, and keeps it for later processes once current",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await using state = await createTempWorkspace();
+    const root = workspace.root;
+    await writeTree(root, {
+      "a.txt": "match a\n",
+      "b/c.txt": "match c\n",
+      "d.bin": bytes("x", [0], "match\n"),
+    });
+    await settleTree(root);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    // The walk a read-only worker makes ahead of the calls, and sends once it has ended.
+    const ahead = new Prewalk();
+    ahead.start({ root, additionalRoots: [], excludedPaths: [] }, () => false);
+    await ahead.whenEnded();
+    const report = walkedAheadReport();
+    ok(report !== null);
+    const store = new WalkStore(join(state.root, "walks"));
+    const open = () =>
+      openRipgrep(root, { prepassBudgetMs: 0, smallTreeFiles: 0, stampMarginMs: 1_100, keeper: store });
+    {
+      await using setup = await open();
+      setup.grep.walkedAhead(report, root);
+      // Results identical to Grep's own, from the walk ahead: no walk in the call.
+      deepStrictEqual(await checkedRun(setup, { pattern: "no such text" }), {
+        engine: "ripgrep",
+        recent: true,
+      });
+      deepStrictEqual(await checkedRun(setup, { pattern: "match" }), { engine: "ripgrep", recent: true });
+      // A glob is another walk.
+      deepStrictEqual(await checkedRun(setup, { pattern: "match", glob: "*.txt" }), {
+        engine: "ripgrep",
+        recent: false,
+      });
+    }
+    {
+      // The first call found it current, so the next process finds it kept.
+      await using setup = await open();
+      deepStrictEqual(await checkedRun(setup, { pattern: "no such text" }), {
+        engine: "ripgrep",
+        recent: true,
+      });
+    }
+    // A tree that changed since the walk ahead: a result without matches comes from a walk of now.
+    await Deno.writeTextFile(join(root, "b/e.txt"), "other\n");
+    {
+      await using setup = await open();
+      setup.grep.walkedAhead(report, root);
+      deepStrictEqual(await checkedRun(setup, { pattern: "no such text" }), {
+        engine: "ripgrep",
+        recent: false,
+      });
+    }
   },
 });

@@ -16,9 +16,9 @@
  * - a worker entry's URL becomes the URL of its bundled file, and a folder's (the program folder, which the
  *   sandbox protects) the same folder seen from the bundle, which lies one level below the checkout;
  * - any other use of `import.meta.url` fails the build: its meaning would change in the bundle.
- * Then `deno bundle` (esbuild) writes every entry point (main.ts and the worker entries, all in one flat
- * folder) with code splitting, minified, names kept (error names and stack frames stay readable). Deno reads
- * every `import("./literal")` of a module it loads, with all they import, whether or not it runs: each
+ * Then `deno bundle` (esbuild) writes each entry point (main.ts and the worker entries) on its own, all into
+ * one flat folder, with code splitting, minified, names kept (error names and stack frames stay readable).
+ * Deno reads every `import("./literal")` of a module it loads, with all they import, whether or not it runs: each
  * `import("./chunk.js")` the bundler wrote becomes `import(new URL("./chunk.js", import.meta.url).href)`,
  * which Deno loads only when it runs. The result is checked (each entry exists, no TypeScript module or
  * literal chunk import is left, `main.js --version` prints the version) and renamed into place whole.
@@ -120,33 +120,11 @@ export async function buildBundle(out: string, options: { root?: string } = {}):
       await Deno.writeTextFile(join(source, `${worker}.ts`), `import "./workers/${worker}.ts";\n`);
     }
     const entries = ["main.ts", ...WORKER_ENTRIES.map((worker) => `${worker}.ts`)];
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "bundle",
-        "--quiet",
-        "--config",
-        join(source, "deno.json"),
-        "--frozen",
-        "--platform",
-        "deno",
-        "--format",
-        "esm",
-        "--code-splitting",
-        "--minify",
-        "--keep-names",
-        "--outdir",
-        built,
-        ...entries.map((entry) => join(source, entry)),
-      ],
-      cwd: source,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    if (!output.success) {
-      throw new BundleError(
-        `deno bundle failed (exit ${output.code}): ${new TextDecoder().decode(output.stderr).trim()}`,
-      );
-    }
+    // Each entry point bundled on its own: shared by no other entry, the code one of them loads at start
+    // lies in a few chunks instead of one per set of entries sharing it (each file costs a load).
+    const failures = (await Promise.all(entries.map((entry) => bundleEntry(source, entry, built))))
+      .filter((failure) => failure !== null);
+    if (failures.length > 0) throw new BundleError(failures.join("\n"));
     const names = new Set<string>();
     for await (const entry of Deno.readDir(built)) {
       if (!entry.isFile || !entry.name.endsWith(".js")) {
@@ -181,6 +159,39 @@ export async function buildBundle(out: string, options: { root?: string } = {}):
     await Deno.remove(work, { recursive: true }).catch(() => {});
     await Deno.remove(built, { recursive: true }).catch(() => {});
   }
+}
+
+/**
+ * Runs `deno bundle` for one entry point of the copy at `source`, writing into `out`: null, or why it failed.
+ * Chunks are named by their content, so the entries' chunks share one folder without clashing.
+ */
+async function bundleEntry(source: string, entry: string, out: string): Promise<string | null> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "bundle",
+      "--quiet",
+      "--config",
+      join(source, "deno.json"),
+      "--frozen",
+      "--platform",
+      "deno",
+      "--format",
+      "esm",
+      "--code-splitting",
+      "--minify",
+      "--keep-names",
+      "--outdir",
+      out,
+      join(source, entry),
+    ],
+    cwd: source,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (output.success) return null;
+  return `deno bundle ${entry} failed (exit ${output.code}): ${
+    new TextDecoder().decode(output.stderr).trim()
+  }`;
 }
 
 /** Copies a source file or folder, rewriting every TypeScript file for the bundle. */

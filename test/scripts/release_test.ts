@@ -141,6 +141,11 @@ Deno.test("release.yml runs only deno task release, whose dry run points install
     commands,
     ['npx --yes deno@2.9.6 task release --tag "$GITHUB_REF_NAME" --repository "$GITHUB_REPOSITORY" --publish'],
   );
+  // Every action by its commit (a tag can be moved to other code, run with the token that publishes).
+  const actions = [...workflow.matchAll(/^\s+(?:- )?uses: (\S+)/gm)].map((found) => found[1]!);
+  ok(actions.length > 0);
+  deepStrictEqual(actions.filter((action) => !/^[\w.-]+\/[\w.-]+@[0-9a-f]{40}$/.test(action)), []);
+  match(workflow, /persist-credentials: false/);
   // The step exactly as the runner runs it (bash -e), plus --dry-run.
   const dry = await run("bash", ["-ec", `${commands[0]} --dry-run`], {
     env: { GITHUB_REF_NAME: `v${VERSION}`, GITHUB_REPOSITORY: "acme/mewcode" },

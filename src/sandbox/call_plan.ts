@@ -19,6 +19,7 @@ import { planGitProtection, type UserGitConfig } from "./git_metadata.ts";
 import type { HelperPaths } from "./helpers.ts";
 import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
 import { madeEntry } from "./_made_entries.ts";
+import { EntryProbe } from "./_entry_probe.ts";
 import { plannedAtTop } from "./_nested_protected.ts";
 import type { KeptSandboxFiles } from "./kept_sandbox.ts";
 import type { LimitPlan } from "./limits.ts";
@@ -149,6 +150,7 @@ export async function protectionNow(
   const placeholders: string[] = [];
   const mustNotAppear: string[] = [];
   const mustNotBeMade: string[] = [];
+  const probe = new EntryProbe(options.roots);
   // Each plan covers only what lies in its own root.
   for (const root of options.roots) {
     const nestedDotGits = options.dotGits.filter((path) => isAtOrBelow(path, root));
@@ -156,7 +158,7 @@ export async function protectionNow(
       nestedDotGits,
       ...(options.user === undefined ? {} : { user: options.user }),
     });
-    const topLevel = protectedTopLevel(root, options.protectedPaths);
+    const topLevel = protectedTopLevel(root, options.protectedPaths, { probe });
     keepInPlace.push(...git.keepInPlace);
     readOnly.push(...git.readOnly, ...topLevel.readOnly);
     placeholders.push(...git.placeholders, ...topLevel.placeholders);
@@ -170,7 +172,7 @@ export async function protectionNow(
   const created: string[] = [];
   const found: CallProtection["found"] = [];
   for (const path of placeholders) {
-    const info = options.livePlaceholders.has(path) ? null : lstatSyncOrNull(path);
+    const info = options.livePlaceholders.has(path) ? null : probe.lstat(path);
     if (info === null) created.push(path);
     else found.push({ path, identity: folderIdentity(info) });
   }

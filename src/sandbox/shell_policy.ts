@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { lstatOrNull, lstatSyncOrNull, realPathOrNull, realPathSyncOrNull } from "../common/fs.ts";
+import { lstatOrNull, realPathOrNull, realPathSyncOrNull } from "../common/fs.ts";
 import { dirname, isAbsolute, join } from "../common/path.ts";
 import type { ProtectedPath } from "../tools/tool.ts";
 import { isAtOrBelow } from "./bubblewrap.ts";
@@ -13,6 +13,7 @@ import { credentialPlaces } from "../common/home_credentials.ts";
 import { isEmptyDirectory } from "./kept_sandbox.ts";
 import { entryType, madeEntry } from "./_made_entries.ts";
 import { setAside, type SetAsideBudget, type SetAsideOutcome } from "./_set_aside.ts";
+import { EntryProbe } from "./_entry_probe.ts";
 
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -249,14 +250,16 @@ const MADE_BY_COMMANDS: ReadonlySet<string> = new Set([".gitmodules"]);
 export function protectedTopLevel(
   root: string,
   protectedPaths: readonly ProtectedPath[],
+  options: { probe?: EntryProbe } = {},
 ): { readOnly: string[]; placeholders: string[]; mustNotBeMade: string[] } {
+  const probe = options.probe ?? new EntryProbe([root]);
   const readOnly: string[] = [];
   const placeholders: string[] = [];
   const mustNotBeMade: string[] = [];
   for (const entry of protectedPaths) {
     if (entry.anyDepth || (entry.within !== undefined && entry.within !== root)) continue;
     const path = join(root, entry.path);
-    const info = lstatSyncOrNull(path);
+    const info = probe.lstat(path);
     const placeholder = entry.folder === true && !entry.path.includes("/");
     if (info === null) {
       // A missing top-level folder gets an empty read-only placeholder for the call; a missing file cannot
@@ -266,7 +269,7 @@ export function protectedTopLevel(
       if (placeholder) placeholders.push(path);
       else if (!MADE_BY_COMMANDS.has(entry.path)) {
         // Through a folder that is a symlink (the user's), or under a file, the path is not here to guard.
-        if (realFoldersOnTheWay(root, path)) mustNotBeMade.push(path);
+        if (realFoldersOnTheWay(root, path, probe)) mustNotBeMade.push(path);
       }
       continue;
     }
@@ -285,9 +288,9 @@ export function protectedTopLevel(
 }
 
 /** Whether every folder between `root` and `path` (a path inside it) that exists is a real folder. */
-function realFoldersOnTheWay(root: string, path: string): boolean {
+function realFoldersOnTheWay(root: string, path: string, probe: EntryProbe): boolean {
   for (let folder = dirname(path); folder !== root && isAtOrBelow(folder, root); folder = dirname(folder)) {
-    const info = lstatSyncOrNull(folder);
+    const info = probe.lstat(folder);
     if (info !== null && !info.isDirectory) return false;
   }
   return true;

@@ -73,6 +73,7 @@ import { basename, dirname } from "../common/path.ts";
 import { lstatSyncOrNull } from "../common/fs.ts";
 import { recordUnfinished, takeUnfinished, type UnfinishedEntry } from "./_unfinished_set_aside.ts";
 import { sandboxFilter } from "./seccomp.ts";
+import { EntryProbe } from "./_entry_probe.ts";
 import type { ShellCall, ShellSandboxOptions } from "./shell_sandbox_options.ts";
 
 export type { ShellCall, ShellSandboxOptions };
@@ -363,7 +364,11 @@ export class ShellSandbox {
         const roots = [this.root, ...this.additionalRoots];
         const setAsideIn = this.#options.setAsideIn ?? null;
         const budget = this.#setAsideBudget;
-        for (const appeared of await revertAppeared(protection.mustNotAppear, roots, setAsideIn, budget)) {
+        // Listed now, after the command: what it made is there to see.
+        const probe = new EntryProbe(roots);
+        const mustNotAppear = protection.mustNotAppear.filter((path) => probe.mayExist(path));
+        const mustNotBeMade = protection.mustNotBeMade.filter((path) => probe.mayExist(path));
+        for (const appeared of await revertAppeared(mustNotAppear, roots, setAsideIn, budget)) {
           notes.push(
             isCredentialPath(appeared.planned)
               ? `"${appeared.path}" (a ${appeared.type}), which appeared during the command, ` +
@@ -373,7 +378,7 @@ export class ShellSandbox {
               : `${appeared.message}. Do not create git metadata; tell the user what you need instead`,
           );
         }
-        for (const made of await setAsideMade(protection.mustNotBeMade, roots, setAsideIn, budget)) {
+        for (const made of await setAsideMade(mustNotBeMade, roots, setAsideIn, budget)) {
           notes.push(
             `"${made.path}" (a ${made.type}), which appeared during the command, ` +
               `${describeSetAside(made.outcome)}: it is a protected path or on the way to one (another ` +

@@ -11,7 +11,7 @@
  * @module
  */
 import { describeError } from "../common/errors.ts";
-import { statOrNull } from "../common/fs.ts";
+import { statOrNull, statSyncOrNull } from "../common/fs.ts";
 import { resolveMewcodeHome } from "../config/home.ts";
 import { describeTrust, type TrustDescription } from "../config/trust.ts";
 import {
@@ -49,6 +49,20 @@ export interface DoctorInput {
   providerTimeoutMs?: number;
 }
 
+/**
+ * What runs: the bundle (scripts/bundle.ts), with when its sources were copied, or the entry point itself. An
+ * edit that seems to take no effect in an installed package is one its bundle does not hold.
+ */
+export function programLine(mainModule: string): string {
+  const url = new URL(mainModule);
+  const path = url.protocol === "file:" ? decodeURIComponent(url.pathname) : mainModule;
+  if (!path.endsWith("/bundle/main.js")) return `Program: ${path}`;
+  const copied = statSyncOrNull(path.replace(/main\.js$/, "stamp"))?.mtime ?? null;
+  return `Program: ${path} (the bundle${
+    copied === null ? "" : ` of the sources as they were at ${copied.toISOString()}`
+  }; "deno task bundle" builds it again)`;
+}
+
 /** How long `doctor` waits for the provider to list its models. */
 export const PROVIDER_CHECK_TIMEOUT_MS = 3_000;
 
@@ -61,6 +75,7 @@ export async function runDoctor(input: DoctorInput): Promise<number> {
   const problems: string[] = [];
 
   lines.push(`Deno: ${Deno.version.deno} (V8 ${Deno.version.v8}, TypeScript ${Deno.version.typescript})`);
+  lines.push(programLine(Deno.mainModule));
   lines.push(
     `Workspace: ${root}${workspace.aliases.length ? ` (also named ${workspace.aliases.join(", ")})` : ""}`,
   );

@@ -1,6 +1,6 @@
 import { equal, match, ok } from "node:assert/strict";
 import { parseCli } from "../../src/cli/args.ts";
-import { runDoctor } from "../../src/cli/doctor_command.ts";
+import { programLine, runDoctor } from "../../src/cli/doctor_command.ts";
 import { describeTrust, trustWorkspace } from "../../src/config/trust.ts";
 import type { HelperPaths } from "../../src/sandbox/helpers.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
@@ -40,6 +40,8 @@ Deno.test("mewcode doctor reports Deno, the workspace, the sandbox and enforced 
   const run = await runMewcode(["doctor"], { cwd: workspace.root });
   equal(run.code, 0, run.stdout + run.stderr);
   match(run.stdout, new RegExp(`^Deno: ${Deno.version.deno.replaceAll(".", "\\.")} `, "m"));
+  // The launcher runs main.ts, or the bundle when this checkout has built one (test/e2e/bundle_e2e_test.ts).
+  match(run.stdout, /^Program: \/\S+\/(main\.ts|bundle\/main\.js \(the bundle .*)$/m);
   match(run.stdout, new RegExp(`^Workspace: ${workspace.root}$`, "m"));
   match(run.stdout, /^ {2}trust: no repository settings files here: nothing needs trust$/m);
   match(run.stdout, /backend: bubblewrap/);
@@ -252,4 +254,27 @@ Deno.test("mewcode doctor's protected-paths line names every path the writers pr
   }
   match(line, /\.git \(at any depth\)/);
   match(line, /\.claude\/ \(at any depth\)/);
+});
+
+Deno.test("doctor names the program that runs: the sources, or the bundle with when its sources were copied", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "mewcode-doctor-program-" });
+  try {
+    equal(programLine(`file://${dir}/main.ts`), `Program: ${dir}/main.ts`);
+    await Deno.mkdir(`${dir}/bundle`);
+    await Deno.writeTextFile(`${dir}/bundle/main.js`, "");
+    equal(
+      programLine(`file://${dir}/bundle/main.js`),
+      `Program: ${dir}/bundle/main.js (the bundle; "deno task bundle" builds it again)`,
+    );
+    const copied = new Date("2026-11-30T10:20:30.000Z");
+    await Deno.writeTextFile(`${dir}/bundle/stamp`, "");
+    await Deno.utime(`${dir}/bundle/stamp`, copied, copied);
+    equal(
+      programLine(`file://${dir}/bundle/main.js`),
+      `Program: ${dir}/bundle/main.js (the bundle of the sources as they were at 2026-11-30T10:20:30.000Z; ` +
+        `"deno task bundle" builds it again)`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

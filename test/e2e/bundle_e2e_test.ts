@@ -181,6 +181,13 @@ Deno.test("the bundle: the launcher picks it while it is fresh, and a session ru
           );
         }
         ok(!doctor.stdout.includes("FAILED: read"), explain(doctor));
+        match(
+          doctor.stdout,
+          new RegExp(
+            `^Program: ${pkg}/bundle/main\\.js \\(the bundle of the sources as they were at \\d{4}-`,
+            "m",
+          ),
+        );
       },
     );
 

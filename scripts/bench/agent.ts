@@ -20,6 +20,7 @@ import { startFakeAnthropic, turn } from "../../test/fake_anthropic/server.ts";
 import { DirectExecutor } from "../../src/execution/executor.ts";
 import { NO_SHELL } from "../../test/_fakes/pipeline.ts";
 import { readFileTool } from "../../src/tools/read_file.ts";
+import { installedPackage } from "./_package.ts";
 import {
   type BenchOptions,
   type BenchSection,
@@ -28,8 +29,6 @@ import {
   median,
   percentile,
 } from "./_report.ts";
-
-const LAUNCHER = new URL("../mewcode", import.meta.url).pathname;
 
 const MODES: readonly ExecutionMode[] = ["streaming", "batched", "sequential"];
 const PATTERNS = ["needle_alpha", "needle_beta", "needle_gamma", "needle_delta"];
@@ -172,8 +171,8 @@ async function measureTurn(
 }
 
 /**
- * The agent's own time in a ReadFile turn, as deployed: `scripts/mewcode -p` as a real process against the
- * fake server, which asks for one ReadFile per turn. The time counted is the gap the server sees between
+ * The agent's own time in a ReadFile turn, as deployed: `scripts/mewcode -p` of an installed package (its
+ * bundle: _package.ts) as a real process against the fake server, which asks for one ReadFile per turn. The time counted is the gap the server sees between
  * writing the last event of response k and receiving request k+1: the stream's end reaching the loop, the
  * call through the gates and the worker, the transcript, and building and sending the next request. The
  * baseline is the same ReadFile called directly in this process.
@@ -183,7 +182,9 @@ async function benchReadFileTurns(options: BenchOptions): Promise<BenchSection> 
   const turns = options.quick ? 5 : READ_TURNS;
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "mewcode-bench-read-" }));
   const home = await Deno.makeTempDir({ prefix: "mewcode-bench-home-" });
+  const installed = await Deno.makeTempDir({ prefix: "mewcode-bench-package-" });
   try {
+    const launcher = await installedPackage(installed, { bundle: true });
     const file = join(root, "small.ts");
     await Deno.writeTextFile(
       file,
@@ -191,7 +192,7 @@ async function benchReadFileTurns(options: BenchOptions): Promise<BenchSection> 
     );
     const gaps: number[] = [];
     for (let session = 0; session < sessions; session++) {
-      gaps.push(...await readFileSession(root, home, file, turns));
+      gaps.push(...await readFileSession(launcher, { root, home, file, turns }));
     }
     const direct = await directReadFileMs(root, file, options.quick ? 50 : 500);
     const p50 = median(gaps);
@@ -207,7 +208,8 @@ async function benchReadFileTurns(options: BenchOptions): Promise<BenchSection> 
     const markdown = [
       "## Agent: time per ReadFile turn",
       "",
-      `\`scripts/mewcode -p\` as a real process against the fake server, which asks for one ReadFile of a ` +
+      `\`scripts/mewcode -p\` of an installed package (with its bundle) as a real process against the fake ` +
+      "server, which asks for one ReadFile of a " +
       "small file per turn (20 lines, each turn from another line, so the repeat guard never refuses a " +
       `call), ${turns} turns per session, ${sessions} session(s). Measured at the server: ` +
       "from writing the last event of a response to reading the last byte of the next request (the " +
@@ -227,6 +229,7 @@ async function benchReadFileTurns(options: BenchOptions): Promise<BenchSection> 
   } finally {
     await Deno.remove(root, { recursive: true });
     await Deno.remove(home, { recursive: true });
+    await Deno.remove(installed, { recursive: true });
   }
 }
 
@@ -236,7 +239,11 @@ async function benchReadFileTurns(options: BenchOptions): Promise<BenchSection> 
  * mewcode's 1 MB young generation and holds the other benchmarks' heap, its own collections delayed its reads
  * and added them to the agent's time (measured: 0.2–0.7 ms a turn).
  */
-async function readFileSession(root: string, home: string, file: string, turns: number): Promise<number[]> {
+async function readFileSession(
+  launcher: string,
+  session: { root: string; home: string; file: string; turns: number },
+): Promise<number[]> {
+  const { root, home, file, turns } = session;
   const server = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -257,7 +264,7 @@ async function readFileSession(root: string, home: string, file: string, turns: 
     const ready = await lines.read();
     if (ready.done) throw new Error("bench: the fake server process ended before it listened");
     const serverEnv = JSON.parse(ready.value) as Record<string, string>;
-    const output = await new Deno.Command(LAUNCHER, {
+    const output = await new Deno.Command(launcher, {
       args: ["-p", "Read the file again and again", "--max-turns", String(turns + 1)],
       cwd: root,
       env: { ...serverEnv, MEWCODE_HOME: home, MEWCODE_DENO: Deno.execPath(), NO_COLOR: "1" },

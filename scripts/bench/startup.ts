@@ -19,10 +19,10 @@
  *
  * @module
  */
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { type FakeAnthropic, startFakeAnthropic, turn } from "../../test/fake_anthropic/server.ts";
-import { buildBundle } from "../bundle.ts";
 import { readRuntimeFlags } from "../compile.ts";
+import { installedPackage } from "./_package.ts";
 import {
   type BenchOptions,
   type BenchSection,
@@ -74,13 +74,8 @@ export async function benchStartup(options: BenchOptions): Promise<BenchSection>
     const fixture = await prepareFixture(dir);
     // As installed: the files the npm package ships, the bundle among them, and beside them the same
     // without the bundle (a checkout where `deno task bundle` never ran); both find the checkout's Deno.
-    const bundled = join(dir, "package");
-    const unbundled = join(dir, "package-without-bundle");
-    await copyPackage(bundled);
-    await copyPackage(unbundled);
-    await buildBundle(join(bundled, "bundle"));
-    const launcher = join(bundled, "scripts", "mewcode");
-    const sourcesLauncher = join(unbundled, "scripts", "mewcode");
+    const launcher = await installedPackage(join(dir, "package"), { bundle: true });
+    const sourcesLauncher = await installedPackage(join(dir, "package-without-bundle"), { bundle: false });
     const deno = Deno.execPath();
     const helloWorld: Spawnable = {
       command: deno,
@@ -311,30 +306,6 @@ interface Samples {
   promptSources: Measured[];
   promptDirect: Measured[];
   reads: Measured[];
-}
-
-/**
- * Copies the files the npm package ships (package.json's `files`; not a bundle the checkout may hold) into
- * `dir`, with the checkout's node_modules linked beside them: the launcher finds the same Deno there.
- */
-async function copyPackage(dir: string): Promise<void> {
-  const { files } = JSON.parse(await Deno.readTextFile(join(CHECKOUT, "package.json"))) as {
-    files: string[];
-  };
-  for (const entry of [...files.filter((file) => !file.startsWith("bundle")), "package.json"]) {
-    const target = join(dir, entry.replace(/\/$/, ""));
-    await Deno.mkdir(dirname(target), { recursive: true });
-    const copied = await new Deno.Command("cp", {
-      args: ["-R", join(CHECKOUT, entry.replace(/\/$/, "")), target],
-      stderr: "piped",
-    }).output();
-    if (!copied.success) throw new Error(`cp ${entry}: ${new TextDecoder().decode(copied.stderr)}`);
-  }
-  try {
-    await Deno.symlink(await Deno.realPath(join(CHECKOUT, "node_modules")), join(dir, "node_modules"));
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
 }
 
 /**

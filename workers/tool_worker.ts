@@ -38,17 +38,18 @@ serveTools(self, [readFileRunner, globRunner, grepRunner], {
   },
   prewalk(request, busy) {
     prewalk.start(request, busy);
-    void prewalk.whenEnded().then(() => {
-      sendReport(busy);
-      return warmUp(request, busy);
+    void prewalk.whenEnded().then(async () => {
+      if (await warmUp(request, busy)) sendReport(busy);
     });
   },
 });
 
-// Once the walk ahead has ended, a worker that has run no call yet sends its report to the main process, where
-// the first Grep call finds it as a recent walk: that call then no longer waits for the report to be copied
-// over and indexed while ripgrep searches (measured: 30-60 ms of the two cores' time in the call). A call that
-// came first took the report with its result, or walks itself.
+// Once the walk ahead has ended and the worker has warmed up, a worker that has run no call yet sends its report
+// to the main process, where the first Grep call finds it as a recent walk: that call then no longer waits for
+// the report to be copied over and indexed while ripgrep searches (measured: 30-60 ms of the two cores' time in
+// the call). Only after the warm-up: a call with a recent walk tells the worker how many files to expect, and a
+// cold worker's pace over its first files would make it give up a search it would end within its budget
+// (`_grep_run.ts`). A call that came first took the report with its result, or walks itself.
 function sendReport(busy: () => boolean): void {
   const report = walkedAheadReport();
   if (report === null || calls > 0 || busy()) return;
@@ -56,13 +57,16 @@ function sendReport(busy: () => boolean): void {
 }
 
 // Once the walk ahead has ended, a worker that has run no call yet searches the first files it found, so
-// that its first Grep call finds the search path compiled (`warmUpSearch`).
-async function warmUp(request: PrewalkRequest, busy: () => boolean): Promise<void> {
+// that its first Grep call finds the search path compiled (`warmUpSearch`). Resolves to whether it searched
+// them all, no call having come meanwhile.
+async function warmUp(request: PrewalkRequest, busy: () => boolean): Promise<boolean> {
   const files = walkedAheadFiles();
-  if (files === null || calls > 0 || busy()) return;
+  if (files === null || calls > 0 || busy()) return false;
   try {
     await warmUpSearch({ ...request, files }, { busy: () => calls > 0 || busy(), between: nextMessage });
   } catch {
     // Only a head start: the calls search as they always do.
+    return false;
   }
+  return calls === 0 && !busy();
 }

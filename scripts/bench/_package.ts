@@ -1,7 +1,8 @@
 /**
- * mewcode as an installed package runs it, for the benchmarks that measure it as deployed: a copy of the
- * files the npm package ships (package.json's `files`), with the bundle built into it (scripts/bundle.ts) or
- * without it, and the checkout's node_modules linked beside them, so that its launcher finds the same Deno.
+ * mewcode as an installed package runs it, for the benchmarks that measure it as deployed and the tests that
+ * run it so: a copy of the files the npm package ships (package.json's `files`), with the bundle built into
+ * it (scripts/bundle.ts) or without it, and the checkout's node_modules linked beside them, so that its
+ * launcher finds the same Deno.
  * The copy has no .git: like an installed package, its launcher runs its bundle unchecked.
  *
  * @module

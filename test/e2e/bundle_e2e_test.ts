@@ -5,31 +5,13 @@
  */
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { BUNDLE_SOURCES } from "../../scripts/bundle.ts";
+import { installedPackage } from "../../scripts/bench/_package.ts";
 import { type FakeAnthropic, startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
-import { exists } from "../_fakes/exists.ts";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
 
 interface Run {
   code: number;
   stdout: string;
   stderr: string;
-}
-
-/** Copies what the launcher and the bundle need into `dir`, with the checkout's Deno when it has one. */
-async function copyPackage(dir: string): Promise<void> {
-  for (const entry of [...BUNDLE_SOURCES, "package.json", "scripts/mewcode", "scripts/runtime_flags.txt"]) {
-    const copied = await new Deno.Command("cp", {
-      args: ["-R", join(ROOT, entry), join(dir, entry)],
-      stderr: "piped",
-    }).output();
-    if (entry === "package.json") continue;
-    equal(copied.code, 0, new TextDecoder().decode(copied.stderr));
-  }
-  if (await exists(join(ROOT, "node_modules"))) {
-    await Deno.symlink(join(ROOT, "node_modules"), join(dir, "node_modules"));
-  }
 }
 
 async function run(
@@ -60,22 +42,10 @@ Deno.test("the bundle: the launcher picks it while it is fresh, and a session ru
     const pkg = join(dir, "package");
     const workspace = join(dir, "workspace");
     const home = join(dir, "home");
-    await Deno.mkdir(join(pkg, "scripts"), { recursive: true });
     await Deno.mkdir(workspace);
     await Deno.mkdir(home);
-    await copyPackage(pkg);
-    const built = await run(Deno.execPath(), [
-      "run",
-      "--allow-all",
-      join(ROOT, "scripts/bundle.ts"),
-      "--out",
-      join(pkg, "bundle"),
-    ], {
-      cwd: ROOT,
-      env: { DENO_NO_UPDATE_CHECK: "1" },
-    });
-    equal(built.code, 0, explain(built));
-    const launcher = join(pkg, "scripts", "mewcode");
+    // The files the npm package ships, with the bundle built into them (what npm pack and install give).
+    const launcher = await installedPackage(pkg, { bundle: true });
     const printed = async () =>
       (await run(launcher, ["--version"], { cwd: workspace, env: { MEWCODE_PRINT_COMMAND: "1" } })).stdout
         .split("\n");

@@ -76,6 +76,63 @@ export interface GitLayout {
 export interface ReadGitLayoutOptions {
   /** The config the user's git reads besides each repository's (system, global, environment); default none. */
   user?: UserGitConfig;
+  /** Config files parsed by earlier layouts, reused while unchanged (`ParsedConfigs`); default none. */
+  parsedConfigs?: ParsedConfigs;
+}
+
+/**
+ * How long before a read a config file must have last changed (its change and modification times) for its
+ * parse to be kept: Deno gives change times in whole seconds, and a file system stamps times by its clock's
+ * tick (FAT's modification times by two seconds), so a change in the same second as an earlier one can leave
+ * the times as they were.
+ */
+const SETTLED_MS = 3_000;
+/** Config files kept parsed at most; past it the kept ones are dropped. */
+const MAX_PARSED_CONFIGS = 64;
+
+/**
+ * Config files parsed by earlier layouts, kept for a later one while each file is the same: the same device,
+ * inode, size, modification and change time (which no process can set back: any write, rename over it or
+ * `utimes` sets it to the clock's now), and settled (`SETTLED_MS`) when read. Reading a file is an
+ * asynchronous op (a named pipe swapped in must not block the main thread), ~0.15-0.25 ms each; the plan of
+ * each shell call reads the repository's and the user's config. Used by the plans only, whose config files
+ * commands can rarely write at all (bound read-only, or set aside when they appear; the user's are hidden),
+ * and never by the end-of-session scan, which reads what commands wrote.
+ */
+export class ParsedConfigs {
+  #files = new Map<string, { identity: string; parsed: ParsedGitConfig }>();
+  readonly #settledMs: number;
+
+  /** `settledMs`: see `SETTLED_MS` (tests shorten it). */
+  constructor(options: { settledMs?: number } = {}) {
+    this.#settledMs = options.settledMs ?? SETTLED_MS;
+  }
+
+  /** The time before which a file read from now must have last changed to be kept, in ms since the epoch. */
+  settledBefore(): number {
+    return Date.now() - this.#settledMs;
+  }
+
+  /** The parse of `path` when kept for this identity, else undefined. */
+  get(path: string, identity: string): ParsedGitConfig | undefined {
+    const kept = this.#files.get(path);
+    return kept?.identity === identity ? kept.parsed : undefined;
+  }
+
+  /** Keeps the parse of `path` as it was when it had `identity`. */
+  set(path: string, identity: string, parsed: ParsedGitConfig): void {
+    if (this.#files.size >= MAX_PARSED_CONFIGS && !this.#files.has(path)) this.#files.clear();
+    this.#files.set(path, { identity, parsed });
+  }
+}
+
+/** What tells a config file from the same path changed, or null when it cannot be told (no times). */
+function configIdentity(info: Deno.FileInfo, settledBefore: number): string | null {
+  const changed = info.ctime?.getTime();
+  const modified = info.mtime?.getTime();
+  if (changed === undefined || modified === undefined) return null;
+  if (Math.max(changed, modified) > settledBefore) return null;
+  return `${info.dev}:${info.ino}:${info.size}:${modified}:${changed}`;
 }
 
 /**
@@ -90,7 +147,7 @@ export async function readGitLayout(
   gitDirectories: readonly string[] = [],
   options: ReadGitLayoutOptions = {},
 ): Promise<GitLayout> {
-  const reader = new LayoutReader(options.user ?? null);
+  const reader = new LayoutReader(options.user ?? null, options.parsedConfigs ?? null);
   for (const dotGit of dotGits) await reader.fromDotGit(dotGit);
   for (const path of gitDirectories) await reader.fromGitDirectory(path);
   return reader.layout();
@@ -108,9 +165,11 @@ class LayoutReader {
   #user: UserGitConfig | null;
   /** The entries of the user's config files (includes followed), read with the first repository. */
   #userEntries: GitConfigEntry[] | null = null;
+  #parsedConfigs: ParsedConfigs | null;
 
-  constructor(user: UserGitConfig | null) {
+  constructor(user: UserGitConfig | null, parsedConfigs: ParsedConfigs | null) {
     this.#user = user;
+    this.#parsedConfigs = parsedConfigs;
   }
 
   layout(): GitLayout {
@@ -205,7 +264,11 @@ class LayoutReader {
     const user = this.#user;
     if (user === null) return { before: [], after: [] };
     if (this.#userEntries === null) {
-      const files = await readConfigChain(user.files, { home: user.home, optional: () => true });
+      const files = await readConfigChain(user.files, {
+        home: user.home,
+        optional: () => true,
+        parsedConfigs: this.#parsedConfigs,
+      });
       this.#userEntries = files.flatMap((file) => file.parsed?.entries ?? []);
     }
     return { before: this.#userEntries, after: user.environment };
@@ -217,6 +280,7 @@ class LayoutReader {
       ...await readConfigChain([join(directory.path, "config"), join(directory.path, "config.worktree")], {
         home: this.#user?.home ?? null,
         optional: (path) => path.endsWith(".worktree"),
+        parsedConfigs: this.#parsedConfigs,
       }),
     );
     const worktree = lastValue(directory, "core.worktree");
@@ -237,7 +301,7 @@ class LayoutReader {
  */
 async function readConfigChain(
   paths: readonly string[],
-  options: { home: string | null; optional: (path: string) => boolean },
+  options: { home: string | null; optional: (path: string) => boolean; parsedConfigs: ParsedConfigs | null },
 ): Promise<GitConfigFile[]> {
   const files: GitConfigFile[] = [];
   const pending = paths.map((path) => ({ path, depth: 0 }));
@@ -246,7 +310,7 @@ async function readConfigChain(
     const { path, depth } = pending.shift()!;
     if (seen.has(path)) continue;
     seen.add(path);
-    const parsed = await readConfigFile(path);
+    const parsed = await readConfigFile(path, options.parsedConfigs);
     if (parsed === null && depth === 0 && options.optional(path)) continue;
     files.push({ path, parsed, included: depth > 0 });
     if (parsed === null || depth >= MAX_INCLUDE_DEPTH) continue;
@@ -344,15 +408,32 @@ async function readPointerFile(path: string): Promise<string | null> {
   return text === null ? null : text.replace(/[\r\n]+$/, "");
 }
 
-/** A config file parsed, or null when it does not exist or cannot be read. */
-async function readConfigFile(path: string): Promise<ParsedGitConfig | null> {
+/**
+ * A config file parsed, or null when it does not exist or cannot be read; taken from `parsedConfigs` while the
+ * file is the one parsed there.
+ */
+async function readConfigFile(
+  path: string,
+  parsedConfigs: ParsedConfigs | null,
+): Promise<ParsedGitConfig | null> {
+  const settledBefore = parsedConfigs?.settledBefore() ?? 0;
   const info = statSyncOrNull(path);
   if (info === null || !info.isFile) return null;
   if (info.size > MAX_CONFIG_BYTES) {
     return { entries: [], errors: [{ line: 0, message: `file is larger than ${MAX_CONFIG_BYTES} bytes` }] };
   }
+  const identity = parsedConfigs === null ? null : configIdentity(info, settledBefore);
+  const kept = identity === null ? undefined : parsedConfigs?.get(path, identity);
+  if (kept !== undefined) return kept;
   const text = await Deno.readTextFile(path).catch(() => null);
-  return text === null ? null : parseGitConfig(text);
+  if (text === null) return null;
+  const parsed = parseGitConfig(text);
+  // Kept only if the file did not change while it was read.
+  const after = statSyncOrNull(path);
+  if (identity !== null && after !== null && configIdentity(after, settledBefore) === identity) {
+    parsedConfigs?.set(path, identity, parsed);
+  }
+  return parsed;
 }
 
 /** Whether `path` is `root` or below it (both absolute and normalised). */

@@ -20,6 +20,7 @@ import type { HelperPaths } from "./helpers.ts";
 import { lstatSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
 import { madeEntry } from "./_made_entries.ts";
 import { EntryProbe } from "./_entry_probe.ts";
+import type { ParsedConfigs } from "./_git_layout.ts";
 import { plannedAtTop } from "./_nested_protected.ts";
 import type { KeptSandboxFiles } from "./kept_sandbox.ts";
 import type { LimitPlan } from "./limits.ts";
@@ -143,6 +144,8 @@ export async function protectionNow(
     newCredentials?: readonly { path: string; kind: "file" | "directory" }[];
     /** The config the user's git reads besides a repository's (its `core.hooksPath` names hooks too). */
     user?: UserGitConfig;
+    /** Config files parsed by the plans of earlier calls (`ParsedConfigs`); default none. */
+    parsedConfigs?: ParsedConfigs;
   },
 ): Promise<CallProtection> {
   const keepInPlace: string[] = [];
@@ -157,6 +160,7 @@ export async function protectionNow(
     const git = await planGitProtection(root, {
       nestedDotGits,
       ...(options.user === undefined ? {} : { user: options.user }),
+      ...(options.parsedConfigs === undefined ? {} : { parsedConfigs: options.parsedConfigs }),
     });
     const topLevel = protectedTopLevel(root, options.protectedPaths, { probe });
     keepInPlace.push(...git.keepInPlace);

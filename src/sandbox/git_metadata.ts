@@ -33,7 +33,13 @@ import { describeError } from "../common/errors.ts";
 import { lstatSyncOrNull, readLinkSyncOrNull, realPathSyncOrNull } from "../common/fs.ts";
 import { entryType, madeEntry } from "./_made_entries.ts";
 import { describeSetAside, setAside, type SetAsideBudget, type SetAsideOutcome } from "./_set_aside.ts";
-import { type GitDirectory, isGitDirectory, isInside, readGitLayout } from "./_git_layout.ts";
+import {
+  type GitDirectory,
+  isGitDirectory,
+  isInside,
+  type ParsedConfigs,
+  readGitLayout,
+} from "./_git_layout.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
 import { type HookFile, hookScripts, type HookTask } from "./_git_hook_scripts.ts";
 
@@ -88,6 +94,8 @@ export interface GitProtectionOptions {
    * the user's global config names the hooks as one of the repository's does. Default none.
    */
   user?: UserGitConfig;
+  /** Config files parsed by the plans of earlier calls (see `ParsedConfigs`); default none. */
+  parsedConfigs?: ParsedConfigs;
 }
 
 /** Files a repository's git directory must keep as they are (or never gain). */
@@ -127,7 +135,10 @@ export async function planGitProtection(
   const plan = new PlanBuilder(realRoot);
   try {
     const dotGits = [join(realRoot, ".git"), ...(options.nestedDotGits ?? [])];
-    const layout = await readGitLayout(dotGits, [], options.user === undefined ? {} : { user: options.user });
+    const layout = await readGitLayout(dotGits, [], {
+      ...(options.user === undefined ? {} : { user: options.user }),
+      ...(options.parsedConfigs === undefined ? {} : { parsedConfigs: options.parsedConfigs }),
+    });
     if (layout.truncated) plan.note("Too many git directories: only the first ones are protected");
     for (const dotGit of dotGits) plan.protectDotGit(dotGit);
     for (const directory of layout.directories) {
@@ -201,6 +212,8 @@ class PlanBuilder {
   #hooksFolders = new Set<string>();
   #hookTasks: HookTask[] = [];
   #hookFiles = new Map<string, HookFile>();
+  /** Real paths of the folders of protected paths: most lie in one git directory, resolved once per plan. */
+  #realFolders = new Map<string, string | null>();
 
   constructor(root: string) {
     this.#root = root;
@@ -272,7 +285,7 @@ class PlanBuilder {
    */
   protect(path: string, whenMissing: WhenMissing, hops = 0): string | null {
     // Resolve the parent so that no symlink above the path is followed out of the workspace.
-    const parent = realPathSyncOrNull(dirname(path));
+    const parent = this.#realFolder(dirname(path));
     if (parent === null) {
       return whenMissing === "must-not-appear" ? this.#mustNotAppearBelow(path) : null;
     }
@@ -303,6 +316,11 @@ class PlanBuilder {
     this.#readOnly.add(canonical);
     this.keepInPlace(parent);
     return canonical;
+  }
+
+  #realFolder(path: string): string | null {
+    if (!this.#realFolders.has(path)) this.#realFolders.set(path, realPathSyncOrNull(path));
+    return this.#realFolders.get(path) ?? null;
   }
 
   /**

@@ -74,6 +74,7 @@ import { lstatSyncOrNull } from "../common/fs.ts";
 import { recordUnfinished, takeUnfinished, type UnfinishedEntry } from "./_unfinished_set_aside.ts";
 import { sandboxFilter } from "./seccomp.ts";
 import { EntryProbe } from "./_entry_probe.ts";
+import { ParsedConfigs } from "./_git_layout.ts";
 import type { ShellCall, ShellSandboxOptions } from "./shell_sandbox_options.ts";
 
 export type { ShellCall, ShellSandboxOptions };
@@ -130,6 +131,8 @@ export class ShellSandbox {
    * and can without it (`#startCheck`).
    */
   #userNamespaces: boolean;
+  /** The git config files the plans of this session's calls read, kept parsed while unchanged. */
+  readonly #parsedConfigs = new ParsedConfigs();
 
   private constructor(
     options: ShellSandboxOptions,
@@ -719,6 +722,7 @@ export class ShellSandbox {
       ),
       newCredentials: this.#newCredentials(credentials),
       user: userGitConfig(this.#options.env),
+      parsedConfigs: this.#parsedConfigs,
     });
     for (const { path, identity } of protection.found) {
       if (!this.#foundPlaceholders.has(path)) this.#foundPlaceholders.set(path, identity);

@@ -188,8 +188,11 @@ export class RipgrepGrep {
   #largeTrees = new Set<string>();
   /** Kept walks being read, by path and glob: parallel calls (one turn's) share one read. */
   #loadingKept = new Map<string, Promise<GrepWalkReport | null>>();
-  /** Walks ahead of the calls (`walkedAhead`) not yet kept for later processes: a call's check keeps them. */
-  #aheadUnsaved = new WeakSet<GrepWalkReport>();
+  /**
+   * Walks ahead of the calls (`walkedAhead`) whose stamps no call has checked yet: the first check keeps them
+   * for later processes too.
+   */
+  #aheadUnchecked = new WeakSet<GrepWalkReport>();
   /** Walks being written for later processes (see `idle`). */
   #saving = new Set<Promise<void>>();
   /** Set when the sandbox cannot run ripgrep at all. */
@@ -227,7 +230,7 @@ export class RipgrepGrep {
     if (this.#walks.has(key) || this.#walking.has(key)) return;
     indexWalk(walk);
     this.#keepWalk(key, walk, root);
-    this.#aheadUnsaved.add(walk);
+    this.#aheadUnchecked.add(walk);
   }
 
   /** Runs a validated, permitted Grep call; null when ripgrep cannot help with it (run it as usual). */
@@ -340,9 +343,15 @@ export class RipgrepGrep {
         // 1. The worker searches alone within its budget: a small or dense search ends there, and is the
         //    answer. Without a walk of the path to use, join or check, the same worker call walks on past the
         //    budget.
+        //    The stamps of a walk ahead not checked yet go to the worker only once its search found no match
+        //    (below): a search that ends within its budget, or finds a match, does not need them, and a copy
+        //    of the stamps of 20,000 files' folders costs a search of the first 100 lines a few milliseconds.
+        const checkLater = recent !== null && stamps !== undefined && this.#aheadUnchecked.has(recent);
         const first = recent === null && !this.#walking.has(walkKey) && keptLoading === null
           ? (await this.#sharedWalk(walkKey, () => prepass(budgetMs, true))).outcome
-          : await this.#oneAtATime(() => prepass(budgetMs, false, stamps, recent?.files.length));
+          : await this.#oneAtATime(() =>
+            prepass(budgetMs, false, checkLater ? undefined : stamps, recent?.files.length)
+          );
         const report = walkReportOf(first.result);
         if (report === null && first.result.metadata.prepass !== BUDGET_SPENT) return first;
         startRipgrep();
@@ -352,12 +361,21 @@ export class RipgrepGrep {
           fresh = true;
         } else if (first.result.metadata.current === true) {
           // The recent walk's stamps hold: its counts are the tree's counts now.
-          this.#keepWalk(walkKey, walk!, path, this.#aheadUnsaved.delete(walk!) ? keptKey : undefined);
+          this.#keepWalk(walkKey, walk!, path, this.#aheadUnchecked.delete(walk!) ? keptKey : undefined);
           fresh = true;
         } else if (first.result.metadata.matched !== true) {
           // No match in the files searched so far: a result without matches shows the walk's counts, so
-          // walk now, alongside ripgrep, rather than after it.
+          // check the walk ahead's stamps, or walk now, alongside ripgrep, rather than after it.
           walk = null;
+          if (checkLater) {
+            const checked = await this.#oneAtATime(() => prepass(0, false, stamps));
+            if (checked.result.metadata.current === true) {
+              this.#aheadUnchecked.delete(recent!);
+              this.#keepWalk(walkKey, recent!, path, keptKey);
+              walk = recent;
+              fresh = true;
+            }
+          }
         }
       }
       if (walk === null && keptLoading !== null) {
@@ -404,7 +422,7 @@ export class RipgrepGrep {
         // A result without matches shows the walk's counts: they hold if the tree has not changed since.
         const checked = await prepass(0, false, stamps);
         if (checked.result.metadata.current === true) {
-          this.#keepWalk(walkKey, walk, path, this.#aheadUnsaved.delete(walk) ? keptKey : undefined);
+          this.#keepWalk(walkKey, walk, path, this.#aheadUnchecked.delete(walk) ? keptKey : undefined);
           fresh = true;
         }
       }

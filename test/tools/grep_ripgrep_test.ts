@@ -998,8 +998,44 @@ Deno.test({
         recent: true,
       });
     }
+    {
+      // With a search budget: the worker searches first, told the number of files; the walk's stamps go to it
+      // only once its search found no match.
+      const sent: string[] = [];
+      const runWorker: RipgrepGrepOptions["runWorker"] = (input, context, signal) => {
+        const prepass = input[GREP_PREPASS] as GrepPrepass | undefined;
+        sent.push(
+          prepass === undefined ? "usual" : `budget ${prepass.budgetMs > 0} check ${"check" in prepass}`,
+        );
+        return grepHere(input, context, signal);
+      };
+      await using setup = await openRipgrep(root, {
+        prepassBudgetMs: 1e-9,
+        smallTreeFiles: 0,
+        stampMarginMs: 1_100,
+        runWorker,
+      });
+      setup.grep.walkedAhead(report, root);
+      deepStrictEqual(await checkedRun(setup, { pattern: "no such text" }), {
+        engine: "ripgrep",
+        recent: true,
+      });
+      deepStrictEqual(sent, ["budget true check false", "budget false check true"]);
+    }
     // A tree that changed since the walk ahead: a result without matches comes from a walk of now.
     await Deno.writeTextFile(join(root, "b/e.txt"), "other\n");
+    {
+      await using setup = await openRipgrep(root, {
+        prepassBudgetMs: 1e-9,
+        smallTreeFiles: 0,
+        stampMarginMs: 1_100,
+      });
+      setup.grep.walkedAhead(report, root);
+      deepStrictEqual(await checkedRun(setup, { pattern: "no such text" }), {
+        engine: "ripgrep",
+        recent: false,
+      });
+    }
     {
       await using setup = await open();
       setup.grep.walkedAhead(report, root);

@@ -81,6 +81,9 @@ export async function benchExecutor(options: BenchOptions): Promise<BenchSection
   const direct = new DirectExecutor();
   await using warm = new WorkerExecutor();
   await using runtime = await sessionRuntime(root, env);
+  // Most sessions run in a git repository, whose metadata each call's plan protects too.
+  const repository = await gitRepository(`${options.workDir}/executor-repository`, source);
+  await using repositoryRuntime = await sessionRuntime(repository, env);
   const host = new ShellHost();
 
   const read = await measureReadFile(sizes, { root, file, plan: sandboxed.plan, direct, warm });
@@ -91,6 +94,7 @@ export async function benchExecutor(options: BenchOptions): Promise<BenchSection
     direct,
     warm,
     runtime,
+    repositoryRuntime,
     host,
   });
   await host.close();
@@ -139,6 +143,7 @@ export async function benchExecutor(options: BenchOptions): Promise<BenchSection
         shell.directKept,
         shell.warmBwrap,
         shell.pipeline,
+        shell.repositoryPipeline,
         shell.backToBack,
       ],
       shell.spawn,
@@ -202,6 +207,7 @@ async function measureBash(
     direct: ToolExecutor;
     warm: ToolExecutor;
     runtime: ToolRuntime;
+    repositoryRuntime: ToolRuntime;
     host: ShellHost;
   },
 ) {
@@ -242,18 +248,33 @@ async function measureBash(
     () => callOrThrow(parts.warm, bashTool, input, sandboxedContext),
   );
   let id = 0;
-  const throughPipeline = async () => {
-    const { result } = await parts.runtime.pipeline.run(
+  const through = (runtime: ToolRuntime) => async () => {
+    const { result } = await runtime.pipeline.run(
       { id: `bench-${id++}`, name: "Bash", input },
       { signal: new AbortController().signal },
     );
     if (result.isError) throw new Error(`bench: Bash failed through the pipeline: ${result.content}`);
   };
+  const throughPipeline = through(parts.runtime);
   const pipeline = series(
     "**Bash `true` through the whole pipeline** (gates, plan, worker, kept sandbox)",
     throughPipeline,
   );
-  const all = { spawn, rawBwrap, rawBwrapShareNet, directBash, directBwrap, directKept, warmBwrap, pipeline };
+  const repositoryPipeline = series(
+    "the whole pipeline in a git repository (its metadata protected too; not the goal's row)",
+    through(parts.repositoryRuntime),
+  );
+  const all = {
+    spawn,
+    rawBwrap,
+    rawBwrapShareNet,
+    directBash,
+    directBwrap,
+    directKept,
+    warmBwrap,
+    pipeline,
+    repositoryPipeline,
+  };
   // Every call follows idle time, as a Bash call follows a model turn: the kept sandbox starts the next
   // command's shell after each call, and back-to-back calls (measured apart) pay for that start.
   await interleave(Object.values(all), sizes.warmup, sizes.shellCalls, SHELL_IDLE_MS);
@@ -318,6 +339,39 @@ async function sessionRuntime(root: string, env: Record<string, string>): Promis
     env,
     ripgrep: false,
   });
+}
+
+/**
+ * A git repository with one commit of `source` at `path`, as its real path: made once per work folder (a
+ * first run's config settles while ReadFile is measured, as a user's has long before a session reads it).
+ */
+async function gitRepository(path: string, source: string): Promise<string> {
+  await Deno.mkdir(path, { recursive: true });
+  const root = await Deno.realPath(path);
+  const git = async (...args: string[]) => {
+    const { success, stderr } = await new Deno.Command("git", { args, cwd: root, stdout: "null" }).output();
+    if (!success) throw new Error(`bench: git ${args.join(" ")} failed: ${new TextDecoder().decode(stderr)}`);
+  };
+  try {
+    await Deno.lstat(`${root}/.git`);
+  } catch {
+    await Deno.writeTextFile(`${root}/small.ts`, source);
+    await git("init", "-q");
+    await git("add", "small.ts");
+    await git(
+      "-c",
+      "user.name=bench",
+      "-c",
+      "user.email=bench@localhost",
+      "-c",
+      "commit.gpgsign=false",
+      "commit",
+      "-q",
+      "-m",
+      "bench",
+    );
+  }
+  return root;
 }
 
 function contextFor(root: string, shell: ShellPlan): ToolCallContext {

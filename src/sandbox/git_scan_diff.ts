@@ -26,8 +26,17 @@ export interface GitMetadataDiff {
   notice: string | null;
 }
 
+/**
+ * What a comparison needs of the earlier scan: a `GitScan`, or what a session kept of its first one
+ * (_unchecked_git_scan.ts).
+ */
+export interface GitBaseline {
+  complete: boolean;
+  findings: readonly Pick<GitFinding, "id" | "key">[];
+}
+
 /** Lists what is new or changed in `after` compared with `before` (removals are not reported). */
-export function diffGitFindings(before: GitScan, after: GitScan): GitMetadataDiff {
+export function diffGitFindings(before: GitBaseline, after: GitScan): GitMetadataDiff {
   const keys = new Set(before.findings.map((finding) => finding.key));
   const ids = new Set(before.findings.map((finding) => finding.id));
   const changes: GitMetadataChange[] = [];
@@ -39,7 +48,7 @@ export function diffGitFindings(before: GitScan, after: GitScan): GitMetadataDif
   return { changes, notice: incompleteNotice(before, after) };
 }
 
-function incompleteNotice(before: GitScan, after: GitScan): string | null {
+function incompleteNotice(before: GitBaseline, after: GitScan): string | null {
   if (!after.complete) {
     return `The git metadata scan stopped after ${after.entries} entries: folders beyond them were not ` +
       "checked for planted repositories";

@@ -11,6 +11,7 @@ import { objectFilesWrittenSince, type WrittenObjectFile } from "./git_packs.ts"
 import { diffGitFindings, type GitScan, type GitScanOptions, scanGitMetadata } from "./git_metadata.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
 import { nestedNotLookedFor } from "./_nested_protected.ts";
+import type { RootBaseline } from "./_unchecked_git_scan.ts";
 
 /** The scans of the root and of each added folder that no other of them contains. */
 export class GitWatch {
@@ -66,6 +67,19 @@ export class GitWatch {
   /** The `.git` entries found below the roots, for the mounts that protect nested repositories. */
   get dotGits(): string[] {
     return this.#scans.flatMap(({ scan }) => scan.dotGits);
+  }
+
+  /**
+   * What the end compares with, for a record that outlives a session killed before its end
+   * (_unchecked_git_scan.ts).
+   */
+  get baselines(): RootBaseline[] {
+    return this.#scans.map(({ root, scan }) => ({
+      root,
+      startedAt: scan.startedAt,
+      complete: scan.complete,
+      findings: scan.findings.map(({ id, key }) => ({ id, key })),
+    }));
   }
 
   /** The entries of the `named` names found below the roots by the first scans, for their mounts. */

@@ -72,6 +72,12 @@ import { changedHookTasks, type HookTaskRecord, recordHookTasks } from "./git_ho
 import { basename, dirname } from "../common/path.ts";
 import { lstatSyncOrNull } from "../common/fs.ts";
 import { recordUnfinished, takeUnfinished, type UnfinishedEntry } from "./_unfinished_set_aside.ts";
+import {
+  checkEarlierSessions,
+  type EarlierChecks,
+  type HeldRecord,
+  recordGitBaseline,
+} from "./_unchecked_git_scan.ts";
 import { sandboxFilter } from "./seccomp.ts";
 import { EntryProbe } from "./_entry_probe.ts";
 import { ParsedConfigs } from "./_git_layout.ts";
@@ -119,6 +125,10 @@ export class ShellSandbox {
   #livePlaceholders = new Set<string>();
   /** What the session's calls may still set aside (`_set_aside.ts`). */
   readonly #setAsideBudget: SetAsideBudget = { bytes: SESSION_SET_ASIDE_BYTES };
+  /** The end checks of earlier sessions killed before them (`_unchecked_git_scan.ts`), run once. */
+  #earlierChecks: Promise<EarlierChecks> | null = null;
+  /** What this session's end compares with, kept in case it never comes (`_unchecked_git_scan.ts`). */
+  #baselineRecord: Promise<HeldRecord | null> | null = null;
   /** The lines about what an earlier session's interrupted end left, once set aside (`#setAsideLeftovers`). */
   #leftovers: Promise<string[]> | null = null;
   /** Empty folders first found where a placeholder goes (the user's, or another session's): their identity. */
@@ -467,6 +477,8 @@ export class ShellSandbox {
   async #startWatch(): Promise<void> {
     // Before the first scan, which would take what an interrupted session left for the user's own.
     await (this.#leftovers ??= this.#setAsideLeftovers());
+    // Before the first scan too, which would take what a killed session changed for the user's own.
+    await (this.#earlierChecks ??= this.#checkEarlierSessions());
     this.#watchStart ??= GitWatch.start(
       [this.root, ...this.additionalRoots],
       userGitConfig(this.#options.env),
@@ -474,6 +486,11 @@ export class ShellSandbox {
     );
     this.#watch ??= await this.#watchStart;
     const watch = this.#watch;
+    const recordIn = this.#options.setAsideIn ?? null;
+    this.#baselineRecord ??= recordIn === null
+      ? Promise.resolve(null)
+      : recordGitBaseline(recordIn, watch.baselines);
+    await this.#baselineRecord;
     this.#hookTasks ??= recordHookTasks([this.root, ...this.additionalRoots], {
       nestedDotGits: watch.dotGits,
       user: userGitConfig(this.#options.env),
@@ -497,9 +514,13 @@ export class ShellSandbox {
    */
   async endOfSession(): Promise<string[]> {
     const leftovers = await (this.#leftovers ??= this.#setAsideLeftovers());
-    if (this.#watch === null) return leftovers;
+    const earlier = await (this.#earlierChecks ??= this.#checkEarlierSessions());
+    if (this.#watch === null) {
+      await earlier.done();
+      return [...leftovers, ...earlier.lines];
+    }
     const { lines, madeNamed, objectFiles } = await this.#watch.end(this.root);
-    lines.unshift(...leftovers);
+    lines.unshift(...leftovers, ...earlier.lines);
     const git = this.helpers.git;
     lines.push(...await changedHookTasks(await this.#hookTasks ?? [], this.root));
     if (git !== null) {
@@ -536,7 +557,19 @@ export class ShellSandbox {
     await record?.done();
     lines.push(...listedAtMost(setAside, setAsideIn));
     lines.push(...await changedDirenvFiles(await this.#direnvFiles ?? [], this.root));
+    await (await this.#baselineRecord)?.done();
+    await earlier.done();
     return lines;
+  }
+
+  /** The end checks of the earlier sessions in the workspace that ended before theirs. Lines for the user. */
+  #checkEarlierSessions(): Promise<EarlierChecks> {
+    const folder = this.#options.setAsideIn ?? null;
+    if (folder === null) return Promise.resolve({ lines: [], done: () => Promise.resolve() });
+    return checkEarlierSessions(folder, {
+      roots: [this.root, ...this.additionalRoots],
+      user: userGitConfig(this.#options.env),
+    });
   }
 
   /**

@@ -1,0 +1,263 @@
+/**
+ * What a session's end compares the git metadata with, kept where the end can be found even when it never
+ * comes. The end checks (`ShellSandbox.endOfSession`, git_watch.ts) report what the mounts cannot stop: an
+ * index entry marked skip-worktree, a rebase todo's `exec` line, a replace ref, a loose object swapped for
+ * other content. A session killed mid-way (SIGKILL, the OOM killer, a closed container) never runs them, and
+ * the next session's first scan would take the changed state for the user's own: never reported.
+ *
+ * So a session, once it has taken its first scan, writes what the comparison needs (each root's findings'
+ * `id` and `key`, whether the scan was complete, when it started) into a file of its project folder in
+ * mewcode's state folder (which commands cannot see), that its process keeps locked; its end removes the
+ * file once checked. A later session in the workspace that finds such a file unlocked (its process is gone)
+ * keeps it locked in turn, scans now, reports what changed since that session started, and removes the file
+ * at its own end: killed before then, it leaves the file for the next session, which reports it again rather
+ * than never. A file it cannot read as a record is reported as such: what it kept cannot be checked.
+ *
+ * @module
+ */
+import { join } from "../common/path.ts";
+import { diffGitFindings, type GitBaseline } from "./git_scan_diff.ts";
+import { scanGitMetadata } from "./git_scan.ts";
+import type { UserGitConfig } from "./_user_git_config.ts";
+
+const PREFIX = "unchecked-git-";
+const SUFFIX = ".json";
+const VERSION = 1;
+/** A record larger than this is not one this module wrote (findings of many kinds are summed up in one). */
+const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+
+/** The first scan of one root, as far as the end's comparison needs it. */
+export interface RootBaseline extends GitBaseline {
+  /** The root as the session scanned it. */
+  root: string;
+  /** When its scan started, in epoch milliseconds: loose objects written since are checked. */
+  startedAt: number;
+}
+
+/** A record this process holds: removed once its checks ran. */
+export interface HeldRecord {
+  /** Removes the record and lets its lock go. Never throws. */
+  done(): Promise<void>;
+}
+
+/** A record of a session that ended before its checks, locked by this process until `done`. */
+export interface UncheckedRecord extends HeldRecord {
+  /** The first scans of the session's roots; null when the file cannot be read as a record. */
+  roots: RootBaseline[] | null;
+}
+
+/**
+ * Writes the record of `roots` into `folder`, locked for as long as this process lives or until `done`;
+ * null when it cannot be written (the session goes on without one). Never throws.
+ */
+export async function recordGitBaseline(
+  folder: string,
+  roots: readonly RootBaseline[],
+): Promise<HeldRecord | null> {
+  const id = crypto.randomUUID();
+  const partial = join(folder, `.${PREFIX}${id}.partial`);
+  const path = join(folder, `${PREFIX}${id}${SUFFIX}`);
+  let file: Deno.FsFile | null = null;
+  try {
+    const bytes = new TextEncoder().encode(JSON.stringify({
+      version: VERSION,
+      roots: roots.map((root) => ({
+        root: root.root,
+        startedAt: root.startedAt,
+        complete: root.complete,
+        findings: root.findings.map((finding) => [finding.id, finding.key]),
+      })),
+    }));
+    if (bytes.length > MAX_RECORD_BYTES) return null;
+    await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+    file = await Deno.open(partial, { write: true, createNew: true, mode: 0o600 });
+    if (!await file.tryLock(true)) throw new Error("the new record is locked");
+    for (let written = 0; written < bytes.length;) written += await file.write(bytes.subarray(written));
+    // Under its final name only once whole and locked: another session finds it complete, or not at all.
+    await Deno.rename(partial, path);
+  } catch {
+    file?.close();
+    await Deno.remove(partial).catch(() => undefined);
+    return null;
+  }
+  return heldRecord(file, path);
+}
+
+/**
+ * The records in `folder` whose processes are gone (their lock is free), each now locked by this process
+ * until its `done`; a record another live session holds is left to it. Never throws.
+ */
+export async function takeUncheckedRecords(folder: string): Promise<UncheckedRecord[]> {
+  let names: string[];
+  try {
+    names = (await Array.fromAsync(Deno.readDir(folder)))
+      .filter((entry) => entry.isFile && entry.name.startsWith(PREFIX) && entry.name.endsWith(SUFFIX))
+      .map((entry) => entry.name)
+      .sort();
+  } catch {
+    return [];
+  }
+  const records: UncheckedRecord[] = [];
+  for (const name of names) {
+    const path = join(folder, name);
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(path, { read: true });
+    } catch {
+      continue;
+    }
+    try {
+      if (!await file.tryLock(true)) {
+        file.close();
+        continue;
+      }
+      const info = await file.stat();
+      // Still the file under that name: its session (or one that took it) may have removed it meanwhile.
+      const named = await Deno.lstat(path).catch(() => null);
+      if (!info.isFile || named === null || named.dev !== info.dev || named.ino !== info.ino) {
+        file.close();
+        continue;
+      }
+      const roots = info.size <= MAX_RECORD_BYTES ? parseRecord(await readWhole(file, info.size)) : null;
+      records.push({ roots, ...heldRecord(file, path) });
+    } catch {
+      file.close();
+    }
+  }
+  return records;
+}
+
+/** Options of `checkEarlierSessions`. */
+export interface EarlierChecksOptions {
+  /** This session's roots: only those are scanned. */
+  roots: readonly string[];
+  /** The config the user's git reads besides each repository's (as the session's own scans read it). */
+  user: UserGitConfig;
+}
+
+/** What `checkEarlierSessions` found, and how to let the records go once it was reported. */
+export interface EarlierChecks {
+  /** Lines for the user. */
+  lines: string[];
+  /** Removes the records checked. Never throws. */
+  done(): Promise<void>;
+}
+
+/**
+ * Runs the end comparison of each session that ended before its checks (its record in `folder` unlocked)
+ * against the git metadata as it is now. Never throws.
+ */
+export async function checkEarlierSessions(
+  folder: string,
+  options: EarlierChecksOptions,
+): Promise<EarlierChecks> {
+  const records = await takeUncheckedRecords(folder);
+  const lines: string[] = [];
+  for (const record of records) {
+    try {
+      lines.push(...await compareRecord(record, options));
+    } catch (error) {
+      lines.push(
+        `${EARLIER} ended before its end checks of the git metadata, and they could not be run now ` +
+          `(${error instanceof Error ? error.message : String(error)}): ${BY_HAND}`,
+      );
+    }
+  }
+  return {
+    lines,
+    async done() {
+      for (const record of records) await record.done();
+    },
+  };
+}
+
+const EARLIER = "An earlier session in this workspace";
+const BY_HAND = "check the repository by hand (git config -l --show-origin, git ls-files -v, " +
+  "git replace -l, git fsck)";
+
+async function compareRecord(record: UncheckedRecord, options: EarlierChecksOptions): Promise<string[]> {
+  if (record.roots === null) {
+    return [
+      `${EARLIER} ended before its end checks of the git metadata, and what it kept for them cannot be read: ` +
+      `what its commands changed that can only be reported was not checked; ${BY_HAND}`,
+    ];
+  }
+  const lines: string[] = [];
+  for (const baseline of record.roots) {
+    const prefix = `${EARLIER} (started ${when(baseline.startedAt)}) ended before its end checks`;
+    const added = baseline.root === options.roots[0] ? "" : ` in the added folder "${baseline.root}"`;
+    if (!options.roots.includes(baseline.root)) {
+      lines.push(
+        `${prefix}; its added folder "${baseline.root}" is not one of this session's, so what ` +
+          `changed there was not checked: ${BY_HAND}`,
+      );
+      continue;
+    }
+    const after = await scanGitMetadata(baseline.root, {
+      user: options.user,
+      looseObjects: { since: baseline.startedAt },
+    });
+    const diff = diffGitFindings(baseline, after);
+    for (const change of diff.changes) lines.push(`${prefix}; since then${added}: ${change.message}`);
+    if (diff.notice !== null) lines.push(`${prefix}; checking now${added}: ${diff.notice}`);
+  }
+  return lines;
+}
+
+/** `2026-12-03 19:10:00 UTC`. */
+function when(epochMs: number): string {
+  return `${new Date(epochMs).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+function heldRecord(file: Deno.FsFile, path: string): HeldRecord {
+  return {
+    async done() {
+      await Deno.remove(path).catch(() => undefined);
+      try {
+        file.close();
+      } catch {
+        // Closed already.
+      }
+    },
+  };
+}
+
+async function readWhole(file: Deno.FsFile, size: number): Promise<string> {
+  const bytes = new Uint8Array(size);
+  let read = 0;
+  while (read < size) {
+    const count = await file.read(bytes.subarray(read));
+    if (count === null) break;
+    read += count;
+  }
+  return new TextDecoder().decode(bytes.subarray(0, read));
+}
+
+/** The baselines of a record's text; null when it is not a whole record of this version. */
+function parseRecord(text: string): RootBaseline[] | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== "object" || parsed === null) return null;
+  const record = parsed as { version?: unknown; roots?: unknown };
+  if (record.version !== VERSION || !Array.isArray(record.roots)) return null;
+  const roots: RootBaseline[] = [];
+  for (const entry of record.roots as unknown[]) {
+    if (typeof entry !== "object" || entry === null) return null;
+    const { root, startedAt, complete, findings } = entry as Record<string, unknown>;
+    if (typeof root !== "string" || !root.startsWith("/") || !Number.isSafeInteger(startedAt)) return null;
+    if (typeof complete !== "boolean" || !Array.isArray(findings)) return null;
+    const pairs: { id: string; key: string }[] = [];
+    for (const pair of findings as unknown[]) {
+      if (!Array.isArray(pair) || pair.length !== 2) return null;
+      const [id, key] = pair;
+      if (typeof id !== "string" || typeof key !== "string") return null;
+      pairs.push({ id, key });
+    }
+    roots.push({ root, startedAt: startedAt as number, complete, findings: pairs });
+  }
+  return roots;
+}

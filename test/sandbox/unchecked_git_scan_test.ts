@@ -1,0 +1,179 @@
+/**
+ * The record a session keeps of its first git metadata scan, so that a later session runs the end checks a
+ * killed one never ran (`_unchecked_git_scan.ts`): held while its session lives, taken once its process is
+ * gone, reported as unreadable when it is not a record, never followed where it points.
+ */
+import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import {
+  checkEarlierSessions,
+  recordGitBaseline,
+  type RootBaseline,
+  takeUncheckedRecords,
+} from "../../src/sandbox/_unchecked_git_scan.ts";
+import { scanGitMetadata } from "../../src/sandbox/git_scan.ts";
+import { userGitConfig } from "../../src/sandbox/_user_git_config.ts";
+import { createTempWorkspace } from "../_fakes/tool_context.ts";
+import { createRepository, gitOk } from "./_git_fixture.ts";
+
+// No global or system config: the repositories' own.
+const USER = userGitConfig({ GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" });
+
+async function records(folder: string): Promise<string[]> {
+  try {
+    return (await Array.fromAsync(Deno.readDir(folder))).map((entry) => entry.name).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** The baselines of a first scan of each root, as a session keeps them. */
+async function baselines(roots: readonly string[]): Promise<RootBaseline[]> {
+  return await Promise.all(roots.map(async (root) => {
+    const scan = await scanGitMetadata(root);
+    return {
+      root,
+      startedAt: scan.startedAt,
+      complete: scan.complete,
+      findings: scan.findings.map(({ id, key }) => ({ id, key })),
+    };
+  }));
+}
+
+/** Writes a record in a process of its own, which then exits: a session killed before its end. */
+async function recordInKilledSession(folder: string, roots: readonly RootBaseline[]): Promise<void> {
+  const module = new URL("../../src/sandbox/_unchecked_git_scan.ts", import.meta.url).href;
+  const script = `const { recordGitBaseline } = await import(${JSON.stringify(module)}); ` +
+    `const held = await recordGitBaseline(${JSON.stringify(folder)}, ${JSON.stringify(roots)}); ` +
+    "if (held === null) Deno.exit(3); Deno.exit(0);";
+  const output = await new Deno.Command(Deno.execPath(), { args: ["eval", script], stderr: "piped" })
+    .output();
+  equal(output.code, 0, new TextDecoder().decode(output.stderr));
+}
+
+Deno.test("A record held by a live session is left to it, and its end removes it", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace("mewcode-state-");
+  await createRepository(workspace.root);
+  const folder = join(state.root, "set-aside");
+  const held = await recordGitBaseline(folder, await baselines([workspace.root]));
+  ok(held !== null);
+  const [name = ""] = await records(folder);
+  ok(name.startsWith("unchecked-git-") && name.endsWith(".json"), name);
+  equal((await Deno.stat(join(folder, name))).mode! & 0o777, 0o600);
+  equal((await Deno.stat(folder)).mode! & 0o777, 0o700);
+  // Another session (here another open file in this process) may not take it.
+  equal((await takeUncheckedRecords(folder)).length, 0);
+  const checks = await checkEarlierSessions(folder, { roots: [workspace.root], user: USER });
+  equal(checks.lines.length, 0);
+  await checks.done();
+  equal((await records(folder)).length, 1, "still there for its session");
+  await held.done();
+  equal((await records(folder)).length, 0);
+});
+
+Deno.test("A record whose session was killed is compared with the metadata now, once, by one session", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace("mewcode-state-");
+  const root = workspace.root;
+  await createRepository(root);
+  const folder = join(state.root, "set-aside");
+  await recordInKilledSession(folder, await baselines([root]));
+  await gitOk(root, "update-index", "--skip-worktree", "README");
+  const first = await checkEarlierSessions(folder, { roots: [root], user: USER });
+  equal(first.lines.length, 1, first.lines.join("\n"));
+  match(
+    first.lines[0]!,
+    /^An earlier session in this workspace \(started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)/,
+  );
+  match(
+    first.lines[0]!,
+    /ended before its end checks; since then: \.git\/index marks "README" skip-worktree/,
+  );
+  // A second session meanwhile finds it held by the first.
+  const second = await checkEarlierSessions(folder, { roots: [root], user: USER });
+  equal(second.lines.length, 0, second.lines.join("\n"));
+  await second.done();
+  await first.done();
+  equal((await records(folder)).length, 0);
+  const third = await checkEarlierSessions(folder, { roots: [root], user: USER });
+  equal(third.lines.length, 0);
+});
+
+Deno.test("A record taken by a session that is killed in turn is there for the next one", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace("mewcode-state-");
+  const root = workspace.root;
+  await createRepository(root);
+  const folder = join(state.root, "set-aside");
+  await recordInKilledSession(folder, await baselines([root]));
+  await gitOk(root, "update-index", "--assume-unchanged", "README");
+  // A session takes it and is killed before its end: the lock goes with the process, the record stays.
+  const module = new URL("../../src/sandbox/_unchecked_git_scan.ts", import.meta.url).href;
+  const script = `const { takeUncheckedRecords } = await import(${JSON.stringify(module)}); ` +
+    `const taken = await takeUncheckedRecords(${
+      JSON.stringify(folder)
+    }); Deno.exit(taken.length === 1 ? 0 : 3);`;
+  const output = await new Deno.Command(Deno.execPath(), { args: ["eval", script], stderr: "piped" })
+    .output();
+  equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  const next = await checkEarlierSessions(folder, { roots: [root], user: USER });
+  equal(next.lines.length, 1, next.lines.join("\n"));
+  match(next.lines[0]!, /marks "README" assume-unchanged/);
+  await next.done();
+});
+
+Deno.test("A record that cannot be read is reported as unchecked, never a crash, and removed once said", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace("mewcode-state-");
+  const folder = join(state.root, "set-aside");
+  await Deno.mkdir(folder, { recursive: true });
+  const torn = '{"version":1,"roots":[{"root":"/x","startedAt":1,"complete":true,"findings":[["a"';
+  const bodies = [
+    torn,
+    "not json",
+    '{"version":2,"roots":[]}',
+    '{"version":1,"roots":[{"root":"relative"}]}',
+  ];
+  for (const [index, body] of bodies.entries()) {
+    await Deno.writeTextFile(join(folder, `unchecked-git-${index}.json`), body);
+  }
+  const checks = await checkEarlierSessions(folder, { roots: [workspace.root], user: USER });
+  equal(checks.lines.length, bodies.length, checks.lines.join("\n"));
+  for (const line of checks.lines) {
+    match(line, /what it kept for them cannot be read: .*check the repository by hand/);
+  }
+  await checks.done();
+  equal((await records(folder)).length, 0);
+  // A missing folder: nothing to check, nothing thrown.
+  const none = await checkEarlierSessions(join(state.root, "missing"), {
+    roots: [workspace.root],
+    user: USER,
+  });
+  equal(none.lines.length, 0);
+  await none.done();
+});
+
+Deno.test("A record is never followed through a symlink, and a folder not of this session is not scanned", async () => {
+  await using workspace = await createTempWorkspace();
+  await using other = await createTempWorkspace("mewcode-other-");
+  await using state = await createTempWorkspace("mewcode-state-");
+  await createRepository(workspace.root);
+  await createRepository(other.root);
+  const folder = join(state.root, "set-aside");
+  await Deno.mkdir(folder, { recursive: true });
+  const elsewhere = join(other.root, "record.json");
+  await Deno.writeTextFile(elsewhere, "not json");
+  await Deno.symlink(elsewhere, join(folder, "unchecked-git-link.json"));
+  await recordInKilledSession(folder, await baselines([workspace.root, other.root]));
+  await gitOk(other.root, "update-index", "--skip-worktree", "README");
+  const checks = await checkEarlierSessions(folder, { roots: [workspace.root], user: USER });
+  equal(checks.lines.length, 1, checks.lines.join("\n"));
+  match(
+    checks.lines[0]!,
+    /its added folder ".*" is not one of this session's, so what changed there was not checked/,
+  );
+  await checks.done();
+  deepStrictEqual(await records(folder), ["unchecked-git-link.json"]);
+  equal(await Deno.readTextFile(elsewhere), "not json", "what the link leads to is left alone");
+});

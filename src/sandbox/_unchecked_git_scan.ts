@@ -18,6 +18,7 @@
 import { join } from "../common/path.ts";
 import { diffGitFindings, type GitBaseline } from "./git_scan_diff.ts";
 import { scanGitMetadata } from "./git_scan.ts";
+import { objectFilesWrittenSince, type WrittenObjectFile } from "./git_packs.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
 
 const PREFIX = "unchecked-git-";
@@ -139,6 +140,11 @@ export interface EarlierChecksOptions {
 export interface EarlierChecks {
   /** Lines for the user. */
   lines: string[];
+  /**
+   * The packs, multi-pack indexes and commit graphs written since each session started, which only git can
+   * check (`checkObjectFiles`), with the words that say which session they are about.
+   */
+  objectFiles: { prefix: string; files: WrittenObjectFile[] }[];
   /** Removes the records checked. Never throws. */
   done(): Promise<void>;
 }
@@ -153,9 +159,10 @@ export async function checkEarlierSessions(
 ): Promise<EarlierChecks> {
   const records = await takeUncheckedRecords(folder);
   const lines: string[] = [];
+  const objectFiles: EarlierChecks["objectFiles"] = [];
   for (const record of records) {
     try {
-      lines.push(...await compareRecord(record, options));
+      lines.push(...await compareRecord(record, options, objectFiles));
     } catch (error) {
       lines.push(
         `${EARLIER} ended before its end checks of the git metadata, and they could not be run now ` +
@@ -165,6 +172,7 @@ export async function checkEarlierSessions(
   }
   return {
     lines,
+    objectFiles,
     async done() {
       for (const record of records) await record.done();
     },
@@ -175,7 +183,11 @@ const EARLIER = "An earlier session in this workspace";
 const BY_HAND = "check the repository by hand (git config -l --show-origin, git ls-files -v, " +
   "git replace -l, git fsck)";
 
-async function compareRecord(record: UncheckedRecord, options: EarlierChecksOptions): Promise<string[]> {
+async function compareRecord(
+  record: UncheckedRecord,
+  options: EarlierChecksOptions,
+  objectFiles: EarlierChecks["objectFiles"],
+): Promise<string[]> {
   if (record.roots === null) {
     return [
       `${EARLIER} ended before its end checks of the git metadata, and what it kept for them cannot be read: ` +
@@ -200,6 +212,8 @@ async function compareRecord(record: UncheckedRecord, options: EarlierChecksOpti
     const diff = diffGitFindings(baseline, after);
     for (const change of diff.changes) lines.push(`${prefix}; since then${added}: ${change.message}`);
     if (diff.notice !== null) lines.push(`${prefix}; checking now${added}: ${diff.notice}`);
+    const files = objectFilesWrittenSince(after.objectFolders, baseline.startedAt);
+    if (files.length > 0) objectFiles.push({ prefix: `${prefix}${added}`, files });
   }
   return lines;
 }

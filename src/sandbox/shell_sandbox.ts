@@ -509,20 +509,23 @@ export class ShellSandbox {
    * (`package.json` for husky's `npm test`); packs and commit graphs written since that git finds do not
    * match the objects; the protected entries of any depth made since in a subfolder
    * (`api/.vscode`), which no mount could keep from being made: those are set aside; and the files an
-   * `.envrc` has direnv load that changed (`.env` for `dotenv`).
+   * `.envrc` has direnv load that changed (`.env` for `dotenv`). First, the same git checks for each earlier
+   * session in the workspace that was killed before its own (`_unchecked_git_scan.ts`).
    * Lines for the user; empty when nothing changed.
    */
   async endOfSession(): Promise<string[]> {
     const leftovers = await (this.#leftovers ??= this.#setAsideLeftovers());
     const earlier = await (this.#earlierChecks ??= this.#checkEarlierSessions());
     if (this.#watch === null) {
+      const lines = [...leftovers, ...earlier.lines, ...await this.#checkEarlierObjects(earlier)];
       await earlier.done();
-      return [...leftovers, ...earlier.lines];
+      return lines;
     }
     const { lines, madeNamed, objectFiles } = await this.#watch.end(this.root);
     lines.unshift(...leftovers, ...earlier.lines);
     const git = this.helpers.git;
     lines.push(...await changedHookTasks(await this.#hookTasks ?? [], this.root));
+    lines.push(...await this.#checkEarlierObjects(earlier));
     if (git !== null) {
       lines.push(
         ...await checkObjectFiles(objectFiles, {
@@ -562,10 +565,28 @@ export class ShellSandbox {
     return lines;
   }
 
+  /** The packs and commit graphs the earlier sessions killed before their end checks wrote, checked by git. */
+  async #checkEarlierObjects(earlier: EarlierChecks): Promise<string[]> {
+    const git = this.helpers.git;
+    if (git === null) return [];
+    const lines: string[] = [];
+    for (const { prefix, files } of earlier.objectFiles) {
+      const checked = await checkObjectFiles(files, {
+        git,
+        root: this.root,
+        run: (command, timeoutMs) => this.runCommand(command, { mode: "read-only", timeoutMs }),
+      });
+      lines.push(...checked.map((line) => `${prefix}; since then: ${line}`));
+    }
+    return lines;
+  }
+
   /** The end checks of the earlier sessions in the workspace that ended before theirs. Lines for the user. */
   #checkEarlierSessions(): Promise<EarlierChecks> {
     const folder = this.#options.setAsideIn ?? null;
-    if (folder === null) return Promise.resolve({ lines: [], done: () => Promise.resolve() });
+    if (folder === null) {
+      return Promise.resolve({ lines: [], objectFiles: [], done: () => Promise.resolve() });
+    }
     return checkEarlierSessions(folder, {
       roots: [this.root, ...this.additionalRoots],
       user: userGitConfig(this.#options.env),

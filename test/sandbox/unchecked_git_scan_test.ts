@@ -177,3 +177,23 @@ Deno.test("A record is never followed through a symlink, and a folder not of thi
   deepStrictEqual(await records(folder), ["unchecked-git-link.json"]);
   equal(await Deno.readTextFile(elsewhere), "not json", "what the link leads to is left alone");
 });
+
+Deno.test("The packs a killed session wrote are handed on for git to check, with the session they are about", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace("mewcode-state-");
+  const root = workspace.root;
+  await createRepository(root);
+  const folder = join(state.root, "set-aside");
+  await recordInKilledSession(folder, await baselines([root]));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  await gitOk(root, "repack", "-a", "-d", "-q");
+  const checks = await checkEarlierSessions(folder, { roots: [root], user: USER });
+  equal(checks.lines.length, 0, checks.lines.join("\n"));
+  equal(checks.objectFiles.length, 1);
+  match(
+    checks.objectFiles[0]!.prefix,
+    /^An earlier session in this workspace \(started .*\) ended before its end checks$/,
+  );
+  ok(checks.objectFiles[0]!.files.some((file) => file.kind === "pack"), JSON.stringify(checks.objectFiles));
+  await checks.done();
+});

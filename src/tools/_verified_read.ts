@@ -62,8 +62,28 @@ const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 /** How many checks in a row `confirmLocation` makes. */
 const LOCATION_CHECKS = 8;
 
+/**
+ * A folder whose inode last changed at least this long before a read began cannot have had an entry renamed,
+ * added or removed while the read ran: such a change sets the folder's ctime to the moment it happened, and
+ * ctime cannot be set otherwise (unlike mtime, which `touch -d` sets). Deno reports ctime in whole seconds
+ * (rounded down), and the kernel stamps it from a clock that lags by a few milliseconds: two seconds covers
+ * both. The swaps `LOCATION_CHECKS` guards against all rename in one of the path's folders, so when every
+ * one of them is that quiet, one check shows what the many would (`isOpenedAt`).
+ */
+export const QUIET_FOLDER_MS = 2_000;
+
+/**
+ * Whether the folder seen as `info` has not changed since well before `since` (`QUIET_FOLDER_MS`). A file
+ * system that reports no ctime (or none at all: 0) never counts as quiet.
+ */
+export function quietSince(info: Deno.FileInfo, since: number): boolean {
+  const changed = info.ctime?.getTime() ?? 0;
+  return changed > 0 && changed < since - QUIET_FOLDER_MS;
+}
+
 /** Reads a file the walk found, after checking that it is the regular file its path names inside the root. */
 export function readVerifiedSync(path: string, options: VerifiedReadOptions): VerifiedRead {
+  const since = Date.now();
   let fd: number;
   try {
     fd = openSync(path, OPEN_FLAGS);
@@ -76,7 +96,7 @@ export function readVerifiedSync(path: string, options: VerifiedReadOptions): Ve
     if (options.strictLinks === true && info.nlink > 1) return { ok: false, reason: "hard-linked" };
     if (info.size > options.maxBytes && options.truncate !== true) return { ok: false, reason: "too-large" };
     if (!locatedInside(path, info, options)) return { ok: false, reason: "changed" };
-    return readAll(fd, info.size, options, { dev: info.dev, ino: info.ino });
+    return readAll(fd, info.size, options, { dev: info.dev, ino: info.ino, since });
   } catch {
     return { ok: false, reason: "unreadable" };
   } finally {
@@ -88,11 +108,15 @@ export function readVerifiedSync(path: string, options: VerifiedReadOptions): Ve
 export interface FileIdentity {
   dev: number;
   ino: number;
+  /** When the path was opened (`Date.now()` before the open), if known: see `confirmLocation`. */
+  since?: number;
 }
 
 /**
  * Whether `path` still names the file read as `identity`, inside the workspace, `LOCATION_CHECKS` times in
- * a row: for a file whose content is about to be shown.
+ * a row: for a file whose content is about to be shown. Once, when every folder of its real path from the
+ * root down has not changed since well before the file was opened (`identity.since`, `quietSince`): a
+ * search that shows matches from a hundred files of a tree nobody is renaming in checks each once.
  */
 export function confirmLocation(
   path: string,
@@ -105,7 +129,11 @@ export function confirmLocation(
       const realPath = Deno.realPathSync(path);
       const root = rootContaining(roots, realPath);
       if (root === null || isExcludedPath(realPath, options.excludedPaths)) return false;
-      if (!isPlainPath(root, realPath, identity)) return false;
+      const plain = isPlainPath(root, realPath, identity);
+      if (plain === false) return false;
+      // No folder of the path changed since before the open: nothing was swapped in between
+      // (`QUIET_FOLDER_MS`), so the first check shows what all of them would.
+      if (plain === "quiet") return Deno.realPathSync(path) === realPath;
     } catch {
       return false;
     }
@@ -143,20 +171,26 @@ function locatedInside(path: string, opened: FileIdentity, options: VerifiedRead
 
 /**
  * Whether every directory of the real path below its root is a directory and not a symlink, and the path
- * itself names the opened file, each seen with `lstat` (the kernel's answer at that moment). `realPathSync`
+ * itself names the opened file, each seen with `lstat` (the kernel's answer at that moment); "quiet" when,
+ * with the root, none of them changed since before the open (`quietSince`). `realPathSync`
  * alone is not enough: in a restricted worker, another process swapping a directory for a symlink got an
  * outside file past it on about half of the raced reads, while the same reads with every permission never.
  */
-function isPlainPath(root: string, realPath: string, opened: FileIdentity): boolean {
+function isPlainPath(root: string, realPath: string, opened: FileIdentity): boolean | "quiet" {
+  const since = opened.since;
+  // A rename of the root's own entries changes the root, which the loop below does not look at.
+  let quiet = since !== undefined && quietSince(Deno.lstatSync(root), since);
   let prefix = root;
   const parts = realPath.slice(root.length).split("/").filter((part) => part !== "");
   for (const part of parts.slice(0, -1)) {
     prefix = `${prefix}/${part}`;
     const info = Deno.lstatSync(prefix);
     if (!info.isDirectory || info.isSymlink) return false;
+    if (quiet && !quietSince(info, since!)) quiet = false;
   }
   const named = Deno.lstatSync(realPath);
-  return named.isFile && named.dev === opened.dev && named.ino === opened.ino;
+  if (!named.isFile || named.dev !== opened.dev || named.ino !== opened.ino) return false;
+  return quiet ? "quiet" : true;
 }
 
 function readAll(

@@ -7,6 +7,7 @@ import { deepStrictEqual as assertEquals, equal, ok as assert } from "node:asser
 import { posix } from "node:path";
 import { readForWrite, readVerified } from "../../src/tools/_fs.ts";
 import { writeAtomic } from "../../src/tools/_fs_write.ts";
+import { QUIET_FOLDER_MS, quietSince } from "../../src/tools/_verified_read.ts";
 import type { ToolResult } from "../../src/tools/tool.ts";
 import {
   assertExcludes,
@@ -394,4 +395,62 @@ Deno.test({
     // The swapper really raced the reads: at least one was caught in the act.
     assert(outcomes.has("caught a swap"), `the race was not exercised: ${[...outcomes].join(", ")}`);
   },
+});
+
+Deno.test({
+  name:
+    "ReadFile and Grep in workers take one check only in quiet folders: a swapper that starts later is caught",
+  ignore: !LINUX,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await using outside = await createTempWorkspace("mewcode-outside-");
+    const { root } = workspace;
+    await Deno.mkdir(`${root}/dir`);
+    for (let index = 0; index < 5; index++) {
+      await Deno.writeTextFile(`${root}/dir/f${index}.txt`, "needle inside\n");
+      await Deno.writeTextFile(`${outside.root}/f${index}.txt`, `needle ${SECRET}`);
+    }
+    await Deno.symlink(outside.root, `${root}/dir.alt`);
+    const readWorker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(root, "read"));
+    using grepWorker = startToolWorker(
+      { grepTool: new URL("../../src/tools/grep.ts", import.meta.url) },
+      workerPermissions(root, "read"),
+    );
+    using _readWorker = readWorker;
+    // The folders age until they count as quiet, as in a tree nobody renamed in for a while: the first reads
+    // take the one-check path, and the swapper's first exchange must end it.
+    await new Promise((resolve) => setTimeout(resolve, QUIET_FOLDER_MS + 1_100));
+    assert(quietSince(await Deno.lstat(`${root}/dir`), Date.now()), "the folder did not age");
+    const read = await readWorker.execute("readFileTool", callContext(root), { path: `${root}/dir/f0.txt` });
+    equal(outcomeOf(read), "done");
+    const outcomes = new Set<string>();
+    await using _swapper = await startSwapper(`${root}/dir`, `${root}/dir.alt`);
+    const deadline = Date.now() + RACE_MILLISECONDS / 2;
+    for (let index = 0; index < RACE_CALLS && Date.now() < deadline; index++) {
+      const result = await readWorker.execute("readFileTool", callContext(root), {
+        path: `${root}/dir/f0.txt`,
+      });
+      assertExcludes(result.content, SECRET.trim());
+      outcomes.add(outcomeOf(result));
+      const found = await grepWorker.execute("grepTool", callContext(root), {
+        pattern: "needle",
+        path: `${root}/dir`,
+      });
+      assertExcludes(found.content, SECRET.trim());
+    }
+    assertExercised(outcomes);
+  },
+});
+
+Deno.test("A folder counts as quiet only when its ctime is well before the read, whatever its mtime", async () => {
+  await using workspace = await createTempWorkspace();
+  const folder = `${workspace.root}/dir`;
+  await Deno.mkdir(folder);
+  // mtime can be set to anything (touch -d); ctime, the time of the last change, cannot.
+  await Deno.utime(folder, new Date("2001-01-01"), new Date("2001-01-01"));
+  const info = await Deno.lstat(folder);
+  equal(quietSince(info, Date.now()), false);
+  equal(quietSince(info, Date.now() + QUIET_FOLDER_MS + 1_000), true);
+  equal(quietSince({ ...info, ctime: null }, Date.now() + 60_000), false);
+  equal(quietSince({ ...info, ctime: new Date(0) }, Date.now() + 60_000), false);
 });

@@ -141,7 +141,8 @@ export interface ToolRuntime extends AsyncDisposable {
    * `prewarm` without a tool's name does this too. Nothing with the direct executor, nor when another file
    * system is mounted inside the workspace; with `onlyLargeRepository` (a one-shot session, which starts no
    * worker for a text answer otherwise), nothing unless the workspace root is a git repository whose index
-   * holds some 2,000 files or more (`WALK_AHEAD_MIN_INDEX_BYTES`).
+   * holds some 2,000 files or more (`WALK_AHEAD_MIN_INDEX_BYTES`), and only at the first such ask (a one-shot
+   * session asks at each response's start).
    */
   walkAhead(permissions: UsableToolsOptions, options?: { onlyLargeRepository?: boolean }): Promise<void>;
   close(): Promise<void>;
@@ -269,11 +270,18 @@ export async function createToolRuntime(options: RuntimeOptions): Promise<ToolRu
     if (toolName !== undefined) { for (const tool of tools) tool.inputSchema.safeParse({}); }
     await Promise.all([warming, tools.includes(grepTool) ? accelerator?.prepare?.() : undefined]);
   };
+  // A one-shot session asks at each response's start; the first answer holds for the session (the repository's
+  // size and mounts, read again each turn, cost ~0.1 ms of every turn's critical path).
+  let askedOnce = false;
   const walkAhead = async (
     permissions: UsableToolsOptions,
     walkOptions: { onlyLargeRepository?: boolean } = {},
   ): Promise<void> => {
     if (!(executor instanceof WorkerExecutor)) return;
+    if (walkOptions.onlyLargeRepository === true) {
+      if (askedOnce) return;
+      askedOnce = true;
+    }
     const searches = usable(permissions).filter((tool) => tool === globTool || tool === grepTool);
     const searchTool = walksAhead(searches, walkOptions.onlyLargeRepository === true);
     if (searchTool === null) return;

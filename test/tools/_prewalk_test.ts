@@ -17,6 +17,7 @@ import { grepTool } from "../../src/tools/grep.ts";
 import { testRuntime } from "../_fakes/runtime.ts";
 import { profileFor } from "../../src/execution/profiles.ts";
 import { WorkerExecutor } from "../../src/execution/worker_executor.ts";
+import { WALK_AHEAD_MIN_INDEX_BYTES } from "../../src/execution/runtime.ts";
 import { createTempWorkspace, settleTree, TEST_SHELL_PLAN, toolContext } from "../_fakes/tool_context.ts";
 
 /** A tree with nested ignore files, an excluded folder, a default exclusion and a binary file. */
@@ -280,6 +281,35 @@ Deno.test("a workspace with another file system mounted inside is not walked ahe
   // The workspace itself on a mount of its own, and mounts elsewhere, do not matter.
   equal(await firstGlob(["/", root, `${root}-other`]), true);
   equal(await firstGlob(["/", `${root}/docs`]), undefined);
+  await Deno.remove(dirname(table), { recursive: true });
+});
+
+Deno.test("a one-shot session's walk ahead is decided at its first ask, not again at each response", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await writeTree(root, TREE);
+  // Only the index's size counts (WALK_AHEAD_MIN_INDEX_BYTES): a large repository.
+  await Deno.mkdir(join(root, ".git"), { recursive: true });
+  await Deno.writeFile(join(root, ".git/index"), new Uint8Array(WALK_AHEAD_MIN_INDEX_BYTES));
+  await settleTree(root);
+  await pastMargin();
+  const table = join(await Deno.makeTempDir(), "mountinfo");
+  await Deno.writeTextFile(table, `1 1 0:1 / ${root}/docs rw - ext4 x rw\n`);
+  const permissions = { mode: "default", rules: [], canAsk: false, hooksMayDecide: false } as const;
+  await using runtime = await testRuntime(root, {
+    readOnly: true,
+    sandbox: "read-only",
+    mountInfoFile: table,
+  });
+  await runtime.walkAhead(permissions, { onlyLargeRepository: true });
+  // The mount is gone by the next response's start: the first answer (no walk) still holds.
+  await Deno.writeTextFile(table, "");
+  await runtime.walkAhead(permissions, { onlyLargeRepository: true });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const call = { id: crypto.randomUUID(), name: "Glob", input: { pattern: "**/*.ts" } };
+  const { result } = await runtime.pipeline.run(call, { signal: new AbortController().signal });
+  equal(result.isError, false, result.content);
+  equal(result.metadata.walkedAhead, undefined);
   await Deno.remove(dirname(table), { recursive: true });
 });
 

@@ -28,7 +28,9 @@ export const UNCERTAIN_BINARY_OFFSET = BINARY_SNIFF_BYTES - 3;
 export type ReadRipgrepRun =
   | { status: "exited"; code: number; report: RipgrepReport; overflowed: boolean }
   | { status: "timed-out" }
-  | { status: "failed"; message: string };
+  | { status: "failed"; message: string }
+  /** The call ended while its search waited for its turn (`RIPGREP_SEARCHES_AT_ONCE`): it never ran. */
+  | { status: "cancelled" };
 
 /** Why ripgrep's answer was not used, and whether the cause lies in the tree (then it is remembered). */
 interface Fallback {
@@ -63,6 +65,7 @@ export async function answerFromRipgrep(
     };
   }
   if (run.status === "failed") return fallback(`ripgrep did not run: ${run.message}`);
+  if (run.status === "cancelled") return fallback("the call ended before ripgrep could start");
   if (run.code !== 0 && run.code !== 1) {
     return fallback(`the ripgrep script exited with ${run.code}`, run.code !== 2);
   }

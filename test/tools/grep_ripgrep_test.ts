@@ -70,6 +70,10 @@ async function openRipgrep(
     excluded?: string[];
     /** Told the arguments of each ripgrep search. */
     onSearch?: (search: readonly string[]) => void;
+    /** Told when each ripgrep search has ended. */
+    onSearchEnd?: () => void;
+    /** Awaited before each ripgrep search runs (while it holds its turn). */
+    beforeSearch?: () => Promise<void>;
   } = {},
 ): Promise<{ grep: RipgrepGrep; context: ToolCallContext } & AsyncDisposable> {
   const sandbox = await ShellSandbox.open({
@@ -87,12 +91,17 @@ async function openRipgrep(
     // Always leave the contents to ripgrep, even in these small trees.
     prepassBudgetMs: 0,
     runWorker: grepHere,
-    runRipgrep: (search, runOptions) => {
+    runRipgrep: async (search, runOptions) => {
       options.onSearch?.(search.search);
-      return runRipgrep(sandbox, { rg, ...search }, {
-        ...runOptions,
-        maxOutputChars: MAX_RIPGREP_OUTPUT_CHARS,
-      });
+      await options.beforeSearch?.();
+      try {
+        return await runRipgrep(sandbox, { rg, ...search }, {
+          ...runOptions,
+          maxOutputChars: MAX_RIPGREP_OUTPUT_CHARS,
+        });
+      } finally {
+        options.onSearchEnd?.();
+      }
     },
     ...options,
   });
@@ -523,6 +532,79 @@ Deno.test({
     const { engine, result } = await compare(setup, { pattern: "match" });
     equal(engine, "ripgrep");
     equal(result.content, "real/a.txt:1: match");
+  },
+});
+
+Deno.test({
+  name:
+    "Parallel Grep calls run no more ripgrep searches at once than the session allows, and answer the same",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, {
+      "a.txt": "alpha\nbeta\n",
+      "b/c.txt": "beta\ngamma\n",
+      "d.txt": "gamma alpha\n",
+    });
+    let running = 0;
+    let most = 0;
+    let searches = 0;
+    await using setup = await openRipgrep(workspace.root, {
+      searchesAtOnce: 1,
+      onSearch: () => {
+        searches++;
+        most = Math.max(most, ++running);
+      },
+      onSearchEnd: () => running--,
+    });
+    const inputs: GrepInput[] = [{ pattern: "alpha" }, { pattern: "beta" }, { pattern: "gam+a" }];
+    const [outcomes, expected] = await Promise.all([
+      Promise.all(inputs.map((input) => setup.grep.run(input, setup.context, new AbortController().signal))),
+      Promise.all(
+        inputs.map((input) =>
+          grepTool.execute({ ...setup.context, signal: new AbortController().signal }, input)
+        ),
+      ),
+    ]);
+    deepStrictEqual(
+      outcomes.map((outcome) => outcome?.result.content),
+      expected.map((result) => result.content),
+    );
+    equal(most, 1);
+    ok(searches >= 2, `only ${searches} ripgrep searches ran`);
+  },
+});
+
+Deno.test({
+  name:
+    "A Grep call that ends while its search waits for its turn returns, and the next call still gets ripgrep",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, { "a.txt": "alpha\n" });
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let searches = 0;
+    await using setup = await openRipgrep(workspace.root, {
+      searchesAtOnce: 1,
+      onSearch: () => void searches++,
+      // The first search holds the only turn until released.
+      beforeSearch: () => searches === 1 ? held : Promise.resolve(),
+    });
+    const first = setup.grep.run({ pattern: "alpha" }, setup.context, new AbortController().signal);
+    await waitUntil(() => searches === 1);
+    const controller = new AbortController();
+    const second = setup.grep.run({ pattern: "alpha" }, setup.context, controller.signal);
+    // The second call's search waits for the turn the first holds; then the call ends.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    equal(searches, 1);
+    controller.abort(new DOMException("the call was cancelled", "AbortError"));
+    await second;
+    release();
+    ok((await first) !== null);
+    // ripgrep still answers the next call: the cancelled wait did not make it look unavailable.
+    const { engine, fallback } = await compare(setup, { pattern: "alpha" });
+    equal(engine, "ripgrep", String(fallback));
   },
 });
 

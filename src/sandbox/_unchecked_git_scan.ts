@@ -15,14 +15,13 @@
  *
  * @module
  */
-import { join } from "../common/path.ts";
+import { type HeldRecord, takeUnlockedRecords, writeLockedRecord } from "./_locked_records.ts";
 import { diffGitFindings, type GitBaseline } from "./git_scan_diff.ts";
 import { scanGitMetadata } from "./git_scan.ts";
 import { objectFilesWrittenSince, type WrittenObjectFile } from "./git_packs.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
 
 const PREFIX = "unchecked-git-";
-const SUFFIX = ".json";
 const VERSION = 1;
 /** A record larger than this is not one this module wrote (findings of many kinds are summed up in one). */
 const MAX_RECORD_BYTES = 64 * 1024 * 1024;
@@ -33,12 +32,6 @@ export interface RootBaseline extends GitBaseline {
   root: string;
   /** When its scan started, in epoch milliseconds: loose objects written since are checked. */
   startedAt: number;
-}
-
-/** A record this process holds: removed once its checks ran. */
-export interface HeldRecord {
-  /** Removes the record and lets its lock go. Never throws. */
-  done(): Promise<void>;
 }
 
 /** A record of a session that ended before its checks, locked by this process until `done`. */
@@ -55,33 +48,17 @@ export async function recordGitBaseline(
   folder: string,
   roots: readonly RootBaseline[],
 ): Promise<HeldRecord | null> {
-  const id = crypto.randomUUID();
-  const partial = join(folder, `.${PREFIX}${id}.partial`);
-  const path = join(folder, `${PREFIX}${id}${SUFFIX}`);
-  let file: Deno.FsFile | null = null;
-  try {
-    const bytes = new TextEncoder().encode(JSON.stringify({
-      version: VERSION,
-      roots: roots.map((root) => ({
-        root: root.root,
-        startedAt: root.startedAt,
-        complete: root.complete,
-        findings: root.findings.map((finding) => [finding.id, finding.key]),
-      })),
-    }));
-    if (bytes.length > MAX_RECORD_BYTES) return null;
-    await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
-    file = await Deno.open(partial, { write: true, createNew: true, mode: 0o600 });
-    if (!await file.tryLock(true)) throw new Error("the new record is locked");
-    for (let written = 0; written < bytes.length;) written += await file.write(bytes.subarray(written));
-    // Under its final name only once whole and locked: another session finds it complete, or not at all.
-    await Deno.rename(partial, path);
-  } catch {
-    file?.close();
-    await Deno.remove(partial).catch(() => undefined);
-    return null;
-  }
-  return heldRecord(file, path);
+  const bytes = new TextEncoder().encode(JSON.stringify({
+    version: VERSION,
+    roots: roots.map((root) => ({
+      root: root.root,
+      startedAt: root.startedAt,
+      complete: root.complete,
+      findings: root.findings.map((finding) => [finding.id, finding.key]),
+    })),
+  }));
+  if (bytes.length > MAX_RECORD_BYTES) return null;
+  return await writeLockedRecord(folder, PREFIX, bytes);
 }
 
 /**
@@ -89,43 +66,8 @@ export async function recordGitBaseline(
  * until its `done`; a record another live session holds is left to it. Never throws.
  */
 export async function takeUncheckedRecords(folder: string): Promise<UncheckedRecord[]> {
-  let names: string[];
-  try {
-    names = (await Array.fromAsync(Deno.readDir(folder)))
-      .filter((entry) => entry.isFile && entry.name.startsWith(PREFIX) && entry.name.endsWith(SUFFIX))
-      .map((entry) => entry.name)
-      .sort();
-  } catch {
-    return [];
-  }
-  const records: UncheckedRecord[] = [];
-  for (const name of names) {
-    const path = join(folder, name);
-    let file: Deno.FsFile;
-    try {
-      file = await Deno.open(path, { read: true });
-    } catch {
-      continue;
-    }
-    try {
-      if (!await file.tryLock(true)) {
-        file.close();
-        continue;
-      }
-      const info = await file.stat();
-      // Still the file under that name: its session (or one that took it) may have removed it meanwhile.
-      const named = await Deno.lstat(path).catch(() => null);
-      if (!info.isFile || named === null || named.dev !== info.dev || named.ino !== info.ino) {
-        file.close();
-        continue;
-      }
-      const roots = info.size <= MAX_RECORD_BYTES ? parseRecord(await readWhole(file, info.size)) : null;
-      records.push({ roots, ...heldRecord(file, path) });
-    } catch {
-      file.close();
-    }
-  }
-  return records;
+  const taken = await takeUnlockedRecords(folder, PREFIX, MAX_RECORD_BYTES);
+  return taken.map(({ text, done }) => ({ roots: text === null ? null : parseRecord(text), done }));
 }
 
 /** Options of `checkEarlierSessions`. */
@@ -221,30 +163,6 @@ async function compareRecord(
 /** `2026-12-03 19:10:00 UTC`. */
 function when(epochMs: number): string {
   return `${new Date(epochMs).toISOString().slice(0, 19).replace("T", " ")} UTC`;
-}
-
-function heldRecord(file: Deno.FsFile, path: string): HeldRecord {
-  return {
-    async done() {
-      await Deno.remove(path).catch(() => undefined);
-      try {
-        file.close();
-      } catch {
-        // Closed already.
-      }
-    },
-  };
-}
-
-async function readWhole(file: Deno.FsFile, size: number): Promise<string> {
-  const bytes = new Uint8Array(size);
-  let read = 0;
-  while (read < size) {
-    const count = await file.read(bytes.subarray(read));
-    if (count === null) break;
-    read += count;
-  }
-  return new TextDecoder().decode(bytes.subarray(0, read));
 }
 
 /** The baselines of a record's text; null when it is not a whole record of this version. */

@@ -72,12 +72,8 @@ import { changedHookTasks, type HookTaskRecord, recordHookTasks } from "./git_ho
 import { basename, dirname } from "../common/path.ts";
 import { lstatSyncOrNull } from "../common/fs.ts";
 import { recordUnfinished, takeUnfinished, type UnfinishedEntry } from "./_unfinished_set_aside.ts";
-import {
-  checkEarlierSessions,
-  type EarlierChecks,
-  type HeldRecord,
-  recordGitBaseline,
-} from "./_unchecked_git_scan.ts";
+import { checkEarlierSessions, type EarlierChecks, recordGitBaseline } from "./_unchecked_git_scan.ts";
+import type { HeldRecord } from "./_locked_records.ts";
 import { sandboxFilter } from "./seccomp.ts";
 import { EntryProbe } from "./_entry_probe.ts";
 import { ParsedConfigs } from "./_git_layout.ts";

@@ -27,12 +27,21 @@ export interface CliRunOptions {
 export const CLI_RUN_LIMIT_MS = 120_000;
 
 /** Runs `scripts/mewcode ...args` to completion; kills it after CLI_RUN_LIMIT_MS or on `options.signal`. */
-export async function runMewcode(args: string[], options: CliRunOptions = {}): Promise<CliRun> {
+export function runMewcode(args: string[], options: CliRunOptions = {}): Promise<CliRun> {
+  return runProgram(LAUNCHER, args, options);
+}
+
+/** Runs `command ...args` to completion; kills it after CLI_RUN_LIMIT_MS or on `options.signal`. */
+export async function runProgram(
+  command: string,
+  args: string[],
+  options: CliRunOptions = {},
+): Promise<CliRun> {
   const limit = new AbortController();
   const timer = setTimeout(() => limit.abort(), CLI_RUN_LIMIT_MS);
   const signal = options.signal ? AbortSignal.any([options.signal, limit.signal]) : limit.signal;
   try {
-    const child = new Deno.Command(LAUNCHER, {
+    const child = new Deno.Command(command, {
       args,
       cwd: options.cwd ?? Deno.cwd(),
       env: options.env ?? {},
@@ -57,6 +66,11 @@ export async function runMewcode(args: string[], options: CliRunOptions = {}): P
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A finished run as an assertion's message: its exit code and both outputs. */
+export function explainRun(run: CliRun): string {
+  return `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
 }
 
 /** Parses the JSON that `mewcode tool` prints. */

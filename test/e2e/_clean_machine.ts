@@ -5,6 +5,7 @@
  * @module
  */
 import { join } from "node:path";
+import { explainRun } from "../_fakes/run_cli.ts";
 
 /** The system tools the install channels and the launcher may use, when the machine has them. */
 const SYSTEM_TOOLS = (
@@ -123,9 +124,8 @@ export class CleanMachine implements AsyncDisposable {
 }
 
 /** What a run printed, for assertion messages. */
-export function explain(run: Run): string {
-  return `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
-}
+/** A finished run as an assertion's message (`explainRun`). */
+export const explain: (run: Run) => string = explainRun;
 
 /** Copies the files `npm pack` would pack (a checkout as far as npm and the launcher care) into `dest`. */
 export async function copyPackage(source: string, dest: string): Promise<void> {

@@ -12,7 +12,7 @@ import {
   startFakeAnthropic,
   turn,
 } from "../fake_anthropic/server.ts";
-import { type CliRun, runMewcode } from "../_fakes/run_cli.ts";
+import { explainRun, runMewcode } from "../_fakes/run_cli.ts";
 import { E2eWorkspace as Sandbox } from "../_fakes/e2e_workspace.ts";
 
 type ToolEnd = Extract<TranscriptRecord, { type: "tool-call-end" }>;
@@ -45,10 +45,6 @@ function toolResultsOf(server: FakeAnthropic, number: number): Record<string, un
   return (last.content as Record<string, unknown>[]).filter((block) => block.type === "tool_result");
 }
 
-function explain(run: CliRun): string {
-  return `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
-}
-
 async function withServer<T>(
   script: ScriptedResponse[],
   body: (server: FakeAnthropic) => Promise<T>,
@@ -70,7 +66,7 @@ Deno.test("e2e: text + two tool_use blocks in 1-3 character fragments run with t
     turn().text("Both files read.").stop("end_turn"),
   ], async (server) => {
     const run = await box.run(server, []);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     equal(run.stdout, "Both files read.\n");
     equal(run.stderr, "", "without --verbose a successful run prints nothing on stderr");
     equal(server.requests.length, 2);
@@ -106,7 +102,7 @@ Deno.test("e2e: a tool_use with malformed JSON gets an is_error result and the l
     turn().text("I will fix my call.").stop("end_turn"),
   ], async (server) => {
     const run = await box.run(server, []);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     equal(run.stdout, "I will fix my call.\n");
     const [result] = toolResultsOf(server, 2);
     equal(result?.tool_use_id, "toolu_bad");
@@ -124,7 +120,7 @@ Deno.test("e2e: ReadFile then EditFile in a later turn succeeds", async () => {
     turn().text("Fixed.").stop("end_turn"),
   ], async (server) => {
     const run = await box.run(server, ["--permission-mode", "acceptEdits"]);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     equal(await Deno.readTextFile(file), "export const answer = 42;\n");
     const [edit] = toolResultsOf(server, 3);
     equal(edit?.is_error, undefined, String(edit?.content));
@@ -142,7 +138,7 @@ Deno.test("e2e: EditFile and WriteFile of an existing file never read fail and l
     turn().text("Both refused.").stop("end_turn"),
   ], async (server) => {
     const run = await box.run(server, ["--permission-mode", "acceptEdits"]);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     const results = toolResultsOf(server, 2);
     equal(results.length, 2);
     for (const result of results) {
@@ -169,7 +165,7 @@ Deno.test("e2e: a change made by someone else between the read and the edit fail
     while (server.requests.length < 2 && !finished) await new Promise((resolve) => setTimeout(resolve, 10));
     await Deno.writeTextFile(file, "original, edited by someone else\n");
     const run = await running;
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     const [result] = toolResultsOf(server, 3);
     equal(result?.is_error, true);
     match(String(result?.content), /modified since you read it/);
@@ -187,7 +183,7 @@ Deno.test("e2e: two edits in a row without a re-read both succeed", async () => 
     turn().text("Two edits.").stop("end_turn"),
   ], async (server) => {
     const run = await box.run(server, ["--permission-mode", "acceptEdits"]);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     equal(await Deno.readTextFile(file), "1st line\n2nd line\n");
     for (const number of [3, 4]) equal(toolResultsOf(server, number)[0]?.is_error, undefined);
   });
@@ -206,7 +202,7 @@ Deno.test("e2e: three concurrency-safe Grep calls over a large tree overlap in t
   }
   await withServer([builder, turn().text("Searched.").stop("end_turn")], async (server) => {
     const run = await box.run(server, []);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     const ends = toolEnds((await box.transcript()).records);
     equal(ends.length, 3);
     for (const end of ends) equal(end.isError, false, end.content);
@@ -232,7 +228,7 @@ Deno.test("e2e: a WriteFile between two ReadFiles splits them into three batches
     turn().text("Done.").stop("end_turn"),
   ], async (server) => {
     const run = await box.run(server, ["--permission-mode", "acceptEdits"]);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     equal(await Deno.readTextFile(b), "B\n");
     const ends = toolEnds((await box.transcript()).records);
     const byId = new Map(ends.map((end) => [end.id, end]));
@@ -258,7 +254,7 @@ Deno.test("e2e: a safe call starts before message_stop when the server delays th
     turn().text("ok").stop("end_turn"),
   ], async (server) => {
     const run = await box.run(server, []);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     const [end] = toolEnds((await box.transcript()).records);
     const stop = server.sent.find((event) => event.request === 1 && event.event === "message_stop");
     ok(end && stop);
@@ -274,7 +270,7 @@ Deno.test("e2e: 529 then success is retried and gives one final answer", async (
     turn().text("Final answer.").stop("end_turn"),
   ], async (server) => {
     const run = await box.run(server, ["--verbose"]);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     equal(run.stdout, "Final answer.\n");
     equal(server.requests.length, 2);
     match(run.stderr, /\[retry\] attempt 2 in \d+ ms: Overloaded \(529 overloaded_error\)/);
@@ -290,7 +286,7 @@ Deno.test("e2e: a retry-after of 1 s is honoured", async () => {
     turn().text("After the wait.").stop("end_turn"),
   ], async (server) => {
     const run = await box.run(server, ["--verbose"]);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     equal(run.stdout, "After the wait.\n");
     const [first, second] = server.requests;
     ok(first && second);
@@ -310,7 +306,7 @@ Deno.test("e2e: a mid-stream error after a WriteFile is not retried: a clear err
   ], async (server) => {
     const run = await box.run(server, ["--permission-mode", "bypassPermissions"]);
     // The API was overloaded: a script may try again later.
-    equal(run.code, 75, explain(run));
+    equal(run.code, 75, explainRun(run));
     match(run.stderr, /mewcode: Response stream interrupted after content arrived: Overloaded/);
     equal(run.stdout, "");
     equal(server.requests.length, 1);
@@ -337,7 +333,7 @@ Deno.test("e2e: --max-turns 2 with a model that always asks for a tool stops aft
     turn().toolUse("ReadFile", { path: file, limit: 2 }),
   ], async (server) => {
     const run = await box.run(server, ["--max-turns", "2"]);
-    equal(run.code, 53, explain(run));
+    equal(run.code, 53, explainRun(run));
     equal(server.requests.length, 2);
     match(run.stderr, /Stopped after 2 model requests: --max-turns 2 was reached/);
     const last = (await box.transcript()).records.at(-1);
@@ -358,7 +354,7 @@ Deno.test("e2e: the transcript has every tool call with timestamps and durations
     turn().text("Done.").stop("end_turn").usage({ input_tokens: 200, output_tokens: 12 }),
   ], async (server) => {
     const run = await box.run(server, ["--verbose"]);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     match(run.stderr, /\[tool\] ReadFile completed in \d+ ms: ok/);
     match(run.stderr, /\[usage\] 320 input, 42 output tokens \(cache: 7 read, 0 written\) over 2 requests/);
     const { path, records } = await box.transcript();
@@ -395,7 +391,7 @@ Deno.test("e2e: default mode denies WriteFile in -p with a reason the model sees
     turn().text("I was not allowed to write.").stop("end_turn"),
   ], async (server) => {
     const run = await box.run(server, []);
-    equal(run.code, 55, explain(run));
+    equal(run.code, 55, explainRun(run));
     equal(run.stdout, "I was not allowed to write.\n");
     const [result] = toolResultsOf(server, 2);
     equal(result?.is_error, true);
@@ -416,7 +412,7 @@ Deno.test("e2e: an API address that is not an http(s) URL is a usage error namin
       cwd: box.root,
       env: { ANTHROPIC_API_KEY: "test", ANTHROPIC_BASE_URL: url, MEWCODE_HOME: box.home },
     });
-    equal(run.code, 2, explain(run));
+    equal(run.code, 2, explainRun(run));
     ok(run.stderr.includes(`ANTHROPIC_BASE_URL is "${url}"`), run.stderr);
     ok(Date.now() - started < 5_000, "it was retried");
   }
@@ -428,7 +424,7 @@ Deno.test("e2e: a missing ANTHROPIC_API_KEY is a clear error naming it, exit 41"
     cwd: box.root,
     env: { ANTHROPIC_API_KEY: "", MEWCODE_HOME: box.home },
   });
-  equal(run.code, 41, explain(run));
+  equal(run.code, 41, explainRun(run));
   match(run.stderr, /ANTHROPIC_API_KEY is not set/);
 });
 
@@ -437,7 +433,7 @@ Deno.test("e2e: -p reads the prompt from stdin, and an empty prompt is a usage e
   await withServer([turn().text("From stdin.").stop("end_turn")], async (server) => {
     const env = { ...server.env(), MEWCODE_HOME: box.home };
     const run = await runMewcode(["-p"], { cwd: box.root, env, stdin: "What is 2 + 2?\n" });
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     equal(run.stdout, "From stdin.\n");
     const first = messagesOf(server, 1)[0];
     deepStrictEqual(
@@ -445,7 +441,7 @@ Deno.test("e2e: -p reads the prompt from stdin, and an empty prompt is a usage e
       ["What is 2 + 2?\n"],
     );
     const empty = await runMewcode(["-p"], { cwd: box.root, env, stdin: "  \n" });
-    equal(empty.code, 2, explain(empty));
+    equal(empty.code, 2, explainRun(empty));
     match(empty.stderr, /Missing the prompt/);
   });
 });

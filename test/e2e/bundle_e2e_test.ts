@@ -7,34 +7,7 @@ import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
 import { installedPackage } from "../../scripts/bench/_package.ts";
 import { type FakeAnthropic, startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function run(
-  command: string,
-  args: string[],
-  options: { cwd: string; env?: Record<string, string> },
-): Promise<Run> {
-  const output = await new Deno.Command(command, {
-    args,
-    cwd: options.cwd,
-    env: options.env ?? {},
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(120_000),
-  }).output();
-  const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
-}
-
-function explain(result: Run): string {
-  return `exit ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
-}
+import { explainRun, runProgram } from "../_fakes/run_cli.ts";
 
 Deno.test("the bundle: the launcher picks it while it is fresh, and a session runs every tool from it, confined as from the sources", async (t) => {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "mewcode-bundle-e2e-" }));
@@ -47,7 +20,8 @@ Deno.test("the bundle: the launcher picks it while it is fresh, and a session ru
     // The files the npm package ships, with the bundle built into them (what npm pack and install give).
     const launcher = await installedPackage(pkg, { bundle: true });
     const printed = async () =>
-      (await run(launcher, ["--version"], { cwd: workspace, env: { MEWCODE_PRINT_COMMAND: "1" } })).stdout
+      (await runProgram(launcher, ["--version"], { cwd: workspace, env: { MEWCODE_PRINT_COMMAND: "1" } }))
+        .stdout
         .split("\n");
 
     await t.step("an installed package runs its bundle, without the import map or lock file", async () => {
@@ -76,8 +50,8 @@ Deno.test("the bundle: the launcher picks it while it is fresh, and a session ru
     await Deno.mkdir(join(workspace, "src"));
     await Deno.writeTextFile(join(workspace, "src", "app.ts"), "export const needle = 1;\n");
     await Deno.symlink(outside, join(workspace, "link.txt"));
-    const git = await run("git", ["init", "-q"], { cwd: workspace });
-    equal(git.code, 0, explain(git));
+    const git = await runProgram("git", ["init", "-q"], { cwd: workspace });
+    equal(git.code, 0, explainRun(git));
 
     await t.step(
       "a session runs ReadFile, Glob, Grep, WriteFile, EditFile and Bash from the bundle",
@@ -107,7 +81,7 @@ Deno.test("the bundle: the launcher picks it while it is fresh, and a session ru
             .stop("tool_use"),
           turn().text("Done.").stop("end_turn"),
         ]);
-        const result = await run(launcher, [
+        const result = await runProgram(launcher, [
           "-p",
           "Do the task",
           "--permission-mode",
@@ -118,7 +92,7 @@ Deno.test("the bundle: the launcher picks it while it is fresh, and a session ru
           cwd: workspace,
           env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: home },
         });
-        equal(result.code, 0, explain(result));
+        equal(result.code, 0, explainRun(result));
         equal(result.stdout, "Done.\n");
         const results = toolResults(server);
         equal(results.toolu_read?.is_error, false);
@@ -139,7 +113,7 @@ Deno.test("the bundle: the launcher picks it while it is fresh, and a session ru
     await t.step(
       "each tool worker started from the bundle is refused what its profile does not grant",
       async () => {
-        const doctor = await run(launcher, ["doctor"], {
+        const doctor = await runProgram(launcher, ["doctor"], {
           cwd: workspace,
           env: { ANTHROPIC_BASE_URL: "http://127.0.0.1:9", ANTHROPIC_API_KEY: "test", MEWCODE_HOME: home },
         });
@@ -147,10 +121,10 @@ Deno.test("the bundle: the launcher picks it while it is fresh, and a session ru
           match(
             doctor.stdout,
             new RegExp(`  ${profile}: ok: .*reading /etc/hostname is refused by Deno`),
-            explain(doctor),
+            explainRun(doctor),
           );
         }
-        ok(!doctor.stdout.includes("FAILED: read"), explain(doctor));
+        ok(!doctor.stdout.includes("FAILED: read"), explainRun(doctor));
         match(
           doctor.stdout,
           new RegExp(
@@ -168,11 +142,17 @@ Deno.test("the bundle: the launcher picks it while it is fresh, and a session ru
         const command = await printed();
         const deno = command[0]!;
         const args = command.slice(1, -1).filter((word) => word !== "--quiet");
-        const result = await run(deno, [args[0]!, "--log-level=debug", ...args.slice(1), "-p", "hello"], {
+        const result = await runProgram(deno, [
+          args[0]!,
+          "--log-level=debug",
+          ...args.slice(1),
+          "-p",
+          "hello",
+        ], {
           cwd: workspace,
           env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: home },
         });
-        equal(result.code, 0, explain(result));
+        equal(result.code, 0, explainRun(result));
         const loaded = [...result.stderr.matchAll(/ES module: (\S+?),? \[/g)].map((found) => found[1]!)
           .filter((url) => url.startsWith("file:"));
         ok(loaded.length > 0, "the debug log names the modules loaded");

@@ -14,15 +14,11 @@ import {
   startFakeOpenAi,
 } from "../fake_anthropic/openai_server.ts";
 import { E2eWorkspace as Sandbox } from "../_fakes/e2e_workspace.ts";
-import { type CliRun, LAUNCHER, runMewcode } from "../_fakes/run_cli.ts";
+import { type CliRun, explainRun, LAUNCHER, runMewcode } from "../_fakes/run_cli.ts";
 
 const OPENAI = ["--provider", "openai", "--model", "gpt-test"];
 
 type WireMessage = { role: string; content?: string | null; tool_calls?: unknown[]; tool_call_id?: string };
-
-function explain(run: CliRun): string {
-  return `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
-}
 
 /** The messages of the server's chat completion request `number` (1-based). */
 function messagesOf(server: FakeOpenAi, number: number): WireMessage[] {
@@ -73,7 +69,7 @@ Deno.test("e2e openai: text and two parallel calls with 1-3 character argument f
     chatTurn().text("Both files read.").finish("stop"),
   ], async (server) => {
     const result = await run(box, server, OPENAI);
-    equal(result.code, 0, explain(result));
+    equal(result.code, 0, explainRun(result));
     equal(result.stdout, "Both files read.\n");
     equal(result.stderr, "");
     const messages = messagesOf(server, 2);
@@ -116,7 +112,7 @@ Deno.test("e2e openai: malformed arguments get an error tool message and the loo
     chatTurn().text("I will fix my call.").finish("stop"),
   ], async (server) => {
     const result = await run(box, server, OPENAI);
-    equal(result.code, 0, explain(result));
+    equal(result.code, 0, explainRun(result));
     equal(result.stdout, "I will fix my call.\n");
     const [tool] = toolMessagesOf(server, 2);
     equal(tool?.tool_call_id, "call_bad");
@@ -128,7 +124,7 @@ Deno.test("e2e openai: a model that sends no tool calls answers in one request",
   await using box = await Sandbox.create();
   await withServer([chatTurn().text("Just ", { chunk: 2 }).text("an answer.")], async (server) => {
     const result = await run(box, server, OPENAI);
-    equal(result.code, 0, explain(result));
+    equal(result.code, 0, explainRun(result));
     equal(result.stdout, "Just an answer.\n");
     equal(server.completions.length, 1);
   });
@@ -142,7 +138,7 @@ Deno.test("e2e openai: a 429 with retry-after and a 5xx are retried before the a
     chatTurn().text("After the waits."),
   ], async (server) => {
     const result = await run(box, server, [...OPENAI, "--verbose"]);
-    equal(result.code, 0, explain(result));
+    equal(result.code, 0, explainRun(result));
     equal(result.stdout, "After the waits.\n");
     match(result.stderr, /\[retry\] attempt 2 in 1000 ms: Rate limit reached \(429/);
     match(result.stderr, /\[retry\] attempt 3 in \d+ ms: The server had an error \(500 server_error\)/);
@@ -158,7 +154,7 @@ Deno.test("e2e openai: a stream dropped after text is sent again and the run suc
     chatTurn().text("The whole answer."),
   ], async (server) => {
     const result = await run(box, server, [...OPENAI, "--verbose"]);
-    equal(result.code, 0, explain(result));
+    equal(result.code, 0, explainRun(result));
     equal(result.stdout, "The whole answer.\n");
     match(result.stderr, /Response stream broke off after content arrived/);
     equal(server.completions.length, 2);
@@ -174,7 +170,7 @@ Deno.test("e2e openai: --max-turns 2 with a model that always calls a tool stops
     chatTurn().toolCall("ReadFile", { path: file, limit: 2 }),
   ], async (server) => {
     const result = await run(box, server, [...OPENAI, "--max-turns", "2"]);
-    equal(result.code, 53, explain(result));
+    equal(result.code, 53, explainRun(result));
     equal(server.completions.length, 2);
     match(result.stderr, /Stopped after 2 model requests: --max-turns 2/);
   });
@@ -186,7 +182,7 @@ Deno.test("e2e openai: --output-format json reports the same fields, with the us
     chatTurn().usage({ prompt_tokens: 150, completion_tokens: 12, cached_tokens: 100 }).text("Done."),
   ], async (server) => {
     const result = await run(box, server, [...OPENAI, "--output-format", "json"]);
-    equal(result.code, 0, explain(result));
+    equal(result.code, 0, explainRun(result));
     const json = JSON.parse(result.stdout);
     deepStrictEqual(Object.keys(json), [
       "type",
@@ -218,10 +214,10 @@ Deno.test("e2e openai: a refused key exits 41, and so does a missing OPENAI_API_
   await using box = await Sandbox.create();
   await withServer([chatTurn().text("never")], async (server) => {
     const refused = await run(box, server, OPENAI, { env: { OPENAI_API_KEY: "sk-wrong" } });
-    equal(refused.code, 41, explain(refused));
+    equal(refused.code, 41, explainRun(refused));
     match(refused.stderr, /Incorrect API key provided/);
     const missing = await run(box, server, OPENAI, { env: { OPENAI_API_KEY: "" } });
-    equal(missing.code, 41, explain(missing));
+    equal(missing.code, 41, explainRun(missing));
     match(missing.stderr, /OPENAI_API_KEY is not set: .*export OPENAI_API_KEY=<your key>/);
     equal(server.completions.length, 1, "no request without a key");
   }, { apiKey: "sk-right" });
@@ -231,7 +227,7 @@ Deno.test("e2e openai: --max-budget-usd is a usage error, as no OpenAI-compatibl
   await using box = await Sandbox.create();
   await withServer([], async (server) => {
     const result = await run(box, server, [...OPENAI, "--max-budget-usd", "1"]);
-    equal(result.code, 2, explain(result));
+    equal(result.code, 2, explainRun(result));
     match(result.stderr, /knows no price for the model "gpt-test" on the openai provider/);
   });
 });
@@ -240,14 +236,14 @@ Deno.test("e2e openai: a provider without a model is a usage error for -p, while
   await using box = await Sandbox.create();
   await withServer([], async (server) => {
     const result = await run(box, server, ["--provider", "openai"]);
-    equal(result.code, 2, explain(result));
+    equal(result.code, 2, explainRun(result));
     match(
       result.stderr,
       /Cannot use the openai provider without a model: name one with --model openai\/<model>/,
     );
     await Deno.writeTextFile(join(box.home, "settings.json"), JSON.stringify({ provider: "ollama" }));
     const permissions = await runMewcode(["permissions"], { cwd: box.root, env: { MEWCODE_HOME: box.home } });
-    equal(permissions.code, 0, explain(permissions));
+    equal(permissions.code, 0, explainRun(permissions));
     equal(server.completions.length, 0);
   });
 });
@@ -258,7 +254,7 @@ Deno.test("e2e ollama: the ollama/model form needs no key and reaches OPENAI_BAS
     const result = await run(box, server, ["--model", "ollama/qwen3-coder"], {
       env: { OPENAI_API_KEY: "" },
     });
-    equal(result.code, 0, explain(result));
+    equal(result.code, 0, explainRun(result));
     equal(result.stdout, "Local answer.\n");
     const [request] = server.completions;
     equal((request?.body as { model: string }).model, "qwen3-coder");
@@ -279,7 +275,7 @@ Deno.test("e2e ollama: the user's settings baseUrl wins over OPENAI_BASE_URL", a
     const result = await run(box, server, ["--model", "ollama/qwen3-coder"], {
       env: { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "" },
     });
-    equal(result.code, 0, explain(result));
+    equal(result.code, 0, explainRun(result));
     equal(result.stdout, "From settings.\n");
     equal((server.completions[0]?.body as { model: string }).model, "qwen3-coder");
   }, { apiKey: null });
@@ -293,7 +289,7 @@ Deno.test("e2e openai: a trusted repository cannot move the endpoint or the prov
   );
   await withServer([chatTurn().text("Still here.")], async (server) => {
     const result = await run(box, server, [...OPENAI, "--trust"]);
-    equal(result.code, 0, explain(result));
+    equal(result.code, 0, explainRun(result));
     equal(result.stdout, "Still here.\n");
     for (
       const item of ['provider "ollama"', 'baseUrl "http://127.0.0.1:9/v1"', 'apiKeyEnv "ANTHROPIC_API_KEY"']
@@ -311,9 +307,9 @@ Deno.test("e2e openai: -c continues with the recorded provider and model", async
     chatTurn().text("About 2 million people."),
   ], async (server) => {
     const first = await run(box, server, OPENAI, { prompt: "capital of France?" });
-    equal(first.code, 0, explain(first));
+    equal(first.code, 0, explainRun(first));
     const second = await run(box, server, ["-c"], { prompt: "how many live there?" });
-    equal(second.code, 0, explain(second));
+    equal(second.code, 0, explainRun(second));
     equal(second.stdout, "About 2 million people.\n");
     equal(second.stderr, "", "the same provider: nothing to warn about");
     const body = server.completions[1]?.body as { model: string; messages: WireMessage[] };
@@ -337,10 +333,10 @@ Deno.test("e2e: -c onto another provider converts the history and names the thin
     cwd: box.root,
     env: { ...anthropic.env(), MEWCODE_HOME: box.home },
   });
-  equal(first.code, 0, explain(first));
+  equal(first.code, 0, explainRun(first));
   await withServer([chatTurn().text("Continued on OpenAI.")], async (server) => {
     const second = await run(box, server, ["-c", "--model", "openai/gpt-test"], { prompt: "and now?" });
-    equal(second.code, 0, explain(second));
+    equal(second.code, 0, explainRun(second));
     equal(second.stdout, "Continued on OpenAI.\n");
     match(
       second.stderr,

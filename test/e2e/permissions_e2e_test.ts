@@ -7,12 +7,8 @@ import { join } from "node:path";
 import type { TranscriptRecord } from "../../src/session/transcript.ts";
 import { type FakeAnthropic, startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
-import type { CliRun } from "../_fakes/run_cli.ts";
+import { explainRun } from "../_fakes/run_cli.ts";
 import { exists } from "../_fakes/exists.ts";
-
-function explain(run: CliRun): string {
-  return `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
-}
 
 type ToolEnd = Extract<TranscriptRecord, { type: "tool-call-end" }>;
 
@@ -48,7 +44,7 @@ Deno.test('e2e: --allowedTools "Bash(echo *)" runs echo hi and denies rm x', asy
     "--output-format",
     "json",
   ]);
-  equal(run.code, 55, explain(run));
+  equal(run.code, 55, explainRun(run));
   const ends = await toolEnds(box);
   equal(ends[0]?.outcome.status, "completed");
   match(ends[0]!.content, /hi/);
@@ -95,8 +91,8 @@ Deno.test("e2e: an untrusted repository's settings only tighten; after --trust i
     await using untrusted = await startFakeAnthropic(script());
     const first = await box.exec(untrusted, ["-p", "go"]);
     // The request reached the real base URL (the repository's ANTHROPIC_BASE_URL was ignored).
-    equal(untrusted.requests.length, 4, explain(first));
-    equal(first.code, 55, explain(first));
+    equal(untrusted.requests.length, 4, explainRun(first));
+    equal(first.code, 55, explainRun(first));
     equal(await exists(box.path("hook-ran")), false, "the untrusted hook never ran");
     equal(await exists(box.path("bash-ran")), false, "Bash was not allowed by the untrusted allow rule");
     equal(await exists(box.path("new.txt")), false, "bypassPermissions was not taken from the repository");
@@ -118,7 +114,7 @@ Deno.test("e2e: an untrusted repository's settings only tighten; after --trust i
 
     await using trusted = await startFakeAnthropic(script());
     const second = await box.exec(trusted, ["-p", "go", "--trust"]);
-    equal(trusted.requests.length, 4, explain(second));
+    equal(trusted.requests.length, 4, explainRun(second));
     equal(await exists(box.path("hook-ran")), true, "the trusted hook ran");
     equal(await exists(join(outside, "escaped")), false, "the hook ran sandboxed: nothing written outside");
     equal(await exists(box.path("bash-ran")), true, "the trusted allow rule applied");
@@ -172,7 +168,7 @@ Deno.test("e2e: user hooks — exit 2 blocks with stderr for the model, updatedI
   ]);
   const started = Date.now();
   const run = await box.exec(server, ["-p", "go", "--permission-mode", "bypassPermissions"]);
-  equal(run.code, 0, explain(run));
+  equal(run.code, 0, explainRun(run));
   ok(Date.now() - started < 30_000, "the hanging hook was stopped at its timeout");
   match(toolResultTexts(server, 2)[0]!, /forbidden words are not allowed/);
   const glob = toolResultTexts(server, 3)[0]!;
@@ -205,7 +201,7 @@ Deno.test("e2e: in acceptEdits and bypassPermissions, the agent cannot change it
       turn().text("done").stop("end_turn"),
     ]);
     const run = await box.exec(server, ["-p", "go", "--permission-mode", mode]);
-    equal(run.code, 55, `${mode}: ${explain(run)}`);
+    equal(run.code, 55, `${mode}: ${explainRun(run)}`);
     equal(await Deno.readTextFile(settings), '{"permissions": {"deny": []}}\n', mode);
     equal(await exists(box.path(".git/hooks/pre-commit")), false, mode);
   }
@@ -219,7 +215,7 @@ Deno.test("e2e: a deny rule in the user's settings beats an allow on the command
     turn().text("done").stop("end_turn"),
   ]);
   const run = await box.exec(server, ["-p", "go", "--allowedTools", "Bash(touch *)"]);
-  equal(await exists(box.path("made.txt")), false, explain(run));
+  equal(await exists(box.path("made.txt")), false, explainRun(run));
   const [end] = await toolEnds(box);
   equal(end?.outcome.status, "denied");
   equal(end?.outcome.denial?.decidedBy.kind, "rule");
@@ -272,9 +268,9 @@ Deno.test("e2e: --approval-command answering allow, deny, garbage or nothing in 
         "--output-format",
         "json",
       ]);
-      equal(await exists(box.path("made.txt")), allowed, `${name}: ${explain(run)}`);
+      equal(await exists(box.path("made.txt")), allowed, `${name}: ${explainRun(run)}`);
       // A denial in the approval command's answer is the user's: the run itself succeeded.
-      equal(run.code, code, `${name}: ${explain(run)}`);
+      equal(run.code, code, `${name}: ${explainRun(run)}`);
       const result = JSON.parse(run.stdout);
       if (message === null) {
         deepStrictEqual(result.permission_denials, []);
@@ -317,7 +313,7 @@ Deno.test("e2e: user hooks — SessionStart and UserPromptSubmit add context, a 
     turn().text("Tests pass. Done.").stop("end_turn"),
   ]);
   const run = await box.exec(server, ["-p", "fix it"]);
-  equal(run.code, 0, explain(run));
+  equal(run.code, 0, explainRun(run));
   equal(run.stdout, "Tests pass. Done.\n");
   equal(server.requests.length, 2);
   const first = server.requests[0]!.body as {
@@ -373,7 +369,7 @@ for (const command of ["sh scripts/hook.sh", "cd scripts && sh hook.sh"]) {
       "Bash",
     ]);
     // The WriteFile needed an approval no one could give.
-    equal(run.code, 55, explain(run));
+    equal(run.code, 55, explainRun(run));
     match(toolResultTexts(server, 3)[0]!, /a hook or the approval command of this session runs it/);
     const shell = toolResultTexts(server, 4)[0]!;
     match(shell, /Read-only file system/);
@@ -417,7 +413,7 @@ Deno.test('e2e: a user hook runs without the API key and leaves nothing running;
       turn().text("done").stop("end_turn"),
     ]);
     const run = await box.exec(server, ["-p", "go", "--permission-mode", "acceptEdits"]);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     const env = await Deno.readTextFile(join(outside, "host-env.txt"));
     ok(env.includes("MEWCODE_PROJECT_DIR="), env);
     ok(!/^ANTHROPIC_API_KEY=/m.test(env), env);
@@ -455,7 +451,7 @@ Deno.test("e2e: a deny rule naming a whole tool takes it from the model's tools 
       }
       await using server = await startFakeAnthropic([turn().text("done").stop("end_turn")]);
       const run = await box.exec(server, ["-p", "go", ...args, "--output-format", "stream-json"]);
-      equal(run.code, 0, explain(run));
+      equal(run.code, 0, explainRun(run));
       const body = server.requests[0]!.body as { tools: { name: string }[]; system: { text: string }[] };
       const tools = body.tools.map((tool) => tool.name);
       equal(tools.includes("Bash"), offered, `${name}: ${tools.join(", ")}`);

@@ -14,13 +14,9 @@ import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
 import { join } from "node:path";
 import { settleTree } from "../_fakes/tool_context.ts";
 import { workspaceSlug } from "../../src/config/home.ts";
-import { type CliRun, LAUNCHER, runMewcode } from "../_fakes/run_cli.ts";
+import { type CliRun, explainRun, LAUNCHER, runMewcode } from "../_fakes/run_cli.ts";
 import { startKeyEchoServer } from "../_fakes/key_echo_server.ts";
 import { processesWith } from "../_fakes/processes.ts";
-
-function explain(run: CliRun): string {
-  return `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`;
-}
 
 /** The text of the first user message of request `number` (1-based). */
 function firstUserText(server: FakeAnthropic, number: number): string {
@@ -37,7 +33,7 @@ Deno.test("e2e -p: piped stdin is sent as context with the prompt argument as th
   await using box = await E2eWorkspace.create();
   await using server = await startFakeAnthropic([turn().text("ok").stop("end_turn")]);
   const run = await box.exec(server, ["-p", "q"], { stdin: "ctx\n" });
-  equal(run.code, 0, explain(run));
+  equal(run.code, 0, explainRun(run));
   equal(run.stdout, "ok\n");
   const text = firstUserText(server, 1);
   match(text, /<stdin>\nctx\n<\/stdin>/);
@@ -64,7 +60,7 @@ Deno.test("e2e -p: stdin at EOF, or open and silent, does not hang the run", asy
   ]);
   // < /dev/null
   const closed = await box.exec(server, ["-p", "q"]);
-  equal(closed.code, 0, explain(closed));
+  equal(closed.code, 0, explainRun(closed));
   equal(closed.stdout, "one\n");
   // `sleep 100 | mewcode -p q`: a pipe whose writer never writes nor closes.
   const child = spawnWithPipe(box, server, ["-p", "q"]);
@@ -119,7 +115,7 @@ Deno.test("e2e -p: stdin that starts late is not lost silently, and --wait-for-s
     "error: late\n",
     requestArrived,
   );
-  equal(left.code, 0, explain(left));
+  equal(left.code, 0, explainRun(left));
   equal(left.stdout, "no context\n");
   equal(firstUserText(server, 1), "why did it fail");
   match(
@@ -134,7 +130,7 @@ Deno.test("e2e -p: stdin that starts late is not lost silently, and --wait-for-s
     "error: late\n",
     () => new Promise((resolve) => setTimeout(resolve, 1_600)),
   );
-  equal(waited.code, 0, explain(waited));
+  equal(waited.code, 0, explainRun(waited));
   equal(waited.stdout, "with context\n");
   match(firstUserText(server, 2), /<stdin>\nerror: late\n<\/stdin>\n\nwhy did it fail$/);
   ok(!waited.stderr.includes("Standard input"), waited.stderr);
@@ -144,7 +140,7 @@ Deno.test("e2e: a prompt without -p runs headless when stdout is not a terminal"
   await using box = await E2eWorkspace.create();
   await using server = await startFakeAnthropic([turn().text("headless answer").stop("end_turn")]);
   const run = await box.exec(server, ["what", "is", "this?"]);
-  equal(run.code, 0, explain(run));
+  equal(run.code, 0, explainRun(run));
   equal(run.stdout, "headless answer\n");
   equal(firstUserText(server, 1), "what is this?");
   match(systemText(server, 1), /no one is at the terminal|headless/i);
@@ -158,7 +154,7 @@ Deno.test("e2e -p: exit statuses for limits and API failures", async (t) => {
       turn().toolUse("Glob", { pattern: "*.b" }),
     ]);
     const run = await box.exec(server, ["-p", "loop", "--max-turns", "1", "--output-format", "json"]);
-    equal(run.code, 53, explain(run));
+    equal(run.code, 53, explainRun(run));
     equal(JSON.parse(run.stdout).subtype, "error_max_turns");
     equal(server.requests.length, 1);
   });
@@ -175,7 +171,7 @@ Deno.test("e2e -p: exit statuses for limits and API failures", async (t) => {
       "--output-format",
       "json",
     ]);
-    equal(run.code, 54, explain(run));
+    equal(run.code, 54, explainRun(run));
     const result = JSON.parse(run.stdout);
     equal(result.subtype, "error_max_budget");
     ok(result.total_cost_usd >= 0.0001, run.stdout);
@@ -186,7 +182,7 @@ Deno.test("e2e -p: exit statuses for limits and API failures", async (t) => {
       httpError(401, "authentication_error", "invalid x-api-key"),
     ]);
     const run = await box.exec(server, ["-p", "q", "--output-format", "json"]);
-    equal(run.code, 41, explain(run));
+    equal(run.code, 41, explainRun(run));
     const result = JSON.parse(run.stdout);
     equal(result.subtype, "error_auth");
     equal(result.is_error, true);
@@ -197,7 +193,7 @@ Deno.test("e2e -p: exit statuses for limits and API failures", async (t) => {
       httpError(529, "overloaded_error", "Overloaded", { headers: { "retry-after-ms": "10" } });
     await using server = await startFakeAnthropic(Array.from({ length: 5 }, overloaded));
     const run = await box.exec(server, ["-p", "q", "--output-format", "json"]);
-    equal(run.code, 75, explain(run));
+    equal(run.code, 75, explainRun(run));
     equal(server.requests.length, 5, "the first attempt and four retries");
     equal(JSON.parse(run.stdout).subtype, "error_api");
   });
@@ -212,7 +208,7 @@ Deno.test("e2e -p: exit statuses for limits and API failures", async (t) => {
       turn().text("It says hello.").stop("end_turn"),
     ]);
     const run = await box.exec(server, ["-p", "read", "--output-format", "json"]);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     equal(JSON.parse(run.stdout).result, "It says hello.");
     equal(server.requests.length, 3);
     // The retried request is the first one again: the broken response left nothing in the conversation.
@@ -235,7 +231,7 @@ Deno.test("e2e -p: a response cut off or ended for an unknown reason is a failur
     await t.step(`stop reason ${JSON.stringify(stopReason)} → 1, error_during_execution`, async () => {
       await using server = await startFakeAnthropic([turn().text("The answer is").stop(stopReason)]);
       const run = await box.exec(server, ["-p", "q", "--output-format", "json"]);
-      equal(run.code, 1, explain(run));
+      equal(run.code, 1, explainRun(run));
       const result = JSON.parse(run.stdout);
       equal(result.subtype, "error_during_execution");
       equal(result.is_error, true);
@@ -253,9 +249,9 @@ Deno.test("e2e -p: -c continues the latest session; -r with an unknown id is a u
     turn().text("About 2 million people.").stop("end_turn"),
   ]);
   const first = await box.exec(server, ["-p", "capital of France?"]);
-  equal(first.code, 0, explain(first));
+  equal(first.code, 0, explainRun(first));
   const second = await box.exec(server, ["-p", "how many live there?", "-c", "--output-format", "json"]);
-  equal(second.code, 0, explain(second));
+  equal(second.code, 0, explainRun(second));
   const messages =
     (server.requests[1]?.body as { messages: { role: string; content: { text?: string }[] }[] })
       .messages;
@@ -264,14 +260,14 @@ Deno.test("e2e -p: -c continues the latest session; -r with an unknown id is a u
     ["user: capital of France?", "assistant: The capital is Paris.", "user: how many live there?"],
   );
   const sessions = await box.exec(server, ["sessions", "--json"]);
-  equal(sessions.code, 0, explain(sessions));
+  equal(sessions.code, 0, explainRun(sessions));
   const listed = JSON.parse(sessions.stdout).sessions;
   equal(listed.length, 1, "the continued run appended to the same session");
   equal(listed[0].session_id, JSON.parse(second.stdout).session_id);
   equal(listed[0].turns, 2);
 
   const unknown = await box.exec(server, ["-p", "q", "-r", "0000000-no-such-session"]);
-  equal(unknown.code, 2, explain(unknown));
+  equal(unknown.code, 2, explainRun(unknown));
   match(unknown.stderr, /mewcode sessions/);
 });
 
@@ -284,10 +280,10 @@ Deno.test("e2e -p --json-schema: a conforming answer is the object; a wrong one 
     turn().toolUse("StructuredOutput", { files: "still three" }),
   ]);
   const good = await box.exec(server, ["-p", "count", "--json-schema", schema]);
-  equal(good.code, 0, explain(good));
+  equal(good.code, 0, explainRun(good));
   deepStrictEqual(JSON.parse(good.stdout), { files: 3 });
   const bad = await box.exec(server, ["-p", "count", "--json-schema", schema, "--output-format", "json"]);
-  equal(bad.code, 1, explain(bad));
+  equal(bad.code, 1, explainRun(bad));
   equal(JSON.parse(bad.stdout).subtype, "error_structured_output");
   equal(server.requests.length, 3, "one request for the good run, two (one repair) for the bad one");
 });
@@ -299,7 +295,7 @@ Deno.test("e2e -p: the second request of a multi-turn run carries cache_control 
     turn().text("none").stop("end_turn"),
   ]);
   const run = await box.exec(server, ["-p", "find docs"]);
-  equal(run.code, 0, explain(run));
+  equal(run.code, 0, explainRun(run));
   const second = server.requests[1]?.body as { tools: unknown[]; messages: { content: unknown[] }[] };
   const points = cacheBreakpoints(second);
   const lastMessage = second.messages.length - 1;
@@ -317,7 +313,7 @@ Deno.test("e2e -p: AGENTS.md reaches the first request; a 1 MB one is cut with a
     turn().text("Bonjour").stop("end_turn"),
   ]);
   const run = await box.exec(server, ["-p", "hi"]);
-  equal(run.code, 0, explain(run));
+  equal(run.code, 0, explainRun(run));
   match(systemText(server, 1), /Always answer in French\./);
 
   const line = "Use tabs, not spaces, in every file of this project.\n";
@@ -326,7 +322,7 @@ Deno.test("e2e -p: AGENTS.md reaches the first request; a 1 MB one is cut with a
     `FIRST LINE MARKER\n${line.repeat(Math.ceil(1024 * 1024 / line.length))}LAST LINE MARKER\n`,
   );
   const big = await box.exec(server, ["-p", "hi"]);
-  equal(big.code, 0, explain(big));
+  equal(big.code, 0, explainRun(big));
   const system = systemText(server, 2);
   match(system, /FIRST LINE MARKER/);
   ok(!system.includes("LAST LINE MARKER"), "the end of the file is cut");
@@ -350,7 +346,7 @@ Deno.test("e2e -p: the next process's Grep uses the walk the last one kept, whil
       turn().text("searched").stop("end_turn"),
     ]);
     const run = await box.exec(server, ["-p", "find it"]);
-    equal(run.code, 0, explain(run));
+    equal(run.code, 0, explainRun(run));
     const body = server.requests[1]?.body as {
       messages: { content: { type: string; content?: string }[] }[];
     };

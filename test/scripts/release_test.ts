@@ -4,39 +4,18 @@ import { writeChecksums } from "../../scripts/checksums.ts";
 import { releaseFiles, runRelease } from "../../scripts/release.ts";
 import { binaryName } from "../../scripts/compile.ts";
 import { exists } from "../_fakes/exists.ts";
+import { type CliRun, type CliRunOptions, explainRun, runProgram } from "../_fakes/run_cli.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const VERSION =
   (JSON.parse(await Deno.readTextFile(join(ROOT, "package.json"))) as { version: string }).version;
 
-interface Output {
-  code: number;
-  stdout: string;
-  stderr: string;
+function run(command: string, args: string[], options: CliRunOptions = {}): Promise<CliRun> {
+  return runProgram(command, args, { cwd: ROOT, ...options });
 }
 
-async function run(
-  command: string,
-  args: string[],
-  options: { cwd?: string; env?: Record<string, string> } = {},
-) {
-  const output = await new Deno.Command(command, {
-    args,
-    cwd: options.cwd ?? ROOT,
-    env: options.env ?? {},
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
-}
-
-function release(...args: string[]): Promise<Output> {
+function release(...args: string[]): Promise<CliRun> {
   return run(Deno.execPath(), ["task", "--quiet", "release", ...args]);
-}
-
-function explain(output: Output): string {
-  return `exit ${output.code}\nstdout: ${output.stdout}\nstderr: ${output.stderr}`;
 }
 
 Deno.test("writeChecksums writes SHA256SUMS exactly as sha256sum does, and sha256sum -c and shasum -c accept it", async () => {
@@ -55,14 +34,14 @@ Deno.test("writeChecksums writes SHA256SUMS exactly as sha256sum does, and sha25
     equal(path, join(dir, "SHA256SUMS"));
     const written = await Deno.readTextFile(path);
     const reference = await run("sha256sum", ["--", ...[...names].sort()], { cwd: dir });
-    equal(reference.code, 0, explain(reference));
+    equal(reference.code, 0, explainRun(reference));
     equal(written, reference.stdout);
     const checked = await run("sha256sum", ["-c", "SHA256SUMS"], { cwd: dir });
-    equal(checked.code, 0, explain(checked));
+    equal(checked.code, 0, explainRun(checked));
     equal(checked.stdout.trim().split("\n").length, names.length);
     if (await exists("/usr/bin/shasum")) {
       const shasum = await run("shasum", ["-a", "256", "-c", "SHA256SUMS"], { cwd: dir });
-      equal(shasum.code, 0, explain(shasum));
+      equal(shasum.code, 0, explainRun(shasum));
     }
     await Deno.writeTextFile(join(dir, names[3]!), "changed");
     const tampered = await run("sha256sum", ["-c", "SHA256SUMS"], { cwd: dir });
@@ -76,11 +55,11 @@ Deno.test("writeChecksums writes SHA256SUMS exactly as sha256sum does, and sha25
 Deno.test("deno task release --dry-run prints every step, compiling exactly what deno task compile would, and runs none", async () => {
   const before = await exists(join(ROOT, "dist", "release"));
   const dry = await release("--dry-run");
-  equal(dry.code, 0, explain(dry));
+  equal(dry.code, 0, explainRun(dry));
   equal(await exists(join(ROOT, "dist", "release")), before, "the dry run creates or removes nothing");
   const lines = dry.stdout.trimEnd().split("\n");
   const compile = await run(Deno.execPath(), ["task", "--quiet", "compile", "--dry-run"]);
-  equal(compile.code, 0, explain(compile));
+  equal(compile.code, 0, explainRun(compile));
   const expectedCompiles = compile.stdout.trimEnd().split("\n")
     .map((line) => line.replace(/ --output dist\//, " --output dist/release/"));
   deepStrictEqual(lines, [
@@ -126,7 +105,7 @@ Deno.test("deno task release refuses a tag that does not name the version, and -
   for (const [args, code, message] of cases) {
     await t.step(args.join(" "), async () => {
       const refused = await release("--dry-run", ...args);
-      equal(refused.code, code, explain(refused));
+      equal(refused.code, code, explainRun(refused));
       match(refused.stderr, message);
       equal(refused.stdout, "");
     });
@@ -150,7 +129,7 @@ Deno.test("release.yml runs only deno task release, whose dry run points install
   const dry = await run("bash", ["-ec", `${commands[0]} --dry-run`], {
     env: { GITHUB_REF_NAME: `v${VERSION}`, GITHUB_REPOSITORY: "acme/mewcode" },
   });
-  equal(dry.code, 0, explain(dry));
+  equal(dry.code, 0, explainRun(dry));
   const lines = dry.stdout.trimEnd().split("\n");
   equal(
     lines.find((line) => line.startsWith("sed ")),

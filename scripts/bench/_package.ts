@@ -35,3 +35,29 @@ export async function installedPackage(dir: string, options: { bundle: boolean }
   if (options.bundle) await buildBundle(join(dir, "bundle"));
   return join(dir, "scripts", "mewcode");
 }
+
+const shared = new Map<boolean, Promise<string>>();
+
+/**
+ * The installed package (with its bundle unless `bundle` is false) that every benchmark of this process
+ * runs, made once (each bundle takes seconds to build) in a temporary folder removed when the process exits;
+ * returns its launcher's path.
+ */
+export function sharedPackage(options: { bundle: boolean }): Promise<string> {
+  let made = shared.get(options.bundle);
+  if (made === undefined) {
+    made = (async () => {
+      const dir = await Deno.makeTempDir({ prefix: "mewcode-bench-package-" });
+      globalThis.addEventListener("unload", () => {
+        try {
+          Deno.removeSync(dir, { recursive: true });
+        } catch {
+          // Gone already.
+        }
+      });
+      return await installedPackage(dir, options);
+    })();
+    shared.set(options.bundle, made);
+  }
+  return made;
+}

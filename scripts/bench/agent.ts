@@ -21,7 +21,7 @@ import { DirectExecutor } from "../../src/execution/executor.ts";
 import { NO_SHELL } from "../../test/_fakes/pipeline.ts";
 import { readFileTool } from "../../src/tools/read_file.ts";
 import { QUIET_FOLDER_MS } from "../../src/tools/_verified_read.ts";
-import { installedPackage } from "./_package.ts";
+import { sharedPackage } from "./_package.ts";
 import {
   type BenchOptions,
   type BenchSection,
@@ -183,7 +183,6 @@ async function benchReadFileTurns(options: BenchOptions): Promise<BenchSection> 
   const turns = options.quick ? 5 : READ_TURNS;
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "mewcode-bench-read-" }));
   const home = await Deno.makeTempDir({ prefix: "mewcode-bench-home-" });
-  const installed = await Deno.makeTempDir({ prefix: "mewcode-bench-package-" });
   try {
     const file = join(root, "small.ts");
     await Deno.writeTextFile(
@@ -191,7 +190,7 @@ async function benchReadFileTurns(options: BenchOptions): Promise<BenchSection> 
       Array.from({ length: 40 }, (_, index) => `export const value${index} = ${index};\n`).join(""),
     );
     const written = Date.now();
-    const launcher = await installedPackage(installed, { bundle: true });
+    const launcher = await sharedPackage({ bundle: true });
     // The workspace's folders age past QUIET_FOLDER_MS, as a repository's have unless something renames in
     // them right now: a read in folders changed in the last seconds checks its path eight times, not once.
     const aged = written + QUIET_FOLDER_MS + 1_000 - Date.now();
@@ -240,7 +239,6 @@ async function benchReadFileTurns(options: BenchOptions): Promise<BenchSection> 
   } finally {
     await Deno.remove(root, { recursive: true });
     await Deno.remove(home, { recursive: true });
-    await Deno.remove(installed, { recursive: true });
   }
 }
 

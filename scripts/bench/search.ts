@@ -37,7 +37,8 @@ import {
 import type { ShellPlan, ToolContext, ToolResult } from "../../src/tools/tool.ts";
 import { type BenchOptions, type BenchSection, LineSplitter, loadAverage, median } from "./_report.ts";
 import { ensureSearchTree } from "./_search_tree.ts";
-import { measureTurnMemoryRuns } from "./_search_memory.ts";
+import { measureCliTurnMemoryRuns, measureTurnMemoryRuns } from "./_search_memory.ts";
+import { sharedPackage } from "./_package.ts";
 import { type BenchCase, report, RG_COMMON, type Row, type Timing } from "./_search_report.ts";
 import { shellQuote } from "../../src/common/shell_quote.ts";
 
@@ -183,6 +184,9 @@ async function rgVersion(): Promise<string> {
   const output = await new Deno.Command("rg", { args: ["--version"], stdout: "piped" }).output();
   return new TextDecoder().decode(output.stdout).split("\n")[0] ?? "rg";
 }
+
+/** The cases of a `--quick` run (a smoke run in seconds: each first call is a fresh process). */
+const QUICK_CASES = ["Grep literal, all matching lines", "Grep regex, default limit", "Glob **/*.ts"];
 
 function benchCases(): BenchCase[] {
   const all = 100_000;
@@ -355,15 +359,20 @@ export async function benchSearch(options: BenchOptions): Promise<BenchSection> 
   const deployed = await DeployedProcess.start(root);
   const rows: Row[] = [];
   try {
-    for (const benchCase of benchCases()) {
+    // The smoke run takes one case of each path: ripgrep's, the worker's own search, Glob's.
+    const cases = benchCases().filter((benchCase) => !options.quick || QUICK_CASES.includes(benchCase.name));
+    for (const benchCase of cases) {
       rows.push(await measureCase(benchCase, { root, worker, deployed, repetitions, firstCalls }));
     }
   } finally {
     worker.close();
     await deployed.close();
   }
-  const memory = await measureTurnMemoryRuns(root, options.quick ? 1 : TURN_MEMORY_RUNS, SESSION_CHILD);
-  return report(rows, memory, {
+  const memoryRuns = options.quick ? 1 : TURN_MEMORY_RUNS;
+  const runtimeMemory = await measureTurnMemoryRuns(root, memoryRuns, SESSION_CHILD);
+  const launcher = await sharedPackage({ bundle: true });
+  const memory = await measureCliTurnMemoryRuns(root, memoryRuns, launcher, { warmUp: !options.quick });
+  return report(rows, { deployed: memory, runtime: runtimeMemory }, {
     quick: options.quick,
     stats,
     generateMs,

@@ -22,7 +22,7 @@
 import { join } from "node:path";
 import { type FakeAnthropic, startFakeAnthropic, turn } from "../../test/fake_anthropic/server.ts";
 import { readRuntimeFlags } from "../compile.ts";
-import { installedPackage } from "./_package.ts";
+import { sharedPackage } from "./_package.ts";
 import {
   type BenchOptions,
   type BenchSection,
@@ -74,8 +74,8 @@ export async function benchStartup(options: BenchOptions): Promise<BenchSection>
     const fixture = await prepareFixture(dir);
     // As installed: the files the npm package ships, the bundle among them, and beside them the same
     // without the bundle (a checkout where `deno task bundle` never ran); both find the checkout's Deno.
-    const launcher = await installedPackage(join(dir, "package"), { bundle: true });
-    const sourcesLauncher = await installedPackage(join(dir, "package-without-bundle"), { bundle: false });
+    const launcher = await sharedPackage({ bundle: true });
+    const sourcesLauncher = await sharedPackage({ bundle: false });
     const deno = Deno.execPath();
     const helloWorld: Spawnable = {
       command: deno,

@@ -93,6 +93,17 @@ export function readLinkSyncOrNull(path: string): string | null {
   }
 }
 
+/** Reads from `file` into `buffer` until it is full or the file ends; returns how many bytes were read. */
+export async function readInto(file: Deno.FsFile, buffer: Uint8Array): Promise<number> {
+  let read = 0;
+  while (read < buffer.length) {
+    const count = await file.read(buffer.subarray(read));
+    if (count === null) break;
+    read += count;
+  }
+  return read;
+}
+
 /**
  * The first `max` bytes of a file and its size when opened. Throws what opening or reading throws, and
  * `TypeError` for what is not a regular file (symlinks followed): opening a named pipe a sandboxed command
@@ -103,13 +114,7 @@ export async function readFileHead(path: string, max: number): Promise<{ bytes: 
   using file = await Deno.open(path);
   const size = (await file.stat()).size;
   const buffer = new Uint8Array(Math.min(size, max));
-  let read = 0;
-  while (read < buffer.length) {
-    const count = await file.read(buffer.subarray(read));
-    if (count === null) break;
-    read += count;
-  }
-  return { bytes: buffer.subarray(0, read), size };
+  return { bytes: buffer.subarray(0, await readInto(file, buffer)), size };
 }
 
 /** The first `max` bytes of a file as UTF-8 text; null when it cannot be read (see `readFileHead`). */

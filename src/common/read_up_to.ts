@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { readInto } from "./fs.ts";
 
 /** What `readUpTo` found. */
 export type ReadUpTo =
@@ -24,12 +25,7 @@ export async function readUpTo(path: string, maxBytes: number): Promise<ReadUpTo
   using file = await Deno.open(path);
   // One byte more than the cap tells a pipe that is too long from one of exactly the cap.
   const buffer = new Uint8Array(maxBytes + 1);
-  let read = 0;
-  while (read < buffer.length) {
-    const count = await file.read(buffer.subarray(read));
-    if (count === null) break;
-    read += count;
-  }
+  const read = await readInto(file, buffer);
   if (read > maxBytes) return { status: "too-large", size: info.isFile ? read : null };
   return { status: "read", bytes: buffer.subarray(0, read) };
 }

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { readInto } from "../common/fs.ts";
 import { join } from "../common/path.ts";
 
 const SUFFIX = ".json";
@@ -116,11 +117,5 @@ function heldRecord(file: Deno.FsFile, path: string): HeldRecord {
 
 async function readWhole(file: Deno.FsFile, size: number): Promise<string> {
   const bytes = new Uint8Array(size);
-  let read = 0;
-  while (read < size) {
-    const count = await file.read(bytes.subarray(read));
-    if (count === null) break;
-    read += count;
-  }
-  return new TextDecoder().decode(bytes.subarray(0, read));
+  return new TextDecoder().decode(bytes.subarray(0, await readInto(file, bytes)));
 }

@@ -86,6 +86,29 @@ async function createSwapScene(): Promise<AsyncDisposable & { root: string; outs
   };
 }
 
+/**
+ * A workspace whose `dir` holds five files with "needle inside", and `dir.alt`, a symlink to an outside folder
+ * whose files of the same names hold "needle" and the secret: a swapper exchanges the two.
+ */
+async function createNeedleScene(): Promise<AsyncDisposable & { root: string }> {
+  const workspace = await createTempWorkspace();
+  const outside = await createTempWorkspace("mewcode-outside-");
+  const { root } = workspace;
+  await Deno.mkdir(`${root}/dir`);
+  for (let index = 0; index < 5; index++) {
+    await Deno.writeTextFile(`${root}/dir/f${index}.txt`, "needle inside\n");
+    await Deno.writeTextFile(`${outside.root}/f${index}.txt`, `needle ${SECRET}`);
+  }
+  await Deno.symlink(outside.root, `${root}/dir.alt`);
+  return {
+    root,
+    async [Symbol.asyncDispose]() {
+      await outside.cleanup();
+      await workspace.cleanup();
+    },
+  };
+}
+
 /** Everything under a directory (not following links): path → kind, content, inode, link target. */
 async function snapshot(directory: string): Promise<Record<string, string>> {
   const state: Record<string, string> = {};
@@ -365,15 +388,8 @@ Deno.test({
   name: "Grep in a worker never returns an outside line while another process swaps a directory",
   ignore: !LINUX,
   async fn() {
-    await using workspace = await createTempWorkspace();
-    await using outside = await createTempWorkspace("mewcode-outside-");
-    const { root } = workspace;
-    await Deno.mkdir(`${root}/dir`);
-    for (let index = 0; index < 5; index++) {
-      await Deno.writeTextFile(`${root}/dir/f${index}.txt`, "needle inside\n");
-      await Deno.writeTextFile(`${outside.root}/f${index}.txt`, `needle ${SECRET}`);
-    }
-    await Deno.symlink(outside.root, `${root}/dir.alt`);
+    await using scene = await createNeedleScene();
+    const { root } = scene;
     using worker = startToolWorker(
       { grepTool: new URL("../../src/tools/grep.ts", import.meta.url) },
       workerPermissions(root, "read"),
@@ -402,21 +418,13 @@ Deno.test({
     "ReadFile and Grep in workers take one check only in quiet folders: a swapper that starts later is caught",
   ignore: !LINUX,
   async fn() {
-    await using workspace = await createTempWorkspace();
-    await using outside = await createTempWorkspace("mewcode-outside-");
-    const { root } = workspace;
-    await Deno.mkdir(`${root}/dir`);
-    for (let index = 0; index < 5; index++) {
-      await Deno.writeTextFile(`${root}/dir/f${index}.txt`, "needle inside\n");
-      await Deno.writeTextFile(`${outside.root}/f${index}.txt`, `needle ${SECRET}`);
-    }
-    await Deno.symlink(outside.root, `${root}/dir.alt`);
-    const readWorker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(root, "read"));
+    await using scene = await createNeedleScene();
+    const { root } = scene;
+    using readWorker = startToolWorker(FILE_TOOL_MODULES, workerPermissions(root, "read"));
     using grepWorker = startToolWorker(
       { grepTool: new URL("../../src/tools/grep.ts", import.meta.url) },
       workerPermissions(root, "read"),
     );
-    using _readWorker = readWorker;
     // The folders age until they count as quiet, as in a tree nobody renamed in for a while: the first reads
     // take the one-check path, and the swapper's first exchange must end it.
     await new Promise((resolve) => setTimeout(resolve, QUIET_FOLDER_MS + 1_100));

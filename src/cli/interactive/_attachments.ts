@@ -10,6 +10,7 @@
  * @module
  */
 import { describeError } from "../../common/errors.ts";
+import { readInto } from "../../common/fs.ts";
 import { looksBinary } from "../../tools/_text.ts";
 
 /** The most of an attached file (`@path`) put into the prompt. */
@@ -91,11 +92,5 @@ async function readAttachment(
 /** Reads from the start of `file` until `limit` bytes or its end, whichever comes first. */
 async function readUpTo(file: Deno.FsFile, limit: number): Promise<Uint8Array> {
   const buffer = new Uint8Array(limit);
-  let filled = 0;
-  while (filled < limit) {
-    const read = await file.read(buffer.subarray(filled));
-    if (read === null) break;
-    filled += read;
-  }
-  return buffer.subarray(0, filled);
+  return buffer.subarray(0, await readInto(file, buffer));
 }

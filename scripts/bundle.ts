@@ -122,8 +122,11 @@ export async function buildBundle(out: string, options: { root?: string } = {}):
     const entries = ["main.ts", ...WORKER_ENTRIES.map((worker) => `${worker}.ts`)];
     // Each entry point bundled on its own: shared by no other entry, the code one of them loads at start
     // lies in a few chunks instead of one per set of entries sharing it (each file costs a load).
-    const failures = (await Promise.all(entries.map((entry) => bundleEntry(source, entry, built))))
-      .filter((failure) => failure !== null);
+    // The first alone: with an empty Deno cache, each `deno bundle` installs esbuild into it, and several at
+    // once race on its temporary file ("failed to copy esbuild binary"; seen under load in a clean HOME).
+    const first = await bundleEntry(source, entries[0]!, built);
+    const rest = await Promise.all(entries.slice(1).map((entry) => bundleEntry(source, entry, built)));
+    const failures = [first, ...rest].filter((failure) => failure !== null);
     if (failures.length > 0) throw new BundleError(failures.join("\n"));
     const names = new Set<string>();
     for await (const entry of Deno.readDir(built)) {

@@ -167,13 +167,21 @@ Deno.test("npm install -g of a checkout directory links it; mewcode runs once th
   ok(bare.stderr.includes(`npm install --prefix "${checkout}"`), bare.stderr);
 
   // That install's prepare also builds the bundle (scripts/prepare), which the launcher then runs.
-  const installed = await machine.run("npm", ["install", "--prefix", checkout, ...NPM_QUIET]);
+  // In the foreground: prepare's own words (why a bundle was not built) reach the failure's message.
+  const installed = await machine.run("npm", [
+    "install",
+    "--prefix",
+    checkout,
+    "--foreground-scripts",
+    ...NPM_QUIET,
+  ]);
   equal(installed.code, 0, explain(installed));
   const printed = await machine.run(mewcode, ["--version"], { env: { MEWCODE_PRINT_COMMAND: "1" } });
   const argv = printed.stdout.trimEnd().split("\n");
   deepStrictEqual(
     [argv[0], argv.at(-2)],
     [join(checkout, "node_modules", "deno", "deno"), join(checkout, "bundle", "main.js")],
+    explain(installed),
   );
   const version = await machine.run(mewcode, ["--version"]);
   equal(version.code, 0, explain(version));

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { workspaceSlug } from "../../src/config/home.ts";
 import { readTranscript, type TranscriptRecord } from "../../src/session/transcript.ts";
 import type { FakeAnthropic } from "../fake_anthropic/server.ts";
-import { type CliRun, type CliRunOptions, runMewcode } from "./run_cli.ts";
+import { type CliRun, type CliRunOptions, LAUNCHER, runMewcode } from "./run_cli.ts";
 
 /** A temp workspace and MEWCODE_HOME, removed by `await using`. */
 export class E2eWorkspace implements AsyncDisposable {
@@ -49,6 +49,21 @@ export class E2eWorkspace implements AsyncDisposable {
   /** The environment of a run against the server. */
   env(server: FakeAnthropic): Record<string, string> {
     return { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: this.home };
+  }
+
+  /**
+   * Starts `scripts/mewcode ...args` in the workspace against `server` and returns the running process, its
+   * output discarded: for a test that kills it, or holds it, while it runs.
+   */
+  spawn(server: FakeAnthropic, args: string[]): Deno.ChildProcess {
+    return new Deno.Command(LAUNCHER, {
+      args,
+      cwd: this.root,
+      env: this.env(server),
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
   }
 
   /** The records of the one session transcript of this workspace. */

@@ -8,18 +8,7 @@ import { join } from "node:path";
 import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { runMewcode } from "../_fakes/run_cli.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
-
-/** Runs the user's own git, outside any sandbox, with no global configuration. */
-async function userGit(root: string, ...args: string[]): Promise<string> {
-  const output = await new Deno.Command("/usr/bin/git", {
-    args: ["-c", "user.name=User", "-c", "user.email=user@example.com", ...args],
-    cwd: root,
-    env: { GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
-}
+import { userGit } from "../_fakes/user_git.ts";
 
 Deno.test("A model cannot plant git hooks or config for the user's next git, and planted repositories are reported", async () => {
   await using workspace = await createTempWorkspace();

@@ -7,8 +7,8 @@ import { equal, match, ok } from "node:assert/strict";
 import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
 import { processesWith } from "../_fakes/processes.ts";
-import { LAUNCHER } from "../_fakes/run_cli.ts";
 import { waitFor } from "../_fakes/wait_for.ts";
+import { userGit } from "../_fakes/user_git.ts";
 
 /** The records of first scans kept in mewcode's state folder, with their modes. */
 async function keptRecords(home: string): Promise<{ path: string; mode: number }[]> {
@@ -26,18 +26,6 @@ async function keptRecords(home: string): Promise<{ path: string; mode: number }
   return found;
 }
 
-/** Runs the user's own git, outside any sandbox, with no global configuration. */
-async function userGit(root: string, ...args: string[]): Promise<string> {
-  const output = await new Deno.Command("/usr/bin/git", {
-    args: ["-c", "user.name=User", "-c", "user.email=user@example.com", ...args],
-    cwd: root,
-    env: { GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
-}
-
 Deno.test("A session after one killed mid-session reports the git metadata changes the killed one never checked", async () => {
   await using workspace = await E2eWorkspace.create();
   await userGit(workspace.root, "init", "-q", "-b", "main");
@@ -51,14 +39,7 @@ Deno.test("A session after one killed mid-session reports the git metadata chang
     turn().toolUse("Bash", { command: "true" }).stop("tool_use"),
     turn().text("Hello.").stop("end_turn"),
   ]);
-  const child = new Deno.Command(LAUNCHER, {
-    args: ["-p", "mark it", "--permission-mode", "bypassPermissions"],
-    cwd: workspace.root,
-    env: workspace.env(server),
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
+  const child = workspace.spawn(server, ["-p", "mark it", "--permission-mode", "bypassPermissions"]);
   await waitFor("the slow Bash call never started", async () => (await processesWith(marker)) > 0);
   match(await userGit(workspace.root, "ls-files", "-v"), /^S a\.txt$/m, "the first call marked a.txt");
   Deno.kill(child.pid, "SIGKILL");

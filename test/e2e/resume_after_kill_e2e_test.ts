@@ -6,7 +6,6 @@ import { equal, match, ok } from "node:assert/strict";
 import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
 import { processesWith } from "../_fakes/processes.ts";
-import { LAUNCHER } from "../_fakes/run_cli.ts";
 import type { TranscriptRecord } from "../../src/session/transcript.ts";
 import { waitFor } from "../_fakes/wait_for.ts";
 
@@ -28,14 +27,7 @@ Deno.test("mewcode -r after a SIGKILL during a Bash call tells the model the cal
     }).stop("tool_use"),
     turn().text("Checked sidefx.txt first.").stop("end_turn"),
   ]);
-  const child = new Deno.Command(LAUNCHER, {
-    args: ["-p", "append", "--permission-mode", "bypassPermissions"],
-    cwd: workspace.root,
-    env: workspace.env(server),
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
+  const child = workspace.spawn(server, ["-p", "append", "--permission-mode", "bypassPermissions"]);
   await waitFor("the Bash call never started", async () => {
     const started = (await recordsSoFar(workspace)).some((record) => record.type === "tool-call-start");
     const written = await Deno.readTextFile(workspace.path("sidefx.txt")).catch(() => "");

@@ -5,7 +5,6 @@
 import { equal, match, ok } from "node:assert/strict";
 import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
-import { LAUNCHER } from "../_fakes/run_cli.ts";
 import { waitFor } from "../_fakes/wait_for.ts";
 
 Deno.test("mewcode -c twice after a run killed mid-line: the torn line is dropped, not buried", async () => {
@@ -51,14 +50,7 @@ Deno.test("mewcode -r ID while another run continues that session is refused bef
   ok(id?.type === "session-start", JSON.stringify(id));
   const sessionId = id.sessionId;
 
-  const holder = new Deno.Command(LAUNCHER, {
-    args: ["-p", "two", "-r", sessionId],
-    cwd: workspace.root,
-    env: workspace.env(server),
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
+  const holder = workspace.spawn(server, ["-p", "two", "-r", sessionId]);
   try {
     await waitFor(
       "the first run never sent its request",

@@ -20,15 +20,30 @@ function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-Deno.test("planGitProtection reads a kept config again once it changed, even to the same size and mtime", async () => {
-  await using workspace = await createTempWorkspace();
+/**
+ * A repository whose config was just given `core.hooksPath = hooksPath`, a `ParsedConfigs` that keeps what
+ * settled for SETTLED_MS, the config's text before the change and its modification time after it.
+ */
+async function hooksPathScene(hooksPath: string) {
+  const workspace = await createTempWorkspace();
   const root = workspace.root;
   await createRepository(root);
   const config = join(root, ".git", "config");
-  const parsedConfigs = new ParsedConfigs({ settledMs: SETTLED_MS });
   const original = await Deno.readTextFile(config);
-  await Deno.writeTextFile(config, `${original}[core]\n\thooksPath = tools/hooks-a\n`);
-  const modified = (await Deno.stat(config)).mtime!;
+  await Deno.writeTextFile(config, `${original}[core]\n\thooksPath = ${hooksPath}\n`);
+  return {
+    root,
+    config,
+    parsedConfigs: new ParsedConfigs({ settledMs: SETTLED_MS }),
+    original,
+    modified: (await Deno.stat(config)).mtime!,
+    [Symbol.asyncDispose]: () => workspace.cleanup(),
+  };
+}
+
+Deno.test("planGitProtection reads a kept config again once it changed, even to the same size and mtime", async () => {
+  await using scene = await hooksPathScene("tools/hooks-a");
+  const { root, config, parsedConfigs, original, modified } = scene;
   await pause(SETTLED_MS + 200);
   const first = await planGitProtection(root, { parsedConfigs });
   ok(first.hooksFolders.includes(join(root, "tools", "hooks-a")), JSON.stringify(first.hooksFolders));
@@ -42,14 +57,8 @@ Deno.test("planGitProtection reads a kept config again once it changed, even to 
 });
 
 Deno.test("ParsedConfigs keeps nothing read within its settling time of the file's last change", async () => {
-  await using workspace = await createTempWorkspace();
-  const root = workspace.root;
-  await createRepository(root);
-  const config = join(root, ".git", "config");
-  const parsedConfigs = new ParsedConfigs({ settledMs: SETTLED_MS });
-  const original = await Deno.readTextFile(config);
-  await Deno.writeTextFile(config, `${original}[core]\n\thooksPath = tools/hooks-c\n`);
-  const modified = (await Deno.stat(config)).mtime!;
+  await using scene = await hooksPathScene("tools/hooks-c");
+  const { root, config, parsedConfigs, original, modified } = scene;
   const first = await planGitProtection(root, { parsedConfigs });
   ok(first.hooksFolders.includes(join(root, "tools", "hooks-c")), JSON.stringify(first.hooksFolders));
   // Within the same second, the change time (whole seconds) and, put back, the modification time stay.

@@ -51,6 +51,23 @@ async function recordInKilledSession(folder: string, roots: readonly RootBaselin
   equal(output.code, 0, new TextDecoder().decode(output.stderr));
 }
 
+/** A repository, and in a state folder the record of a session that was killed after its first scan of it. */
+async function killedSessionScene(): Promise<AsyncDisposable & { root: string; folder: string }> {
+  const workspace = await createTempWorkspace();
+  const state = await createTempWorkspace("mewcode-state-");
+  await createRepository(workspace.root);
+  const folder = join(state.root, "set-aside");
+  await recordInKilledSession(folder, await baselines([workspace.root]));
+  return {
+    root: workspace.root,
+    folder,
+    async [Symbol.asyncDispose]() {
+      await state.cleanup();
+      await workspace.cleanup();
+    },
+  };
+}
+
 Deno.test("A record held by a live session is left to it, and its end removes it", async () => {
   await using workspace = await createTempWorkspace();
   await using state = await createTempWorkspace("mewcode-state-");
@@ -73,12 +90,8 @@ Deno.test("A record held by a live session is left to it, and its end removes it
 });
 
 Deno.test("A record whose session was killed is compared with the metadata now, once, by one session", async () => {
-  await using workspace = await createTempWorkspace();
-  await using state = await createTempWorkspace("mewcode-state-");
-  const root = workspace.root;
-  await createRepository(root);
-  const folder = join(state.root, "set-aside");
-  await recordInKilledSession(folder, await baselines([root]));
+  await using scene = await killedSessionScene();
+  const { root, folder } = scene;
   await gitOk(root, "update-index", "--skip-worktree", "README");
   const first = await checkEarlierSessions(folder, { roots: [root], user: USER });
   equal(first.lines.length, 1, first.lines.join("\n"));
@@ -101,12 +114,8 @@ Deno.test("A record whose session was killed is compared with the metadata now, 
 });
 
 Deno.test("A record taken by a session that is killed in turn is there for the next one", async () => {
-  await using workspace = await createTempWorkspace();
-  await using state = await createTempWorkspace("mewcode-state-");
-  const root = workspace.root;
-  await createRepository(root);
-  const folder = join(state.root, "set-aside");
-  await recordInKilledSession(folder, await baselines([root]));
+  await using scene = await killedSessionScene();
+  const { root, folder } = scene;
   await gitOk(root, "update-index", "--assume-unchanged", "README");
   // A session takes it and is killed before its end: the lock goes with the process, the record stays.
   const module = new URL("../../src/sandbox/_unchecked_git_scan.ts", import.meta.url).href;
@@ -179,12 +188,8 @@ Deno.test("A record is never followed through a symlink, and a folder not of thi
 });
 
 Deno.test("The packs a killed session wrote are handed on for git to check, with the session they are about", async () => {
-  await using workspace = await createTempWorkspace();
-  await using state = await createTempWorkspace("mewcode-state-");
-  const root = workspace.root;
-  await createRepository(root);
-  const folder = join(state.root, "set-aside");
-  await recordInKilledSession(folder, await baselines([root]));
+  await using scene = await killedSessionScene();
+  const { root, folder } = scene;
   await new Promise((resolve) => setTimeout(resolve, 20));
   await gitOk(root, "repack", "-a", "-d", "-q");
   const checks = await checkEarlierSessions(folder, { roots: [root], user: USER });

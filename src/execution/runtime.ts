@@ -399,6 +399,7 @@ function grepAccelerator(
   // A walk ahead's report that came before Grep's modules loaded: given to them once they have.
   let walked: { report: GrepWalkReport; root: string } | null = null;
   let loading: Promise<RipgrepGrep> | null = null;
+  let largeRepository: boolean | null = null;
   const load = async (): Promise<RipgrepGrep> => {
     const [{ MAX_RIPGREP_OUTPUT_CHARS, RipgrepGrep }, { runRipgrep }, { WalkStore }] = await Promise.all([
       lazyImport<typeof import("../tools/grep_ripgrep.ts")>(
@@ -432,6 +433,11 @@ function grepAccelerator(
       return await grep.run(request.input as GrepInput, request.context, options.signal);
     },
     prepare: async () => {
+      // In a repository large enough for ripgrep to search, the sandbox it searches in starts meanwhile
+      // (~20-50 ms), for the call not to wait for it. A small tree is searched in the worker (see
+      // `SMALL_TREE_FILES`), and a kept sandbox there would only hold memory.
+      largeRepository ??= gitIndexBytes(sandbox.root) >= WALK_AHEAD_MIN_INDEX_BYTES;
+      if (largeRepository) sandbox.warmKeptCommands();
       const grep = await (loading ??= load()).catch(() => null);
       grep?.warmUp();
     },

@@ -194,6 +194,15 @@ export async function protectionNow(
   };
 }
 
+/** The mode, network and filter of a command of mewcode's own, whatever the session's. */
+export interface CommandOverride {
+  mode: "read-only" | "workspace-write";
+  network: boolean;
+  seccomp: Uint8Array;
+  /** Plan the sandbox kept across such commands too (`persistent`), where the session can keep one. */
+  keep?: boolean;
+}
+
 /**
  * The plan of one call. `override` is for mewcode's own commands (`ShellSandbox.runCommand`): their mode,
  * network and filter, whatever the session's, and a sandbox of their own.
@@ -201,7 +210,7 @@ export async function protectionNow(
 export function planCall(
   planning: CallPlanning,
   protection: Pick<CallProtection, "keepInPlace" | "readOnly" | "placeholders" | "hiddenNow">,
-  override: { mode: "read-only" | "workspace-write"; network: boolean; seccomp: Uint8Array } | null = null,
+  override: CommandOverride | null = null,
 ): PlannedCall {
   const { view, helpers, limits } = planning;
   const seccomp = override?.seccomp ?? planning.seccomp;
@@ -238,9 +247,12 @@ export function planCall(
     seccomp,
     unavailable: null,
   };
-  // mewcode's own commands (`override`) each get a sandbox: they are few, and run outside the Bash worker.
+  // mewcode's own commands (`override`) each get a sandbox, but for those that ask for the kept one
+  // (ripgrep's searches, kept_command.ts).
   const kept = planning.kept;
-  if (override !== null || kept === null || seccomp === null || helpers.sh === null) {
+  if (
+    (override !== null && override.keep !== true) || kept === null || seccomp === null || helpers.sh === null
+  ) {
     return { plan, readOnlyWhole };
   }
   return {

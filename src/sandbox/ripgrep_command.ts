@@ -1,9 +1,10 @@
 /**
- * Runs ripgrep for Grep in the read-only shell sandbox (`ShellSandbox.runCommand` with mode "read-only"):
- * bubblewrap with the workspace and the added folders bound read-only, no network, mewcode's state hidden,
- * the seccomp filter and resource limits of the shell, an environment cleared to the shell's allowlist. The
- * sandbox is the boundary; inside it the script only ever hands ripgrep a directory it resolved and checked
- * to lie in the workspace, and ripgrep never follows a symlink (no `--follow`).
+ * Runs ripgrep for Grep in the read-only shell sandbox (`ShellSandbox.runCommand` with mode "read-only", in
+ * the sandbox kept across such commands where it is free: kept_command.ts): bubblewrap with the workspace
+ * and the added folders bound read-only, no network, mewcode's state hidden, the seccomp filter and resource
+ * limits of the shell, an environment cleared to the shell's allowlist. The sandbox is the boundary; inside
+ * it the script only ever hands ripgrep a directory it resolved and checked to lie in the workspace, and
+ * ripgrep never follows a symlink (no `--follow`).
  *
  * The script resolves the path (`cd -P`, a builtin), refuses one outside the roots or inside an excluded
  * folder, decides whether ripgrep should read the ignore files above the start directory (only in the one
@@ -39,6 +40,7 @@ export interface SandboxCommandRunner {
       signal?: AbortSignal;
       maxOutputChars?: number;
       onStdout?: (bytes: Uint8Array) => void;
+      keep?: boolean;
     },
   ): Promise<CommandResult>;
 }
@@ -112,6 +114,8 @@ export async function runRipgrep(
   try {
     return await runner.runCommand(ripgrepScript(command), {
       mode: "read-only",
+      // Searches come one after the other in a session: the sandbox stays for the next.
+      keep: true,
       timeoutMs: options.timeoutMs,
       maxOutputChars: options.maxOutputChars,
       ...(options.signal === undefined ? {} : { signal: options.signal }),

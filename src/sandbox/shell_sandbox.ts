@@ -36,6 +36,7 @@ import { type CredentialPlace, credentialPlaces, isCredentialPath } from "../com
 import type { SandboxMode, ShellPlan } from "../tools/tool.ts";
 import {
   type CallProtection,
+  type CommandOverride,
   isRemade,
   noProtection,
   ownPlaceholders,
@@ -65,6 +66,7 @@ import {
   removeKeptSandboxFiles,
 } from "./kept_sandbox.ts";
 import { GitWatch } from "./git_watch.ts";
+import { type KeptCommandOptions, KeptCommands, type KeptPlan } from "./kept_command.ts";
 import { changedDirenvFiles, type DirenvRecord, recordDirenvFiles } from "./direnv_files.ts";
 import { plannedAtTop, whyNestedMatters } from "./_nested_protected.ts";
 import { checkObjectFiles } from "./git_packs.ts";
@@ -130,6 +132,8 @@ export class ShellSandbox {
   /** Empty folders first found where a placeholder goes (the user's, or another session's): their identity. */
   #foundPlaceholders = new Map<string, string>();
   #closed = false;
+  /** The sandbox kept across mewcode's own read-only commands (`runCommand` with `keep`). */
+  readonly #keptCommands = new KeptCommands();
   /** The folders bound read-only whole the model was last told of (`#readOnlyWholeNote`). */
   #readOnlyWholeSaid = "";
   /**
@@ -419,6 +423,11 @@ export class ShellSandbox {
       maxOutputChars?: number;
       /** Takes standard output as it arrives instead of the result (see `SandboxedCommand.onStdout`). */
       onStdout?: (bytes: Uint8Array) => void;
+      /**
+       * Run it in the read-only sandbox kept across such commands (kept_command.ts), where there is one and
+       * it is free: for frequent commands without input (ripgrep's searches). Else in one of its own.
+       */
+      keep?: boolean;
     },
   ): Promise<CommandResult> {
     const seccomp = this.#seccomp ?? sandboxFilter();
@@ -428,6 +437,17 @@ export class ShellSandbox {
         status: "failed",
         message: this.unavailable ?? "bubblewrap is not available to sandbox the command",
       };
+    }
+    if (options.keep === true && options.mode === "read-only" && (options.stdin ?? "") === "") {
+      const kept = this.#keptCommandPlan(seccomp);
+      const run: KeptCommandOptions = {
+        timeoutMs: options.timeoutMs,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        ...(options.maxOutputChars === undefined ? {} : { maxOutputChars: options.maxOutputChars }),
+        ...(options.onStdout === undefined ? {} : { onStdout: options.onStdout }),
+      };
+      const result = kept === null ? null : await this.#keptCommands.run(kept, command, run);
+      if (result !== null) return result;
     }
     const protection = options.mode === "workspace-write" ? await this.#protection(true) : noProtection();
     const plan = this.#callPlan(protection, { mode: options.mode, network: false, seccomp });
@@ -458,6 +478,24 @@ export class ShellSandbox {
       if (failure !== null) return { status: "failed", message: failure };
     }
     return result;
+  }
+
+  /**
+   * Starts the read-only sandbox kept for mewcode's own commands (`runCommand` with `keep`) if none runs,
+   * so that the next such command finds it ready: for the time before a Grep call can run.
+   */
+  warmKeptCommands(): void {
+    const seccomp = this.#seccomp ?? sandboxFilter();
+    const works = this.mode === "danger-full-access" ? this.#isolated : this.unavailable === null;
+    if (this.#closed || this.helpers.bwrap === null || seccomp === null || !works) return;
+    const kept = this.#keptCommandPlan(seccomp);
+    if (kept !== null) this.#keptCommands.warm(kept);
+  }
+
+  /** The plan of the kept sandbox of mewcode's own read-only commands; null where none can be kept. */
+  #keptCommandPlan(seccomp: Uint8Array): KeptPlan | null {
+    const plan = this.#callPlan(noProtection(), { mode: "read-only", network: false, seccomp, keep: true });
+    return plan.persistent === undefined ? null : { ...plan, persistent: plan.persistent };
   }
 
   /**
@@ -639,6 +677,7 @@ export class ShellSandbox {
     // kept sandbox's replacement starts after the call's end), once another session removed its own.
     const remade = [...this.#foundPlaceholders].filter(([path, identity]) => isRemade(path, identity));
     await this.#remove(remade.map(([path]) => path));
+    await this.#keptCommands.close();
     if (this.#kept !== null) await removeKeptSandboxFiles(this.#kept);
     await this.#limits?.close();
   }
@@ -785,7 +824,7 @@ export class ShellSandbox {
   /** The plan of one call (see `planCall`), from the sandbox as it is now. */
   #callPlan(
     protection: CallProtection,
-    override: { mode: "read-only" | "workspace-write"; network: boolean; seccomp: Uint8Array } | null = null,
+    override: CommandOverride | null = null,
   ): ShellPlan {
     return this.#plannedCall(protection, override).plan;
   }
@@ -793,7 +832,7 @@ export class ShellSandbox {
   /** The plan of one call, and the folders it binds read-only whole (see `planCall`). */
   #plannedCall(
     protection: CallProtection,
-    override: { mode: "read-only" | "workspace-write"; network: boolean; seccomp: Uint8Array } | null = null,
+    override: CommandOverride | null = null,
   ): PlannedCall {
     const planning = {
       plan: this.plan,

@@ -6,6 +6,7 @@
  */
 import { shellQuote } from "../common/shell_quote.ts";
 import type { PersistentShell, ShellPlan } from "./tool.ts";
+import { endIfLeftBehind, KILL_THE_REST, listScratch } from "../sandbox/supervisor_lines.ts";
 
 /**
  * The shell each command runs in: the session's own bash (`plan.shell`), started by the supervisor before
@@ -30,20 +31,11 @@ const COMMAND_SHELL = [
  * it between commands.
  */
 export function supervisorScript(plan: ShellPlan & { persistent: PersistentShell }): string {
-  const folders = plan.persistent.scratch.map(shellQuote).join(" ");
-  // Lists the scratch folders into $1 (entries' names, folder by folder).
-  const list = (variable: string) => [
-    "shopt -s nullglob dotglob",
-    `${variable}=`,
-    `for __mewcode_folder in ${folders}; do`,
-    `  __mewcode_left=("$__mewcode_folder"/*); ${variable}+="$__mewcode_folder:\${__mewcode_left[*]}"$'\\n'`,
-    "done",
-    "shopt -u nullglob dotglob",
-  ];
+  const folders = plan.persistent.scratch;
   return [
     ...plan.persistent.prologue,
     "IFS= read -r -d '' __mewcode_mounts < /proc/self/mountinfo",
-    ...list("__mewcode_scratch"),
+    ...listScratch("__mewcode_scratch", folders),
     `printf '\\001mewcode ready\\n' >&2`,
     "while :; do",
     // The next command's shell starts before the command arrives (a fork and an exec cost about 6 ms here).
@@ -51,26 +43,14 @@ export function supervisorScript(plan: ShellPlan & { persistent: PersistentShell
       shellQuote(plan.shell)
     } "$__mewcode_mounts" )`,
     "  __mewcode_code=$?",
-    // `kill -1` signals every other process of the sandbox, and fails once there is none (zombies count
-    // until reaped): the common case costs one system call.
-    "  __mewcode_spins=0",
-    "  while kill -9 -1 2>/dev/null && ((++__mewcode_spins < 10000)); do wait; done",
+    ...KILL_THE_REST.map((line) => `  ${line}`),
     // No command came (the input closed): the worker is gone.
     "  IFS= read -r -d '' __mewcode_end || exit 0",
     `  printf '\\0%s\\0' "$__mewcode_end"`,
     `  printf '\\001mewcode status %d\\n' "$__mewcode_code" >&2`,
-    // A process that would not die, or anything left in the scratch folders: the next call gets a new
+    // A process that would not die, or anything left behind for the next call: the next call gets a new
     // sandbox (this one ends, and with it what is left).
-    "  ((__mewcode_spins >= 10000)) && exit 0",
-    ...list("__mewcode_now").map((line) => `  ${line}`),
-    `  [[ $__mewcode_now == "$__mewcode_scratch" ]] || exit 0`,
-    // System V shared memory segments, message queues and semaphore sets outlive their processes (the
-    // first two are memory too, which no tmpfs size bounds): any left (a line below each table's header)
-    // ends the sandbox, and its IPC namespace with them. POSIX message queues are entries of the sandbox's
-    // mqueue filesystem, one of the scratch folders above.
-    "  for __mewcode_ipc in /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem; do",
-    '    { IFS= read -r __mewcode_line && IFS= read -r __mewcode_line && exit 0; } 2>/dev/null <"$__mewcode_ipc"',
-    "  done",
+    ...endIfLeftBehind(folders).map((line) => `  ${line}`),
     "done",
   ].join("\n");
 }

@@ -9,6 +9,7 @@ import type { BenchSection, Goal } from "./_report.ts";
 import type { TurnMemoryRuns } from "./_search_memory.ts";
 import { PARALLEL_GREPS, type ToolName } from "./_search_session.ts";
 import { RIPGREP_SEARCHES_AT_ONCE } from "../../src/tools/grep_ripgrep.ts";
+import { PACE_AFTER_MS } from "../../src/tools/_grep_prepass.ts";
 
 /** The ripgrep flags that give it our tools' rules (see the module comment). */
 export const RG_COMMON = [
@@ -222,8 +223,9 @@ export function report(rows: Row[], memories: TurnMemories, facts: ReportFacts):
     "the warm worker pool, and for Grep ripgrep in the read-only shell sandbox, `src/tools/grep_ripgrep.ts`: " +
     "the worker searches for 40 ms (calls with a head_limit above 1000 skip this; a search that has found " +
     "half of what it may show goes on; one that a recent walk of the path shows cannot end within the " +
-    "budget at its pace gives up after 10 ms), then ripgrep searches the contents, started when the worker says " +
-    "it gave up, while the worker walks, the walk starting with the call). Repeated calls in one session " +
+    `budget at its pace gives up after ${PACE_AFTER_MS} ms), then ripgrep searches the contents, started when the ` +
+    "worker says it gave up, while the worker walks, the walk starting with the call; ripgrep runs in the " +
+    "read-only sandbox kept across searches, `src/sandbox/kept_command.ts`, started while the call streams). Repeated calls in one session " +
     "reuse the walk of the same path from the last 30 s when the worker's search saw a match, and when the " +
     "walk's stamps still hold (an lstat of each directory it listed) when it did not; after the time, which search " +
     "answered: `ripgrep`, or `typescript` (the worker finished within its budget). Results are checked " +

@@ -4,13 +4,20 @@
  * @module
  */
 
-/** How many processes of this machine have `marker` in their command line. */
-export async function processesWith(marker: string): Promise<number> {
+/** How many processes of this machine have `marker` (each of them, given several) in their command line. */
+export async function processesWith(marker: string | readonly string[]): Promise<number> {
+  const markers = typeof marker === "string" ? [marker] : marker;
   let count = 0;
   for await (const entry of Deno.readDir("/proc")) {
     if (!/^\d+$/.test(entry.name)) continue;
     const commandLine = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
-    if (commandLine.includes(marker)) count += 1;
+    if (markers.every((one) => commandLine.includes(one))) count += 1;
   }
   return count;
 }
+
+/**
+ * A word in the command line of the read-only sandbox kept for mewcode's own commands (its supervisor's
+ * script, src/sandbox/kept_command.ts), and of its bubblewrap: with the workspace's path, that sandbox's.
+ */
+export const SEARCH_SANDBOX_WORD = "__mewcode_take";

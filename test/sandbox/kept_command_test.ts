@@ -6,14 +6,12 @@
 import { deepStrictEqual, equal, match, notEqual, ok } from "node:assert/strict";
 import type { CommandResult } from "../../src/sandbox/sandboxed_command.ts";
 import type { ShellSandbox } from "../../src/sandbox/shell_sandbox.ts";
-import { processesWith } from "../_fakes/processes.ts";
+import { processesWith, SEARCH_SANDBOX_WORD } from "../_fakes/processes.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
 import { openSandbox } from "./_sandbox.ts";
 
 /** When the sandbox's process 1 started (clock ticks since boot): equal for commands in the same sandbox. */
 const SANDBOX_ID = "cut -d' ' -f22 /proc/1/stat";
-/** A word only the kept sandbox's supervisor has in its command line. */
-const SUPERVISOR_WORD = "__mewcode_take";
 
 function kept(
   sandbox: ShellSandbox,
@@ -175,7 +173,7 @@ Deno.test("The kept sandbox starts when warmed, stays between commands, and ends
   await using workspace = await createTempWorkspace();
   const sandbox = await openSandbox(workspace.root, "workspace-write");
   // bubblewrap's command line names the workspace and holds the supervisor's script.
-  const keptProcesses = async () => await processesWithAll([workspace.root, SUPERVISOR_WORD]);
+  const keptProcesses = async () => await processesWith([workspace.root, SEARCH_SANDBOX_WORD]);
   equal(await keptProcesses(), 0);
   sandbox.warmKeptCommands();
   const { stdout: id } = exited(await kept(sandbox, SANDBOX_ID));
@@ -184,14 +182,3 @@ Deno.test("The kept sandbox starts when warmed, stays between commands, and ends
   await sandbox.close();
   equal(await keptProcesses(), 0, "nothing of it runs after close");
 });
-
-/** How many processes of this machine have every one of `markers` in their command line. */
-async function processesWithAll(markers: readonly string[]): Promise<number> {
-  let count = 0;
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    const commandLine = await Deno.readTextFile(`/proc/${entry.name}/cmdline`).catch(() => "");
-    if (markers.every((marker) => commandLine.includes(marker))) count += 1;
-  }
-  return count;
-}

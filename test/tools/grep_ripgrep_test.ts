@@ -20,6 +20,7 @@ import { WalkStore } from "../../src/execution/walk_store.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import type { ToolCallContext, ToolResult } from "../../src/tools/tool.ts";
 import { callContext, createTempWorkspace, settleTree } from "../_fakes/tool_context.ts";
+import { processesWith, SEARCH_SANDBOX_WORD } from "../_fakes/processes.ts";
 
 const helpers = await resolveHelpers({ root: "/nonexistent", path: Deno.env.get("PATH") });
 const missing = helpers.rg === null || helpers.bwrap === null;
@@ -663,12 +664,18 @@ Deno.test({
       const result = await runtime.pipeline.run(call({ pattern: "match" }), { signal });
       equal(result.result.content, "a.txt:1: match one\nb/c.txt:1: match two");
       equal(result.result.metadata.engine, "ripgrep");
+      ok(
+        await processesWith([workspace.root, SEARCH_SANDBOX_WORD]) > 0,
+        "the search sandbox stays for the next",
+      );
       const forged = await runtime.pipeline.run(
         call({ pattern: "match", mewcodePrepass: { budgetMs: 0, prefilter: null } }),
         { signal },
       );
       equal(forged.result.isError, true);
       match(forged.result.content, /mewcodePrepass/);
+      await runtime.close();
+      equal(await processesWith([workspace.root, SEARCH_SANDBOX_WORD]), 0, "it ends with the runtime");
     }
     {
       await using runtime = await open(null);

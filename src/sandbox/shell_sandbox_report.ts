@@ -49,6 +49,13 @@ export function shellSandboxReport(facts: SandboxReportFacts): string[] {
           "gets the next call a new sandbox"
         : "  calls: a new sandbox for each call",
     );
+    if (helpers.rg !== null) {
+      lines.push(
+        facts.kept && mode !== "danger-full-access"
+          ? "  searches: Grep's ripgrep runs read-only in one sandbox kept across searches, the same way"
+          : "  searches: Grep's ripgrep runs read-only in a new sandbox for each search",
+      );
+    }
   }
   lines.push(`  shell: ${plan.shell}`);
   lines.push("  helper programs (system directories first, never from the workspace):");

@@ -56,6 +56,7 @@ Deno.test("mewcode doctor reports Deno, the workspace, the sandbox and enforced 
   // The shell's worker starts the sandbox it keeps across calls through sh, which becomes bubblewrap.
   match(run.stdout, /^ {2}shell: ok: spawning "\/\S*\/sh" is allowed$/m);
   match(run.stdout, /^ {2}calls: one sandbox kept across calls \(started by \/\S*\/sh\)/m);
+  match(run.stdout, /^ {2}searches: Grep's ripgrep runs read-only in one sandbox kept across searches/m);
   match(run.stdout, /^ {4}bwrap: \/usr\/bin\/bwrap$/m);
   match(run.stdout, /seccomp: socket\(AF_UNIX\) fails with EPERM/);
   match(run.stdout, /home: every home folder is an empty tmpfs/);

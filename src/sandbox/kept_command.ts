@@ -123,6 +123,7 @@ export class KeptCommands {
       return null;
     }
     this.#busy = true;
+    let replace = false;
     try {
       const started = performance.now();
       const sandbox = await this.#ready(plan, options);
@@ -132,11 +133,15 @@ export class KeptCommands {
       if (!sandbox.alive || result === null) {
         if (this.#sandbox === sandbox) this.#sandbox = null;
         await sandbox.kill();
+        // Killed (a timeout, a search cancelled once the worker answered) or stale: the next command would
+        // wait for a new one, which starts now instead.
+        replace = true;
       }
       if (result === null || result.status === "failed") return result;
       return { ...result, durationMs: Math.round(performance.now() - started) };
     } finally {
       this.#busy = false;
+      if (replace) this.warm(plan);
     }
   }
 
@@ -184,7 +189,8 @@ export class KeptCommands {
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
     if (!start.ok) {
-      this.#startFailures++;
+      // A start given up because its command was cancelled says nothing of whether one can start.
+      if (options.signal?.aborted !== true) this.#startFailures++;
       return null;
     }
     this.#startFailures = 0;

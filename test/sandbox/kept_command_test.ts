@@ -149,6 +149,13 @@ Deno.test("A timeout or a cancellation ends the kept sandbox with its command; t
   const cancelled = await kept(sandbox, `exec -a ${marker} sleep 300`, { signal: controller.signal });
   equal(cancelled.status === "exited" ? cancelled.code : null, 137);
   equal(await processesWith(marker), 0);
+  // A replacement starts at once, before the next command comes.
+  let waited = 0;
+  while (await processesWith([workspace.root, SEARCH_SANDBOX_WORD]) === 0 && waited < 5_000) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    waited += 20;
+  }
+  ok(waited < 5_000, "a new kept sandbox runs");
   notEqual(exited(await kept(sandbox, SANDBOX_ID)).stdout, id);
 });
 

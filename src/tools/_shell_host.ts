@@ -35,9 +35,8 @@
  *
  * @module
  */
-import { describeError } from "../common/errors.ts";
 import { concatBytes, indexOfBytes } from "../common/bytes.ts";
-import { keptSandboxCommand } from "../sandbox/bubblewrap.ts";
+import { spawnKeptSandbox, waitForStart } from "../sandbox/bubblewrap.ts";
 import { type Output, OutputCollector, TextSanitizer } from "./_shell_output.ts";
 import { supervisorScript } from "./_shell_supervisor.ts";
 import type { ShellRun } from "./_shell_run.ts";
@@ -45,8 +44,6 @@ import type { PersistentShell, ShellPlan } from "./tool.ts";
 
 /** The longest a new sandbox may take to report that it runs. */
 const START_TIMEOUT_MS = 10_000;
-/** How long a sandbox given up while it starts may take to be built before it is killed anyway. */
-const BUILD_WAIT_MS = 5_000;
 /** Sandboxes started at most for one call (see `#run`). */
 const START_ATTEMPTS = 6;
 /** The first pause before a start tried again; each later one doubles (randomised by ±50%). */
@@ -270,56 +267,25 @@ class KeptSandbox {
     options: { signal: AbortSignal; limitMs: number },
   ): Promise<{ ok: true; sandbox: KeptSandbox } | { ok: false; timedOut: boolean; message: string }> {
     // $0 of each command is the shell's path, as for `bash -c` started by that path.
-    const { program, args } = keptSandboxCommand(plan.persistent, ["-c", supervisorScript(plan), plan.shell]);
-    let child: Deno.ChildProcess;
-    try {
-      child = new Deno.Command(program, {
-        args,
-        clearEnv: true,
-        env: plan.env,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-    } catch (error) {
-      return { ok: false, timedOut: false, message: `${program}: ${describeError(error)}` };
-    }
+    const child = spawnKeptSandbox(plan.persistent, ["-c", supervisorScript(plan), plan.shell], plan.env);
+    if ("failed" in child) return { ok: false, timedOut: false, message: child.failed };
     const sandbox = new KeptSandbox(key, child);
-    const { signal } = options;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let onAbort = () => {};
-    const gaveUp = new Promise<"timed-out" | "cancelled">((resolve) => {
-      timer = setTimeout(() => resolve("timed-out"), Math.max(0, options.limitMs));
-      onAbort = () => resolve("cancelled");
-      signal.addEventListener("abort", onAbort, { once: true });
-      if (signal.aborted) onAbort();
-    });
-    try {
-      const ready = sandbox.#ready.promise.then(() => null, () => null);
-      const stop = await Promise.race([ready, gaveUp]);
-      if (stop === null && sandbox.alive) return { ok: true, sandbox };
-      // Killed between its clone and the go-ahead it gives its child, bubblewrap leaves that child waiting
-      // for it forever, before any sandbox is in place, holding the pipes (so this kill never returned): a
-      // model asking for a 10 to 25 ms timeout left one behind every ten calls. Built, the sandbox dies whole.
-      if (stop !== null) {
-        let waited: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([ready, new Promise((resolve) => waited = setTimeout(resolve, BUILD_WAIT_MS))]);
-        clearTimeout(waited);
-      }
-      await sandbox.kill();
-      const detail = sandbox.#diagnostics.trim().split("\n").slice(0, 3).join("; ");
-      const reason = stop === "timed-out"
-        ? `it did not start within ${Math.round(options.limitMs)} ms`
-        : stop === "cancelled"
-        ? "the call was cancelled"
-        : detail === ""
-        ? "it exited at once"
-        : detail;
-      return { ok: false, timedOut: stop === "timed-out", message: `the sandbox could not start: ${reason}` };
-    } finally {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
-    }
+    const outcome = await waitForStart(sandbox.#ready.promise, options);
+    if (outcome === "ready" && sandbox.alive) return { ok: true, sandbox };
+    await sandbox.kill();
+    const detail = sandbox.#diagnostics.trim().split("\n").slice(0, 3).join("; ");
+    const reason = outcome === "timed-out"
+      ? `it did not start within ${Math.round(options.limitMs)} ms`
+      : outcome === "cancelled"
+      ? "the call was cancelled"
+      : detail === ""
+      ? "it exited at once"
+      : detail;
+    return {
+      ok: false,
+      timedOut: outcome === "timed-out",
+      message: `the sandbox could not start: ${reason}`,
+    };
   }
 
   /** Runs one command; see the module doc for the protocol. */

@@ -455,3 +455,28 @@ export async function waitForStart(
     options.signal?.removeEventListener("abort", onAbort);
   }
 }
+
+/**
+ * Kills a kept sandbox's bubblewrap (and with it the whole sandbox, its PID namespace) unless it has exited,
+ * waits until it has, and lets go of its pipes once their readers (`pumps`) have read what was left.
+ */
+export async function killKeptSandbox(
+  sandbox: {
+    alive: boolean;
+    child: Deno.ChildProcess;
+    exited: Promise<unknown>;
+    stdin: WritableStreamDefaultWriter<Uint8Array>;
+    pumps: readonly Promise<unknown>[];
+  },
+): Promise<void> {
+  if (sandbox.alive) {
+    try {
+      sandbox.child.kill("SIGKILL");
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  await sandbox.exited;
+  await sandbox.stdin.close().catch(() => undefined);
+  await Promise.all(sandbox.pumps);
+}

@@ -28,7 +28,7 @@
  */
 import { concatBytes, indexOfBytes } from "../common/bytes.ts";
 import type { PersistentShell, ShellPlan } from "../tools/tool.ts";
-import { spawnKeptSandbox, waitForStart } from "./bubblewrap.ts";
+import { killKeptSandbox, spawnKeptSandbox, waitForStart } from "./bubblewrap.ts";
 import { type CommandResult, passBytes } from "./sandboxed_command.ts";
 import { endIfLeftBehind, KILL_THE_REST, listScratch } from "./supervisor_lines.ts";
 
@@ -230,8 +230,8 @@ class KeptCommandSandbox {
   #exited: Promise<Deno.CommandStatus>;
   #alive = true;
   #ready = Promise.withResolvers<void>();
-  /** Standard output before the ready line. */
-  #early: Uint8Array = new Uint8Array(0);
+  /** Standard output before the ready line; null once it came. */
+  #early: Uint8Array | null = new Uint8Array(0);
   /** What bubblewrap said before the supervisor ran: why it could not start. */
   #diagnostics = "";
   #out: Reading | null = null;
@@ -390,24 +390,24 @@ class KeptCommandSandbox {
 
   /** Kills bubblewrap, and with it the whole sandbox, and waits until it has exited. */
   async kill(): Promise<void> {
-    if (this.#alive) {
-      try {
-        this.#child.kill("SIGKILL");
-      } catch {
-        // Exited meanwhile.
-      }
-    }
-    await this.#exited;
-    await this.#stdin.close().catch(() => undefined);
-    await Promise.all(this.#pumps);
+    await killKeptSandbox({
+      alive: this.#alive,
+      child: this.#child,
+      exited: this.#exited,
+      stdin: this.#stdin,
+      pumps: this.#pumps,
+    });
   }
 
   #onStdout(bytes: Uint8Array): void {
     const reading = this.#out;
     if (reading === null) {
-      // Before the first command: the ready line.
+      // Before the first command: the ready line (nothing writes between commands: a stray byte is dropped).
+      if (this.#early === null) return;
       this.#early = concatBytes(this.#early, bytes);
-      if (indexOfBytes(this.#early, READY) !== -1) this.#ready.resolve();
+      if (indexOfBytes(this.#early, READY) === -1) return;
+      this.#early = null;
+      this.#ready.resolve();
       return;
     }
     if (reading.before !== null) {

@@ -36,7 +36,7 @@
  * @module
  */
 import { concatBytes, indexOfBytes } from "../common/bytes.ts";
-import { spawnKeptSandbox, waitForStart } from "../sandbox/bubblewrap.ts";
+import { killKeptSandbox, spawnKeptSandbox, waitForStart } from "../sandbox/bubblewrap.ts";
 import { type Output, OutputCollector, TextSanitizer } from "./_shell_output.ts";
 import { supervisorScript } from "./_shell_supervisor.ts";
 import type { ShellRun } from "./_shell_run.ts";
@@ -349,16 +349,13 @@ class KeptSandbox {
 
   /** Kills bubblewrap, and with it the whole sandbox, and waits until it has exited. */
   async kill(): Promise<void> {
-    if (this.#alive) {
-      try {
-        this.#child.kill("SIGKILL");
-      } catch {
-        // Exited meanwhile.
-      }
-    }
-    await this.#exited;
-    await this.#stdin.close().catch(() => undefined);
-    await Promise.all(this.#pumps);
+    await killKeptSandbox({
+      alive: this.#alive,
+      child: this.#child,
+      exited: this.#exited,
+      stdin: this.#stdin,
+      pumps: this.#pumps,
+    });
   }
 
   async #readStdout(stream: ReadableStream<Uint8Array>): Promise<void> {

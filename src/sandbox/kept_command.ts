@@ -7,22 +7,24 @@
  * Inside it, a supervising bash runs as process 1 from the copy of the shell it may not read (as the Bash
  * tool's kept sandbox does, src/tools/_shell_host.ts: no other process may open its pipes or memory through
  * /proc/1). For each command it:
- *   1. reads the command from standard input (NUL-terminated) and compares the mount table with the one the
- *      sandbox started with: a mount the host removed or moved (a hidden folder deleted and made again) makes
- *      it answer "stale" and exit, and the command runs in a sandbox of its own;
- *   2. runs it in a subshell with standard input from /dev/null, its standard output and standard error
- *      those of the sandbox (mewcode reads them apart, as for a command per sandbox);
- *   3. kills every other process of the sandbox, until none is left;
- *   4. reads the end marker only now (it was sent with the command, and no command ever knew it), and writes
+ *   1. forks the command's subshell before the command comes, which reads it from standard input (its length
+ *      in bytes, the command, a start marker), compares the mount table with the one the sandbox started
+ *      with (a mount the host removed or moved, a hidden folder deleted and made again, makes it answer
+ *      "stale" after the start marker: the command then runs in a sandbox of its own), or writes the marker
+ *      and "go" and runs the command with standard input from /dev/null, its standard output and standard
+ *      error those of the sandbox (mewcode reads them apart, as for a command per sandbox);
+ *   2. kills every other process of the sandbox, until none is left;
+ *   3. reads the end marker only now (it was sent with the command, and no command ever knew it), and writes
  *      it to both streams, followed on standard output by the exit status: nothing a command wrote can end
  *      its output early or forge its status;
- *   5. exits when the command left anything behind (an entry in a scratch folder, a System V IPC object, a
+ *   4. exits when the command left anything behind (an entry in a scratch folder, a System V IPC object, a
  *      process that would not die): the next command gets a new sandbox.
- * A timeout or a cancellation kills the sandbox (bubblewrap, and with it the PID namespace); the next
- * command starts a new one. It ends by itself when its standard input closes, that is when mewcode ends.
+ * A timeout or a cancellation kills the sandbox (bubblewrap, and with it the PID namespace), and a new one
+ * starts at once for the next command. It ends by itself when its standard input closes, that is when
+ * mewcode ends.
  *
  * One command at a time: a command that comes while one runs gets a sandbox of its own (`run` answers
- * null), as does one whose plan differs from the sandbox's.
+ * null). A command whose plan differs from the sandbox's (the session's view changed) replaces it.
  *
  * @module
  */

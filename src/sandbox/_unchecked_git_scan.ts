@@ -162,7 +162,7 @@ async function compareRecord(
   const lines: string[] = [];
   const { roots, hookTasks, direnv } = record.baseline;
   for (const baseline of roots) {
-    const prefix = `${EARLIER} (started ${when(baseline.startedAt)}) ended before its end checks`;
+    const prefix = endedBefore(baseline.startedAt);
     const added = baseline.root === options.roots[0] ? "" : ` in the added folder "${baseline.root}"`;
     if (!options.roots.includes(baseline.root)) {
       lines.push(
@@ -184,20 +184,17 @@ async function compareRecord(
   // What the hooks run and what direnv loads, compared with what they were when that session began.
   const root = options.roots[0] ?? "/";
   const changed = [...await changedHookTasks(hookTasks, root), ...await changedDirenvFiles(direnv, root)];
-  const startedAt = Math.min(...roots.map((baseline) => baseline.startedAt));
-  for (const line of changed) {
-    lines.push(
-      `${EARLIER}${
-        roots.length === 0 ? "" : ` (started ${when(startedAt)})`
-      } ended before its end checks; since then: ${line}`,
-    );
-  }
+  const startedAt = roots.length === 0 ? null : Math.min(...roots.map((baseline) => baseline.startedAt));
+  for (const line of changed) lines.push(`${endedBefore(startedAt)}; since then: ${line}`);
   return lines;
 }
 
-/** `2026-12-03 19:10:00 UTC`. */
-function when(epochMs: number): string {
-  return `${new Date(epochMs).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+/** "An earlier session in this workspace (started 2026-12-03 19:10:00 UTC) ended before its end checks". */
+function endedBefore(startedAt: number | null): string {
+  const when = startedAt === null
+    ? ""
+    : ` (started ${new Date(startedAt).toISOString().slice(0, 19).replace("T", " ")} UTC)`;
+  return `${EARLIER}${when} ended before its end checks`;
 }
 
 /** The baselines of a record's text; null when it is not a whole record of this version (or the last). */

@@ -212,6 +212,7 @@ function keyOf(plan: KeptPlan): string {
 interface Reading {
   /** The start marker and what follows it, until the word is whole; null once past (or for stderr). */
   before: { start: Uint8Array; bytes: Uint8Array } | null;
+  /** Whether the word after the start marker was `stale` (stdout only). */
   stale: boolean;
   end: Uint8Array;
   /** Bytes that may be the beginning of the marker. */
@@ -238,7 +239,6 @@ class KeptCommandSandbox {
   #diagnostics = "";
   #out: Reading | null = null;
   #err: Reading | null = null;
-  #onStale: () => void = () => {};
   #pumps: Promise<unknown>[];
 
   private constructor(key: string, child: Deno.ChildProcess) {
@@ -316,8 +316,6 @@ class KeptCommandSandbox {
     };
     let stop: "timed-out" | "cancelled" | null = null;
     const stopped = Promise.withResolvers<void>();
-    const staleness = Promise.withResolvers<void>();
-    this.#onStale = () => staleness.resolve();
     const onStop = (reason: "timed-out" | "cancelled") => {
       stop ??= reason;
       stopped.resolve();
@@ -340,7 +338,7 @@ class KeptCommandSandbox {
         );
         this.#stdin.write(request).catch(() => undefined);
         const finished = Promise.all([outDone.promise, errDone.promise]);
-        await Promise.race([finished, stopped.promise, staleness.promise]);
+        await Promise.race([finished, stopped.promise]);
       }
     } finally {
       clearTimeout(timer);
@@ -350,7 +348,6 @@ class KeptCommandSandbox {
     const err = this.#err!;
     this.#out = null;
     this.#err = null;
-    this.#onStale = () => {};
     if (out.stale) return null;
     if (stop !== null) {
       // What was held back in case it began a marker is the command's.
@@ -427,9 +424,10 @@ class KeptCommandSandbox {
         reading.before = null;
         bytes = word.slice(2);
       } else {
-        // `stale`: the command did not run.
+        // `stale`: the command did not run, and neither stream has more of it.
         reading.stale = true;
-        this.#onStale();
+        reading.done();
+        this.#err?.done();
         return;
       }
     }
@@ -498,9 +496,5 @@ class TextCollector {
 
 /** A fresh marker: SOH, 32 random hexadecimal digits, SOH (no NUL: it travels NUL-terminated). */
 function marker(): Uint8Array {
-  const hex = Array.from(
-    crypto.getRandomValues(new Uint8Array(16)),
-    (byte) => byte.toString(16).padStart(2, "0"),
-  ).join("");
-  return new TextEncoder().encode(`\u0001${hex}\u0001`);
+  return new TextEncoder().encode(`\u0001${crypto.randomUUID().replaceAll("-", "")}\u0001`);
 }

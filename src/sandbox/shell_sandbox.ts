@@ -430,9 +430,8 @@ export class ShellSandbox {
       keep?: boolean;
     },
   ): Promise<CommandResult> {
-    const seccomp = this.#seccomp ?? sandboxFilter();
-    const works = this.mode === "danger-full-access" ? this.#isolated : this.unavailable === null;
-    if (this.helpers.bwrap === null || seccomp === null || !works) {
+    const seccomp = this.#commandFilter();
+    if (seccomp === null) {
       return {
         status: "failed",
         message: this.unavailable ?? "bubblewrap is not available to sandbox the command",
@@ -485,11 +484,17 @@ export class ShellSandbox {
    * so that the next such command finds it ready: for the time before a Grep call can run.
    */
   warmKeptCommands(): void {
-    const seccomp = this.#seccomp ?? sandboxFilter();
-    const works = this.mode === "danger-full-access" ? this.#isolated : this.unavailable === null;
-    if (this.#closed || this.helpers.bwrap === null || seccomp === null || !works) return;
+    const seccomp = this.#commandFilter();
+    if (this.#closed || seccomp === null) return;
     const kept = this.#keptCommandPlan(seccomp);
     if (kept !== null) this.#keptCommands.warm(kept);
+  }
+
+  /** The seccomp program of mewcode's own commands; null where bubblewrap cannot sandbox them here. */
+  #commandFilter(): Uint8Array | null {
+    const seccomp = this.#seccomp ?? sandboxFilter();
+    const works = this.mode === "danger-full-access" ? this.#isolated : this.unavailable === null;
+    return this.helpers.bwrap === null || !works ? null : seccomp;
   }
 
   /** The plan of the kept sandbox of mewcode's own read-only commands; null where none can be kept. */

@@ -1,0 +1,112 @@
+/**
+ * The walk ahead of the calls through the real pool and the real read-only worker: the request reaches the
+ * worker between calls, the worker walks, and its report comes back to the pool's caller (`prewalk-end`), as a
+ * one-shot session's runtime hands it to Grep's ripgrep path (`RipgrepGrep.walkedAhead`).
+ */
+import { deepEqual, equal, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { profileFor } from "../../src/execution/profiles.ts";
+import { WorkerExecutor } from "../../src/execution/worker_executor.ts";
+import type { GrepWalkReport } from "../../src/tools/_grep_prepass.ts";
+import { grepTool } from "../../src/tools/grep.ts";
+import { createTempWorkspace, TEST_SHELL_PLAN } from "../_fakes/tool_context.ts";
+
+const TREE: Record<string, string> = {
+  ".gitignore": "ignored.txt\nbuild/\n",
+  "a.ts": "export const a = 1;\n",
+  "src/b.ts": "export const b = 2;\n",
+  "src/c.md": "# c\n",
+  "ignored.txt": "left out by .gitignore\n",
+  "build/out.js": "left out with its folder\n",
+  "node_modules/x/index.js": "never searched\n",
+};
+
+async function writeTree(root: string): Promise<void> {
+  for (const [path, text] of Object.entries(TREE)) {
+    await Deno.mkdir(join(root, path, ".."), { recursive: true });
+    await Deno.writeTextFile(join(root, path), text);
+  }
+}
+
+/** The report `onWalked` hears, or a failure after `ms`: a wiring that drops it must fail, not hang. */
+function heardWithin(
+  ms: number,
+): { onWalked: (report: GrepWalkReport) => void; heard: Promise<GrepWalkReport> } {
+  const { promise, resolve, reject } = Promise.withResolvers<GrepWalkReport>();
+  const timer = setTimeout(() => reject(new Error(`no walk report within ${ms} ms`)), ms);
+  return {
+    onWalked: (report) => {
+      clearTimeout(timer);
+      resolve(report);
+    },
+    heard: promise,
+  };
+}
+
+Deno.test("a worker of the pool walks ahead between calls and its report reaches the caller once", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await writeTree(root);
+  const executor = new WorkerExecutor({});
+  try {
+    const profile = profileFor(grepTool, { root, shell: TEST_SHELL_PLAN });
+    // Asked while the worker starts, as the runtime asks right after asking for its start.
+    const warming = executor.prewarm([profile]);
+    const reports: GrepWalkReport[] = [];
+    const { onWalked, heard } = heardWithin(20_000);
+    executor.prewalk(profile, { root, additionalRoots: [], excludedPaths: [] }, (report) => {
+      reports.push(report);
+      onWalked(report);
+    });
+    await warming;
+    const report = await heard;
+    equal(report.start, root);
+    equal(report.base, root);
+    // What a Grep call of the whole workspace would search: ignore rules and skipped folders applied.
+    deepEqual(report.files, [".gitignore", "a.ts", "src/b.ts", "src/c.md"]);
+    ok(report.stamps !== null, "the walk carries the stamps a later call checks");
+
+    // The same worker then runs a Grep call as usual, and no second report comes.
+    const { result } = await executor.execute(
+      {
+        tool: grepTool,
+        input: { pattern: "export const", output_mode: "files_with_matches" },
+        context: { root, timeoutMs: 10_000, fileRecords: {}, strictLinks: false, shell: TEST_SHELL_PLAN },
+      },
+      { signal: new AbortController().signal },
+    );
+    equal(result.isError, false, result.content);
+    deepEqual(result.content.split("\n").filter((line) => line.endsWith(".ts")), ["a.ts", "src/b.ts"]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    equal(reports.length, 1);
+    equal(executor.stats().started, 1);
+  } finally {
+    await executor.close();
+  }
+});
+
+Deno.test("a walk asked of a profile with no worker is dropped, and a closed pool's walk never reports", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  await writeTree(root);
+  const executor = new WorkerExecutor({});
+  const profile = profileFor(grepTool, { root, shell: TEST_SHELL_PLAN });
+  const reports: GrepWalkReport[] = [];
+  // No worker of the profile runs: nothing starts one for a walk nobody asked a call of.
+  executor.prewalk(
+    profile,
+    { root, additionalRoots: [], excludedPaths: [] },
+    (report) => reports.push(report),
+  );
+  equal(executor.stats().started, 0);
+  // A worker asked to walk, closed at once: its report (if it got that far) goes nowhere, and nothing throws.
+  await executor.prewarm([profile]);
+  executor.prewalk(
+    profile,
+    { root, additionalRoots: [], excludedPaths: [] },
+    (report) => reports.push(report),
+  );
+  await executor.close();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  equal(reports.length, 0);
+});

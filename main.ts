@@ -12,6 +12,7 @@ import { lazyImport } from "./src/common/lazy_import.ts";
 import type { Workspace } from "./src/session/workspace.ts";
 
 async function main(argv: string[]): Promise<number> {
+  dropLauncherTuning();
   let options: CliOptions;
   try {
     options = parseCli(argv, {
@@ -234,6 +235,18 @@ function unreadableVariable(): string | null {
     }
   }
   return null;
+}
+
+/**
+ * Takes out of the environment what scripts/mewcode set for this process's own start only: glibc read
+ * MALLOC_MMAP_THRESHOLD_ before any JavaScript ran, and the programs mewcode starts as the user (hooks, the
+ * approval command, git) get the caller's environment, not the launcher's tuning. A value the caller set
+ * themselves stays (the launcher then sets nothing and says so by leaving MEWCODE_LAUNCHER_MALLOC unset).
+ */
+function dropLauncherTuning(): void {
+  if (environmentValue("MEWCODE_LAUNCHER_MALLOC") !== "1") return;
+  Deno.env.delete("MALLOC_MMAP_THRESHOLD_");
+  Deno.env.delete("MEWCODE_LAUNCHER_MALLOC");
 }
 
 /**

@@ -85,28 +85,27 @@ Deno.test("a worker of the pool walks ahead between calls and its report reaches
   }
 });
 
-Deno.test("a walk asked of a profile with no worker is dropped, and a closed pool's walk never reports", async () => {
+Deno.test("a walk asked of a profile with no worker starts none and reports nothing", async () => {
   await using workspace = await createTempWorkspace();
   const root = workspace.root;
   await writeTree(root);
   const executor = new WorkerExecutor({});
-  const profile = profileFor(grepTool, { root, shell: TEST_SHELL_PLAN });
-  const reports: GrepWalkReport[] = [];
-  // No worker of the profile runs: nothing starts one for a walk nobody asked a call of.
-  executor.prewalk(
-    profile,
-    { root, additionalRoots: [], excludedPaths: [] },
-    (report) => reports.push(report),
-  );
-  equal(executor.stats().started, 0);
-  // A worker asked to walk, closed at once: its report (if it got that far) goes nowhere, and nothing throws.
-  await executor.prewarm([profile]);
-  executor.prewalk(
-    profile,
-    { root, additionalRoots: [], excludedPaths: [] },
-    (report) => reports.push(report),
-  );
-  await executor.close();
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  equal(reports.length, 0);
+  try {
+    const profile = profileFor(grepTool, { root, shell: TEST_SHELL_PLAN });
+    const reports: GrepWalkReport[] = [];
+    // A walk nobody asked a call of is not worth a worker's start (the runtime asks for one first).
+    executor.prewalk(
+      profile,
+      { root, additionalRoots: [], excludedPaths: [] },
+      (report) => reports.push(report),
+    );
+    equal(executor.stats().started, 0);
+    // A worker started afterwards was never asked: it walks nothing and sends no report.
+    await executor.prewarm([profile]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    equal(reports.length, 0);
+    equal(executor.stats().started, 1);
+  } finally {
+    await executor.close();
+  }
 });

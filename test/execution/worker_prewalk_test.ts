@@ -5,7 +5,7 @@
  */
 import { deepEqual, equal, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { profileFor } from "../../src/execution/profiles.ts";
+import { type PermissionProfile, profileFor } from "../../src/execution/profiles.ts";
 import { WorkerExecutor } from "../../src/execution/worker_executor.ts";
 import type { GrepWalkReport } from "../../src/tools/_grep_prepass.ts";
 import { grepTool } from "../../src/tools/grep.ts";
@@ -21,10 +21,21 @@ const TREE: Record<string, string> = {
   "node_modules/x/index.js": "never searched\n",
 };
 
-async function writeTree(root: string): Promise<void> {
+/** Runs `body` with a real pool (no worker started yet) and Grep's profile over a workspace holding TREE. */
+async function withPool(
+  body: (executor: WorkerExecutor, profile: PermissionProfile, root: string) => Promise<void>,
+): Promise<void> {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
   for (const [path, text] of Object.entries(TREE)) {
     await Deno.mkdir(join(root, path, ".."), { recursive: true });
     await Deno.writeTextFile(join(root, path), text);
+  }
+  const executor = new WorkerExecutor({});
+  try {
+    await body(executor, profileFor(grepTool, { root, shell: TEST_SHELL_PLAN }), root);
+  } finally {
+    await executor.close();
   }
 }
 
@@ -44,12 +55,7 @@ function heardWithin(
 }
 
 Deno.test("a worker of the pool walks ahead between calls and its report reaches the caller once", async () => {
-  await using workspace = await createTempWorkspace();
-  const root = workspace.root;
-  await writeTree(root);
-  const executor = new WorkerExecutor({});
-  try {
-    const profile = profileFor(grepTool, { root, shell: TEST_SHELL_PLAN });
+  await withPool(async (executor, profile, root) => {
     // Asked while the worker starts, as the runtime asks right after asking for its start.
     const warming = executor.prewarm([profile]);
     const reports: GrepWalkReport[] = [];
@@ -80,18 +86,11 @@ Deno.test("a worker of the pool walks ahead between calls and its report reaches
     await new Promise((resolve) => setTimeout(resolve, 100));
     equal(reports.length, 1);
     equal(executor.stats().started, 1);
-  } finally {
-    await executor.close();
-  }
+  });
 });
 
 Deno.test("a walk asked of a profile with no worker starts none and reports nothing", async () => {
-  await using workspace = await createTempWorkspace();
-  const root = workspace.root;
-  await writeTree(root);
-  const executor = new WorkerExecutor({});
-  try {
-    const profile = profileFor(grepTool, { root, shell: TEST_SHELL_PLAN });
+  await withPool(async (executor, profile, root) => {
     const reports: GrepWalkReport[] = [];
     // A walk nobody asked a call of is not worth a worker's start (the runtime asks for one first).
     executor.prewalk(
@@ -105,7 +104,5 @@ Deno.test("a walk asked of a profile with no worker starts none and reports noth
     await new Promise((resolve) => setTimeout(resolve, 200));
     equal(reports.length, 0);
     equal(executor.stats().started, 1);
-  } finally {
-    await executor.close();
-  }
+  });
 });

@@ -1,17 +1,18 @@
 /**
- * scripts/mewcode clears every Deno variable it does not know to be harmless, with shell built-ins only, and
- * turns off Deno's own update check: checked with a stand-in Deno (MEWCODE_DENO) that prints the environment
- * it was started with.
+ * scripts/mewcode clears every Deno variable it does not know to be harmless, with shell built-ins only, turns
+ * off Deno's own update check and fixes glibc's mmap threshold unless the caller set it: checked with a
+ * stand-in Deno (MEWCODE_DENO) that prints the environment it was started with.
  */
 import { deepStrictEqual, equal } from "node:assert/strict";
 import { join } from "node:path";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
 
-async function denoVariablesSeen(env: Record<string, string>, shell: string): Promise<string[]> {
+/** The environment a stand-in Deno (MEWCODE_DENO) was started with by the launcher run by `shell`, sorted. */
+async function environmentSeenByDeno(env: Record<string, string>, shell = "/bin/sh"): Promise<string[]> {
   const dir = await Deno.makeTempDir({ prefix: "mewcode-launcher-env-" });
   try {
     const fake = join(dir, "deno");
-    await Deno.writeTextFile(fake, "#!/bin/sh\nenv | grep '^DENO_' | sort\n");
+    await Deno.writeTextFile(fake, "#!/bin/sh\nenv | sort\n");
     await Deno.chmod(fake, 0o755);
     const output = await new Deno.Command(shell, {
       args: [LAUNCHER, "--version"],
@@ -25,6 +26,10 @@ async function denoVariablesSeen(env: Record<string, string>, shell: string): Pr
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+async function denoVariablesSeen(env: Record<string, string>, shell: string): Promise<string[]> {
+  return (await environmentSeenByDeno(env, shell)).filter((line) => line.startsWith("DENO_"));
 }
 
 Deno.test("the launcher passes on only the harmless Deno variables, whatever their values hold", async (t) => {
@@ -79,4 +84,15 @@ Deno.test("the launcher runs Deno with core dumps off: a dump would hold the API
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("the launcher fixes glibc's mmap threshold for Deno, unless the caller set it", async () => {
+  const tuning = async (env: Record<string, string>) =>
+    (await environmentSeenByDeno({ PATH: "/usr/bin:/bin", ...env })).filter((line) =>
+      /^(MALLOC_MMAP_THRESHOLD_|MEWCODE_LAUNCHER_MALLOC)=/.test(line)
+    );
+  deepStrictEqual(await tuning({}), ["MALLOC_MMAP_THRESHOLD_=131072", "MEWCODE_LAUNCHER_MALLOC=1"]);
+  deepStrictEqual(await tuning({ MALLOC_MMAP_THRESHOLD_: "65536" }), ["MALLOC_MMAP_THRESHOLD_=65536"]);
+  // Set but empty is the caller's choice too.
+  deepStrictEqual(await tuning({ MALLOC_MMAP_THRESHOLD_: "" }), ["MALLOC_MMAP_THRESHOLD_="]);
 });

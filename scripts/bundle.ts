@@ -20,8 +20,10 @@
  * one flat folder, with code splitting, minified, names kept (error names and stack frames stay readable).
  * Deno reads every `import("./literal")` of a module it loads, with all they import, whether or not it runs: each
  * `import("./chunk.js")` the bundler wrote becomes `import(new URL("./chunk.js", import.meta.url).href)`,
- * which Deno loads only when it runs. The result is checked (each entry exists, no TypeScript module or
- * literal chunk import is left, `main.js --version` prints the version) and renamed into place whole.
+ * which Deno loads only when it runs. The chunks a one-shot run loads on its way to its first request are then
+ * merged into one file per step of that way (LOAD_PATH, scripts/bundle_groups.ts). The result is checked
+ * (each entry exists, no TypeScript module or literal chunk import is left, `main.js --version` prints the
+ * version) and renamed into place whole.
  *
  * `stamp` in the bundle carries the time the copy was taken (as its modification time): scripts/mewcode runs
  * the bundle only while no source file is newer, so an edit made during or after a build runs the sources.
@@ -30,6 +32,7 @@
  */
 import { dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { BundleGroupError, groupLoadPath } from "./bundle_groups.ts";
 
 const ROOT = resolve(new URL("../", import.meta.url).pathname);
 
@@ -43,6 +46,12 @@ export const WORKER_ENTRIES = [
   "shell_worker",
   "permission_check_worker",
 ] as const;
+
+/**
+ * The entry points a one-shot run (`mewcode -p`) imports in turn before its first request, by their source
+ * module's base name: the chunks each one reaches are merged into one file (scripts/bundle_groups.ts).
+ */
+export const LOAD_PATH = ["main", "workspace", "print_mode", "anthropic_provider"] as const;
 
 /** The file whose modification time is the moment the sources were copied. */
 export const STAMP_FILE = "stamp";
@@ -149,6 +158,15 @@ export async function buildBundle(out: string, options: { root?: string } = {}):
       }
       await Deno.writeTextFile(path, text);
     }
+    try {
+      await groupLoadPath(built, {
+        steps: LOAD_PATH,
+        workers: WORKER_ENTRIES.map((worker) => `${worker}.js`),
+      });
+    } catch (error) {
+      if (error instanceof BundleGroupError) throw new BundleError(error.message);
+      throw error;
+    }
     await checkVersion(root, built);
     const stamp = join(built, STAMP_FILE);
     await Deno.writeTextFile(
@@ -156,8 +174,10 @@ export async function buildBundle(out: string, options: { root?: string } = {}):
       "The sources were copied for this bundle at this file's modification time (scripts/bundle.ts).\n",
     );
     await Deno.utime(stamp, copiedAt, copiedAt);
+    const written: string[] = [];
+    for await (const entry of Deno.readDir(built)) if (entry.name.endsWith(".js")) written.push(entry.name);
     await replaceFolder(built, out);
-    return [...names].sort();
+    return written.sort();
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});
     await Deno.remove(built, { recursive: true }).catch(() => {});

@@ -141,7 +141,8 @@ Deno.test("the bundle: the launcher picks it while it is fresh, and a session ru
         await using server = await startFakeAnthropic([turn().text("Hi.").stop("end_turn")]);
         const command = await printed();
         const deno = command[0]!;
-        const args = command.slice(1, -1).filter((word) => word !== "--quiet");
+        // The command ends with the --version it was printed for (then an empty line): -p replaces it.
+        const args = command.slice(1, command.lastIndexOf("--version")).filter((word) => word !== "--quiet");
         const result = await runProgram(deno, [
           args[0]!,
           "--log-level=debug",
@@ -158,6 +159,24 @@ Deno.test("the bundle: the launcher picks it while it is fresh, and a session ru
         ok(loaded.length > 0, "the debug log names the modules loaded");
         deepStrictEqual(loaded.filter((url) => !url.startsWith(`file://${pkg}/bundle/`)), []);
         deepStrictEqual(loaded.filter((url) => /\/(interactive_session|openai_provider)-/.test(url)), []);
+        // On its way to the first request the run loads each step's entry and its group, no chunk of its
+        // own (scripts/bundle_groups.ts).
+        const names = loaded.map((url) => url.slice(url.lastIndexOf("/") + 1));
+        const lastGroup = names.indexOf("group-anthropic_provider.js");
+        ok(lastGroup > 0, names.join(" "));
+        deepStrictEqual(
+          names.slice(0, lastGroup + 1).map((name) => name.replace(/-[A-Z0-9]+\.js$/, "-*.js")),
+          [
+            "main.js",
+            "group-main.js",
+            "workspace-*.js",
+            "group-workspace.js",
+            "print_mode-*.js",
+            "group-print_mode.js",
+            "anthropic_provider-*.js",
+            "group-anthropic_provider.js",
+          ],
+        );
       },
     );
   } finally {

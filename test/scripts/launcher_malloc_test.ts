@@ -1,14 +1,14 @@
 /**
- * mewcode takes the launcher's malloc tuning (MALLOC_MMAP_THRESHOLD_, set by scripts/mewcode unless the caller
- * set it: launcher_env_test.ts) back out of the environment of what it runs as the user (main.ts): a hook sees
- * the caller's environment, while the Deno process itself started with the setting.
+ * mewcode takes the launcher's malloc tuning (MALLOC_MMAP_THRESHOLD_ and MALLOC_TOP_PAD_, set by scripts/mewcode
+ * unless the caller set either: launcher_env_test.ts) back out of the environment of what it runs as the user
+ * (main.ts): a hook sees the caller's environment, while the Deno process itself started with the setting.
  */
 import { deepStrictEqual, equal } from "node:assert/strict";
 import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
 
-const TUNING = /^(MALLOC_MMAP_THRESHOLD_|MEWCODE_LAUNCHER_MALLOC)=/;
+const TUNING = /^(MALLOC_MMAP_THRESHOLD_|MALLOC_TOP_PAD_|MEWCODE_LAUNCHER_MALLOC)=/;
 
 function tuningLines(text: string): string[] {
   return text.split(/[\n\0]/).filter((line) => TUNING.test(line)).sort();
@@ -60,6 +60,7 @@ Deno.test("a hook run as the user gets the caller's environment, not the launche
       if (callerValue === undefined) {
         deepStrictEqual(tuningLines(await Deno.readTextFile(parent)), [
           "MALLOC_MMAP_THRESHOLD_=131072",
+          "MALLOC_TOP_PAD_=1048576",
           "MEWCODE_LAUNCHER_MALLOC=1",
         ]);
         deepStrictEqual(tuningLines(await Deno.readTextFile(own)), []);

@@ -45,13 +45,14 @@ Deno.test("deno task compile bakes in exactly the runtime flags scripts/mewcode 
   }
 });
 
-Deno.test("the runtime flags never prompt, enable worker permissions and grant no ffi, sys or imports", async () => {
+Deno.test("the runtime flags never prompt, enable worker permissions and grant no ffi, imports or system information but the uid", async () => {
   const flags = flagsBetween(await launcherCommand(), "run", "--quiet");
   ok(flags.includes("--no-prompt"));
   ok(flags.includes("--unstable-worker-options"));
-  for (const broad of ["-A", "--allow-all", "--allow-ffi", "--allow-sys", "--allow-import"]) {
+  for (const broad of ["-A", "--allow-all", "--allow-ffi", "--allow-import"]) {
     ok(!flags.some((flag) => flag === broad || flag.startsWith(`${broad}=`)), `${broad} is not granted`);
   }
+  deepStrictEqual(flags.filter((flag) => flag.startsWith("--allow-sys")), ["--allow-sys=uid"]);
   // Programs by absolute path only: a list of names would be resolved through PATH when Deno starts.
   ok(flags.includes("--allow-run"));
   ok(!flags.some((flag) => flag.startsWith("--allow-run=")));

@@ -53,6 +53,20 @@ export const WORKER_ENTRIES = [
  */
 export const LOAD_PATH = ["main", "workspace", "print_mode", "anthropic_provider"] as const;
 
+/**
+ * How `deno bundle` writes each entry point: for Deno, ES modules, split into chunks, minified, names kept
+ * (error names and stack frames stay readable).
+ */
+export const SPLIT_BUNDLE_FLAGS = [
+  "--platform",
+  "deno",
+  "--format",
+  "esm",
+  "--code-splitting",
+  "--minify",
+  "--keep-names",
+] as const;
+
 /** The file whose modification time is the moment the sources were copied. */
 export const STAMP_FILE = "stamp";
 
@@ -196,13 +210,7 @@ async function bundleEntry(source: string, entry: string, out: string): Promise<
       "--config",
       join(source, "deno.json"),
       "--frozen",
-      "--platform",
-      "deno",
-      "--format",
-      "esm",
-      "--code-splitting",
-      "--minify",
-      "--keep-names",
+      ...SPLIT_BUNDLE_FLAGS,
       "--outdir",
       out,
       join(source, entry),

@@ -5,7 +5,7 @@
  */
 import { deepStrictEqual, equal, match, ok, throws } from "node:assert/strict";
 import { join } from "node:path";
-import { hideChunkImports } from "../../scripts/bundle.ts";
+import { hideChunkImports, SPLIT_BUNDLE_FLAGS } from "../../scripts/bundle.ts";
 import { BundleGroupError, groupLoadPath, rewriteStaticImports } from "../../scripts/bundle_groups.ts";
 import { explainRun, runProgram } from "../_fakes/run_cli.ts";
 
@@ -109,17 +109,12 @@ console.log(JSON.stringify({
     };
     for (const [name, text] of Object.entries(files)) await Deno.writeTextFile(join(source, name), text);
     const out = join(dir, "out");
+    // Split as scripts/bundle.ts splits mewcode.
     const bundled = await runProgram(Deno.execPath(), [
       "bundle",
       "--quiet",
       "--no-config",
-      "--platform",
-      "deno",
-      "--format",
-      "esm",
-      "--code-splitting",
-      "--minify",
-      "--keep-names",
+      ...SPLIT_BUNDLE_FLAGS,
       "--outdir",
       out,
       join(source, "main.ts"),

@@ -104,10 +104,12 @@ export async function groupLoadPath(
   for await (const entry of Deno.readDir(dir)) {
     if (entry.isFile && entry.name.endsWith(".js")) names.add(entry.name);
   }
+  const texts = new Map<string, string>();
   const parsed = new Map<string, StaticImport[]>();
   const dynamic = new Map<string, string[]>();
   for (const name of names) {
     const text = await Deno.readTextFile(join(dir, name));
+    texts.set(name, text);
     parsed.set(name, rewriteStaticImports(name, text).imports);
     dynamic.set(name, [...text.matchAll(DYNAMIC_IMPORT)].map((found) => found[1]!));
   }
@@ -154,38 +156,25 @@ export async function groupLoadPath(
   }
   if (groups.length === 0) return groups;
 
-  // What the rest of the bundle imports from each grouped chunk: the group exports exactly that.
+  // What the rest of the bundle imports from each grouped chunk: the group exports exactly that. A chunk of
+  // a later group counts as a user: it is bundled with its own group, which then imports from this one.
   const used = new Map<string, Set<string>>();
   for (const [name, imports] of parsed) {
-    if (groupOf.has(name)) continue;
     for (const found of imports) {
-      if (!groupOf.has(found.file)) continue;
+      const group = groupOf.get(found.file);
+      if (group === undefined || group === groupOf.get(name)) continue;
       const bindings = used.get(found.file) ?? new Set();
       for (const binding of found.bindings ?? []) bindings.add(binding.imported);
       used.set(found.file, bindings);
     }
   }
   for (const group of groups) {
-    const grouped = new Set(group.chunks);
-    for (const chunk of group.chunks) {
-      for (const found of parsed.get(chunk)!) {
-        // A later group's chunk importing this one is bundled with its own group, which then imports the
-        // binding from this group: it counts as a user.
-        if (!groupOf.has(found.file) || grouped.has(found.file)) continue;
-        const bindings = used.get(found.file) ?? new Set();
-        for (const binding of found.bindings ?? []) bindings.add(binding.imported);
-        used.set(found.file, bindings);
-      }
-    }
-  }
-  for (const group of groups) {
     await bundleGroup(dir, group, { used, parsed, denoPath: options.denoPath ?? Deno.execPath() });
   }
+  for (const group of groups) texts.set(group.file, await Deno.readTextFile(join(dir, group.file)));
   // Every file but the grouped chunks (the groups included) now imports from the groups.
-  for (const name of [...names, ...groups.map((group) => group.file)]) {
+  for (const [name, before] of texts) {
     if (groupOf.has(name)) continue;
-    const path = join(dir, name);
-    const before = await Deno.readTextFile(path);
     const { text } = rewriteStaticImports(name, before, (found) => {
       const group = groupOf.get(found.file);
       if (group === undefined) return found;
@@ -197,21 +186,17 @@ export async function groupLoadPath(
         })) ?? null,
       };
     });
-    if (text !== before) await Deno.writeTextFile(path, text);
-  }
-  for (const chunk of groupOf.keys()) await Deno.remove(join(dir, chunk));
-  // Nothing may name a removed chunk any more, in any form.
-  for await (const entry of Deno.readDir(dir)) {
-    if (!entry.isFile || !entry.name.endsWith(".js")) continue;
-    const text = await Deno.readTextFile(join(dir, entry.name));
+    // Nothing may name a removed chunk any more, in any form.
     for (const chunk of groupOf.keys()) {
       if (text.includes(`./${chunk}`)) {
         throw new BundleGroupError(
-          `${entry.name} still names ${chunk}, which was merged into ${groupOf.get(chunk)}`,
+          `${name} still names ${chunk}, which was merged into ${groupOf.get(chunk)}`,
         );
       }
     }
+    if (text !== before) await Deno.writeTextFile(join(dir, name), text);
   }
+  for (const chunk of groupOf.keys()) await Deno.remove(join(dir, chunk));
   return groups;
 }
 

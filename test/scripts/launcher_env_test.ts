@@ -1,7 +1,7 @@
 /**
  * scripts/mewcode clears every Deno variable it does not know to be harmless, with shell built-ins only, turns
- * off Deno's own update check and fixes glibc's mmap threshold unless the caller set it: checked with a
- * stand-in Deno (MEWCODE_DENO) that prints the environment it was started with.
+ * off Deno's own update check and fixes glibc's mmap threshold and top pad unless the caller set either:
+ * checked with a stand-in Deno (MEWCODE_DENO) that prints the environment it was started with.
  */
 import { deepStrictEqual, equal } from "node:assert/strict";
 import { join } from "node:path";

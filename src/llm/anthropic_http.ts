@@ -1,5 +1,5 @@
 /**
- * The Anthropic Messages API over plain `fetch`: one streaming `POST /v1/messages` and `GET /v1/models`.
+ * The Anthropic Messages API over `fetch` (by default HTTP/1.1 on Deno's sockets, http1_fetch.ts): one streaming `POST /v1/messages` and `GET /v1/models`.
  * The official SDK did this before, but importing it read ~470 files (OpenTelemetry, webhooks, every API
  * resource) and cost ~70 ms and several MB of heap before the first request, on the path every prompt
  * waits on; the wire format is documented and stable, and what we used of the SDK was this sliver.
@@ -43,6 +43,7 @@ import {
 import { redactError, redactSecrets } from "./redact_secrets.ts";
 import type { SseEvent } from "./sse_decoder.ts";
 import { lazyModule } from "../common/lazy_import.ts";
+import { apiFetch } from "./http1_fetch.ts";
 
 /** The stream's decoder: only a response that began needs it, so it loads after the request went out. */
 const loadSseDecoder = lazyModule<typeof import("./sse_decoder.ts")>(
@@ -68,8 +69,8 @@ export interface AnthropicHttpOptions {
   baseUrl: string;
   /** How long to wait for the response headers, in milliseconds. */
   idleTimeoutMs: number;
-  /** The fetch to use; the global one by default. */
-  fetch?: typeof fetch;
+  /** The fetch to use; by default HTTP/1.1 on sockets, or Deno's fetch behind a proxy (http1_fetch.ts). */
+  fetch?: (url: string, init: RequestInit) => Promise<Response>;
 }
 
 /** The parsed events of one streaming response, and the controller that cancels its request. */
@@ -80,13 +81,13 @@ export class AnthropicHttpClient {
   readonly baseUrl: string;
   #apiKey: string;
   #idleTimeoutMs: number;
-  #fetch: typeof fetch;
+  #fetch: (url: string, init: RequestInit) => Promise<Response>;
 
   constructor(options: AnthropicHttpOptions) {
     this.baseUrl = options.baseUrl;
     this.#apiKey = options.apiKey;
     this.#idleTimeoutMs = options.idleTimeoutMs;
-    this.#fetch = options.fetch ?? fetch;
+    this.#fetch = options.fetch ?? apiFetch();
   }
 
   /** Sends `body` (a wire request with `stream: true`) and returns its events once the headers arrived. */

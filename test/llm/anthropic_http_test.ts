@@ -183,13 +183,31 @@ Deno.test("AnthropicHttpClient reports an unreachable server as a ConnectionErro
   match(error.message, new RegExp(`^Cannot reach the API at "${server.url}": .+`));
 });
 
-Deno.test("AnthropicHttpClient never writes the API key into the error for a key fetch rejects", async () => {
-  await using server = await startFakeAnthropic([]);
-  const { error } = await streamOnce(server, { apiKey: "sk-ant-secret-1234\nX-Injected: 1" });
-  ok(error instanceof ConnectionError, String(error));
-  match(error.message, new RegExp(`^Cannot reach the API at "${server.url}": .*<the API key>`));
-  ok(!error.message.includes("sk-ant-secret-1234"), error.message);
-  equal(server.requests.length, 0);
+Deno.test("AnthropicHttpClient never writes the API key into the error for a key fetch rejects", async (t) => {
+  // A line break in the key would end the header and start another: refused before anything is sent, by the
+  // sockets (naming the header, not its value) and by Deno's fetch (quoting the value, masked here).
+  const expected = [["sockets", /The "authorization" header's value holds a line break/], [
+    "Deno's fetch",
+    /<the API key>/,
+  ]];
+  for (const [via, reason] of expected as [string, RegExp][]) {
+    await t.step(via, async () => {
+      await using server = await startFakeAnthropic([]);
+      const client = new AnthropicHttpClient({
+        apiKey: "sk-ant-secret-1234\nX-Injected: 1",
+        baseUrl: server.url,
+        idleTimeoutMs: 10_000,
+        ...(via === "sockets" ? {} : { fetch }),
+      });
+      const error = await client.streamMessage(toWireRequest(REQUEST), { signal: signal() }).catch((error) =>
+        error
+      );
+      ok(error instanceof ConnectionError, String(error));
+      match(error.message, new RegExp(`^Cannot reach the API at "${server.url}": .*${reason.source}`));
+      ok(!error.message.includes("sk-ant-secret-1234"), error.message);
+      equal(server.requests.length, 0);
+    });
+  }
 });
 
 Deno.test("AnthropicHttpClient does not follow a redirect, which would take the key elsewhere", async () => {

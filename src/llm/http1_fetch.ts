@@ -77,20 +77,18 @@ export function createHttp1Fetch(options: Http1FetchOptions = {}): Http1Fetch {
   const fallback = options.fallback ?? ((input, init) => fetch(input, init));
 
   return async function http1(input: string | URL, init: RequestInit = {}): Promise<Response> {
-    const url = new URL(input);
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw new TypeError(`Cannot send a request to "${url.protocol}" URLs, only http: and https:`);
-    }
+    const url = requestUrl(input);
     const signal = init.signal ?? null;
     signal?.throwIfAborted();
     const request = encodeRequest(url, init);
     if (viaFallback.has(url.origin)) return fallback(input, init);
     for (let attempt = 0;; attempt++) {
       let connection = takeIdle(idle, url.origin);
-      const reused = connection !== null;
+      // A connection that waited since its last answer may have been closed as the request left.
+      const waited = connection !== null;
       if (connection === null) {
         try {
-          connection = await abortable(openConnection(url, options.caCerts), signal);
+          connection = await abortable(openConnection(url, options.caCerts), signal, (late) => late.close());
         } catch {
           if (signal?.aborted) throw signal.reason;
           viaFallback.add(url.origin);
@@ -102,12 +100,23 @@ export function createHttp1Fetch(options: Http1FetchOptions = {}): Http1Fetch {
       } catch (error) {
         connection.close();
         if (signal?.aborted) throw signal.reason;
-        // Nothing came back on a connection that had waited: the server closed it as the request left.
-        if (reused && connection.received === 0 && attempt === 0) continue;
+        if (waited && connection.received === 0 && attempt === 0) continue;
         throw error;
       }
     }
   };
+}
+
+/** `input` as a URL fetch would send to, or a TypeError. */
+function requestUrl(input: string | URL): URL {
+  const url = new URL(input);
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new TypeError(`Cannot send a request to "${url.protocol}" URLs, only http: and https:`);
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new TypeError("Cannot send a request to a URL with a user name or password in it");
+  }
+  return url;
 }
 
 /** The process's shared fetch over sockets, whose idle connections every client reuses. */
@@ -166,17 +175,24 @@ function release(
   idle.set(origin, waiting);
 }
 
-/** `promise`, or the signal's reason should it abort first (a connection made after that is closed). */
-function abortable(promise: Promise<Connection>, signal: AbortSignal | null): Promise<Connection> {
+/**
+ * `promise`, or the signal's reason should it abort first; `discard` gets what the promise brings after
+ * that (a connection made too late is closed).
+ */
+function abortable<T>(
+  promise: Promise<T>,
+  signal: AbortSignal | null,
+  discard?: (late: T) => void,
+): Promise<T> {
   if (signal === null) return promise;
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
     promise.then(
-      (connection) => {
+      (value) => {
         signal.removeEventListener("abort", onAbort);
-        if (signal.aborted) connection.close();
-        else resolve(connection);
+        if (signal.aborted) discard?.(value);
+        else resolve(value);
       },
       (error) => {
         signal.removeEventListener("abort", onAbort);
@@ -206,10 +222,17 @@ async function exchange(
     done({ connection, reusable: reusable && !signal?.aborted });
   };
   try {
-    await connection.write(request.bytes);
-    const head = await readHead(connection);
+    // A server may answer and close before it read the whole request (a 413 for one too large): its answer
+    // says more than the broken write, which is thrown only when there is none.
+    const writeError = await connection.write(request.bytes).then(
+      () => null,
+      (error: unknown) => ({ error }),
+    );
+    const head = await readHead(connection).catch((readError) => {
+      throw writeError === null ? readError : writeError.error;
+    });
     const framing = bodyFraming(head, request.method);
-    const keepAlive = framing.kind !== "until-close" && wantsKeepAlive(head);
+    const keepAlive = writeError === null && framing.kind !== "until-close" && wantsKeepAlive(head);
     const init = { status: head.status, statusText: head.statusText, headers: new Headers(head.headers) };
     if (framing.kind === "none") {
       finish(keepAlive);

@@ -370,3 +370,31 @@ Deno.test("http1Fetch's waiting connections never keep a process alive, nor let 
   equal(new TextDecoder().decode(output.stdout), "/fast\n/slow\n");
   equal(output.code, 0);
 });
+
+Deno.test("http1Fetch reads the answer a server sent before it stopped reading the request", async () => {
+  // A server refusing a request too large answers once it read the head, and closes: the rest of the body
+  // breaks the pipe, and the answer says why (not "Broken pipe").
+  await using server = rawServer(async (conn) => {
+    await conn.read(new Uint8Array(4096));
+    await write(
+      conn,
+      "HTTP/1.1 413 Payload Too Large\r\ncontent-length: 7\r\nconnection: close\r\n\r\ntoo big",
+    );
+  });
+  const response = await createHttp1Fetch()(`${server.url}/`, {
+    method: "POST",
+    body: new Uint8Array(16 << 20),
+  });
+  equal(response.status, 413);
+  equal(await response.text(), "too big");
+});
+
+Deno.test("http1Fetch refuses URLs it cannot send to, sending nothing", async () => {
+  await using server = rawServer(async (conn) => {
+    await readRequest(conn);
+  });
+  const { port } = new URL(server.url);
+  await rejects(createHttp1Fetch()(`http://user:secret@127.0.0.1:${port}/`), /user name or password/);
+  await rejects(createHttp1Fetch()(`ftp://127.0.0.1:${port}/`), /only http: and https:/);
+  equal(server.accepted, 0);
+});

@@ -487,3 +487,18 @@ Deno.test("e2e: MEWCODE_HOME or HOME that is not UTF-8 refuses to start instead 
   }
   equal(server.requests.length, 0);
 });
+
+Deno.test("e2e -p: a proxy in the environment carries the request (Deno's fetch), not mewcode's own sockets", async () => {
+  await using box = await E2eWorkspace.create();
+  await using api = await startFakeAnthropic([turn().text("direct").stop("end_turn")]);
+  await using proxy = await startFakeAnthropic([turn().text("through the proxy").stop("end_turn")]);
+  const run = await runMewcode(["-p", "q"], {
+    cwd: box.root,
+    env: { ...box.env(api), HTTP_PROXY: proxy.url, NO_PROXY: "" },
+  });
+  equal(run.code, 0, explainRun(run));
+  equal(run.stdout, "through the proxy\n");
+  equal(api.requests.length, 0);
+  // The proxy was asked for the API's URL, as a proxy is.
+  equal(proxy.requests[0]?.path, `${api.url}/v1/messages`);
+});

@@ -76,6 +76,7 @@ export interface RecordedRequest {
   /** 1-based, in arrival order. */
   number: number;
   method: string;
+  /** As in the request line: the whole URL when the request came to the server as a proxy. */
   path: string;
   /** Lower-cased names. */
   headers: Record<string, string>;
@@ -215,7 +216,9 @@ class FakeAnthropicServer implements FakeAnthropic {
       errorType: "invalid_request_error",
       message,
     });
-    if (request.method !== "POST" || request.path.split("?")[0] !== "/v1/messages") {
+    // A proxy's request names the whole URL ("POST http://host/v1/messages"): the server serves as one too.
+    const path = request.path.replace(/^https?:\/\/[^/]+/, "").split("?")[0];
+    if (request.method !== "POST" || path !== "/v1/messages") {
       return {
         status: 404,
         errorType: "not_found_error",

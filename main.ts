@@ -41,6 +41,12 @@ async function main(argv: string[]): Promise<number> {
     default:
       break;
   }
+  // A one-shot prompt's mode loads while the workspace is found (its files are read off the main thread):
+  // measured, its request left ~2 ms sooner than with the mode loaded after.
+  const loadPrintMode = () =>
+    lazyImport<typeof import("./src/cli/print_mode.ts")>(new URL("./src/cli/print_mode.ts", import.meta.url));
+  const printMode = command.kind === "prompt" && command.headless ? loadPrintMode() : null;
+  printMode?.catch(() => {}); // Awaited (and its failure reported) where it runs.
   const override = runtimeOverride(Deno.env.toObject()) ?? unreadableVariable();
   if (override !== null) {
     console.error(`mewcode: ${override}`);
@@ -131,9 +137,7 @@ async function main(argv: string[]): Promise<number> {
           >(new URL("./src/cli/interactive/interactive_session.ts", import.meta.url));
           return await runInteractive({ workspace, options, signal: interruption.signal, interruption });
         }
-        const { runPrintMode } = await lazyImport<typeof import("./src/cli/print_mode.ts")>(
-          new URL("./src/cli/print_mode.ts", import.meta.url),
-        );
+        const { runPrintMode } = await (printMode ?? loadPrintMode());
         return await runPrintMode({ workspace, options, signal: interruption.signal, interruption });
       }
       default:

@@ -32,9 +32,16 @@ export function redactUrl(url: string): string {
 export function redactSecrets(text: string, secrets: Secrets): string {
   const key = secrets.apiKey?.trim() ?? "";
   if (key === "") return redactUrl(text);
-  let redacted = text.replace(keyPattern(key), API_KEY_MASK);
-  for (const encoded of base64Forms(key)) redacted = redacted.replaceAll(encoded, API_KEY_MASK);
-  return redactUrl(redacted);
+  const pattern = keyPattern(key);
+  const encodings = base64Forms(key);
+  // Around the masks already there: a text redacted before (an error's message is, on its way out) keeps
+  // them whole, where a short key could match inside one ("<the API <the API key>ey>").
+  const parts = text.split(API_KEY_MASK).map((part) => {
+    let redacted = part.replace(pattern, API_KEY_MASK);
+    for (const encoded of encodings) redacted = redacted.replaceAll(encoded, API_KEY_MASK);
+    return redacted;
+  });
+  return redactUrl(parts.join(API_KEY_MASK));
 }
 
 /**

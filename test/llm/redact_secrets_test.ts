@@ -28,6 +28,18 @@ Deno.test("redactSecrets replaces the API key, and never a placeholder for none"
   equal(redactSecrets("model ollama not found", { apiKey: null }), "model ollama not found");
 });
 
+Deno.test("redactSecrets leaves the masks of a text redacted before whole, whatever the key", () => {
+  for (const key of ["k", "the", "API key", "<", "sk-ant-key"]) {
+    const once = redactSecrets(`Bearer ${key} (sent ${key})`, { apiKey: key });
+    equal(once, "Bearer <the API key> (sent <the API key>)", key);
+    equal(redactSecrets(once, { apiKey: key }), once, key);
+  }
+  // A key of one common letter masks that letter wherever it is, but never inside a mask.
+  const once = redactSecrets("Fake key", { apiKey: "e" });
+  equal(once, "Fak<the API key> k<the API key>y");
+  equal(redactSecrets(once, { apiKey: "e" }), once);
+});
+
 Deno.test("redactError redacts the message and stack of an error and of its causes, keeping its class", () => {
   const cause = new TypeError('Invalid header value: "Bearer sk-X\nabc"');
   const error = redactError(new ConnectionError("Cannot reach: sk-X\nabc", { cause }), {

@@ -135,6 +135,10 @@ export interface EncodedRequest {
   bytes: Uint8Array;
 }
 
+/**
+ * The request `fetch(url, init)` would send, as HTTP/1.1 bytes: a TypeError for a method, header or body it
+ * cannot write (a header value with a line break or NUL would end the header and start another).
+ */
 export function encodeRequest(url: URL, init: RequestInit): EncodedRequest {
   const method = (init.method ?? "GET").toUpperCase();
   if (!/^[A-Z]+$/.test(method)) throw new TypeError(`"${method}" is not an HTTP method`);
@@ -187,6 +191,7 @@ function headerEntries(headers: HeadersInit | undefined): [string, string][] {
   return Object.entries(headers as Record<string, string>);
 }
 
+/** An answer's status line and headers (names lower-cased, in the order sent). */
 export interface Head {
   status: number;
   statusText: string;
@@ -232,6 +237,7 @@ export async function readHead(connection: Connection): Promise<Head> {
   }
 }
 
+/** How an answer's body ends: no body, a length, chunks, or the connection's end. */
 export type Framing =
   | { kind: "none" }
   | { kind: "length"; length: number }
@@ -258,6 +264,7 @@ export function bodyFraming(head: Head, method: string): Framing {
   return Number(length) === 0 ? { kind: "none" } : { kind: "length", length: Number(length) };
 }
 
+/** Whether the connection may carry another request after this answer (HTTP/1.0 must ask for it). */
 export function wantsKeepAlive(head: Head): boolean {
   const tokens = head.headers.filter(([name]) => name === "connection")
     .flatMap(([, value]) => value.toLowerCase().split(",").map((token) => token.trim()));

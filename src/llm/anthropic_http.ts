@@ -1,5 +1,6 @@
 /**
- * The Anthropic Messages API over `fetch` (by default HTTP/1.1 on Deno's sockets, http1_fetch.ts): one streaming `POST /v1/messages` and `GET /v1/models`.
+ * The Anthropic Messages API over `fetch` (by default HTTP/1.1 on Deno's own sockets, http1_fetch.ts): one
+ * streaming `POST /v1/messages` and `GET /v1/models`.
  * The official SDK did this before, but importing it read ~470 files (OpenTelemetry, webhooks, every API
  * resource) and cost ~70 ms and several MB of heap before the first request, on the path every prompt
  * waits on; the wire format is documented and stable, and what we used of the SDK was this sliver.

@@ -186,11 +186,11 @@ Deno.test("AnthropicHttpClient reports an unreachable server as a ConnectionErro
 Deno.test("AnthropicHttpClient never writes the API key into the error for a key fetch rejects", async (t) => {
   // A line break in the key would end the header and start another: refused before anything is sent, by the
   // sockets (naming the header, not its value) and by Deno's fetch (quoting the value, masked here).
-  const expected = [["sockets", /The "authorization" header's value holds a line break/], [
-    "Deno's fetch",
-    /<the API key>/,
-  ]];
-  for (const [via, reason] of expected as [string, RegExp][]) {
+  const cases: [via: string, reason: RegExp][] = [
+    ["sockets", /The "authorization" header's value holds a line break/],
+    ["Deno's fetch", /<the API key>/],
+  ];
+  for (const [via, reason] of cases) {
     await t.step(via, async () => {
       await using server = await startFakeAnthropic([]);
       const client = new AnthropicHttpClient({
@@ -199,9 +199,8 @@ Deno.test("AnthropicHttpClient never writes the API key into the error for a key
         idleTimeoutMs: 10_000,
         ...(via === "sockets" ? {} : { fetch }),
       });
-      const error = await client.streamMessage(toWireRequest(REQUEST), { signal: signal() }).catch((error) =>
-        error
-      );
+      const sent = client.streamMessage(toWireRequest(REQUEST), { signal: signal() });
+      const error = await sent.then(() => null, (caught: unknown) => caught);
       ok(error instanceof ConnectionError, String(error));
       match(error.message, new RegExp(`^Cannot reach the API at "${server.url}": .*${reason.source}`));
       ok(!error.message.includes("sk-ant-secret-1234"), error.message);

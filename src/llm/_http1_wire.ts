@@ -20,8 +20,6 @@ export class Connection {
   readonly conn: Deno.Conn;
   /** Bytes read from the socket for the request it carries now. */
   received = 0;
-  /** Set once the idle read settled: the server closed the connection or sent what nobody asked for. */
-  stale = false;
   idleSince = 0;
   #buffer = new Uint8Array(READ_SIZE);
   #start = 0;
@@ -41,11 +39,10 @@ export class Connection {
     this.conn.unref();
     const pending = this.conn.read(this.#buffer);
     this.#pending = pending;
-    // Settled while still waiting (not taken by the next answer's first read): closed or out of turn.
+    // Settled while still waiting (not taken by the next answer's first read): the server closed the
+    // connection, or sent what nobody asked for. It is closed, and never taken again.
     const settled = () => {
-      if (this.#pending !== pending) return;
-      this.stale = true;
-      this.close();
+      if (this.#pending === pending) this.close();
     };
     pending.then(settled, settled);
   }
@@ -252,7 +249,8 @@ export function bodyFraming(head: Head, method: string): Framing {
     .filter((part) => part !== "");
   if (codings.length > 0) return codings.at(-1) === "chunked" ? { kind: "chunked" } : { kind: "until-close" };
   const lengths = new Set(values("content-length").join(",").split(",").map((part) => part.trim()));
-  if (lengths.size === 0 || (lengths.size === 1 && lengths.has(""))) return { kind: "until-close" };
+  // No Content-Length (nor an empty one): the body ends with the connection.
+  if (lengths.size === 1 && lengths.has("")) return { kind: "until-close" };
   const [length = ""] = lengths;
   if (lengths.size > 1 || !/^\d{1,15}$/.test(length)) {
     throw new Error(

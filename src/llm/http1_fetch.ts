@@ -150,7 +150,7 @@ async function openConnection(url: URL, caCerts: string[] | undefined): Promise<
 function takeIdle(idle: Map<string, Connection[]>, origin: string): Connection | null {
   const waiting = idle.get(origin);
   for (let connection = waiting?.pop(); connection !== undefined; connection = waiting?.pop()) {
-    if (!connection.stale && performance.now() - connection.idleSince < IDLE_REUSE_MS) {
+    if (!connection.closed && performance.now() - connection.idleSince < IDLE_REUSE_MS) {
       connection.unpark();
       return connection;
     }

@@ -1,5 +1,6 @@
 import { deepStrictEqual, equal, rejects } from "node:assert/strict";
 import { apiFetch, createHttp1Fetch, http1Fetch } from "../../src/llm/http1_fetch.ts";
+import { closedPort } from "../_fakes/closed_port.ts";
 
 const TLS = new URL("../fixtures/tls/", import.meta.url);
 
@@ -309,9 +310,7 @@ Deno.test("http1Fetch speaks TLS with the certificates it trusts, and leaves the
 });
 
 Deno.test("http1Fetch leaves an origin it cannot connect to to Deno's fetch", async () => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const url = `http://127.0.0.1:${listener.addr.port}/`;
-  listener.close();
+  const url = `http://127.0.0.1:${closedPort()}/`;
   const fallen: string[] = [];
   const fetch = createHttp1Fetch({
     fallback: (input) => {

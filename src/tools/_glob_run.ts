@@ -12,7 +12,7 @@ import { MAX_GLOB_RESULTS } from "./_shared.ts";
 import { DeniedFiles } from "./_read_denials.ts";
 import { TimeSlicer } from "./_time_slicer.ts";
 import { compareStrings, type WalkedFile, walkFiles, walkMemoryKey, type WalkResult } from "./_walk.ts";
-import { type ReadyWalk, readyWalk } from "./_prewalk.ts";
+import { finishWalkAhead, type ReadyWalk, readyWalk } from "./_prewalk.ts";
 import { skippedNotice } from "./_walk_notice.ts";
 import { recentWalks } from "./_walk_memory.ts";
 import type { GlobInput } from "./glob.ts";
@@ -81,9 +81,14 @@ export const globRunner: ToolRunner<GlobInput> = {
     // The workspace walked ahead of the calls (`_prewalk.ts`): a pattern from its root without deny rules
     // takes the files of that walk that match.
     const roots = [context.root, ...context.additionalRoots ?? []];
-    const ahead = base === "" && denied === null
-      ? readyWalk(walkMemoryKey(start, roots, context.excludedPaths ?? []))
+    const aheadKey = base === "" && denied === null
+      ? walkMemoryKey(start, roots, context.excludedPaths ?? [])
       : null;
+    // A walk ahead this call suspended walks on to its end instead (the rest of the tree, not all of it).
+    if (aheadKey !== null && !await finishWalkAhead(aheadKey, new TimeSlicer(context.signal, { deadline }))) {
+      return stopResult(context.signal, context.timeoutMs);
+    }
+    const ahead = aheadKey === null ? null : readyWalk(aheadKey);
     const walk = ahead !== null ? matchingAhead(ahead, start, matches) : await walkFiles(start, {
       root: context.root,
       additionalRoots: context.additionalRoots,

@@ -26,7 +26,7 @@ import {
 import { countMatchingLines, findMatchingLines } from "./_grep_lines.ts";
 import { compileGrepMatcher } from "./_grep_matcher.ts";
 import { prepassOf, WalkRecorder, walkResult } from "./_grep_prepass.ts";
-import { readyWalk, readyWalkFiles } from "./_prewalk.ts";
+import { finishWalkAhead, readyWalk, readyWalkFiles } from "./_prewalk.ts";
 import { DeniedFiles } from "./_read_denials.ts";
 import type { LineMatcher } from "./_line_search.ts";
 import { resolveSearchPath, rootContaining } from "./_paths.ts";
@@ -124,6 +124,10 @@ export const grepRunner: ToolRunner<GrepInput> = {
           // The runtime starts ripgrep now, while this call checks the stamps of a recent walk or walks on.
           context.progress?.("budget-spent");
           if (!recorder.walks) return recorder.budgetSpent(search.collector.files > 0);
+          // A walk ahead this call suspended walks on to its end instead (the rest of the tree, not all of it).
+          if (mayTakeAhead && !await finishWalkAhead(walker.memoryKey, slicer)) {
+            return stopResult(slicer, context);
+          }
           const ready = mayTakeAhead ? readyWalk(walker.memoryKey) : null;
           if (ready !== null) return walkResult(ready.report);
           searching = false;

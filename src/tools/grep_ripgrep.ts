@@ -36,7 +36,8 @@
  *    notices and metadata. ripgrep's arguments come from `_ripgrep_plan.ts`, the result from
  *    `_ripgrep_answer.ts`.
  * Parallel calls (one turn's) share a running walk of the same path and glob, and those that join it skip
- * the budgeted search (it would hold a second worker); the other budgeted searches run one at a time.
+ * the budgeted search; the calls' worker parts (budgeted searches, walks, checks of stamps) run one at a time,
+ * on one worker.
  * Anything else (ripgrep missing or failing, a symlink Grep follows, a first NUL byte too close to 8 KiB to
  * place, more output than expected) makes the call fall back to Grep as usual; a fallback caused by
  * the tree is remembered for a while, so the next calls do not pay for ripgrep again, as is a tree of fewer
@@ -194,7 +195,7 @@ export class RipgrepGrep {
   #walks = new Map<string, { until: number; walk: GrepWalkReport }>();
   /** Walks running now, by path and glob (see `#sharedWalk`). */
   #walking = new Map<string, Promise<GrepOutcome>>();
-  /** The end of the last budgeted search queued (see `#oneAtATime`). */
+  /** The end of the last worker call queued (see `#oneAtATime`). */
   #budgeted: Promise<unknown> = Promise.resolve();
   /** Paths whose searched files add up to `MAX_GREP_FILE_BYTES`: ripgrep skips large files itself there. */
   #largeTrees = new Set<string>();
@@ -330,28 +331,30 @@ export class RipgrepGrep {
     };
     if (budgetMs === 0) startRipgrep();
     try {
+      // Every worker call of the session's calls waits for the one before it to end (`#oneAtATime`).
       const prepass = (
         budget: number,
         walk: boolean,
         check?: WalkStamps,
         expectedFiles?: number,
-      ): Promise<GrepOutcome> => {
-        const request: GrepPrepass = {
-          budgetMs: budget,
-          prefilter: plan!.prefilter,
-          walk,
-          ...(check === undefined ? {} : { check }),
-          ...(expectedFiles === undefined ? {} : { expectedFiles }),
-        };
-        if (budget > 0 && ripgrep === null) {
-          clearTimeout(lateStart);
-          lateStart = setTimeout(
-            startRipgrep,
-            this.#options.lateStartMs ?? budget * RIPGREP_LATE_START_BUDGETS,
-          );
-        }
-        return this.#options.runWorker({ ...input, [GREP_PREPASS]: request }, context, signal, onProgress);
-      };
+      ): Promise<GrepOutcome> =>
+        this.#oneAtATime(() => {
+          const request: GrepPrepass = {
+            budgetMs: budget,
+            prefilter: plan!.prefilter,
+            walk,
+            ...(check === undefined ? {} : { check }),
+            ...(expectedFiles === undefined ? {} : { expectedFiles }),
+          };
+          if (budget > 0 && ripgrep === null) {
+            clearTimeout(lateStart);
+            lateStart = setTimeout(
+              startRipgrep,
+              this.#options.lateStartMs ?? budget * RIPGREP_LATE_START_BUDGETS,
+            );
+          }
+          return this.#options.runWorker({ ...input, [GREP_PREPASS]: request }, context, signal, onProgress);
+        });
       const margin = this.#stampMargin;
       let recent = this.#recentWalk(walkKey);
       // A walk kept by an earlier process, read while the worker searches within its budget; it is used only
@@ -377,9 +380,7 @@ export class RipgrepGrep {
         const checkLater = recent !== null && stamps !== undefined && this.#aheadUnchecked.has(recent);
         const first = recent === null && !this.#walking.has(walkKey) && keptLoading === null
           ? (await this.#sharedWalk(walkKey, () => prepass(budgetMs, true))).outcome
-          : await this.#oneAtATime(() =>
-            prepass(budgetMs, false, checkLater ? undefined : stamps, recent?.files.length)
-          );
+          : await prepass(budgetMs, false, checkLater ? undefined : stamps, recent?.files.length);
         const report = walkReportOf(first.result);
         if (report === null && first.result.metadata.prepass !== BUDGET_SPENT) return first;
         startRipgrep();
@@ -396,7 +397,7 @@ export class RipgrepGrep {
           // check the walk ahead's stamps, or walk now, alongside ripgrep, rather than after it.
           walk = null;
           if (checkLater) {
-            const checked = await this.#oneAtATime(() => prepass(0, false, stamps));
+            const checked = await prepass(0, false, stamps);
             if (checked.result.metadata.current === true) {
               this.#aheadUnchecked.delete(recent!);
               this.#keepWalk(walkKey, recent!, path, keptKey);
@@ -410,7 +411,7 @@ export class RipgrepGrep {
         // ripgrep searches meanwhile.
         const kept = await keptLoading;
         if (kept !== null && kept.stamps !== null && stampsUsable(kept.stamps, margin)) {
-          const checked = await this.#oneAtATime(() => prepass(0, false, kept.stamps!));
+          const checked = await prepass(0, false, kept.stamps!);
           if (checked.result.metadata.current === true) {
             this.#keepWalk(walkKey, kept, path);
             walk = recent = kept;
@@ -504,8 +505,10 @@ export class RipgrepGrep {
   }
 
   /**
-   * Runs the worker's searches within their budget one at a time: parallel Greps (one turn's) would each
-   * hold a worker, whose memory outweighs the few tens of milliseconds of waiting.
+   * Runs the session's worker calls for ripgrep (searches within their budget, walks, checks of stamps) one at
+   * a time: at once, parallel Greps (one turn's) would each hold a worker, whose memory outweighs the few tens
+   * of milliseconds of waiting; ripgrep searches meanwhile. Measured, a turn of four parallel Greps over 200 MB
+   * peaked at ~145 MB when a walk started a second worker beside a budgeted search, at ~123 MB on one.
    */
   #oneAtATime(run: () => Promise<GrepOutcome>): Promise<GrepOutcome> {
     const result = this.#budgeted.then(run, run);

@@ -358,6 +358,52 @@ Deno.test("Grep's walk takes the report of a walk ahead while the tree is as it 
   equal(readyWalk(key), null);
 });
 
+Deno.test("a call that would walk the whole workspace finishes a suspended walk ahead instead of walking anew", async () => {
+  await using workspace = await createTempWorkspace();
+  const root = workspace.root;
+  // Enough files that the walk cannot end within its first slice of a few milliseconds.
+  await writeTree(root, wideTree(300, 20));
+  await settleTree(root);
+  await pastMargin();
+  const suspended = async () => {
+    const ahead = new Prewalk();
+    let busy = false;
+    ahead.start(request(root), () => busy);
+    // A call arrives after the walk's first slice (the worker suspends it before the call starts).
+    busy = true;
+    ahead.pause();
+    await ahead.settled();
+    equal(ahead.ended, false);
+    return ahead;
+  };
+  // Grep's walk for ripgrep: the report is the walk ahead's (its stamps taken before the call began), and the
+  // walk ahead has ended.
+  const grepAhead = await suspended();
+  const grepStart = Date.now();
+  const report = await prepassWalk(root);
+  ok(grepAhead.ended);
+  equal(report.files.length, 6_000);
+  ok(report.stamps !== null && report.stamps.takenAt < grepStart, JSON.stringify(report.stamps?.takenAt));
+  // Glob of a pattern from the root.
+  const globAhead = await suspended();
+  const listed = await globTool.execute(toolContext(root), { pattern: "**/d1/*.ts" });
+  ok(globAhead.ended);
+  equal(listed.metadata.walkedAhead, true);
+  equal(listed.content.split("\n").filter((line) => line.startsWith("many/d1/f")).length, 20);
+  // A call cancelled while it finishes the walk stops there.
+  const stoppedAhead = await suspended();
+  const cancelled = new AbortController();
+  cancelled.abort();
+  const stopped = await globTool.execute(toolContext(root, { signal: cancelled.signal }), { pattern: "**" });
+  equal(stopped.content, "Glob was cancelled");
+  equal(stoppedAhead.ended, false);
+  // A call of a folder inside the workspace walks that folder alone, and leaves the walk ahead suspended.
+  const partAhead = await suspended();
+  const part = await globTool.execute(toolContext(root), { pattern: "many/d1/*.ts" });
+  equal(part.metadata.walkedAhead, undefined);
+  equal(partAhead.ended, false);
+});
+
 Deno.test("a session's first Glob finds the workspace walked ahead by its worker", async () => {
   await using workspace = await createTempWorkspace();
   const root = workspace.root;

@@ -1135,3 +1135,49 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "Grep through ripgrep gives one turn's parallel calls one worker call at a time, walks included",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await using state = await createTempWorkspace();
+    await writeTree(workspace.root, { "a.txt": "match a\n", "b/c.txt": "match c\n", "b/d.txt": "other\n" });
+    // Worker calls in flight at once: each would hold a worker of its own (measured: a second read-only worker
+    // took a turn of four parallel Greps over 200 MB from ~123 to ~145 MB).
+    let inFlight = 0;
+    let most = 0;
+    const sent: string[] = [];
+    await using setup = await openRipgrep(workspace.root, {
+      prepassBudgetMs: 1e-9,
+      smallTreeFiles: 0,
+      // A walk kept by an earlier process is looked for first (none is): the call without a budget waits for
+      // that while the other's budgeted search runs.
+      keeper: new WalkStore(join(state.root, "walks")),
+      runWorker: async (input, context, signal) => {
+        const prepass = input[GREP_PREPASS] as GrepPrepass | undefined;
+        sent.push(prepass === undefined ? "usual" : `budget ${prepass.budgetMs > 0} walk ${prepass.walk}`);
+        most = Math.max(most, ++inFlight);
+        try {
+          // A search that takes its whole budget, as on a large tree.
+          if (prepass !== undefined && prepass.budgetMs > 0) {
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          return await grepHere(input, context, signal);
+        } finally {
+          inFlight--;
+        }
+      },
+    });
+    const results = await Promise.all([
+      // More lines than a budgeted search may look for: ripgrep at once, and a walk in the worker.
+      checkedRun(setup, { pattern: "match", head_limit: 100_000 }),
+      checkedRun(setup, { pattern: "no such text" }),
+    ]);
+    deepStrictEqual(results.map((result) => result.engine), ["ripgrep", "ripgrep"]);
+    equal(most, 1, sent.join(", "));
+    // The budgeted search first (the other call looked for a kept walk meanwhile), then the one walk, which
+    // the call whose search found no match joins.
+    deepStrictEqual(sent, ["budget true walk false", "budget false walk true"]);
+  },
+});

@@ -243,15 +243,16 @@ function unreadableVariable(): string | null {
 
 /**
  * Takes out of the environment what scripts/mewcode set for this process's own start only: glibc read
- * MALLOC_MMAP_THRESHOLD_ and MALLOC_TOP_PAD_ before any JavaScript ran, and the programs mewcode starts as the
- * user (hooks, the approval command, git) get the caller's environment, not the launcher's tuning. Values the
- * caller set themselves stay (the launcher then sets nothing and says so by leaving MEWCODE_LAUNCHER_MALLOC
- * unset).
+ * MALLOC_MMAP_THRESHOLD_, MALLOC_TOP_PAD_ and MALLOC_ARENA_MAX before any JavaScript ran, and the programs
+ * mewcode starts as the user (hooks, the approval command, git) get the caller's environment, not the
+ * launcher's tuning. Values the caller set themselves stay (the launcher then sets nothing and says so by
+ * leaving MEWCODE_LAUNCHER_MALLOC unset).
  */
 function dropLauncherTuning(): void {
   if (environmentValue("MEWCODE_LAUNCHER_MALLOC") !== "1") return;
   Deno.env.delete("MALLOC_MMAP_THRESHOLD_");
   Deno.env.delete("MALLOC_TOP_PAD_");
+  Deno.env.delete("MALLOC_ARENA_MAX");
   Deno.env.delete("MEWCODE_LAUNCHER_MALLOC");
 }
 

@@ -86,18 +86,20 @@ Deno.test("the launcher runs Deno with core dumps off: a dump would hold the API
   }
 });
 
-Deno.test("the launcher fixes glibc's mmap threshold and top pad for Deno, unless the caller set either", async () => {
+Deno.test("the launcher fixes glibc's mmap threshold, top pad and arenas for Deno, unless the caller set any", async () => {
   const tuning = async (env: Record<string, string>) =>
     (await environmentSeenByDeno({ PATH: "/usr/bin:/bin", ...env })).filter((line) =>
-      /^(MALLOC_MMAP_THRESHOLD_|MALLOC_TOP_PAD_|MEWCODE_LAUNCHER_MALLOC)=/.test(line)
+      /^(MALLOC_MMAP_THRESHOLD_|MALLOC_TOP_PAD_|MALLOC_ARENA_MAX|MEWCODE_LAUNCHER_MALLOC)=/.test(line)
     );
   deepStrictEqual(await tuning({}), [
+    "MALLOC_ARENA_MAX=2",
     "MALLOC_MMAP_THRESHOLD_=131072",
     "MALLOC_TOP_PAD_=1048576",
     "MEWCODE_LAUNCHER_MALLOC=1",
   ]);
   deepStrictEqual(await tuning({ MALLOC_MMAP_THRESHOLD_: "65536" }), ["MALLOC_MMAP_THRESHOLD_=65536"]);
   deepStrictEqual(await tuning({ MALLOC_TOP_PAD_: "0" }), ["MALLOC_TOP_PAD_=0"]);
+  deepStrictEqual(await tuning({ MALLOC_ARENA_MAX: "8" }), ["MALLOC_ARENA_MAX=8"]);
   // Set but empty is the caller's choice too.
   deepStrictEqual(await tuning({ MALLOC_MMAP_THRESHOLD_: "" }), ["MALLOC_MMAP_THRESHOLD_="]);
 });

@@ -1,6 +1,6 @@
 /**
- * mewcode takes the launcher's malloc tuning (MALLOC_MMAP_THRESHOLD_ and MALLOC_TOP_PAD_, set by scripts/mewcode
- * unless the caller set either: launcher_env_test.ts) back out of the environment of what it runs as the user
+ * mewcode takes the launcher's malloc tuning (MALLOC_MMAP_THRESHOLD_, MALLOC_TOP_PAD_ and MALLOC_ARENA_MAX, set by
+ * scripts/mewcode unless the caller set any: launcher_env_test.ts) back out of the environment of what it runs as the user
  * (main.ts): a hook sees the caller's environment, while the Deno process itself started with the setting.
  */
 import { deepStrictEqual, equal } from "node:assert/strict";
@@ -8,7 +8,7 @@ import { startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { E2eWorkspace } from "../_fakes/e2e_workspace.ts";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
 
-const TUNING = /^(MALLOC_MMAP_THRESHOLD_|MALLOC_TOP_PAD_|MEWCODE_LAUNCHER_MALLOC)=/;
+const TUNING = /^(MALLOC_MMAP_THRESHOLD_|MALLOC_TOP_PAD_|MALLOC_ARENA_MAX|MEWCODE_LAUNCHER_MALLOC)=/;
 
 function tuningLines(text: string): string[] {
   return text.split(/[\n\0]/).filter((line) => TUNING.test(line)).sort();
@@ -59,6 +59,7 @@ Deno.test("a hook run as the user gets the caller's environment, not the launche
       equal(output.code, 0, new TextDecoder().decode(output.stderr));
       if (callerValue === undefined) {
         deepStrictEqual(tuningLines(await Deno.readTextFile(parent)), [
+          "MALLOC_ARENA_MAX=2",
           "MALLOC_MMAP_THRESHOLD_=131072",
           "MALLOC_TOP_PAD_=1048576",
           "MEWCODE_LAUNCHER_MALLOC=1",

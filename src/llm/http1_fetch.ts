@@ -1,6 +1,6 @@
 /**
  * The API's requests over HTTP/1.1 on Deno's own sockets, in the shape of `fetch` (the part of it
- * AnthropicHttpClient uses). Deno's fetch loads its scripts (headers, requests, responses, streams) and
+ * AnthropicHttpClient and the OpenAI SDK use). Deno's fetch loads its scripts (headers, requests, responses, streams) and
  * builds its HTTP client on a process's first call, ~15 ms of the main thread before the request leaves;
  * a socket is open and the request written ~7 ms after the call. Measured in alternating runs, a one-shot
  * prompt reached the server ~11 ms sooner. The Response and its stream are built once the answer's head
@@ -47,7 +47,7 @@ export const IDLE_REUSE_MS = 30_000;
 /** The variables Deno's fetch takes a proxy from. */
 const PROXY_VARIABLES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
 
-/** The `fetch` this module provides: a URL and the options AnthropicHttpClient passes. */
+/** The `fetch` this module provides: a URL and the options the API clients pass. */
 export type Http1Fetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
 /** Options of {@link createHttp1Fetch}. */

@@ -33,6 +33,7 @@ import { assembleChatStream } from "./openai_stream.ts";
 import { streamErrorFromWire, type TokenLimitField, toWireRequest } from "./openai_wire.ts";
 import type { ModelRequest, Provider, ProviderEvent, StreamOptions } from "./provider.ts";
 import { guardSdkStream, type SdkStream } from "./_sdk_stream.ts";
+import { apiFetch } from "./http1_fetch.ts";
 import { redactError, type Secrets } from "./redact_secrets.ts";
 import { type RetryOptions, streamWithRetry } from "./retry.ts";
 
@@ -50,8 +51,11 @@ export interface OpenAiProviderOptions {
    * chunks. A silent connection is a ConnectionError (retried when no content had arrived).
    */
   idleTimeoutMs?: number;
-  /** The fetch requests go through; the global one by default (tests redirect a host with their own). */
-  fetch?: typeof fetch;
+  /**
+   * The fetch requests go through; by default HTTP/1.1 on sockets, or Deno's fetch behind a proxy
+   * (http1_fetch.ts); tests redirect a host with their own.
+   */
+  fetch?: (input: string | URL, init?: RequestInit) => Promise<Response>;
 }
 
 /** Two minutes without a byte from the API ends the request (a local model may think for a long time). */
@@ -78,7 +82,7 @@ export class OpenAiProvider implements Provider {
     this.#idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.#tokenLimitField = isOpenAiHost(this.baseUrl) ? "max_completion_tokens" : "max_tokens";
     this.#secrets = { apiKey: options.apiKey };
-    const fetchVia = options.fetch ?? fetch;
+    const fetchVia = options.fetch ?? apiFetch();
     this.#client = new OpenAI({
       apiKey: options.apiKey ?? PLACEHOLDER_KEY,
       baseURL: this.baseUrl,
@@ -90,7 +94,10 @@ export class OpenAiProvider implements Provider {
       // A redirect is not followed: it would resend the conversation (an https → http one in clear) to
       // another address. Its 3xx reaches #toOurError as an APIError.
       fetch: async (input, init) => {
-        const response = await fetchVia(input, { ...init, redirect: "manual" });
+        // The SDK sends a URL; a Request (none it makes) would go through Deno's fetch.
+        const response = input instanceof Request
+          ? await fetch(input, { ...init, redirect: "manual" })
+          : await fetchVia(input, { ...init, redirect: "manual" });
         const contentType = response.headers.get("content-type");
         if (!response.ok || !isWebPage(contentType)) return response;
         await response.body?.cancel();

@@ -14,6 +14,7 @@ import {
 import { OpenAiProvider } from "../../src/llm/openai_provider.ts";
 import type { ModelRequest, ProviderEvent } from "../../src/llm/provider.ts";
 import { chatError, chatTurn, type FakeOpenAi, startFakeOpenAi } from "../fake_anthropic/openai_server.ts";
+import { apiFetch, http1Fetch } from "../../src/llm/http1_fetch.ts";
 import { assertKeyHidden, startKeyEchoServer } from "../_fakes/key_echo_server.ts";
 import { closedPort } from "../_fakes/closed_port.ts";
 
@@ -96,6 +97,9 @@ Deno.test("OpenAiProvider sends the chat completions request with the bearer key
   const [request] = server.requests;
   equal(request?.path, "/v1/chat/completions");
   equal(request?.headers.authorization, "Bearer sk-exact");
+  // Sent by mewcode's HTTP/1.1 client (src/llm/http1_fetch.ts), which asks for no compression, unless this
+  // process's environment names a proxy (then by Deno's fetch, which asks for gzip and br).
+  equal(request?.headers["accept-encoding"] === "identity", apiFetch() === http1Fetch);
   deepStrictEqual(request?.body, {
     model: "gpt-test",
     messages: [{ role: "system", content: "You are a test." }, { role: "user", content: "Read two files" }],

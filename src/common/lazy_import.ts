@@ -2,7 +2,7 @@
  * Imports a module by a URL that Deno's module graph does not follow. Deno reads, parses and resolves
  * every statically written `import("./x.ts")` of a module when that module is loaded, with everything
  * those import in turn, whether or not the branch ever runs: mewcode's entry point would read every
- * command's modules for `--version`, and a session the OpenAI SDK's graph for an Anthropic run. A module
+ * command's modules for `--version`, and a session the other provider's modules for each run. A module
  * loaded this way is read when it is needed, and only then.
  *
  * ```ts

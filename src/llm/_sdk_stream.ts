@@ -1,6 +1,6 @@
 /**
- * What both providers do with their raw event stream (the OpenAI SDK's, or our Anthropic client's, which
- * has the same shape): pass its items through, turn its errors into ours, treat a silence longer than the
+ * What both providers do with their raw event stream (openai_http.ts's or anthropic_http.ts's, which have
+ * the same shape): pass its items through, turn its errors into ours, treat a silence longer than the
  * idle timeout as a dropped connection, and cancel the HTTP request when the consumer stops early. The
  * providers differ only in their error classes (`toOurError`).
  *
@@ -8,7 +8,7 @@
  */
 import { StalledError } from "./errors.ts";
 
-/** A stream as the OpenAI SDK and anthropic_http.ts return it: its items, and what cancels its request. */
+/** A stream as openai_http.ts and anthropic_http.ts return it: its items, and what cancels its request. */
 export type SdkStream = AsyncIterable<unknown> & { controller: AbortController };
 
 /** How to guard one stream. */
@@ -45,7 +45,7 @@ export async function* guardSdkStream(stream: SdkStream, options: GuardOptions):
       });
     }
   }
-  // The OpenAI SDK ends a stream quietly when its request is aborted.
+  // A stream may end quietly when its request is aborted.
   options.signal.throwIfAborted();
 }
 

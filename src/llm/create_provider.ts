@@ -1,7 +1,7 @@
 /**
- * Builds the provider a session talks to, from its configuration. The provider's module (and any SDK) is
- * loaded only here, on demand (lazy_import.ts): commands that never talk to a model start without it, and
- * an Anthropic run never reads the OpenAI SDK, nor the other way round.
+ * Builds the provider a session talks to, from its configuration. The provider's module is loaded only here,
+ * on demand (lazy_import.ts): commands that never talk to a model start without it, and an Anthropic run
+ * never reads the OpenAI-compatible provider's modules, nor the other way round.
  *
  * Where each provider's key and endpoint come from (the settings' `apiKeyEnv` and `baseUrl`, when they
  * apply, win over the environment, so a key never travels to an endpoint configured somewhere else):

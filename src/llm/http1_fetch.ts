@@ -1,8 +1,8 @@
 /**
- * The API's requests over HTTP/1.1 on Deno's own sockets, in the shape of `fetch` (the part of it
- * AnthropicHttpClient and the OpenAI SDK use). Deno's fetch loads its scripts (headers, requests, responses, streams) and
- * builds its HTTP client on a process's first call, ~15 ms of the main thread before the request leaves;
- * a socket is open and the request written ~7 ms after the call. Measured in alternating runs, a one-shot
+ * The API's requests over HTTP/1.1 on Deno's own sockets, in the shape of `fetch` (the part of it the API
+ * clients use, _api_http.ts). Deno's fetch loads its scripts (headers, requests, responses, streams) and
+ * builds its HTTP client on a process's first call, ~15 ms of the main thread before the request leaves; a
+ * socket is open and the request written ~7 ms after the call. Measured in alternating runs, a one-shot
  * prompt reached the server ~11 ms sooner. The Response and its stream are built once the answer's head
  * arrives, while the model writes.
  *

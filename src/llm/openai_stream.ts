@@ -122,7 +122,7 @@ export function endOfStream(snapshot: ChatSnapshot): ProviderEvent {
   };
 }
 
-/** Assembles a stream of parsed `data:` payloads (as the SDK yields them) into ProviderEvents. */
+/** Assembles a stream of parsed `data:` payloads (as openai_http.ts yields them) into ProviderEvents. */
 export async function* assembleChatStream(rawChunks: AsyncIterable<unknown>): AsyncGenerator<ProviderEvent> {
   let snapshot = createChatSnapshot();
   let characters = 0;

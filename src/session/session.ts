@@ -217,7 +217,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   compactionThreshold(options.model, options.compaction ?? {});
   let provider: Promise<Provider> | null = null;
   if (options.needsModel && options.provider === undefined) {
-    // Its SDK loads while the sandbox is checked and the prompt's context is gathered.
+    // Its module loads while the sandbox is checked and the prompt's context is gathered.
     provider = createProvider(providerConfigFromEnv({ get: (name) => env[name] }, options.providerEndpoint));
     provider.catch(() => {}); // Reported by the first run, which awaits it.
   }

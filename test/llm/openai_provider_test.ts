@@ -365,17 +365,30 @@ Deno.test("OpenAiProvider never shows the API key a server's error repeats", asy
   }
 });
 
-Deno.test("OpenAiProvider never writes the API key into the error for a key fetch rejects", async () => {
-  await using server = await startFakeOpenAi([chatTurn().text("never sent")]);
-  const { error } = await collect(
-    providerFor(server, { apiKey: "sk-SECRET-1234\nabc", maxRetries: 0 }).stream(REQUEST, {
-      signal: signal(),
-    }),
-  );
-  ok(error instanceof ConnectionError, String(error));
-  match(error.message, /<the API key>/);
-  equal(`${error.message}${error.stack}`.includes("sk-SECRET-1234"), false, error.message);
-  equal(server.requests.length, 0);
+Deno.test("OpenAiProvider never writes the API key into the error for a key fetch rejects", async (t) => {
+  // A line break in the key would end the header and start another: refused before anything is sent, by the
+  // sockets (naming the header, not its value) and by Deno's fetch (quoting the value, masked here).
+  const cases: [via: string, reason: RegExp][] = [
+    ["sockets", /The "authorization" header's value holds a line break/],
+    ["Deno's fetch", /<the API key>/],
+  ];
+  for (const [via, reason] of cases) {
+    await t.step(via, async () => {
+      await using server = await startFakeOpenAi([chatTurn().text("never sent")]);
+      const provider = new OpenAiProvider({
+        name: "openai",
+        apiKey: "sk-SECRET-1234\nabc",
+        baseUrl: server.baseUrl,
+        retry: { maxRetries: 0 },
+        ...(via === "sockets" ? {} : { fetch }),
+      });
+      const { error } = await collect(provider.stream(REQUEST, { signal: signal() }));
+      ok(error instanceof ConnectionError, String(error));
+      match(error.message, reason);
+      equal(`${error.message}${error.stack}`.includes("sk-SECRET-1234"), false, error.message);
+      equal(server.requests.length, 0);
+    });
+  }
 });
 
 Deno.test("OpenAiProvider never shows the password of its base URL in an error", async () => {
@@ -426,4 +439,42 @@ Deno.test("OpenAiProvider takes a web page answered with 200 (a captive portal) 
   ok(error instanceof ApiError && !error.isRetryable, String(error));
   match(error.message, /answered with a web page \(text\/html\), not the API/);
   equal(server.requests, 1);
+});
+
+Deno.test("OpenAiProvider ends the stream at [DONE], whatever the server sends after it or however long it stays open", async () => {
+  const chunk = (body: unknown) => `data: ${JSON.stringify(body)}\n\n`;
+  const base = { id: "c1", object: "chat.completion.chunk", created: 0, model: "m" };
+  const held = Promise.withResolvers<void>();
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(encoder.encode(
+          chunk({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "Done." } }] }) +
+            chunk({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) +
+            "data: [DONE]\n\ndata: not json at all\n\n",
+        ));
+        // The body stays open until the test ends.
+        await held.promise;
+        controller.close();
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  try {
+    const provider = new OpenAiProvider({
+      name: "openai",
+      apiKey: "sk-test",
+      baseUrl: `http://127.0.0.1:${server.addr.port}/v1`,
+      // Past the idle timeout, an open body would be a dropped connection.
+      idleTimeoutMs: 2_000,
+    });
+    const { events, error } = await collect(provider.stream(REQUEST, { signal: signal() }));
+    equal(error, null);
+    const text = events.flatMap((event) => event.type === "text-delta" ? [event.text] : []).join("");
+    equal(text, "Done.");
+    equal(events.at(-1)?.type, "message-end");
+  } finally {
+    held.resolve();
+  }
 });

@@ -204,9 +204,9 @@ export class Transcript implements Disposable {
    * an Error that names the path and what to do about it.
    *
    * The file is then locked (an exclusive `flock`, held until `close`, and let go by the kernel when the
-   * process dies): a run that finds it locked gets a SessionInUseError. Only under the lock is a torn last
-   * line (a run killed while writing it) dropped, so the next record starts on a line of its own; a run
-   * still writing its last line holds the lock, so its line is never taken for torn.
+   * process dies): a run that finds it locked (still after `LOCK_WAIT_MS`) gets a SessionInUseError. Only
+   * under the lock is a torn last line (a run killed while writing it) dropped, so the next record starts on a
+   * line of its own; a run still writing its last line holds the lock, so its line is never taken for torn.
    */
   static async create(options: TranscriptOptions): Promise<Transcript> {
     const sessionId = options.sessionId ?? crypto.randomUUID();
@@ -222,7 +222,7 @@ export class Transcript implements Disposable {
     const file = openFile(path, { sessionId, exclusive: options.exclusive ?? false, uid });
     try {
       checkOpened(file, { path, folders, uid });
-      lockForSession(file, { path, sessionId });
+      await lockForSession(file, { path, sessionId });
       if (options.expected !== undefined) checkUnchanged(file, { path, sessionId }, options.expected);
       endWithLineFeed(file);
     } catch (error) {
@@ -481,16 +481,34 @@ function openFile(
 }
 
 /**
- * Takes the exclusive lock on the open transcript, or throws SessionInUseError when another run holds it.
- * The lock belongs to this open file (flock), so a second open in the same process is refused as well.
+ * How long a lock found held is tried again before the session counts as in use. A process being started
+ * (a hook, git, the sandbox) holds a copy of every file open at that moment until it runs its program, which
+ * closes them (close-on-exec): a transcript closed and opened again in the meantime finds its own lock still
+ * held for those few milliseconds.
  */
-function lockForSession(file: Deno.FsFile, { path, sessionId }: { path: string; sessionId: string }): void {
-  if (file.tryLockSync(true)) return;
-  throw new SessionInUseError(
-    `Session ${sessionId} is in use by another mewcode run (it holds the lock on "${path}"), and two runs ` +
-      "writing one session would mix up its conversation: wait for that run to end and continue the " +
-      "session then, or start a new session",
-  );
+const LOCK_WAIT_MS = 200;
+
+/**
+ * Takes the exclusive lock on the open transcript, or throws SessionInUseError when another run holds it
+ * (`LOCK_WAIT_MS` on). The lock belongs to this open file (flock), so a second open in the same process is
+ * refused as well.
+ */
+async function lockForSession(
+  file: Deno.FsFile,
+  { path, sessionId }: { path: string; sessionId: string },
+): Promise<void> {
+  const started = performance.now();
+  while (!file.tryLockSync(true)) {
+    if (performance.now() - started < LOCK_WAIT_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      continue;
+    }
+    throw new SessionInUseError(
+      `Session ${sessionId} is in use by another mewcode run (it holds the lock on "${path}"), and two runs ` +
+        "writing one session would mix up its conversation: wait for that run to end and continue the " +
+        "session then, or start a new session",
+    );
+  }
 }
 
 /**

@@ -121,6 +121,32 @@ Deno.test("Transcript refuses a session another open transcript holds, writes no
   }
 });
 
+Deno.test("Transcript waits a moment for a lock let go at once, as by a process this one was starting", async () => {
+  // A process being started holds a copy of every open file, and so its lock, until it runs its program
+  // (close-on-exec): a transcript closed then and opened again at once was found locked (a flaky test, once).
+  const home = await Deno.makeTempDir();
+  try {
+    const first = await Transcript.create({ home, root: "/w", sessionId: "held", exclusive: true });
+    first.close();
+    const copy = await Deno.open(first.path, { read: true });
+    copy.lockSync(true);
+    const letGo = setTimeout(() => copy.close(), 30);
+    try {
+      using again = await Transcript.create({ home, root: "/w", sessionId: "held" });
+      again.append({ type: "warning", message: "taken" });
+    } finally {
+      clearTimeout(letGo);
+      try {
+        copy.close();
+      } catch {
+        // Closed by the timer.
+      }
+    }
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
 Deno.test("parseTranscript tolerates a torn last line and rejects a broken line elsewhere", () => {
   const good = JSON.stringify({ type: "warning", message: "a", ts: 1 });
   const parsed = parseTranscript(`${good}\n{"type":"tool-call-end","id":"x","sta`);

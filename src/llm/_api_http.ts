@@ -28,8 +28,9 @@ import {
   webPageError,
 } from "./errors.ts";
 import { redactError, redactSecrets } from "./redact_secrets.ts";
-import { apiFetch } from "./http1_fetch.ts";
+import { apiFetch, type Http1Init, ON_SENT } from "./http1_fetch.ts";
 import { lazyModule } from "../common/lazy_import.ts";
+import { once } from "../common/once.ts";
 
 /** The streams' decoder: only a response that began needs it, so it loads after the request went out. */
 export const loadSseDecoder = lazyModule<typeof import("./sse_decoder.ts")>(
@@ -77,20 +78,25 @@ export class ApiHttp {
 
   /**
    * Fetches `url` and returns a 2xx response, with our errors for everything else. `signal` is the caller's
-   * signal combined with `controller`'s, which the idle timeout aborts.
+   * signal combined with `controller`'s, which the idle timeout aborts. `onSent` is called once the request
+   * was written (`ON_SENT`), or once its answer began with a fetch that does not tell.
    */
   async send(
     url: string,
     init: RequestInit,
     signal: AbortSignal,
     controller: AbortController,
+    onSent?: () => void,
   ): Promise<Response> {
     let response: Response;
+    const sent = once(onSent);
     try {
       // A redirect is not followed: it would carry the key (and the conversation) to another address.
-      const responded = this.#fetch(url, { ...init, redirect: "manual", signal });
+      const request: Http1Init = { ...init, redirect: "manual", signal, [ON_SENT]: sent };
+      const responded = this.#fetch(url, request);
       if (await withDeadline(responded, this.idleTimeoutMs) === "timeout") controller.abort(this.#silence());
       response = await responded;
+      sent();
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       const reason = this.withoutKey(describeCause(error));

@@ -73,8 +73,14 @@ export class AnthropicHttpClient {
     });
   }
 
-  /** Sends `body` (a wire request with `stream: true`) and returns its events once the headers arrived. */
-  async streamMessage(body: unknown, options: { signal: AbortSignal }): Promise<MessageEventStream> {
+  /**
+   * Sends `body` (a wire request with `stream: true`) and returns its events once the headers arrived;
+   * `onSent` hears when the request was written (ApiHttp.send).
+   */
+  async streamMessage(
+    body: unknown,
+    options: { signal: AbortSignal; onSent?: () => void },
+  ): Promise<MessageEventStream> {
     const controller = new AbortController();
     const signal = AbortSignal.any([options.signal, controller.signal]);
     const init = {
@@ -82,7 +88,13 @@ export class AnthropicHttpClient {
       headers: { ...this.#headers("text/event-stream"), "content-type": "application/json" },
       body: JSON.stringify(body),
     };
-    const response = await this.#http.send(this.#url("/v1/messages"), init, signal, controller);
+    const response = await this.#http.send(
+      this.#url("/v1/messages"),
+      init,
+      signal,
+      controller,
+      options.onSent,
+    );
     if (response.body === null) {
       throw streamFailure(new Error("the response has no body"), signal, this.baseUrl);
     }

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { once } from "../common/once.ts";
 import { AnthropicHttpClient, type MessageEventStream } from "./anthropic_http.ts";
 import { toWireRequest } from "./anthropic_wire.ts";
 import { lazyModule } from "../common/lazy_import.ts";
@@ -81,7 +82,12 @@ export class AnthropicProvider implements Provider {
   /** Streams one model turn, retrying per the policy; see the module doc for what it throws. */
   stream(request: ModelRequest, options: StreamOptions): AsyncIterable<ProviderEvent> {
     const { signal, onResponse } = options;
-    return streamWithRetry(() => this.#attempt(request, signal), { ...this.#retry, signal, onResponse });
+    const onSent = once(options.onSent);
+    return streamWithRetry(() => this.#attempt(request, signal, onSent), {
+      ...this.#retry,
+      signal,
+      onResponse,
+    });
   }
 
   /** The ids of the models the API offers (`GET /v1/models`), to check that it answers. */
@@ -93,13 +99,17 @@ export class AnthropicProvider implements Provider {
     }
   }
 
-  async *#attempt(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  async *#attempt(
+    request: ModelRequest,
+    signal: AbortSignal,
+    onSent: () => void,
+  ): AsyncGenerator<ProviderEvent> {
     // Built before the request, outside its error handling: a conversation that cannot be sent (a resumed
     // transcript holding content mewcode does not know) is that, not a failed connection to retry.
     const body = toWireRequest(request);
     let rawStream: MessageEventStream;
     try {
-      rawStream = await this.#client.streamMessage(body, { signal });
+      rawStream = await this.#client.streamMessage(body, { signal, onSent });
     } catch (error) {
       throw this.#toOurError(error, signal);
     }

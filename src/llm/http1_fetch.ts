@@ -30,6 +30,7 @@
  *
  * @module
  */
+import { once } from "../common/once.ts";
 import {
   bodyChunks,
   bodyFraming,
@@ -47,8 +48,18 @@ export const IDLE_REUSE_MS = 30_000;
 /** The variables Deno's fetch takes a proxy from. */
 const PROXY_VARIABLES = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
 
+/**
+ * A request's own option beside RequestInit's: called once its bytes were written to the connection, before
+ * any answer (the caller may then do what would otherwise hold the request back). Deno's fetch, which does not
+ * tell, never calls it.
+ */
+export const ON_SENT: unique symbol = Symbol("mewcode.onSent");
+
+/** What a request of {@link Http1Fetch} takes: RequestInit's options and {@link ON_SENT}. */
+export type Http1Init = RequestInit & { [ON_SENT]?: () => void };
+
 /** The `fetch` this module provides: a URL and the options the API clients pass. */
-export type Http1Fetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
+export type Http1Fetch = (input: string | URL, init?: Http1Init) => Promise<Response>;
 
 /** Options of {@link createHttp1Fetch}. */
 export interface Http1FetchOptions {
@@ -77,8 +88,10 @@ export function createHttp1Fetch(options: Http1FetchOptions = {}): Http1Fetch {
   const viaFallback = new Set<string>();
   const fallback = options.fallback ?? ((input, init) => fetch(input, init));
 
-  return async function http1(input: string | URL, init: RequestInit = {}): Promise<Response> {
+  return async function http1(input: string | URL, init: Http1Init = {}): Promise<Response> {
     const url = requestUrl(input);
+    // Once, though a request that a waiting connection lost is written again.
+    const sent = once(init[ON_SENT]);
     const signal = init.signal ?? null;
     signal?.throwIfAborted();
     const request = encodeRequest(url, init);
@@ -97,7 +110,7 @@ export function createHttp1Fetch(options: Http1FetchOptions = {}): Http1Fetch {
         }
       }
       try {
-        return await exchange(connection, request, signal, (done) => release(idle, url.origin, done));
+        return await exchange(connection, request, signal, sent, (done) => release(idle, url.origin, done));
       } catch (error) {
         connection.close();
         if (signal?.aborted) throw signal.reason;
@@ -204,13 +217,14 @@ function abortable<T>(
 }
 
 /**
- * Writes the request, reads the answer's head and returns the Response, whose body streams from the
- * connection; `done` gets the connection once the answer ended (reusable when read to its end).
+ * Writes the request (then calls `sent`), reads the answer's head and returns the Response, whose body streams
+ * from the connection; `done` gets the connection once the answer ended (reusable when read to its end).
  */
 async function exchange(
   connection: Connection,
   request: EncodedRequest,
   signal: AbortSignal | null,
+  sent: () => void,
   done: (result: { connection: Connection; reusable: boolean }) => void,
 ): Promise<Response> {
   const onAbort = () => connection.close();
@@ -229,6 +243,7 @@ async function exchange(
       () => null,
       (error: unknown) => ({ error }),
     );
+    if (writeError === null) sent();
     const head = await readHead(connection).catch((readError) => {
       throw writeError === null ? readError : writeError.error;
     });

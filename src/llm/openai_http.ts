@@ -60,8 +60,11 @@ export class OpenAiHttpClient {
     });
   }
 
-  /** Sends `body` (a wire request with `stream: true`) and returns its chunks once the headers arrived. */
-  async streamChat(body: unknown, options: { signal: AbortSignal }): Promise<SdkStream> {
+  /**
+   * Sends `body` (a wire request with `stream: true`) and returns its chunks once the headers arrived;
+   * `onSent` hears when the request was written (ApiHttp.send).
+   */
+  async streamChat(body: unknown, options: { signal: AbortSignal; onSent?: () => void }): Promise<SdkStream> {
     const controller = new AbortController();
     const signal = AbortSignal.any([options.signal, controller.signal]);
     const init = {
@@ -69,7 +72,8 @@ export class OpenAiHttpClient {
       headers: { ...this.#headers("text/event-stream"), "content-type": "application/json" },
       body: JSON.stringify(body),
     };
-    const response = await this.#http.send(`${this.baseUrl}/chat/completions`, init, signal, controller);
+    const url = `${this.baseUrl}/chat/completions`;
+    const response = await this.#http.send(url, init, signal, controller, options.onSent);
     if (response.body === null) {
       throw streamFailure(new Error("the response has no body"), signal, this.baseUrl);
     }

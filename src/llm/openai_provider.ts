@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { once } from "../common/once.ts";
 import { assembleChatStream } from "./openai_stream.ts";
 import { OpenAiHttpClient } from "./openai_http.ts";
 import { type TokenLimitField, toWireRequest } from "./openai_wire.ts";
@@ -85,7 +86,12 @@ export class OpenAiProvider implements Provider {
   /** Streams one model turn, retrying per the policy; see the module doc for what it throws. */
   stream(request: ModelRequest, options: StreamOptions): AsyncIterable<ProviderEvent> {
     const { signal, onResponse } = options;
-    return streamWithRetry(() => this.#attempt(request, signal), { ...this.#retry, signal, onResponse });
+    const onSent = once(options.onSent);
+    return streamWithRetry(() => this.#attempt(request, signal, onSent), {
+      ...this.#retry,
+      signal,
+      onResponse,
+    });
   }
 
   /** The ids of the models the server offers (`GET /models`), to check that it answers. */
@@ -97,12 +103,16 @@ export class OpenAiProvider implements Provider {
     }
   }
 
-  async *#attempt(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+  async *#attempt(
+    request: ModelRequest,
+    signal: AbortSignal,
+    onSent: () => void,
+  ): AsyncGenerator<ProviderEvent> {
     let rawStream: SdkStream;
     try {
       rawStream = await this.#client.streamChat(
         toWireRequest(request, { tokenLimitField: this.#tokenLimitField }),
-        { signal },
+        { signal, onSent },
       );
     } catch (error) {
       throw this.#toOurError(error, signal);

@@ -104,6 +104,11 @@ export interface StreamOptions {
    * model's time to its first token, to load what the response may need.
    */
   onResponse?: () => void;
+  /**
+   * Called once, as soon as the request has been written to the connection (before any answer; with a
+   * transport that cannot tell, when the answer begins): what would have held the request back may start.
+   */
+  onSent?: () => void;
 }
 
 /** A model backend. Errors are thrown as ApiError / StreamProtocolError (see errors.ts). */

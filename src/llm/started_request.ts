@@ -4,9 +4,10 @@
  * code have loaded, and loading them takes longer than sending it: the request goes first, and they load
  * once the model's answer has begun, while the model works on its first token.
  *
- * Nothing heavy may load before the response has begun (`responded`): the runtime writes the request, and
- * steps through the connection's handshake, only between the steps of the JavaScript that runs, and loading
- * a dozen modules is one long step (measured: the request reached a local server 20 ms later).
+ * Nothing heavy may load before the request was written (`sent`, or at the latest `responded`): the runtime
+ * writes the request, and steps through the connection's handshake, only between the steps of the JavaScript
+ * that runs, and loading a dozen modules is one long step (measured: the request reached a local server 20 ms
+ * later).
  *
  * The loop then talks to `provider`, which hands it the stream already under way when it asks for the same
  * request (compared as JSON: what the API would receive), once. Any other request, or the same one asked
@@ -43,6 +44,7 @@ export class StartedRequest {
   #onResponse: (() => void) | undefined;
   readonly #unlink: () => void;
   readonly #response = Promise.withResolvers<void>();
+  readonly #sent = Promise.withResolvers<void>();
 
   /** Sends `request` through `inner` now; `signal` aborts it, as it will abort the run. */
   constructor(inner: Provider, request: ModelRequest, signal: AbortSignal) {
@@ -51,8 +53,10 @@ export class StartedRequest {
     this.#unlink = follow(signal, this.#controller);
     const stream = inner.stream(request, {
       signal: this.#controller.signal,
+      onSent: () => this.#sent.resolve(),
       onResponse: () => {
         this.#responded = true;
+        this.#sent.resolve();
         this.#response.resolve();
         this.#onResponse?.();
       },
@@ -60,7 +64,10 @@ export class StartedRequest {
     this.#iterator = stream[Symbol.asyncIterator]();
     this.#first = this.#iterator.next();
     // Until the loop takes it, a failure (no connection, a refused key) waits to be reported by the loop.
-    this.#first.then(() => this.#response.resolve(), () => this.#response.resolve());
+    this.#first.finally(() => {
+      this.#sent.resolve();
+      this.#response.resolve();
+    }).catch(() => {});
     this.provider = {
       name: inner.name,
       stream: (next, options) => this.#stream(next, options),
@@ -74,6 +81,14 @@ export class StartedRequest {
    */
   get responded(): Promise<void> {
     return this.#response.promise;
+  }
+
+  /**
+   * Settles once the request has been written to the connection (`StreamOptions.onSent`), or at the latest
+   * with `responded`: what would have held it back may run from then on, while the model works. Never rejects.
+   */
+  get sent(): Promise<void> {
+    return this.#sent.promise;
   }
 
   /** Aborts the started request unless the loop took it: no one will read its answer. */

@@ -189,6 +189,9 @@ export class OpenSession implements Session {
     const first = this.#ranBefore || !this.#loadsOnFirstCall ? null : firstTurnRequest(run);
     this.#ranBefore = true;
     const started = first === null ? null : new StartedRequest(provider, first, options.signal);
+    // Its tools build once it is on the wire, while the model works on its first token: a response that
+    // begins with a call then finds them ready.
+    if (started !== null) void started.sent.then(() => this.#expect(undefined));
     try {
       if (options.watched !== true) await started?.responded;
       const { runAgent } = await loadLoop();
@@ -229,13 +232,14 @@ export class OpenSession implements Session {
   }
 
   /**
-   * In a one-shot session: the model's response began (`name` undefined), or a call to the tool `name`
-   * began. The runtime is built once the model's response begins (its request is long gone by then, and the
-   * model's time to its first token leaves time to load: `StreamOptions.onResponse`). Then, in a repository
-   * large enough to be worth it, only the worker of the searches starts, to walk the workspace while the model
-   * writes (`ToolRuntime.walkAhead`): a session's first search is most often its first call. Each other
-   * worker starts when a call to its tool begins, while the call's input streams, so a text answer in a small
-   * repository starts none. A failure to build is the first call's to report.
+   * In a one-shot session: its first request was sent or the model's response began (`name` undefined), or a
+   * call to the tool `name` began. The runtime is built once the first request has been written
+   * (`StartedRequest.sent`: building it then can no longer hold the request back, and the model's time to its
+   * first token leaves time to load), or at the latest once a response begins (`StreamOptions.onResponse`).
+   * Then, in a repository large enough to be worth it, only the worker of the searches starts, to walk the
+   * workspace while the model writes (`ToolRuntime.walkAhead`): a session's first search is most often its
+   * first call. Each other worker starts when a call to its tool begins, while the call's input streams, so a
+   * text answer in a small repository starts none. A failure to build is the first call's to report.
    */
   #expect(name: string | undefined): void {
     if (this.#closed) return;

@@ -47,6 +47,11 @@ export interface TurnOptions {
   model?: string;
   /** A pause before every event, in milliseconds (a slow stream). */
   paceMs?: number;
+  /**
+   * A pause before the response's head, in milliseconds: an API that answers only once the model has its
+   * first token (the client has sent its request, and hears nothing yet).
+   */
+  headDelayMs?: number;
   /** Write each event to the socket in pieces of these many BYTES (splitting multi-byte characters). */
   byteChunks?: FragmentSize;
 }

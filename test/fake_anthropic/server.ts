@@ -253,6 +253,7 @@ class FakeAnthropicServer implements FakeAnthropic {
   ): Promise<boolean> {
     const steps: Step[] = builder.compile({ request: number, model });
     const connectionHeader = this.#options.keepAlive === true ? "keep-alive" : "close";
+    if (builder.options.headDelayMs !== undefined) await this.#sleep(builder.options.headDelayMs);
     await writeAll(
       connection,
       encoder.encode(

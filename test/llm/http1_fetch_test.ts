@@ -1,5 +1,5 @@
 import { deepStrictEqual, equal, rejects } from "node:assert/strict";
-import { apiFetch, createHttp1Fetch, http1Fetch } from "../../src/llm/http1_fetch.ts";
+import { apiFetch, createHttp1Fetch, http1Fetch, ON_SENT } from "../../src/llm/http1_fetch.ts";
 import { closedPort } from "../_fakes/closed_port.ts";
 
 const TLS = new URL("../fixtures/tls/", import.meta.url);
@@ -396,4 +396,37 @@ Deno.test("http1Fetch refuses URLs it cannot send to, sending nothing", async ()
   await rejects(createHttp1Fetch()(`http://user:secret@127.0.0.1:${port}/`), /user name or password/);
   await rejects(createHttp1Fetch()(`ftp://127.0.0.1:${port}/`), /only http: and https:/);
   equal(server.accepted, 0);
+});
+
+Deno.test("http1Fetch says when the request was written, before any answer, once through a resend", async () => {
+  // The server answers only once the client said it sent the request; the second request on the kept
+  // connection is lost (the server closes it on reading it) and written again on a new one.
+  const told = { count: 0, signal: Promise.withResolvers<void>() };
+  await using server = rawServer(async (conn, index) => {
+    for (let request = 0;; request++) {
+      if (await readRequest(conn) === null) return;
+      if (index === 0 && request === 1) return;
+      await told.signal.promise;
+      await write(conn, `HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok`);
+    }
+  });
+  const fetch = createHttp1Fetch();
+  const onSent = () => {
+    told.count++;
+    told.signal.resolve();
+  };
+  equal(
+    await (await fetch(`${server.url}/`, { method: "POST", body: "{}", [ON_SENT]: onSent })).text(),
+    "ok",
+  );
+  equal(told.count, 1);
+  equal(
+    await (await fetch(`${server.url}/`, { method: "POST", body: "{}", [ON_SENT]: onSent })).text(),
+    "ok",
+  );
+  equal(told.count, 2);
+  equal(server.accepted, 2);
+  // A request never written (a header refused) says nothing.
+  await rejects(fetch(`${server.url}/`, { headers: { "x-bad": "a\nb" }, [ON_SENT]: onSent }));
+  equal(told.count, 2);
 });

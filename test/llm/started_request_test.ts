@@ -160,3 +160,34 @@ Deno.test("StartedRequest: responded settles once the response began, or the req
   run.abort();
   await waiting.responded;
 });
+
+Deno.test("StartedRequest: sent settles once the provider wrote the request, before any answer, or with the answer", async () => {
+  // Written, and nothing answered until aborted.
+  const state = { responded: false, sent: false };
+  const written: Provider = {
+    name: "written",
+    // deno-lint-ignore require-yield -- a request written that never answers until aborted
+    async *stream(_request, options) {
+      options.onSent?.();
+      await new Promise((_resolve, reject) =>
+        options.signal.addEventListener("abort", reject, { once: true })
+      );
+    },
+  };
+  const run = new AbortController();
+  const waiting = new StartedRequest(written, REQUEST, run.signal);
+  void waiting.responded.then(() => state.responded = true);
+  await waiting.sent;
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  equal(state.responded, false, "no answer yet");
+  run.abort();
+  await waiting.responded;
+  // A provider that never says it wrote the request: sent comes with the answer.
+  const inner = new GatedProvider();
+  const started = new StartedRequest(inner, REQUEST, new AbortController().signal);
+  void started.sent.then(() => state.sent = true);
+  await started.responded;
+  equal(state.sent, true);
+  inner.release();
+  await collect(started.provider.stream(REQUEST, { signal: new AbortController().signal }));
+});

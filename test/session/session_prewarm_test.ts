@@ -114,8 +114,22 @@ Deno.test("a one-shot session loads its tools once the model answers and starts 
     await using session = await open(workspace.root, server, { headless: true, approver: APPROVE_ALL });
     const running = Array.fromAsync(session.run("hello", { signal: NO_SIGNAL }));
     await eventually(() => session.toolsStarted);
-    // The response has begun (the retry layer still holds its message_start back), its text is 1.5 s away.
-    deepEqual(server.sent.map((event) => event.event), ["message_start"]);
+    // At most the response's first event has left the server (the retry layer holds message_start back): its
+    // text is 1.5 s away.
+    ok(server.sent.every((event) => event.event === "message_start"), JSON.stringify(server.sent));
+    equal((await running).at(-1)?.type, "turn-end");
+  });
+  await t.step("the tools load once the request is on the wire, before the response begins", async () => {
+    await using server = await startFakeAnthropic([
+      turn({ headDelayMs: 1_500 }).text("Hello.").stop("end_turn"),
+    ]);
+    await using session = await open(workspace.root, server, { headless: true, approver: APPROVE_ALL });
+    const running = Array.fromAsync(session.run("hello", { signal: NO_SIGNAL }));
+    await eventually(() => session.toolsStarted);
+    // Nothing of the response (not even its head) has left the server yet, and will not for 1.5 s.
+    deepEqual(server.sent, []);
+    await eventually(() => server.requests.length === 1);
+    deepEqual(server.sent, []);
     equal((await running).at(-1)?.type, "turn-end");
   });
   await t.step(

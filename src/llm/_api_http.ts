@@ -1,7 +1,8 @@
 /**
  * What the two API clients share (anthropic_http.ts for the Messages API, openai_http.ts for OpenAI-compatible
- * chat completions): sending one request and turning every way it can fail into our errors, reading a small
- * body within the idle timeout, a model list, and the stream's failures.
+ * chat completions): their headers, sending one request and turning every way it can fail into our errors, a
+ * streaming request's events (each client reads them its own way), a small body read within the idle timeout,
+ * and a model list.
  *
  * What `ApiHttp.send` throws, already as ours (errors.ts):
  * - an HTTP error status → `ApiError.fromResponse(status, body, { headers })` (the body read up to 1 MB,
@@ -17,6 +18,7 @@
  *
  * @module
  */
+import denoConfig from "../../deno.json" with { type: "json" };
 import { withDeadline } from "../common/deadline.ts";
 import {
   ApiError,
@@ -28,12 +30,13 @@ import {
   webPageError,
 } from "./errors.ts";
 import { redactError, redactSecrets } from "./redact_secrets.ts";
+import type { SseEvent } from "./sse_decoder.ts";
 import { apiFetch, type Http1Init, ON_SENT } from "./http1_fetch.ts";
 import { lazyModule } from "../common/lazy_import.ts";
 import { once } from "../common/once.ts";
 
 /** The streams' decoder: only a response that began needs it, so it loads after the request went out. */
-export const loadSseDecoder = lazyModule<typeof import("./sse_decoder.ts")>(
+const loadSseDecoder = lazyModule<typeof import("./sse_decoder.ts")>(
   new URL("./sse_decoder.ts", import.meta.url),
 );
 
@@ -45,6 +48,18 @@ const MAX_MODEL_LIST_BYTES = 4_000_000;
 
 /** The fetch the clients send through. */
 export type ApiFetch = (url: string, init: RequestInit) => Promise<Response>;
+
+/** The parsed items of one streaming response, and the controller that cancels its request. */
+export type ApiEventStream = AsyncGenerator<unknown> & { controller: AbortController };
+
+/** The headers of every request: what it accepts, the key as a bearer token, who asks. */
+export function apiHeaders(accept: string, apiKey: string): Record<string, string> {
+  return {
+    accept,
+    authorization: `Bearer ${apiKey.trim()}`,
+    "user-agent": `mewcode/${denoConfig.version}`,
+  };
+}
 
 /** How to reach one API. */
 export interface ApiHttpOptions {
@@ -123,6 +138,32 @@ export class ApiHttp {
     throw redactError(error, { apiKey: this.#options.apiKey });
   }
 
+  /**
+   * POSTs `body` as JSON to `url` and returns the items `read` makes of the answer's server-sent events, once
+   * its headers arrived (`send`'s errors before; while streaming, `read` throws our errors, and anything else
+   * becomes `streamFailure`'s). `onSent` hears when the request was written.
+   */
+  async stream(
+    url: string,
+    headers: Record<string, string>,
+    body: unknown,
+    options: { signal: AbortSignal; onSent?: (() => void) | undefined },
+    read: (events: AsyncIterable<SseEvent>) => AsyncGenerator<unknown>,
+  ): Promise<ApiEventStream> {
+    const controller = new AbortController();
+    const signal = AbortSignal.any([options.signal, controller.signal]);
+    const init = {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    };
+    const response = await this.send(url, init, signal, controller, options.onSent);
+    if (response.body === null) {
+      throw streamFailure(new Error("the response has no body"), signal, this.baseUrl);
+    }
+    return Object.assign(streamItems(response.body, signal, this.baseUrl, read), { controller });
+  }
+
   /** The ids on the first page of a model list (`{"data": [{"id": …}]}`) at `url`. */
   async listModels(
     url: string,
@@ -178,11 +219,26 @@ export class ApiHttp {
   }
 }
 
+/** `read`'s items of the body's events (see `ApiHttp.stream`); `signal` is the request's. */
+async function* streamItems(
+  body: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+  baseUrl: string,
+  read: (events: AsyncIterable<SseEvent>) => AsyncGenerator<unknown>,
+): AsyncGenerator<unknown> {
+  try {
+    const { parseSse } = await loadSseDecoder();
+    yield* read(parseSse(body));
+  } catch (error) {
+    throw streamFailure(error, signal, baseUrl);
+  }
+}
+
 /**
  * What a failure while reading a stream becomes: our errors as they are, the abort's reason once `signal`
  * aborted, a ConnectionError for anything else (the body failing).
  */
-export function streamFailure(error: unknown, signal: AbortSignal, baseUrl: string): unknown {
+function streamFailure(error: unknown, signal: AbortSignal, baseUrl: string): unknown {
   if (error instanceof ApiError || error instanceof StreamProtocolError) return error;
   if (signal.aborted) return signal.reason;
   return new ConnectionError(

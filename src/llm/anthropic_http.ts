@@ -22,16 +22,16 @@
  *
  * @module
  */
-import denoConfig from "../../deno.json" with { type: "json" };
 import { ApiError } from "./errors.ts";
 import {
+  type ApiEventStream,
   type ApiFetch,
+  apiHeaders,
   ApiHttp,
-  loadSseDecoder,
   parseJson,
   parseStreamData,
-  streamFailure,
 } from "./_api_http.ts";
+import type { SseEvent } from "./sse_decoder.ts";
 
 export { MAX_ERROR_BODY_BYTES } from "./_api_http.ts";
 
@@ -53,7 +53,7 @@ export interface AnthropicHttpOptions {
 }
 
 /** The parsed events of one streaming response, and the controller that cancels its request. */
-export type MessageEventStream = AsyncGenerator<unknown> & { controller: AbortController };
+export type MessageEventStream = ApiEventStream;
 
 /** A minimal client of the Messages API (see the module doc). */
 export class AnthropicHttpClient {
@@ -77,28 +77,17 @@ export class AnthropicHttpClient {
    * Sends `body` (a wire request with `stream: true`) and returns its events once the headers arrived;
    * `onSent` hears when the request was written (ApiHttp.send).
    */
-  async streamMessage(
+  streamMessage(
     body: unknown,
     options: { signal: AbortSignal; onSent?: () => void },
   ): Promise<MessageEventStream> {
-    const controller = new AbortController();
-    const signal = AbortSignal.any([options.signal, controller.signal]);
-    const init = {
-      method: "POST",
-      headers: { ...this.#headers("text/event-stream"), "content-type": "application/json" },
-      body: JSON.stringify(body),
-    };
-    const response = await this.#http.send(
+    return this.#http.stream(
       this.#url("/v1/messages"),
-      init,
-      signal,
-      controller,
-      options.onSent,
+      this.#headers("text/event-stream"),
+      body,
+      options,
+      messageEvents,
     );
-    if (response.body === null) {
-      throw streamFailure(new Error("the response has no body"), signal, this.baseUrl);
-    }
-    return Object.assign(messageEvents(response.body, signal, this.baseUrl), { controller });
   }
 
   /** The ids on the first page of `GET /v1/models` (what `mewcode doctor` shows). */
@@ -111,30 +100,16 @@ export class AnthropicHttpClient {
   }
 
   #headers(accept: string): Record<string, string> {
-    return {
-      accept,
-      "anthropic-version": ANTHROPIC_VERSION,
-      authorization: `Bearer ${this.#apiKey.trim()}`,
-      "user-agent": `mewcode/${denoConfig.version}`,
-    };
+    return { ...apiHeaders(accept, this.#apiKey), "anthropic-version": ANTHROPIC_VERSION };
   }
 }
 
-/** The stream's payloads (see the module doc); `signal` is the request's. */
-async function* messageEvents(
-  body: ReadableStream<Uint8Array>,
-  signal: AbortSignal,
-  baseUrl: string,
-): AsyncGenerator<unknown> {
-  try {
-    const { parseSse } = await loadSseDecoder();
-    for await (const event of parseSse(body)) {
-      if (event.event === null || event.event === "ping") continue;
-      if (event.event === "error") throw ApiError.fromErrorEvent(parseJson(event.data) ?? event.data);
-      if (event.data === "") continue;
-      yield parseStreamData(event.data, "a stream event");
-    }
-  } catch (error) {
-    throw streamFailure(error, signal, baseUrl);
+/** The stream's payloads (see the module doc). */
+async function* messageEvents(events: AsyncIterable<SseEvent>): AsyncGenerator<unknown> {
+  for await (const event of events) {
+    if (event.event === null || event.event === "ping") continue;
+    if (event.event === "error") throw ApiError.fromErrorEvent(parseJson(event.data) ?? event.data);
+    if (event.data === "") continue;
+    yield parseStreamData(event.data, "a stream event");
   }
 }

@@ -21,11 +21,10 @@
  *
  * @module
  */
-import denoConfig from "../../deno.json" with { type: "json" };
 import type { HeaderLookup } from "./errors.ts";
-import { type ApiFetch, ApiHttp, loadSseDecoder, parseStreamData, streamFailure } from "./_api_http.ts";
+import { type ApiEventStream, type ApiFetch, apiHeaders, ApiHttp, parseStreamData } from "./_api_http.ts";
 import { streamErrorFromWire } from "./openai_wire.ts";
-import type { SdkStream } from "./_sdk_stream.ts";
+import type { SseEvent } from "./sse_decoder.ts";
 
 /** How to reach an OpenAI-compatible API. */
 export interface OpenAiHttpOptions {
@@ -64,55 +63,31 @@ export class OpenAiHttpClient {
    * Sends `body` (a wire request with `stream: true`) and returns its chunks once the headers arrived;
    * `onSent` hears when the request was written (ApiHttp.send).
    */
-  async streamChat(body: unknown, options: { signal: AbortSignal; onSent?: () => void }): Promise<SdkStream> {
-    const controller = new AbortController();
-    const signal = AbortSignal.any([options.signal, controller.signal]);
-    const init = {
-      method: "POST",
-      headers: { ...this.#headers("text/event-stream"), "content-type": "application/json" },
-      body: JSON.stringify(body),
-    };
-    const url = `${this.baseUrl}/chat/completions`;
-    const response = await this.#http.send(url, init, signal, controller, options.onSent);
-    if (response.body === null) {
-      throw streamFailure(new Error("the response has no body"), signal, this.baseUrl);
-    }
-    return Object.assign(chatChunks(response.body, signal, this.baseUrl), { controller });
+  streamChat(body: unknown, options: { signal: AbortSignal; onSent?: () => void }): Promise<ApiEventStream> {
+    const headers = apiHeaders("text/event-stream", this.#apiKey);
+    return this.#http.stream(`${this.baseUrl}/chat/completions`, headers, body, options, chatChunks);
   }
 
   /** The ids on the first page of `GET <baseUrl>/models` (what `mewcode doctor` shows). */
   listModels(options: { signal: AbortSignal }): Promise<string[]> {
-    return this.#http.listModels(`${this.baseUrl}/models`, this.#headers("application/json"), options);
-  }
-
-  #headers(accept: string): Record<string, string> {
-    return {
-      accept,
-      authorization: `Bearer ${this.#apiKey.trim()}`,
-      "user-agent": `mewcode/${denoConfig.version}`,
-    };
+    return this.#http.listModels(
+      `${this.baseUrl}/models`,
+      apiHeaders("application/json", this.#apiKey),
+      options,
+    );
   }
 }
 
-/** The stream's chunks (see the module doc); `signal` is the request's. */
-async function* chatChunks(
-  body: ReadableStream<Uint8Array>,
-  signal: AbortSignal,
-  baseUrl: string,
-): AsyncGenerator<unknown> {
-  try {
-    const { parseSse } = await loadSseDecoder();
-    for await (const event of parseSse(body)) {
-      if (event.data.startsWith("[DONE]")) return;
-      if (event.data === "") continue;
-      const chunk = parseStreamData(event.data, "a stream chunk");
-      if (typeof chunk === "object" && chunk !== null && "error" in chunk && chunk.error) {
-        throw streamErrorFromWire({ error: chunk.error });
-      }
-      yield chunk;
+/** The stream's chunks (see the module doc). */
+async function* chatChunks(events: AsyncIterable<SseEvent>): AsyncGenerator<unknown> {
+  for await (const event of events) {
+    if (event.data.startsWith("[DONE]")) return;
+    if (event.data === "") continue;
+    const chunk = parseStreamData(event.data, "a stream chunk");
+    if (typeof chunk === "object" && chunk !== null && "error" in chunk && chunk.error) {
+      throw streamErrorFromWire({ error: chunk.error });
     }
-  } catch (error) {
-    throw streamFailure(error, signal, baseUrl);
+    yield chunk;
   }
 }
 

@@ -73,6 +73,21 @@ function pastMargin(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, MEMORY_STAMP_MARGIN_MS + 100));
 }
 
+/**
+ * A walk ahead of `root` that a call suspended after its first slice (the worker suspends it before the call
+ * starts); `worker.busy` says whether a call runs.
+ */
+async function suspendedWalkAhead(root: string): Promise<{ ahead: Prewalk; worker: { busy: boolean } }> {
+  const ahead = new Prewalk();
+  const worker = { busy: false };
+  ahead.start(request(root), () => worker.busy);
+  worker.busy = true;
+  ahead.pause();
+  await ahead.settled();
+  equal(ahead.ended, false);
+  return { ahead, worker };
+}
+
 async function walkAhead(
   root: string,
   options: { maxFiles?: number; maxMs?: number; maxChars?: number } = {},
@@ -127,21 +142,15 @@ Deno.test("a call suspends the walk ahead, which goes on from where it was once 
   // Enough files that the walk cannot end within its first slice of a few milliseconds.
   await writeTree(root, wideTree(300, 20));
   const key = new Walker(root, { root }).memoryKey;
-  const ahead = new Prewalk();
-  let busy = false;
-  ahead.start(request(root), () => busy);
-  // A call arrives (the worker suspends the walk before it starts the call).
-  busy = true;
-  ahead.pause();
-  await ahead.settled();
-  equal(ahead.ended, false);
+  // A call arrives.
+  const { ahead, worker } = await suspendedWalkAhead(root);
   // While a call runs, the walk does not go on.
-  ahead.resume(() => busy);
+  ahead.resume(() => worker.busy);
   await ahead.settled();
   equal(ahead.ended, false);
   equal(readyWalkFiles(key), null);
-  busy = false;
-  ahead.resume(() => busy);
+  worker.busy = false;
+  ahead.resume(() => worker.busy);
   await ahead.settled();
   ok(ahead.ended);
   equal(readyWalkFiles(key), 6_000);
@@ -365,17 +374,7 @@ Deno.test("a call that would walk the whole workspace finishes a suspended walk 
   await writeTree(root, wideTree(300, 20));
   await settleTree(root);
   await pastMargin();
-  const suspended = async () => {
-    const ahead = new Prewalk();
-    let busy = false;
-    ahead.start(request(root), () => busy);
-    // A call arrives after the walk's first slice (the worker suspends it before the call starts).
-    busy = true;
-    ahead.pause();
-    await ahead.settled();
-    equal(ahead.ended, false);
-    return ahead;
-  };
+  const suspended = async () => (await suspendedWalkAhead(root)).ahead;
   // Grep's walk for ripgrep: the report is the walk ahead's (its stamps taken before the call began), and the
   // walk ahead has ended.
   const grepAhead = await suspended();

@@ -114,7 +114,7 @@ export class ApiHttp {
       sent();
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      const reason = this.withoutKey(describeCause(error));
+      const reason = this.#withoutKey(describeCause(error));
       throw new ConnectionError(`Cannot reach the API at "${this.baseUrl}": ${reason}`, { cause: error });
     }
     if (response.ok) {
@@ -130,7 +130,7 @@ export class ApiHttp {
         `set ${this.#options.baseUrlSetting} to the address it redirects to`;
       throw new ApiError(message, { status: response.status, errorType: null, isRetryable: false });
     }
-    const text = await this.readWithinIdleTimeout(response.body, MAX_ERROR_BODY_BYTES, signal, controller);
+    const text = await this.#readWithinIdleTimeout(response.body, MAX_ERROR_BODY_BYTES, signal, controller);
     // A server may repeat the Authorization header it got ("invalid key: Bearer sk-…").
     const error = ApiError.fromResponse(response.status, parseJson(text) ?? text, {
       headers: this.#options.errorHeaders?.(response.headers) ?? response.headers,
@@ -173,7 +173,7 @@ export class ApiHttp {
     const controller = new AbortController();
     const signal = AbortSignal.any([options.signal, controller.signal]);
     const response = await this.send(url, { method: "GET", headers }, signal, controller);
-    const text = await this.readWithinIdleTimeout(response.body, MAX_MODEL_LIST_BYTES, signal, controller);
+    const text = await this.#readWithinIdleTimeout(response.body, MAX_MODEL_LIST_BYTES, signal, controller);
     const ids = modelIds(parseJson(text));
     if (ids === null) {
       throw new StreamProtocolError(
@@ -185,7 +185,7 @@ export class ApiHttp {
   }
 
   /** A whole (small) body as text, up to `limit` bytes, failing as a dropped connection would. */
-  async readWithinIdleTimeout(
+  async #readWithinIdleTimeout(
     body: ReadableStream<Uint8Array> | null,
     limit: number,
     signal: AbortSignal,
@@ -205,7 +205,7 @@ export class ApiHttp {
   }
 
   /** `text` with the API key masked: fetch quotes a header value it rejects (a key with a line break). */
-  withoutKey(text: string): string {
+  #withoutKey(text: string): string {
     return redactSecrets(text, { apiKey: this.#options.apiKey });
   }
 

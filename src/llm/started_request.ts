@@ -64,10 +64,7 @@ export class StartedRequest {
     this.#iterator = stream[Symbol.asyncIterator]();
     this.#first = this.#iterator.next();
     // Until the loop takes it, a failure (no connection, a refused key) waits to be reported by the loop.
-    this.#first.finally(() => {
-      this.#sent.resolve();
-      this.#response.resolve();
-    }).catch(() => {});
+    this.#first.then(() => this.#response.resolve(), () => this.#response.resolve());
     this.provider = {
       name: inner.name,
       stream: (next, options) => this.#stream(next, options),
@@ -85,7 +82,8 @@ export class StartedRequest {
 
   /**
    * Settles once the request has been written to the connection (`StreamOptions.onSent`), or at the latest
-   * with `responded`: what would have held it back may run from then on, while the model works. Never rejects.
+   * once the response began: what would have held it back may run from then on, while the model works. Never
+   * rejects, and never settles for a request that failed before either (nothing is worth preparing then).
    */
   get sent(): Promise<void> {
     return this.#sent.promise;

@@ -161,7 +161,7 @@ Deno.test("StartedRequest: responded settles once the response began, or the req
   await waiting.responded;
 });
 
-Deno.test("StartedRequest: sent settles once the provider wrote the request, before any answer, or with the answer", async () => {
+Deno.test("StartedRequest: sent settles once the provider wrote the request, before any answer, or with the answer, never for a failed one", async () => {
   // Written, and nothing answered until aborted.
   const state = { responded: false, sent: false };
   const written: Provider = {
@@ -190,4 +190,19 @@ Deno.test("StartedRequest: sent settles once the provider wrote the request, bef
   equal(state.sent, true);
   inner.release();
   await collect(started.provider.stream(REQUEST, { signal: new AbortController().signal }));
+  // A request that failed before it was written (no connection): nothing to prepare for.
+  const failing: Provider = {
+    name: "failing",
+    // deno-lint-ignore require-yield -- fails before any event
+    async *stream() {
+      throw new Error("no connection");
+    },
+  };
+  const failed = new StartedRequest(failing, REQUEST, new AbortController().signal);
+  let failedSent = false;
+  void failed.sent.then(() => failedSent = true);
+  await failed.responded;
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  equal(failedSent, false);
+  failed.discard();
 });

@@ -19,6 +19,7 @@
  * @module
  */
 import denoConfig from "../../deno.json" with { type: "json" };
+import { concatBytes } from "../common/bytes.ts";
 import { withDeadline } from "../common/deadline.ts";
 import {
   ApiError,
@@ -302,14 +303,7 @@ async function readText(body: ReadableStream<Uint8Array> | null, limit: number):
     if (!done) await reader.cancel().catch(() => {});
     reader.releaseLock();
   }
-  const bytes = new Uint8Array(Math.min(size, limit));
-  let offset = 0;
-  for (const chunk of chunks) {
-    const part = chunk.subarray(0, bytes.length - offset);
-    bytes.set(part, offset);
-    offset += part.length;
-  }
-  return new TextDecoder().decode(bytes);
+  return new TextDecoder().decode(concatBytes(...chunks).subarray(0, limit));
 }
 
 /**

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { concatBytes } from "../common/bytes.ts";
 
 /** An answer's head (status line and headers) may hold this many bytes. */
 const MAX_HEAD_BYTES = 64 * 1024;
@@ -167,11 +168,7 @@ export function encodeRequest(url: URL, init: RequestInit): EncodedRequest {
     lines.push(`content-length: ${body?.length ?? 0}`);
   }
   const head = latin1Bytes(lines.join("\r\n") + "\r\n\r\n");
-  if (body === null) return { method, bytes: head };
-  const bytes = new Uint8Array(head.length + body.length);
-  bytes.set(head);
-  bytes.set(body, head.length);
-  return { method, bytes };
+  return { method, bytes: body === null ? head : concatBytes(head, body) };
 }
 
 function encodeBody(body: RequestInit["body"]): Uint8Array | null {

@@ -401,7 +401,7 @@ function grepAccelerator(
   let loading: Promise<RipgrepGrep> | null = null;
   let largeRepository: boolean | null = null;
   const load = async (): Promise<RipgrepGrep> => {
-    const [{ MAX_RIPGREP_OUTPUT_CHARS, RipgrepGrep }, { runRipgrep }, { WalkStore }] = await Promise.all([
+    const [{ RipgrepGrep }, { runRipgrep }, { WalkStore }] = await Promise.all([
       lazyImport<typeof import("../tools/grep_ripgrep.ts")>(
         new URL("../tools/grep_ripgrep.ts", import.meta.url),
       ),
@@ -416,7 +416,7 @@ function grepAccelerator(
       runWorker: (input, context, signal, progress) =>
         executor.execute({ tool: grepTool, input, context }, { signal, progress }),
       runRipgrep: (search, options) =>
-        runRipgrep(sandbox, { rg, ...search }, { ...options, maxOutputChars: MAX_RIPGREP_OUTPUT_CHARS }),
+        runRipgrep(sandbox, { rg, cat: sandbox.helpers.cat, ...search }, options),
     });
     if (walked !== null) loaded.walkedAhead(walked.report, walked.root);
     walked = null;

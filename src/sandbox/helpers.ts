@@ -1,6 +1,6 @@
 /**
- * The helper programs mewcode starts (bubblewrap, the shell, git, ripgrep), resolved once per session to
- * absolute paths that a repository cannot influence.
+ * The helper programs mewcode starts (bubblewrap, the shell, git, ripgrep, and cat, which hands ripgrep's
+ * report on in the sandbox), resolved once per session to absolute paths that a repository cannot influence.
  *
  * A program found through PATH is whatever the first PATH entry holds, and PATH is not ours: started
  * through `npx`, it begins with the workspace's `node_modules/.bin`, so a repository shipping
@@ -16,7 +16,7 @@ import { realPathOrNull, statOrNull } from "../common/fs.ts";
 import { dirname, isAbsolute, join } from "../common/path.ts";
 
 /** The programs mewcode may start. */
-export const HELPER_NAMES = ["bwrap", "bash", "sh", "git", "rg"] as const;
+export const HELPER_NAMES = ["bwrap", "bash", "sh", "git", "rg", "cat"] as const;
 
 /** One of HELPER_NAMES. */
 export type HelperName = typeof HELPER_NAMES[number];

@@ -66,10 +66,11 @@ export async function answerFromRipgrep(
   }
   if (run.status === "failed") return fallback(`ripgrep did not run: ${run.message}`);
   if (run.status === "cancelled") return fallback("the call ended before ripgrep could start");
+  // Before the exit status: a report past its file's cap ends ripgrep (SIGXFSZ, `ripgrepScript`).
+  if (run.overflowed) return fallback("ripgrep printed more than can be read");
   if (run.code !== 0 && run.code !== 1) {
     return fallback(`the ripgrep script exited with ${run.code}`, run.code !== 2);
   }
-  if (run.overflowed) return fallback("ripgrep printed more than can be read");
   const report = run.report;
   const problem = treeProblem(walk, report) ?? outputProblem(walk, report);
   if (problem !== null) return problem;

@@ -146,7 +146,13 @@ export interface RipgrepGrepOptions {
    */
   runRipgrep(
     search: RipgrepSearch,
-    options: { timeoutMs: number; signal: AbortSignal; onStdout: (bytes: Uint8Array) => void },
+    options: {
+      timeoutMs: number;
+      signal: AbortSignal;
+      onStdout: (bytes: Uint8Array) => void;
+      /** Characters of output (each stream) read at most: `maxOutputChars`. */
+      maxOutputChars: number;
+    },
   ): Promise<RipgrepRun>;
   /** The clock of the fallback memory; default `performance.now`. */
   now?: () => number;
@@ -167,6 +173,8 @@ export interface RipgrepGrepOptions {
   keeper?: WalkKeeper;
   /** See `RIPGREP_SEARCHES_AT_ONCE` (the default). */
   searchesAtOnce?: number;
+  /** See `MAX_RIPGREP_OUTPUT_CHARS` (the default); tests lower it. */
+  maxOutputChars?: number;
 }
 
 /** What a walk depends on besides the tree. */
@@ -280,8 +288,9 @@ export class RipgrepGrep {
     signal.addEventListener("abort", onAbort, { once: true });
     const search = async (current: RipgrepPlan): Promise<ReadRipgrepRun> => {
       // Read as it arrives: a report of millions of characters is never held whole.
+      const maxOutputChars = this.#options.maxOutputChars ?? MAX_RIPGREP_OUTPUT_CHARS;
       const reader = new RipgrepOutputReader({
-        limit: MAX_RIPGREP_OUTPUT_CHARS,
+        limit: maxOutputChars,
         binaryBelow: UNCERTAIN_BINARY_OFFSET,
         // Without lines to show, an exact pattern's line that fits the matcher's chunk matches (see
         // `LineChecker.quick`): its length is all that is needed.
@@ -304,14 +313,14 @@ export class RipgrepGrep {
             excluded: [...context.excludedPaths ?? []],
             search: current.search,
           },
-          { timeoutMs, signal: stop.signal, onStdout: (bytes) => reader.push(bytes) },
+          { timeoutMs, signal: stop.signal, onStdout: (bytes) => reader.push(bytes), maxOutputChars },
         );
       } finally {
         release();
       }
       if (run.status !== "exited") return run;
       const report = reader.finish(run.stdout, run.stderr);
-      const overflowed = reader.overflowed || run.stderr.length >= MAX_RIPGREP_OUTPUT_CHARS;
+      const overflowed = reader.overflowed || run.stderr.length >= maxOutputChars;
       return { status: "exited", code: run.code, report, overflowed };
     };
     let ripgrep: Promise<ReadRipgrepRun> | null = null;

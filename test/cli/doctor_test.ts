@@ -33,6 +33,7 @@ const WITHOUT_BUBBLEWRAP: HelperPaths = {
   sh: "/usr/bin/sh",
   git: null,
   rg: null,
+  cat: null,
 };
 
 Deno.test("mewcode doctor reports Deno, the workspace, the sandbox and enforced worker permissions, and exits 0", async () => {

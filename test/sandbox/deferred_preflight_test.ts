@@ -52,7 +52,7 @@ Deno.test("a deferred preflight that fails makes the shell unavailable with the 
   const bwrap = await failingBubblewrap(host.path);
   await using sandbox = await openSandbox(workspace.root, "read-only", {
     deferPreflight: true,
-    helpers: { bwrap: bwrap.path, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null },
+    helpers: { bwrap: bwrap.path, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null, cat: null },
   });
   assertEquals(await bwrap.starts(), 0);
   assertEquals(sandbox.unavailable, null);
@@ -77,7 +77,7 @@ Deno.test("a command of mewcode's own that fails under a deferred preflight repo
   const bwrap = await failingBubblewrap(host.path);
   await using sandbox = await openSandbox(workspace.root, "workspace-write", {
     deferPreflight: true,
-    helpers: { bwrap: bwrap.path, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null },
+    helpers: { bwrap: bwrap.path, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null, cat: null },
   });
   const first = await sandbox.runCommand("git status", { mode: "read-only", timeoutMs: 10_000 });
   assertEquals(first.status, "failed");

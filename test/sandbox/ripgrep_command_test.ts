@@ -1,6 +1,8 @@
 import { equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
+import { concatBytes } from "../../src/common/bytes.ts";
 import { resolveHelpers } from "../../src/sandbox/helpers.ts";
+import { KEPT_OUTPUT_FILE } from "../../src/sandbox/kept_command.ts";
 import { defaultLimits } from "../../src/sandbox/limits.ts";
 import {
   NOT_A_SEARCH_DIRECTORY,
@@ -38,6 +40,7 @@ function command(root: string, overrides: Partial<RipgrepCommand> = {}): Ripgrep
   const plan = planRipgrep({ pattern: "root:" }, { strictLinks: false })!;
   return {
     rg: helpers.rg!,
+    cat: helpers.cat,
     path: root,
     roots: [root],
     excluded: [],
@@ -192,5 +195,94 @@ Deno.test({
     );
     // "--files" is the pattern, not ripgrep's option to list files: nothing matches.
     equal(listed.code, 1, listed.stderr);
+  },
+});
+
+/** When the sandbox's process 1 started (clock ticks since boot): equal for commands in the same sandbox. */
+const SANDBOX_ID = "cut -d' ' -f22 /proc/1/stat";
+
+/** A command in the sandbox kept across searches. */
+async function keptOutput(sandbox: ShellSandbox, script: string): Promise<string> {
+  const result = exited(
+    await sandbox.runCommand(script, { mode: "read-only", keep: true, timeoutMs: 10_000 }),
+  );
+  equal(result.code, 0, result.stderr);
+  return result.stdout;
+}
+
+Deno.test({
+  name:
+    "ripgrep's report reaches the caller through a file and cat as it does through the pipe, byte for byte",
+  ignore: missing || helpers.cat === null,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    // Many files, each printed apart; a NUL byte and invalid UTF-8; a last line without its line break.
+    for (let index = 0; index < 60; index++) {
+      await Deno.writeTextFile(join(workspace.root, `f${index}.txt`), `root: ${index}\nother\nroot:again\n`);
+    }
+    await Deno.writeFile(
+      join(workspace.root, "odd.bin"),
+      new Uint8Array([0x72, 0x6f, 0x6f, 0x74, 0x3a, 0, 0xff, 10]),
+    );
+    await Deno.writeTextFile(join(workspace.root, "last.txt"), "root: no line break");
+    await using sandbox = await openReadOnly(workspace.root);
+    const id = await keptOutput(sandbox, SANDBOX_ID);
+    // In path order, one thread: both runs print the same bytes.
+    const search = [
+      "--no-config",
+      "--sort",
+      "path",
+      "--text",
+      "--null",
+      "--line-number",
+      "--regexp",
+      "root:",
+    ];
+    const taken: Uint8Array[] = [];
+    const throughFile = exited(
+      await runRipgrep(sandbox, command(workspace.root, { search }), {
+        timeoutMs: 30_000,
+        maxOutputChars: 1 << 20,
+        onStdout: (bytes) => taken.push(bytes.slice()),
+      }),
+    );
+    const throughPipe = exited(
+      await runRipgrep(sandbox, command(workspace.root, { search, cat: null }), {
+        timeoutMs: 30_000,
+        maxOutputChars: 1 << 20,
+      }),
+    );
+    equal(throughFile.code, 0, throughFile.stderr);
+    equal(throughPipe.code, 0, throughPipe.stderr);
+    const fileText = new TextDecoder().decode(concatBytes(...taken));
+    equal(fileText, throughPipe.stdout);
+    equal(fileText.split("\n").filter((line) => line.includes("root:")).length, 122);
+    ok(fileText.includes("last.txt\u00001:root: no line break\n"), fileText);
+    // The search left its sandbox kept, and the file empty: the next search holds no memory of the last.
+    equal(await keptOutput(sandbox, `${SANDBOX_ID}; wc -c < ${KEPT_OUTPUT_FILE}`), `${id}0\n`);
+  },
+});
+
+Deno.test({
+  name: "A ripgrep report past its cap ends ripgrep instead of filling the sandbox's memory",
+  ignore: missing || helpers.cat === null,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await Deno.writeTextFile(join(workspace.root, "many.txt"), "root: a matching line\n".repeat(5_000));
+    await using sandbox = await openReadOnly(workspace.root);
+    const id = await keptOutput(sandbox, SANDBOX_ID);
+    let printed = 0;
+    const result = exited(
+      await runRipgrep(sandbox, command(workspace.root), {
+        timeoutMs: 30_000,
+        maxOutputChars: 4_000,
+        onStdout: (bytes) => printed += bytes.length,
+      }),
+    );
+    // 110 KB of lines: ripgrep stopped by SIGXFSZ once the file reached its cap (4 or 8 KiB by the shell),
+    // after the header line.
+    equal(result.code, 128 + 25, result.stderr);
+    ok(printed > 4_000 && printed <= 8 * 1024 + 200, String(printed));
+    equal(await keptOutput(sandbox, `${SANDBOX_ID}; wc -c < ${KEPT_OUTPUT_FILE}`), `${id}0\n`);
   },
 });

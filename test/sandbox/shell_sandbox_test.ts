@@ -291,7 +291,7 @@ Deno.test("danger-full-access gives full file access, in a PID namespace, with t
 Deno.test("danger-full-access without bubblewrap runs the shell directly and says the key is exposed", async () => {
   await using workspace = await createTempWorkspace();
   await using sandbox = await openSandbox(workspace.root, "danger-full-access", {
-    helpers: { bwrap: null, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null },
+    helpers: { bwrap: null, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null, cat: null },
   });
   assertEquals(sandbox.plan.wrapper, []);
   assertIncludes(sandbox.describe().join("\n"), "API key: READABLE by commands");
@@ -302,7 +302,7 @@ Deno.test("danger-full-access without bubblewrap runs the shell directly and say
 Deno.test("A missing bubblewrap makes Bash fail with an actionable message and run nothing", async () => {
   await using workspace = await createTempWorkspace();
   await using sandbox = await openSandbox(workspace.root, "workspace-write", {
-    helpers: { bwrap: null, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null },
+    helpers: { bwrap: null, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null, cat: null },
   });
   const message = sandbox.unavailable;
   assert(message !== null);
@@ -332,7 +332,7 @@ Deno.test("A bubblewrap that cannot create namespaces fails the preflight with t
   );
   await Deno.chmod(fake, 0o755);
   await using sandbox = await openSandbox(workspace.root, "read-only", {
-    helpers: { bwrap: fake, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null },
+    helpers: { bwrap: fake, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null, cat: null },
   });
   const message = sandbox.unavailable;
   assert(message !== null);
@@ -349,7 +349,7 @@ Deno.test("ShellSandbox falls back to sh where bash is missing, and fails withou
   await using workspace = await createTempWorkspace();
   for (const mode of ["workspace-write", "danger-full-access"] as const) {
     await using sandbox = await openSandbox(workspace.root, mode, {
-      helpers: { bwrap: "/usr/bin/bwrap", bash: null, sh: "/usr/bin/sh", git: null, rg: null },
+      helpers: { bwrap: "/usr/bin/bwrap", bash: null, sh: "/usr/bin/sh", git: null, rg: null, cat: null },
     });
     assertEquals(sandbox.plan.shell, "/usr/bin/sh");
     assertEquals(sandbox.unavailable, null);
@@ -357,7 +357,7 @@ Deno.test("ShellSandbox falls back to sh where bash is missing, and fails withou
     assertEquals(result.content, "<output>out\nerr</output>\n<exit_code>4</exit_code>");
   }
   await using none = await openSandbox(workspace.root, "workspace-write", {
-    helpers: { bwrap: "/usr/bin/bwrap", bash: null, sh: null, git: null, rg: null },
+    helpers: { bwrap: "/usr/bin/bwrap", bash: null, sh: null, git: null, rg: null, cat: null },
   });
   assert(none.unavailable !== null);
   assertIncludes(none.unavailable, "no shell found");
@@ -401,7 +401,7 @@ Deno.test("ShellSandbox.describe reports backend, helpers, seccomp, home, limits
     ]
   ) assertIncludes(report, part);
   await using broken = await openSandbox(workspace.root, "read-only", {
-    helpers: { bwrap: null, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null },
+    helpers: { bwrap: null, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null, cat: null },
   });
   const brokenReport = broken.describe().join("\n");
   assertIncludes(brokenReport, "preflight: FAILED");

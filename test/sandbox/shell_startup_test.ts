@@ -24,7 +24,7 @@ Deno.test("a settings env too long to start bubblewrap names the cause, not bubb
   await Deno.chmod(fake, 0o755);
   for (const mode of ["read-only", "workspace-write"] as const) {
     await using sandbox = await openSandbox(workspace.root, mode, {
-      helpers: { bwrap: fake, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null },
+      helpers: { bwrap: fake, bash: "/usr/bin/bash", sh: "/usr/bin/sh", git: null, rg: null, cat: null },
       extraEnv: { BIG: "x".repeat(200_000) },
     });
     const message = sandbox.unavailable;

@@ -7,7 +7,6 @@ import { ShellSandbox } from "../../src/sandbox/shell_sandbox.ts";
 import { type GrepInput, grepTool } from "../../src/tools/grep.ts";
 import {
   type GrepOutcome,
-  MAX_RIPGREP_OUTPUT_CHARS,
   RIPGREP_LATE_START_BUDGETS,
   RipgrepGrep,
   type RipgrepGrepOptions,
@@ -96,10 +95,7 @@ async function openRipgrep(
       options.onSearch?.(search.search);
       await options.beforeSearch?.();
       try {
-        return await runRipgrep(sandbox, { rg, ...search }, {
-          ...runOptions,
-          maxOutputChars: MAX_RIPGREP_OUTPUT_CHARS,
-        });
+        return await runRipgrep(sandbox, { rg, cat: sandbox.helpers.cat, ...search }, runOptions);
       } finally {
         options.onSearchEnd?.();
       }
@@ -533,6 +529,25 @@ Deno.test({
     const { engine, result } = await compare(setup, { pattern: "match" });
     equal(engine, "ripgrep");
     equal(result.content, "real/a.txt:1: match");
+  },
+});
+
+Deno.test({
+  name: "A ripgrep report longer than the session reads ends ripgrep, and Grep answers as usual",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, {
+      "many.txt": "a matching line\n".repeat(2_000),
+      "one.txt": "matching\n",
+    });
+    await using setup = await openRipgrep(workspace.root, { maxOutputChars: 4_000 });
+    const { engine, fallback } = await compare(setup, { pattern: "matching", head_limit: 10_000 });
+    equal(engine, "typescript");
+    // Not "exited with 153": ripgrep was stopped at the cap of its report's file, which is what was wrong.
+    equal(fallback, "ripgrep printed more than can be read");
+    // Within the limit, ripgrep answers.
+    equal((await compare(setup, { pattern: "matching", glob: "one.txt" })).engine, "ripgrep");
   },
 });
 

@@ -216,12 +216,15 @@ async function addFile(
   const content = mode === "content";
   const text = content ? syntheticText(file) : null;
   const found: LineMatch[] = [];
-  let count = 0;
+  // Outside the content mode, lines that match for sure were only counted (see `RipgrepFile.sureMatches`).
+  let count = file.sureMatches;
+  if (count > 0 && mode === "files_with_matches") return collector.addFile(path);
   for (const index of file.matches) {
     if (content && found.length === collector.wantedLines) break;
     const line = file.texts[index]!;
-    // In a text file with a NUL byte, a line may be printed for its NUL byte alone: check them all.
-    const quick = file.nul === null ? checker.quick(line, content) : undefined;
+    // A line with a NUL byte may have been printed for its NUL byte alone (in a text file, whose first NUL
+    // byte lies past 8 KiB): check it. One without was printed for the pattern.
+    const quick = file.nul === null || !line.includes("\0") ? checker.quick(line, content) : undefined;
     const column = quick ?? await checker.column(line, content);
     if (column === "stopped" || isFallback(column)) return column;
     if (column === null) continue;

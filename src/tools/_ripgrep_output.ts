@@ -20,12 +20,17 @@ import { concatBytes } from "../common/bytes.ts";
 
 /** What ripgrep printed for one file. */
 export interface RipgrepFile {
-  /** Numbers of the printed lines (matches and their context), ascending as ripgrep prints them. */
+  /** Numbers of the printed lines kept (matches and their context), ascending as ripgrep prints them. */
   numbers: number[];
-  /** The text of each printed line, without its line break. */
+  /** The text of each printed line kept, without its line break. */
   texts: string[];
-  /** Indexes (into `numbers` and `texts`) of the lines ripgrep reported as matching. */
+  /** Indexes (into `numbers` and `texts`) of the lines kept that ripgrep reported as matching. */
   matches: number[];
+  /**
+   * Matching lines not kept, which match for sure: without a NUL byte, and short (see the reader's
+   * `textsAbove`); always 0 when every line is kept.
+   */
+  sureMatches: number;
   /**
    * The offset in bytes of the file's first NUL byte, from the start ripgrep saw (after a UTF-8 BOM), or null
    * when it has none. When it lies below the reader's `binaryBelow`, the file is binary and its lines are
@@ -84,19 +89,20 @@ export class RipgrepOutputReader {
   #headerRead = false;
   /** Set after a malformed header: nothing else is read. */
   #skipping = false;
-  /** The file of the last line read, and its line prefix (the path and its NUL). */
+  /** The file of the last line read, and its line prefix (the path and its NUL) in `#key`'s first bytes. */
   #file: RipgrepFile | null = null;
-  #key = new Uint8Array();
-  /** The file whose lines are being read (a `--` between groups does not end it), and the files done. */
+  #key = new Uint8Array(256);
+  #keyLength = 0;
+  /** The file whose lines are being read (a `--` between groups does not end it). */
   #open: RipgrepFile | null = null;
-  #done = new Set<RipgrepFile>();
   #textsAbove: number;
 
   /**
    * `limit`: bytes read at most (more makes the report `overflowed`); `binaryBelow`: a file whose first NUL
-   * byte lies below this offset is binary, and its lines are not kept; `textsAbove`: once a file without a
-   * NUL byte is read, the texts of its lines of at most this many characters are dropped (left empty), for a
-   * caller to whom such a line's length says all (an exact pattern, no lines shown). Default: all are kept.
+   * byte lies below this offset is binary, and its lines are not kept; `textsAbove`: matching lines without a
+   * NUL byte of at most this many bytes are only counted (`sureMatches`), for a caller to whom such a line's
+   * length says all (an exact pattern, no lines shown: ripgrep printed a line without a NUL byte for the
+   * pattern). Default: all are kept.
    */
   constructor(options: { limit?: number; binaryBelow?: number; textsAbove?: number } = {}) {
     this.#limit = options.limit ?? Infinity;
@@ -152,7 +158,7 @@ export class RipgrepOutputReader {
       this.#line(line, 0, line.length);
     }
     this.#pending = [];
-    if (this.#open !== null) this.#close(this.#open);
+    if (this.#open !== null) close(this.#open);
     this.#open = null;
     if (!this.#headerRead) report.malformed = true;
     report.errors = stderr.split("\n").filter((line) => line !== "");
@@ -173,15 +179,15 @@ export class RipgrepOutputReader {
       return;
     }
     let textAt = -1;
-    if (this.#file !== null && startsWith(bytes, at, end, this.#key)) {
-      textAt = at + this.#key.length;
+    if (this.#file !== null && this.#keyAt(bytes, at, end)) {
+      textAt = at + this.#keyLength;
     } else {
-      const nul = bytes.subarray(at, end).indexOf(NUL);
-      if (nul > 0) {
-        this.#key = bytes.slice(at, at + nul + 1);
-        this.#file = fileOf(report, relative(this.#decoder.decode(bytes.subarray(at, at + nul))));
-        this.#enter(this.#file);
-        textAt = at + nul + 1;
+      // Past `end` it is the next line's.
+      const nul = bytes.indexOf(NUL, at);
+      if (nul > at && nul < end) {
+        this.#setKey(bytes, at, nul + 1);
+        this.#file = this.#enter(relative(this.#decoder.decode(bytes.subarray(at, nul))));
+        textAt = nul + 1;
       }
     }
     if (textAt !== -1) {
@@ -204,27 +210,41 @@ export class RipgrepOutputReader {
     report.malformed = true;
   }
 
-  #enter(file: RipgrepFile): void {
-    if (file === this.#open) return;
-    if (this.#open !== null) this.#close(this.#open);
-    // ripgrep prints each file's lines together: lines of a file already read make the report unusable.
-    if (this.#done.has(file)) this.#report.malformed = true;
+  /** The file of a line's path, which the following lines are of. */
+  #enter(path: string): RipgrepFile {
+    const files = this.#report.files;
+    let file = files.get(path);
+    if (file !== undefined && file === this.#open) return file;
+    if (this.#open !== null) close(this.#open);
+    if (file === undefined) {
+      file = { numbers: NONE, texts: NONE, matches: NONE, sureMatches: 0, nul: null };
+      files.set(path, file);
+    } else {
+      // ripgrep prints each file's lines together: lines of a file already read make the report unusable.
+      this.#report.malformed = true;
+    }
     this.#open = file;
+    return file;
   }
 
-  /** A file's lines are all read: drops what the caller does not need, and the arrays' spare room. */
-  #close(file: RipgrepFile): void {
-    this.#done.add(file);
-    if (file.nul === null) {
-      const texts = file.texts;
-      for (let index = 0; index < texts.length; index++) {
-        if (texts[index]!.length <= this.#textsAbove) texts[index] = "";
-      }
+  // Whether the line at `at` begins with the key.
+  #keyAt(bytes: Uint8Array, at: number, end: number): boolean {
+    const length = this.#keyLength;
+    if (end - at < length) return false;
+    const key = this.#key;
+    for (let index = 0; index < length; index++) {
+      if (bytes[at + index] !== key[index]) return false;
     }
-    // An array grows by 17 slots from its first element; most files print a line or two.
-    file.numbers = file.numbers.slice();
-    file.texts = file.texts.slice();
-    file.matches = file.matches.slice();
+    return true;
+  }
+
+  // Copies a line's prefix into the key (no new buffer for each file).
+  #setKey(bytes: Uint8Array, at: number, end: number): void {
+    const length = end - at;
+    if (length > this.#key.length) this.#key = new Uint8Array(length * 2);
+    const key = this.#key;
+    for (let index = 0; index < length; index++) key[index] = bytes[at + index]!;
+    this.#keyLength = length;
   }
 
   // "N:OFFSET:text" (a match) or "N-OFFSET-text" (context) at `start`; false when the line has another shape.
@@ -246,21 +266,29 @@ export class RipgrepOutputReader {
       offset = offset * 10 + code - 48;
     }
     if (at === offsetAt || bytes[at] !== kind) return false;
-    const text = bytes.subarray(at + 1, end);
-    if (file.nul === null) {
-      const nul = text.indexOf(NUL);
-      if (nul !== -1) file.nul = offset + nul;
-    }
+    const textAt = at + 1;
+    // Past `end` it is the next line's (`nul` is then not this line's).
+    let nul = bytes.indexOf(NUL, textAt);
+    if (nul >= end) nul = -1;
+    if (file.nul === null && nul !== -1) file.nul = offset + nul - textAt;
     if (file.nul !== null && file.nul < this.#binaryBelow) {
       // Binary: none of its lines will be looked at.
+      file.numbers = file.texts = file.matches = NONE;
+      file.sureMatches = 0;
+      return true;
+    }
+    if (kind === COLON && nul === -1 && end - textAt <= this.#textsAbove) {
+      file.sureMatches++;
+      return true;
+    }
+    if (file.texts === NONE) {
       file.numbers = [];
       file.texts = [];
       file.matches = [];
-      return true;
     }
     if (kind === COLON) file.matches.push(file.numbers.length);
     file.numbers.push(number);
-    file.texts.push(this.#decoder.decode(text));
+    file.texts.push(this.#decoder.decode(bytes.subarray(textAt, end)));
     return true;
   }
 }
@@ -270,21 +298,18 @@ export function readRipgrepOutput(stdout: Uint8Array | string, stderr: string): 
   return new RipgrepOutputReader().finish(stdout, stderr);
 }
 
-function startsWith(bytes: Uint8Array, at: number, end: number, prefix: Uint8Array): boolean {
-  if (end - at < prefix.length) return false;
-  for (let index = 0; index < prefix.length; index++) {
-    if (bytes[at + index] !== prefix[index]) return false;
-  }
-  return true;
-}
+/**
+ * The lines of a file that has none kept: shared, never written (a file's first line kept gives it arrays of
+ * its own). Most files print a line or two, and an array grows by 17 slots from its first element.
+ */
+const NONE: never[] = [];
 
-function fileOf(report: RipgrepReport, path: string): RipgrepFile {
-  let file = report.files.get(path);
-  if (file === undefined) {
-    file = { numbers: [], texts: [], matches: [], nul: null };
-    report.files.set(path, file);
-  }
-  return file;
+/** A file's lines are all read: drops the arrays' spare room. */
+function close(file: RipgrepFile): void {
+  if (file.texts === NONE) return;
+  file.numbers = file.numbers.slice();
+  file.texts = file.texts.slice();
+  file.matches = file.matches.slice();
 }
 
 function relative(path: string): string {

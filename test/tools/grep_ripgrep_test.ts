@@ -357,6 +357,7 @@ Deno.test("ripgrep's output reads the same in pieces split at any byte as whole"
     numbers: [3, 4],
     texts: ["café match", "context"],
     matches: [0],
+    sureMatches: 0,
     nul: null,
   });
   // A line may begin with U+FEFF: it is kept, as Grep keeps it.
@@ -396,11 +397,18 @@ Deno.test("ripgrep's output drops what the caller does not need, reads no more t
     "\n",
   );
   const report = new RipgrepOutputReader({ binaryBelow: 8189 }).finish(output, "rg: an error\n");
-  deepStrictEqual(report.files.get("bin.dat"), { numbers: [], texts: [], matches: [], nul: 8 });
+  deepStrictEqual(report.files.get("bin.dat"), {
+    numbers: [],
+    texts: [],
+    matches: [],
+    sureMatches: 0,
+    nul: 8,
+  });
   deepStrictEqual(report.files.get("late.txt"), {
     numbers: [2],
     texts: ["match\0"],
     matches: [0],
+    sureMatches: 0,
     nul: 9005,
   });
   deepStrictEqual(report.errors, ["rg: an error"]);
@@ -413,19 +421,42 @@ Deno.test("ripgrep's output drops what the caller does not need, reads no more t
   exact.push(output);
   equal(exact.overflowed, false);
 
-  // Texts dropped where the caller needs only their length: short ones, in files without a NUL byte.
+  // Where the caller needs only their length, short matching lines without a NUL byte are only counted, in
+  // any file; context lines, longer ones and those with a NUL byte are kept.
   const short = new RipgrepOutputReader({ binaryBelow: 8189, textsAbove: 6 }).finish(
     scriptOutput(
       "./a.txt\x00001:0:match\n",
       "./a.txt\x00002:6:a longer match\n",
+      "./a.txt\x00003-21-ctx\n",
+      "./late.txt\x00001:0:match\n",
       "./late.txt\x00002:9000:match",
       [0],
       "\n",
+      "./c.txt\x00004:30:short\n",
     ),
     "",
   );
-  deepStrictEqual(short.files.get("a.txt")!.texts, ["", "a longer match"]);
-  deepStrictEqual(short.files.get("late.txt")!.texts, ["match\0"]);
+  deepStrictEqual(short.files.get("a.txt"), {
+    numbers: [2, 3],
+    texts: ["a longer match", "ctx"],
+    matches: [0],
+    sureMatches: 1,
+    nul: null,
+  });
+  deepStrictEqual(short.files.get("late.txt"), {
+    numbers: [2],
+    texts: ["match\0"],
+    matches: [0],
+    sureMatches: 1,
+    nul: 9005,
+  });
+  deepStrictEqual(short.files.get("c.txt"), {
+    numbers: [],
+    texts: [],
+    matches: [],
+    sureMatches: 1,
+    nul: null,
+  });
   // ripgrep prints a file's lines together; lines of a file already read make the report unusable.
   const split = readRipgrepOutput(
     scriptOutput("./a.txt\x00001:0:match\n", "./b.txt\x00001:0:match\n", "./a.txt\x00002:6:match\n"),

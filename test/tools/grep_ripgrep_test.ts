@@ -564,6 +564,41 @@ Deno.test({
 });
 
 Deno.test({
+  name: "ripgrep searches a literal from a rarer character, and Grep's answer is the literal's alone",
+  ignore: missing,
+  async fn() {
+    await using workspace = await createTempWorkspace();
+    await writeTree(workspace.root, {
+      "a.ts": "parseConfigOverride(x)\nConfigOverride alone\n",
+      "b.ts": "const ConfigOverride = 1;\n",
+      "c.ts": "nothing here\n",
+      "d.ts": "x; parseConfigOverride; parseConfigOverride\nnot parseConfig Override\n",
+      "late.dat": bytes("x".repeat(9000), "\nConfigOverride ", [0], "\n"),
+    });
+    const searches: string[][] = [];
+    await using setup = await openRipgrep(workspace.root, {
+      onSearch: (search) => searches.push([...search]),
+    });
+    const inputs: GrepInput[] = [
+      { pattern: "parseConfigOverride" },
+      { pattern: "parseConfigOverride", output_mode: "count" },
+      { pattern: "parseConfigOverride", output_mode: "files_with_matches" },
+      { pattern: "parseConfigOverride", context: 1 },
+    ];
+    for (const input of inputs) equal((await compare(setup, input)).engine, "ripgrep");
+    // ripgrep was asked for the tail (its first byte rarer in code than "p"), Grep's matcher kept the rest.
+    for (const search of searches) ok(search.includes("ConfigOverride"), JSON.stringify(search));
+    equal(
+      (await compare(setup, { pattern: "parseConfigOverride", output_mode: "count" })).result.content,
+      "a.ts:1\nd.ts:1\n\n(2 matching lines in 2 files.)",
+    );
+    // A short literal is searched whole.
+    await compare(setup, { pattern: "useState" });
+    ok(searches.at(-1)!.includes("useState"), JSON.stringify(searches.at(-1)));
+  },
+});
+
+Deno.test({
   name: "A ripgrep report longer than the session reads ends ripgrep, and Grep answers as usual",
   ignore: missing,
   async fn() {

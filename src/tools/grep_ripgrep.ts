@@ -28,13 +28,14 @@
  *    it read, `_walk.ts`), and walks again alongside ripgrep only when they no longer hold.
  * 3. ripgrep searches every file as text, once, with a second pattern `\x00`: the first line it prints with a
  *    NUL byte tells binary files apart as Grep does (a NUL byte in the first 8 KiB), so no second pass over
- *    the files is needed to count them (the second pattern costs ripgrep about a third more CPU time, since
- *    its literal search then looks for two first bytes; a second pass would cost more). The lines ripgrep
- *    reports are checked with Grep's own matcher unless the pattern's translation is exact
- *    (`_ripgrep_pattern.ts`) and the file has no NUL byte, and the result is built file by file in the
- *    walk's order by the collector Grep itself uses, with the same limits, context lines, line shortening,
- *    notices and metadata. ripgrep's arguments come from `_ripgrep_plan.ts`, the result from
- *    `_ripgrep_answer.ts`.
+ *    the files is needed to count them (the second pattern makes ripgrep's literal search screen positions
+ *    by each literal's first byte: a literal is searched from a rarer character, `searchedTail`; a second
+ *    pass would cost as much as the search). The lines ripgrep reports are checked with Grep's own matcher
+ *    unless the pattern's translation is exact (`_ripgrep_pattern.ts`) and the line has no NUL byte, and the
+ *    result is built file by file in the walk's order by the collector Grep itself uses, with the same
+ *    limits, context lines, line shortening, notices and metadata. ripgrep's arguments come from
+ *    `_ripgrep_plan.ts`, the result from `_ripgrep_answer.ts`; its report reaches mewcode through a file in
+ *    the sandbox (`src/sandbox/ripgrep_command.ts`).
  * Parallel calls (one turn's) share a running walk of the same path and glob, and those that join it skip
  * the budgeted search; the calls' worker parts (budgeted searches, walks, checks of stamps) run one at a time,
  * on one worker.

@@ -12,6 +12,12 @@ import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import type { SandboxMode, ShellRunner, ToolResult } from "../../src/tools/tool.ts";
 import { toolContext } from "../_fakes/tool_context.ts";
 
+/**
+ * A command printing when the sandbox's process 1 started (clock ticks since boot): equal for commands run in
+ * the same sandbox, so a test tells a kept sandbox from a new one.
+ */
+export const SANDBOX_ID = "cut -d' ' -f22 /proc/1/stat";
+
 /** A secret a user might have in the environment; it must never reach a command. */
 export const SECRET = "sk-ant-mewcode-test-secret";
 

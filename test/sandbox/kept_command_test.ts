@@ -8,10 +8,7 @@ import type { CommandResult } from "../../src/sandbox/sandboxed_command.ts";
 import type { ShellSandbox } from "../../src/sandbox/shell_sandbox.ts";
 import { processesWith, SEARCH_SANDBOX_WORD } from "../_fakes/processes.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
-import { openSandbox } from "./_sandbox.ts";
-
-/** When the sandbox's process 1 started (clock ticks since boot): equal for commands in the same sandbox. */
-const SANDBOX_ID = "cut -d' ' -f22 /proc/1/stat";
+import { openSandbox, SANDBOX_ID } from "./_sandbox.ts";
 
 function kept(
   sandbox: ShellSandbox,

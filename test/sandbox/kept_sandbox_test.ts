@@ -8,7 +8,7 @@ import { ShellHost } from "../../src/tools/_shell_host.ts";
 import { LAUNCHER } from "../_fakes/run_cli.ts";
 import { testRuntime } from "../_fakes/runtime.ts";
 import { createTempWorkspace } from "../_fakes/tool_context.ts";
-import { exitCodeOf, openSandbox, outputOf, runIn } from "./_sandbox.ts";
+import { exitCodeOf, openSandbox, outputOf, runIn, SANDBOX_ID } from "./_sandbox.ts";
 import { processesWith } from "../_fakes/processes.ts";
 import { exists } from "../_fakes/exists.ts";
 
@@ -18,8 +18,6 @@ function keptHost(): ShellHost & AsyncDisposable {
   return Object.assign(host, { [Symbol.asyncDispose]: () => host.close() });
 }
 
-/** When the sandbox's process 1 started (clock ticks since boot): equal for calls in the same sandbox. */
-const SANDBOX_ID = "cut -d' ' -f22 /proc/1/stat";
 /** How long ago the sandbox's process 1 started, in milliseconds (/proc/uptime counts hundredths). */
 const SANDBOX_AGE_MS = "hz=$(getconf CLK_TCK); up=$(cut -d' ' -f1 /proc/uptime); " +
   "echo $(( (${up/./} * hz / 100 - $(cut -d' ' -f22 /proc/1/stat)) * 1000 / hz ))";

@@ -15,6 +15,7 @@ import type { CommandResult } from "../../src/sandbox/sandboxed_command.ts";
 import { planRipgrep } from "../../src/tools/_ripgrep_plan.ts";
 import { PROTECTED_PATHS } from "../../src/tools/protected_paths.ts";
 import { assertExcludes, createTempWorkspace } from "../_fakes/tool_context.ts";
+import { SANDBOX_ID } from "./_sandbox.ts";
 
 const helpers = await resolveHelpers({ root: "/nonexistent", path: Deno.env.get("PATH") });
 const missing = helpers.rg === null || helpers.bwrap === null;
@@ -197,9 +198,6 @@ Deno.test({
     equal(listed.code, 1, listed.stderr);
   },
 });
-
-/** When the sandbox's process 1 started (clock ticks since boot): equal for commands in the same sandbox. */
-const SANDBOX_ID = "cut -d' ' -f22 /proc/1/stat";
 
 /** A command in the sandbox kept across searches. */
 async function keptOutput(sandbox: ShellSandbox, script: string): Promise<string> {

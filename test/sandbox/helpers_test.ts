@@ -13,7 +13,7 @@ async function plantProgram(path: string): Promise<void> {
 Deno.test("resolveHelpers never takes a program from the workspace, even first on PATH", async () => {
   await using workspace = await createTempWorkspace();
   const planted = join(workspace.root, "node_modules", ".bin");
-  for (const name of ["bwrap", "bash", "git", "rg"]) await plantProgram(join(planted, name));
+  for (const name of ["bwrap", "bash", "git", "rg", "cat"]) await plantProgram(join(planted, name));
   const helpers = await resolveHelpers({
     root: workspace.root,
     path: `${planted}:node_modules/.bin:/usr/bin:/bin`,
@@ -21,6 +21,8 @@ Deno.test("resolveHelpers never takes a program from the workspace, even first o
   equal(helpers.bwrap, "/usr/bin/bwrap");
   equal(helpers.bash, "/usr/bin/bash");
   equal(helpers.git, "/usr/bin/git");
+  // The cat that hands ripgrep's report on in the sandbox is the system's too.
+  equal(helpers.cat, "/usr/bin/cat");
 });
 
 Deno.test("resolveHelpers prefers the system directories to PATH and skips relative and world-writable entries", async () => {

@@ -21,7 +21,8 @@
  * Deno reads every `import("./literal")` of a module it loads, with all they import, whether or not it runs: each
  * `import("./chunk.js")` the bundler wrote becomes `import(new URL("./chunk.js", import.meta.url).href)`,
  * which Deno loads only when it runs. The chunks a one-shot run loads on its way to its first request are then
- * merged into one file per step of that way (LOAD_PATH, scripts/bundle_groups.ts). The result is checked
+ * merged into one file per step of that way (LOAD_PATH, scripts/bundle_groups.ts), and the top-level functions of
+ * that way's files are written so that V8 compiles them with their file (scripts/bundle_eager.ts). The result is checked
  * (each entry exists, no TypeScript module or literal chunk import is left, `main.js --version` prints the
  * version) and renamed into place whole.
  *
@@ -32,7 +33,8 @@
  */
 import { dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { BundleGroupError, groupLoadPath } from "./bundle_groups.ts";
+import { compileEagerly, EagerCompileError } from "./bundle_eager.ts";
+import { BundleGroupError, groupLoadPath, stepEntry } from "./bundle_groups.ts";
 
 const ROOT = resolve(new URL("../", import.meta.url).pathname);
 
@@ -173,12 +175,20 @@ export async function buildBundle(out: string, options: { root?: string } = {}):
       await Deno.writeTextFile(path, text);
     }
     try {
-      await groupLoadPath(built, {
+      const groups = await groupLoadPath(built, {
         steps: LOAD_PATH,
         workers: WORKER_ENTRIES.map((worker) => `${worker}.js`),
       });
+      const grouped = new Set<string>();
+      for await (const entry of Deno.readDir(built)) grouped.add(entry.name);
+      await compileEagerly(built, [
+        ...LOAD_PATH.map((step) => stepEntry(grouped, step)),
+        ...groups.map((group) => group.file),
+      ]);
     } catch (error) {
-      if (error instanceof BundleGroupError) throw new BundleError(error.message);
+      if (error instanceof BundleGroupError || error instanceof EagerCompileError) {
+        throw new BundleError(error.message);
+      }
       throw error;
     }
     await checkVersion(root, built);

@@ -201,7 +201,7 @@ export async function groupLoadPath(
 }
 
 /** The bundle file of a step: main.js for "main", else the one `<step>-<hash>.js`. */
-function stepEntry(names: ReadonlySet<string>, step: string): string {
+export function stepEntry(names: ReadonlySet<string>, step: string): string {
   if (names.has(`${step}.js`)) return `${step}.js`;
   const pattern = new RegExp(`^${step.replace(/[^\w]/g, "\\$&")}-[A-Z0-9]+\\.js$`);
   const found = [...names].filter((name) => pattern.test(name));

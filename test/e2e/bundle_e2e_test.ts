@@ -4,6 +4,7 @@
  * with the same confinement as from the sources, and what a bundled run loads.
  */
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
+import { parse } from "acorn";
 import { join } from "node:path";
 import { installedPackage } from "../../scripts/bench/_package.ts";
 import { type FakeAnthropic, startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
@@ -179,6 +180,43 @@ Deno.test("the bundle: the launcher picks it while it is fresh, and a session ru
             "workspace-*.js",
           ],
         );
+      },
+    );
+
+    await t.step(
+      "the load path's top-level functions are written to be compiled with their files",
+      async () => {
+        // scripts/bundle_eager.ts: none is left a declaration there (V8 would compile it on its first call);
+        // every other file keeps its own.
+        const declarations = async (name: string) => {
+          const program = parse(await Deno.readTextFile(join(pkg, "bundle", name)), {
+            ecmaVersion: "latest",
+            sourceType: "module",
+          });
+          return program.body.filter((node) => node.type === "FunctionDeclaration").length;
+        };
+        const files: string[] = [];
+        for await (const entry of Deno.readDir(join(pkg, "bundle"))) {
+          if (entry.name.endsWith(".js")) files.push(entry.name);
+        }
+        const loadPath = files.filter((name) =>
+          name === "main.js" || name.startsWith("group-") ||
+          /^(workspace|print_mode|anthropic_provider)-[A-Z0-9]+\.js$/.test(name)
+        ).sort();
+        equal(loadPath.length, 8, loadPath.join(" "));
+        for (const name of loadPath) {
+          equal(await declarations(name), 0, name);
+          match(
+            await Deno.readTextFile(join(pkg, "bundle", name)),
+            /^var [\w$]+=\((?:async )?function/,
+            name,
+          );
+        }
+        let elsewhere = 0;
+        for (const name of files.filter((name) => !loadPath.includes(name))) {
+          elsewhere += await declarations(name);
+        }
+        ok(elsewhere > 100, `${elsewhere} function declarations in the other files`);
       },
     );
   } finally {

@@ -242,8 +242,7 @@ async function bundleGroup(
     for (const chunk of group.chunks) {
       for (const found of parsed.get(chunk)!) if (!grouped.has(found.file)) external.add(found.file);
     }
-    // Names and whitespace are minified again; names are not kept (--keep-names), since the first pass
-    // already set each function's and class's name explicitly, where the minifier had renamed it.
+    // Names and whitespace are minified again, as in the first pass (SPLIT_BUNDLE_FLAGS).
     const output = await new Deno.Command(denoPath, {
       args: [
         "bundle",

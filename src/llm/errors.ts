@@ -37,6 +37,8 @@ export interface ApiErrorOptions {
 
 /** The API or the connection to it failed. `message` is the API's own message. */
 export class ApiError extends Error {
+  // Each class names itself: a minified bundle renames classes (scripts/bundle.ts).
+  override name = "ApiError";
   /** HTTP status, or null for connection errors. */
   readonly status: number | null;
   /** The API's `error.type`, or null. */
@@ -50,7 +52,6 @@ export class ApiError extends Error {
 
   constructor(message: string, options: ApiErrorOptions) {
     super(message, { cause: options.cause });
-    this.name = new.target.name;
     this.status = options.status;
     this.errorType = options.errorType;
     this.isRetryable = options.isRetryable;
@@ -107,18 +108,29 @@ export class ApiError extends Error {
 }
 
 /** 400: the request was invalid (the message says what). */
-export class InvalidRequestError extends ApiError {}
+export class InvalidRequestError extends ApiError {
+  override name = "InvalidRequestError";
+}
 /** 401 or 403: the API key is missing, wrong, or not allowed to do this. */
-export class AuthenticationError extends ApiError {}
+export class AuthenticationError extends ApiError {
+  override name = "AuthenticationError";
+}
 /** 429: too many requests or tokens; retried after `retry-after`. */
-export class RateLimitError extends ApiError {}
+export class RateLimitError extends ApiError {
+  override name = "RateLimitError";
+}
 /** 529: the API is overloaded; retried. */
-export class OverloadedError extends ApiError {}
+export class OverloadedError extends ApiError {
+  override name = "OverloadedError";
+}
 /** 5xx other than 529: the API failed; retried. */
-export class ServerError extends ApiError {}
+export class ServerError extends ApiError {
+  override name = "ServerError";
+}
 
 /** The API could not be reached, or the connection dropped; retried when no content had arrived yet. */
 export class ConnectionError extends ApiError {
+  override name = "ConnectionError";
   constructor(message: string, options: { cause?: unknown } = {}) {
     super(message, { status: null, errorType: null, isRetryable: true, cause: options.cause });
   }
@@ -128,7 +140,9 @@ export class ConnectionError extends ApiError {
  * The API sent nothing for the idle timeout (120 s by default): a stalled connection or server. Retried once
  * only (`decideRetry`): five attempts of two minutes each kept a script waiting ten minutes for nothing.
  */
-export class StalledError extends ConnectionError {}
+export class StalledError extends ConnectionError {
+  override name = "StalledError";
+}
 
 /**
  * The stream broke (an `error` event, a dropped connection) after content had arrived. Never retried:
@@ -136,6 +150,7 @@ export class StalledError extends ConnectionError {}
  * `cause` is the underlying ApiError.
  */
 export class StreamInterruptedError extends ApiError {
+  override name = "StreamInterruptedError";
   constructor(cause: ApiError) {
     super(`Response stream interrupted after content arrived: ${cause.message}`, {
       status: cause.status,

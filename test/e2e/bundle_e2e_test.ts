@@ -7,7 +7,7 @@ import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { parse } from "acorn";
 import { join } from "node:path";
 import { installedPackage } from "../../scripts/bench/_package.ts";
-import { type FakeAnthropic, startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
+import { type FakeAnthropic, httpError, startFakeAnthropic, turn } from "../fake_anthropic/server.ts";
 import { explainRun, runProgram } from "../_fakes/run_cli.ts";
 
 Deno.test("the bundle: the launcher picks it while it is fresh, and a session runs every tool from it, confined as from the sources", async (t) => {
@@ -182,6 +182,24 @@ Deno.test("the bundle: the launcher picks it while it is fresh, and a session ru
         );
       },
     );
+
+    await t.step("an API error keeps its class's name, which the minified bundle does not keep", async () => {
+      await using server = await startFakeAnthropic([
+        httpError(401, "authentication_error", "invalid x-api-key"),
+      ]);
+      const result = await runProgram(launcher, ["-p", "hello", "--output-format", "stream-json"], {
+        cwd: workspace,
+        env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test", MEWCODE_HOME: home },
+      });
+      equal(result.code, 41, explainRun(result));
+      const events = result.stdout.trim().split("\n").map((line) =>
+        JSON.parse(line) as Record<string, unknown>
+      );
+      deepStrictEqual(
+        events.filter((event) => event.type === "error").map((event) => [event.name, event.category]),
+        [["AuthenticationError", "authentication"]],
+      );
+    });
 
     await t.step(
       "the load path's top-level functions are written to be compiled with their files",

@@ -11,6 +11,7 @@ import {
   parseRetryAfter,
   RateLimitError,
   ServerError,
+  StalledError,
   StreamInterruptedError,
   StreamProtocolError,
 } from "../../src/llm/errors.ts";
@@ -125,5 +126,32 @@ Deno.test("errorCategory sorts failures into authentication, unavailable, api an
   ];
   for (const [name, error, category] of cases) {
     await t.step(name, () => equal(errorCategory(error), category));
+  }
+});
+
+Deno.test("each error class names itself, not through its class's own name, which the bundle minifies", () => {
+  const options = { status: 500, errorType: null, isRetryable: false };
+  const made: [{ name: string }, () => Error][] = [
+    [ApiError, () => new ApiError("m", options)],
+    [InvalidRequestError, () => new InvalidRequestError("m", options)],
+    [AuthenticationError, () => new AuthenticationError("m", options)],
+    [RateLimitError, () => new RateLimitError("m", options)],
+    [OverloadedError, () => new OverloadedError("m", options)],
+    [ServerError, () => new ServerError("m", options)],
+    [ConnectionError, () => new ConnectionError("m")],
+    [StalledError, () => new StalledError("m")],
+    [StreamInterruptedError, () => new StreamInterruptedError(new ServerError("m", options))],
+    [StreamProtocolError, () => new StreamProtocolError("m")],
+    [MissingApiKeyError, () => new MissingApiKeyError()],
+  ];
+  for (const [errorClass, make] of made) {
+    const name = errorClass.name;
+    // As esbuild's minifier leaves a class without --keep-names (scripts/bundle.ts).
+    Object.defineProperty(errorClass, "name", { value: "Xy", configurable: true });
+    try {
+      equal(make().name, name);
+    } finally {
+      Object.defineProperty(errorClass, "name", { value: name, configurable: true });
+    }
   }
 });

@@ -21,10 +21,10 @@
  * Deno reads every `import("./literal")` of a module it loads, with all they import, whether or not it runs: each
  * `import("./chunk.js")` the bundler wrote becomes `import(new URL("./chunk.js", import.meta.url).href)`,
  * which Deno loads only when it runs. The chunks a one-shot run loads on its way to its first request are then
- * merged into one file per step of that way (LOAD_PATH, scripts/bundle_groups.ts), and the top-level functions of
- * that way's files are written so that V8 compiles them with their file (scripts/bundle_eager.ts). The result is checked
- * (each entry exists, no TypeScript module or literal chunk import is left, `main.js --version` prints the
- * version) and renamed into place whole.
+ * merged into one file per step of that way (LOAD_PATH, scripts/bundle_groups.ts), and the top-level
+ * functions of that way's files are written so that V8 compiles them with their file (scripts/bundle_eager.ts).
+ * The result is checked (each entry exists, no TypeScript module or literal chunk import is left,
+ * `main.js --version` prints the version) and renamed into place whole.
  *
  * `stamp` in the bundle carries the time the copy was taken (as its modification time): scripts/mewcode runs
  * the bundle only while no source file is newer, so an edit made during or after a build runs the sources.
@@ -60,10 +60,13 @@ export const LOAD_PATH = ["main", "workspace", "print_mode", "anthropic_provider
  *
  * Names are not kept (esbuild's --keep-names): it gives every function and class its name back at load time,
  * one `Object.defineProperty` call each, ~400 before a one-shot run's first request, whose helper grew hot
- * enough for V8 to optimize it on a background thread meanwhile: measured in alternating fresh processes (31
- * each), the first request left 5.8 ms sooner without them. What mewcode shows of a class's name is written
- * out (each error class whose name a report or event carries sets `name` itself: src/llm/errors.ts); a stack
- * trace from the bundle shows minified function names, at the bundle file's line and column.
+ * enough for V8 to optimize it on a background thread meanwhile. That was the process's first background job,
+ * and on a machine without /sys/devices/system/cpu/cpu0/tsc_freq_khz (virtual machines) the first one makes
+ * abseil, inside V8, time the CPU's clock by sleeping 3 ms, while the main thread waited on the job between
+ * the request's connect and its write. Measured in alternating fresh processes (31 each, twice), the first
+ * request left 5.8 and 6.5 ms sooner without them. What mewcode shows of a class's name is written out (each
+ * error class whose name a report or event carries sets `name` itself: src/llm/errors.ts); a stack trace from
+ * the bundle shows minified function names, at the bundle file's line and column.
  */
 export const SPLIT_BUNDLE_FLAGS = [
   "--platform",

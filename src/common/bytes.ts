@@ -6,6 +6,14 @@
 
 /** The chunks joined; a single non-empty chunk is returned as it is, without a copy. */
 export function concatBytes(...chunks: readonly Uint8Array[]): Uint8Array {
+  return joinBytes(chunks);
+}
+
+/**
+ * `concatBytes` of a list: for a list of any length (spread into a call's arguments, a few hundred thousand
+ * chunks overflow the stack: a body that came a byte at a time).
+ */
+export function joinBytes(chunks: readonly Uint8Array[]): Uint8Array {
   const nonEmpty = chunks.filter((chunk) => chunk.length > 0);
   if (nonEmpty.length === 1) return nonEmpty[0]!;
   let length = 0;

@@ -19,7 +19,7 @@
  * @module
  */
 import denoConfig from "../../deno.json" with { type: "json" };
-import { concatBytes } from "../common/bytes.ts";
+import { joinBytes } from "../common/bytes.ts";
 import { withDeadline } from "../common/deadline.ts";
 import {
   ApiError,
@@ -303,7 +303,7 @@ async function readText(body: ReadableStream<Uint8Array> | null, limit: number):
     if (!done) await reader.cancel().catch(() => {});
     reader.releaseLock();
   }
-  return new TextDecoder().decode(concatBytes(...chunks).subarray(0, limit));
+  return new TextDecoder().decode(joinBytes(chunks).subarray(0, limit));
 }
 
 /**

@@ -6,7 +6,7 @@
  * @module
  */
 import { blankHidden } from "../common/hidden_chars.ts";
-import { concatBytes } from "../common/bytes.ts";
+import { joinBytes } from "../common/bytes.ts";
 import { emptyUsage, type Usage } from "../llm/provider.ts";
 import { pipedInstruction } from "./piped_prompt.ts";
 import { RECORD_TYPES } from "./transcript.ts";
@@ -277,7 +277,7 @@ async function* readLines(file: Deno.FsFile, maxBytes: number): AsyncGenerator<L
     kept += piece.length;
   };
   const take = (terminated: boolean): Line => {
-    const line = { bytes: concatBytes(...parts), number: ++number, overlong, terminated };
+    const line = { bytes: joinBytes(parts), number: ++number, overlong, terminated };
     parts = [];
     kept = 0;
     overlong = false;

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { concatBytes } from "../common/bytes.ts";
+import { joinBytes } from "../common/bytes.ts";
 
 /** What ripgrep printed for one file. */
 export interface RipgrepFile {
@@ -131,7 +131,7 @@ export class RipgrepOutputReader {
         this.#pending.push(bytes.slice());
         return;
       }
-      const line = concatBytes(...this.#pending, bytes.subarray(0, end));
+      const line = joinBytes([...this.#pending, bytes.subarray(0, end)]);
       this.#pending = [];
       this.#line(line, 0, line.length);
       at = end + 1;
@@ -154,7 +154,7 @@ export class RipgrepOutputReader {
     const report = this.#report;
     // The last line may lack its line break; the header may not.
     if (!this.#skipping && this.#headerRead && this.#pending.length > 0) {
-      const line = concatBytes(...this.#pending);
+      const line = joinBytes(this.#pending);
       this.#line(line, 0, line.length);
     }
     this.#pending = [];

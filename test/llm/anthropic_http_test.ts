@@ -336,3 +336,32 @@ Deno.test("AnthropicHttpClient reports a model list request the server refuses a
     "Not found: GET /v1/models",
   ]);
 });
+
+Deno.test("AnthropicHttpClient reads an error body that came a byte at a time", async () => {
+  // A server (or a proxy) may hand the body on in tiny pieces: hundreds of thousands of them.
+  const json = '{"type":"error","error":{"type":"rate_limit_error","message":"Slow down"}}';
+  const bytes = new TextEncoder().encode(json + " ".repeat(400_000));
+  const client = new AnthropicHttpClient({
+    apiKey: "sk-ant-fake-test-key",
+    baseUrl: "http://127.0.0.1:9",
+    idleTimeoutMs: 10_000,
+    fetch: () => {
+      let at = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(stream) {
+          if (at === bytes.length) stream.close();
+          else stream.enqueue(bytes.subarray(at, ++at));
+        },
+      });
+      return Promise.resolve(
+        new Response(body, { status: 429, headers: { "content-type": "application/json" } }),
+      );
+    },
+  });
+  const error = await client.streamMessage(toWireRequest(REQUEST), { signal: signal() }).then(
+    () => null,
+    (error: unknown) => error,
+  );
+  ok(error instanceof RateLimitError, String(error));
+  equal(error.message, "Slow down");
+});

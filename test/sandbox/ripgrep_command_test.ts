@@ -1,6 +1,6 @@
 import { deepStrictEqual, equal, match, ok } from "node:assert/strict";
 import { join } from "node:path";
-import { concatBytes } from "../../src/common/bytes.ts";
+import { joinBytes } from "../../src/common/bytes.ts";
 import { resolveHelpers } from "../../src/sandbox/helpers.ts";
 import { KEPT_OUTPUT_FILE } from "../../src/sandbox/kept_command.ts";
 import { defaultLimits } from "../../src/sandbox/limits.ts";
@@ -246,7 +246,7 @@ Deno.test({
         }),
       );
       equal(run.code, 0, run.stderr);
-      return concatBytes(...taken);
+      return joinBytes(taken);
     };
     const throughFile = await printed(helpers.cat);
     deepStrictEqual(throughFile, await printed(null));

@@ -22,7 +22,7 @@
  *
  * @module
  */
-import { concatBytes, indexOfBytes } from "../../common/bytes.ts";
+import { concatBytes, indexOfBytes, joinBytes } from "../../common/bytes.ts";
 
 /** Letters, which arrive with Ctrl (control bytes) or Alt (after ESC). */
 export type Letter =
@@ -165,7 +165,7 @@ export class KeyDecoder {
   }
 
   #endPaste(): KeyEvent {
-    const text = this.#textDecoder.decode(concatBytes(...this.#pasteChunks)).replace(/\r\n?/g, "\n");
+    const text = this.#textDecoder.decode(joinBytes(this.#pasteChunks)).replace(/\r\n?/g, "\n");
     this.#pasting = false;
     this.#pasteChunks = [];
     return { type: "paste", text };
